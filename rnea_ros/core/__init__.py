@@ -1,0 +1,1 @@
+"""Dynamics core: robot models and rigid-body algorithms (numpy + numba, no ROS)."""

@@ -1,0 +1,277 @@
+"""Compiled-path building blocks: the packed model layout and 3-vector helpers.
+
+The kernels of :mod:`rnea_ros.core.rnea`, :mod:`~rnea_ros.core.crba` and
+:mod:`~rnea_ros.core.aba` are numba ``njit`` functions over two packed arrays
+per model (built once by :func:`pack_model`):
+
+* ``ip`` (n, 2) int64: ``[parent, joint_kind]``; the kind is ``PRISMATIC``,
+  ``REVOLUTE`` (any axis) or ``REVOLUTE_X/Y/Z`` for an axis along ``+-x/y/z``
+  of the joint frame, whose rotation costs a third of the general one (as
+  Pinocchio's ``JointModelRX/RY/RZ``);
+* ``fp`` (n, 28) float64, one row per joint/body, columns given by the ``F_*``
+  offsets below: placement rotation (row-major) and translation, joint axis,
+  mass ``m``, first moment ``h = m c``, rotational inertia about the body
+  origin ``I_o`` (xx, yy, zz, xy, xz, yz), armature, Coulomb and viscous
+  friction.
+
+Small vectors are tuples, so the helpers return tuples and nothing is
+allocated on the heap inside the recursions (Featherstone-style names:
+``w`` angular velocity, ``v`` linear velocity of the body-fixed point at the
+origin, ``dw``/``a`` their spatial-acceleration counterparts, ``n``/``f``
+moment/force of a spatial force).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+PRISMATIC = 0
+REVOLUTE = 1
+REVOLUTE_X = 2
+REVOLUTE_Y = 3
+REVOLUTE_Z = 4
+
+F_R = 0  # placement rotation, 9 (row-major)
+F_P = 9  # placement translation, 3
+F_AXIS = 12  # joint axis, 3
+F_MASS = 15  # mass, 1
+F_H = 16  # first moment m*c, 3
+F_IO = 19  # inertia about the body origin, 6: xx yy zz xy xz yz
+F_ARMATURE = 25
+F_COULOMB = 26
+F_VISCOUS = 27
+N_FLOATS = 28
+
+Fn = TypeVar("Fn", bound=Callable[..., Any])
+
+# The on-disk cache makes start-up cheap after the first run; RNEA_ROS_NO_JIT_CACHE=1 disables it.
+_CACHE = os.environ.get("RNEA_ROS_NO_JIT_CACHE", "") != "1"
+
+
+def jit(fn: Fn) -> Fn:
+    """``numba.njit`` with the project's options (cached, no GIL, numpy error model)."""
+    return cast(Fn, numba.njit(cache=_CACHE, nogil=True, error_model="numpy")(fn))
+
+
+def joint_kind(prismatic: bool, axis: NDArray[np.float64]) -> int:
+    """Kernel joint kind for a joint with unit ``axis``."""
+    if prismatic:
+        return PRISMATIC
+    for k, kind in enumerate((REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z)):
+        if abs(axis[k]) == 1.0 and np.count_nonzero(axis) == 1:  # exactly +-e_k
+            return kind
+    return REVOLUTE
+
+
+def pack_model(
+    parent: NDArray[np.int64], kind: NDArray[np.int64], R: NDArray[np.float64],
+    p: NDArray[np.float64], axis: NDArray[np.float64], mass: NDArray[np.float64],
+    com: NDArray[np.float64], inertia: NDArray[np.float64], armature: NDArray[np.float64],
+    coulomb: NDArray[np.float64], viscous: NDArray[np.float64],
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Pack a model into ``(ip, fp)`` (see the module docstring)."""
+    n = parent.shape[0]
+    ip = np.empty((n, 2), dtype=np.int64)
+    ip[:, 0] = parent
+    ip[:, 1] = kind
+    fp = np.zeros((n, N_FLOATS))
+    fp[:, F_R:F_R + 9] = R.reshape(n, 9)
+    fp[:, F_P:F_P + 3] = p
+    fp[:, F_AXIS:F_AXIS + 3] = axis
+    fp[:, F_MASS] = mass
+    fp[:, F_H:F_H + 3] = mass[:, None] * com
+    for i in range(n):
+        c = com[i]
+        Io = inertia[i] + mass[i] * (float(c @ c) * np.eye(3) - np.outer(c, c))
+        fp[i, F_IO:F_IO + 6] = (Io[0, 0], Io[1, 1], Io[2, 2], Io[0, 1], Io[0, 2], Io[1, 2])
+    fp[:, F_ARMATURE] = armature
+    fp[:, F_COULOMB] = coulomb
+    fp[:, F_VISCOUS] = viscous
+    return ip, fp
+
+
+Vec = tuple[float, float, float]
+Mat = tuple[float, float, float, float, float, float, float, float, float]
+
+
+@jit
+def vec3(a: NDArray[np.float64], i: int, k: int) -> Vec:
+    """``a[i, k:k+3]`` as a tuple."""
+    return (a[i, k], a[i, k + 1], a[i, k + 2])
+
+
+@jit
+def put3(a: NDArray[np.float64], i: int, k: int, x: Vec) -> None:
+    """``a[i, k:k+3] = x``."""
+    a[i, k] = x[0]
+    a[i, k + 1] = x[1]
+    a[i, k + 2] = x[2]
+
+
+@jit
+def add3(x: Vec, y: Vec) -> Vec:
+    return (x[0] + y[0], x[1] + y[1], x[2] + y[2])
+
+
+@jit
+def sub3(x: Vec, y: Vec) -> Vec:
+    return (x[0] - y[0], x[1] - y[1], x[2] - y[2])
+
+
+@jit
+def scale3(x: Vec, s: float) -> Vec:
+    return (x[0] * s, x[1] * s, x[2] * s)
+
+
+@jit
+def dot3(x: Vec, y: Vec) -> float:
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+
+
+@jit
+def cross(x: Vec, y: Vec) -> Vec:
+    return (x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0])
+
+
+@jit
+def mat3(a: NDArray[np.float64], i: int, k: int) -> Mat:
+    """``a[i, k:k+9]`` (a row-major 3x3 matrix) as a tuple."""
+    return (a[i, k], a[i, k + 1], a[i, k + 2], a[i, k + 3], a[i, k + 4],
+            a[i, k + 5], a[i, k + 6], a[i, k + 7], a[i, k + 8])
+
+
+@jit
+def put9(a: NDArray[np.float64], i: int, k: int, R: Mat) -> None:
+    """``a[i, k:k+9] = R``."""
+    for j in range(9):
+        a[i, k + j] = R[j]
+
+
+@jit
+def mv(R: Mat, x: Vec) -> Vec:
+    """``R @ x``."""
+    return (R[0] * x[0] + R[1] * x[1] + R[2] * x[2],
+            R[3] * x[0] + R[4] * x[1] + R[5] * x[2],
+            R[6] * x[0] + R[7] * x[1] + R[8] * x[2])
+
+
+@jit
+def mtv(R: Mat, x: Vec) -> Vec:
+    """``R.T @ x``."""
+    return (R[0] * x[0] + R[3] * x[1] + R[6] * x[2],
+            R[1] * x[0] + R[4] * x[1] + R[7] * x[2],
+            R[2] * x[0] + R[5] * x[1] + R[8] * x[2])
+
+
+@jit
+def mm(A: Mat, B: Mat) -> Mat:
+    """``A @ B``."""
+    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
+            A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+            A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[3] + A[5] * B[6],
+            A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
+            A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[3] + A[8] * B[6],
+            A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@jit
+def axis_rotation(u: Vec, c: float, s: float) -> Mat:
+    """Rotation about unit vector ``u`` by the angle of cosine ``c`` and sine ``s`` (Rodrigues)."""
+    t = 1.0 - c
+    x, y, z = u
+    return (t * x * x + c, t * x * y - s * z, t * x * z + s * y,
+            t * x * y + s * z, t * y * y + c, t * y * z - s * x,
+            t * x * z - s * y, t * y * z + s * x, t * z * z + c)
+
+
+@jit
+def rotate_about_coordinate_axis(R0: Mat, k: int, c: float, s: float) -> Mat:
+    """``R0 @ Rot(e_k, angle)`` for a coordinate axis ``k`` (0, 1, 2), in 12 products."""
+    if k == 2:  # columns x' = c x + s y, y' = -s x + c y
+        return (c * R0[0] + s * R0[1], c * R0[1] - s * R0[0], R0[2],
+                c * R0[3] + s * R0[4], c * R0[4] - s * R0[3], R0[5],
+                c * R0[6] + s * R0[7], c * R0[7] - s * R0[6], R0[8])
+    if k == 1:  # z' = c z + s x, x' = c x - s z
+        return (c * R0[0] - s * R0[2], R0[1], c * R0[2] + s * R0[0],
+                c * R0[3] - s * R0[5], R0[4], c * R0[5] + s * R0[3],
+                c * R0[6] - s * R0[8], R0[7], c * R0[8] + s * R0[6])
+    # k == 0: y' = c y + s z, z' = c z - s y
+    return (R0[0], c * R0[1] + s * R0[2], c * R0[2] - s * R0[1],
+            R0[3], c * R0[4] + s * R0[5], c * R0[5] - s * R0[4],
+            R0[6], c * R0[7] + s * R0[8], c * R0[8] - s * R0[7])
+
+
+@jit
+def joint_transform(ip: NDArray[np.int64], fp: NDArray[np.float64], i: int, q: float
+                    ) -> tuple[Mat, Vec]:
+    """Pose ``(R, p)`` of body ``i`` in its parent's frame at joint position ``q``."""
+    R0 = mat3(fp, i, F_R)
+    p0 = vec3(fp, i, F_P)
+    u = vec3(fp, i, F_AXIS)
+    kind = ip[i, 1]
+    if kind == PRISMATIC:
+        return R0, add3(p0, mv(R0, scale3(u, q)))
+    c = math.cos(q)
+    s = math.sin(q)
+    if kind == REVOLUTE:
+        return mm(R0, axis_rotation(u, c, s)), p0
+    k = kind - REVOLUTE_X
+    return rotate_about_coordinate_axis(R0, k, c, s * u[k]), p0  # u[k] = +-1
+
+
+@jit
+def inertia_times(fp: NDArray[np.float64], i: int, w: Vec, v: Vec) -> tuple[Vec, Vec]:
+    """Spatial inertia of body ``i`` (at its origin) times the motion ``(w, v)``.
+
+    Returns the force ``(n, f)``: ``n = I_o w + h x v``, ``f = m v - h x w``.
+    """
+    m = fp[i, F_MASS]
+    h = vec3(fp, i, F_H)
+    k = F_IO
+    Iw = (fp[i, k] * w[0] + fp[i, k + 3] * w[1] + fp[i, k + 4] * w[2],
+          fp[i, k + 3] * w[0] + fp[i, k + 1] * w[1] + fp[i, k + 5] * w[2],
+          fp[i, k + 4] * w[0] + fp[i, k + 5] * w[1] + fp[i, k + 2] * w[2])
+    return add3(Iw, cross(h, v)), sub3(scale3(v, m), cross(h, w))
+
+
+@jit
+def sign(x: float) -> float:
+    """Sign of ``x`` (0 at 0)."""
+    if x > 0.0:
+        return 1.0
+    if x < 0.0:
+        return -1.0
+    return 0.0
+
+
+class FastCall:
+    """Call a jitted kernel through its compiled entry point, skipping numba's
+    per-call type dispatch (about 0.07 us per array argument).
+
+    Use ``fast.call(*args)``. Only for wrappers that always pass the same
+    argument types: float64 or int64 C-contiguous arrays of fixed dimensions
+    and Python scalars of fixed type (the read-only flag may vary: it does not
+    change the machine code). The first call goes through the dispatcher, which
+    compiles (or loads from the cache) the specialisation; ``call`` then
+    becomes its entry point.
+    """
+
+    def __init__(self, dispatcher: Any) -> None:
+        self.dispatcher = dispatcher
+        self.call: Callable[..., Any] = self._first_call
+
+    def _first_call(self, *args: Any) -> Any:
+        result = self.dispatcher(*args)
+        types = tuple(numba.typeof(a) for a in args)
+        self.call = self.dispatcher.overloads[types].entry_point
+        return result

@@ -1,0 +1,124 @@
+"""Coriolis matrix ``C(q, qd)`` with ``dM/dt - 2C`` skew-symmetric.
+
+The Christoffel-consistent factorisation ``C qd = h(q, qd) - g(q)``,
+``dM/dt = C + C^T``, computed by the O(n^2) recursion of Echeandia & Wensing,
+"Numerical methods to compute the Coriolis matrix and Christoffel symbols for
+rigid-body systems" (JCND 2021, Alg. 1), in base-frame spatial algebra:
+
+    v_i = v_lambda(i) + S_i qd_i,   dS_i = v_i x S_i,
+    B_i = 1/2 [ (v_i x*) I_i + (I_i v_i) xbar - I_i (v_i x) ],
+
+where ``f xbar`` is the matrix with ``(f xbar) m = m x* f``; composite
+``I^C``/``B^C`` are accumulated leaf-to-root and each column is projected on
+the ancestors. Armature (constant) does not enter ``C``. This is an offline /
+analysis quantity: plain numpy, not a compiled kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core import spatial
+from rnea_ros.core._jit import PRISMATIC, joint_transform
+from rnea_ros.core.inputs import joint_vector, raise_non_finite
+from rnea_ros.core.model import RobotModel
+
+Array = NDArray[np.float64]
+
+
+def _motion_cross(v: Array) -> Array:
+    """``v x`` (6, 6) for motion vectors ``[w; v]``."""
+    X = np.zeros((6, 6))
+    X[:3, :3] = spatial.skew(v[:3])
+    X[3:, 3:] = spatial.skew(v[:3])
+    X[3:, :3] = spatial.skew(v[3:])
+    return X
+
+
+def _force_bar(f: Array) -> Array:
+    """``f xbar`` (6, 6): ``(f xbar) m = m x* f`` for a force ``[n; f]``."""
+    X = np.zeros((6, 6))
+    X[:3, :3] = -spatial.skew(f[:3])
+    X[:3, 3:] = -spatial.skew(f[3:])
+    X[3:, :3] = -spatial.skew(f[3:])
+    return X
+
+
+def _to_base(R: Array, p: Array) -> Array:
+    """Motion transform body -> base (6, 6) for a body at ``(R, p)`` in the base."""
+    X = np.zeros((6, 6))
+    X[:3, :3] = R
+    X[3:, 3:] = R
+    X[3:, :3] = spatial.skew(p) @ R
+    return X
+
+
+def _spatial_inertia(model: RobotModel, i: int) -> Array:
+    m, c, Ic = float(model.mass[i]), model.com[i], model.inertia[i]
+    h = m * c
+    I6 = np.zeros((6, 6))
+    I6[:3, :3] = spatial.inertia_about_origin(m, c, Ic)
+    I6[:3, 3:] = spatial.skew(h)
+    I6[3:, :3] = -spatial.skew(h)
+    I6[3:, 3:] = m * np.eye(3)
+    return I6
+
+
+def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
+    """``C(q, qd)`` (n, n) such that ``C qd + g = h`` and ``dM/dt - 2C`` is skew."""
+    q = joint_vector(model, q, "q")
+    qd = joint_vector(model, qd, "qd")
+    n = model.nv
+    ip, fp = model.kernel_ints, model.kernel_floats
+    pose_R = np.empty((n, 3, 3))
+    pose_p = np.empty((n, 3))
+    S = np.empty((n, 6))
+    dS = np.empty((n, 6))
+    v = np.empty((n, 6))
+    IC = np.empty((n, 6, 6))
+    BC = np.empty((n, 6, 6))
+    for i in range(n):
+        R_local, p_local = joint_transform(ip, fp, i, float(q[i]))
+        R_local = np.array(R_local).reshape(3, 3)
+        p_local = np.array(p_local)
+        par = int(model.parent[i])
+        if par < 0:
+            pose_R[i], pose_p[i] = R_local, p_local
+            v_par = np.zeros(6)
+        else:
+            pose_R[i] = pose_R[par] @ R_local
+            pose_p[i] = pose_p[par] + pose_R[par] @ p_local
+            v_par = v[par]
+        X = _to_base(pose_R[i], pose_p[i])
+        S_local = np.zeros(6)
+        if ip[i, 1] == PRISMATIC:
+            S_local[3:] = model.axis[i]
+        else:
+            S_local[:3] = model.axis[i]
+        S[i] = X @ S_local
+        v[i] = v_par + S[i] * qd[i]
+        dS[i] = _motion_cross(v[i]) @ S[i]
+        Xinv = np.linalg.inv(X)
+        I_i = Xinv.T @ _spatial_inertia(model, i) @ Xinv
+        Iv = I_i @ v[i]
+        IC[i] = I_i
+        BC[i] = 0.5 * (-_motion_cross(v[i]).T @ I_i + _force_bar(Iv) - I_i @ _motion_cross(v[i]))
+    C = np.zeros((n, n))
+    for j in range(n - 1, -1, -1):
+        F1 = IC[j] @ dS[j] + BC[j] @ S[j]
+        F2 = IC[j] @ S[j]
+        F3 = BC[j].T @ S[j]
+        C[j, j] = S[j] @ F1
+        i = j
+        while model.parent[i] >= 0:
+            i = int(model.parent[i])
+            C[i, j] = S[i] @ F1
+            C[j, i] = dS[i] @ F2 + S[i] @ F3
+        par = int(model.parent[j])
+        if par >= 0:
+            IC[par] += IC[j]
+            BC[par] += BC[j]
+    if not np.all(np.isfinite(C)):
+        raise_non_finite(model, q=q, qd=qd)
+    return C

@@ -1,0 +1,59 @@
+"""Exception hierarchy of the dynamics core.
+
+Every error raised on bad input derives from :class:`RneaError`, so callers can
+catch one type; the subclasses say what was wrong. Messages name the offending
+joint, link or parameter and, where there is a finite set of valid options,
+list them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class RneaError(Exception):
+    """Base class of all errors raised by :mod:`rnea_ros`."""
+
+
+class ModelError(RneaError, ValueError):
+    """A robot model, or the description it was built from, is invalid."""
+
+
+class URDFError(ModelError):
+    """A URDF document is malformed or uses an unsupported feature."""
+
+
+class DHError(ModelError):
+    """A standard or modified Denavit-Hartenberg table is invalid."""
+
+
+class InertiaError(ModelError):
+    """A body has non-physical inertial parameters."""
+
+
+class InertiaWarning(UserWarning):
+    """A body has non-physical inertial parameters and ``inertia_check="warn"`` accepted them."""
+
+
+class ParameterError(ModelError):
+    """A side-file or programmatic joint parameter is invalid."""
+
+
+class JointNameError(RneaError, KeyError):
+    """A joint name is unknown or missing from a name-keyed joint state."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; we don't want that.
+        return str(self.args[0]) if self.args else ""
+
+
+class StateError(RneaError, ValueError):
+    """A joint-space input (q, qd, qdd, tau, wrenches...) has a wrong shape or is not finite."""
+
+
+def options(names: Iterable[str], limit: int = 12) -> str:
+    """Format a list of valid options for an error message."""
+    names = list(names)
+    shown = ", ".join(repr(n) for n in names[:limit])
+    if len(names) > limit:
+        shown += f", ... ({len(names)} in all)"
+    return shown

@@ -1,0 +1,95 @@
+"""Where the sample robots live: our ``urdf/`` and example-robot-data's URDFs.
+
+No ROS needed: ``urdf/`` is found through the ament index when the package
+was built with colcon, else next to the installed data files
+(``<prefix>/share/rnea_ros``), else in the source tree.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from rnea_ros.core.errors import ModelError, options
+from rnea_ros.core.model import RobotModel
+from rnea_ros.core.urdf import load_urdf
+
+PACKAGE = "rnea_ros"
+
+# example-robot-data URDFs used by the demo, tests and benchmarks (short name -> path).
+EXAMPLE_ROBOTS = {
+    "panda": "panda_description/urdf/panda.urdf",
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "ur10": "ur_description/urdf/ur10_robot.urdf",
+    "kinova": "kinova_description/robots/kinova.urdf",
+    "baxter": "baxter_description/urdf/baxter.urdf",
+    "talos_left_arm": "talos_data/robots/talos_left_arm.urdf",
+    "double_pendulum_continuous": "double_pendulum_description/urdf/double_pendulum_continuous.urdf",
+    "xarm7": "xarm_description/urdf/xarm7.urdf",
+    "z1": "z1_description/urdf/z1.urdf",
+    "so100": "so_arm_description/urdf/so100.urdf",
+    "tiago": "tiago_description/robots/tiago.urdf",
+    "pr2": "pr2_description/urdf/pr2.urdf",
+    "romeo": "romeo_description/urdf/romeo.urdf",
+    "solo12": "solo_description/robots/solo12.urdf",
+}
+
+# Example robots whose URDF has non-physical link inertias (load with inertia_check="warn").
+NONPHYSICAL_INERTIA = ("tiago", "pr2")
+
+SAMPLE_ROBOTS = ("two_link_rr", "two_link_pr", "stanford_arm")
+
+
+def share_directory() -> Path:
+    """The package's share directory (``urdf/``, ``config/``, ``launch/``)."""
+    try:
+        from ament_index_python.packages import (  # type: ignore[import-not-found,unused-ignore]
+            PackageNotFoundError, get_package_share_directory,
+        )
+        try:
+            return Path(get_package_share_directory(PACKAGE))
+        except (PackageNotFoundError, ValueError, LookupError, OSError):
+            pass
+    except ImportError:
+        pass
+    installed = Path(sys.prefix) / "share" / PACKAGE
+    if (installed / "urdf").is_dir():
+        return installed
+    return Path(__file__).resolve().parent.parent
+
+
+def sample_urdf(name: str) -> Path:
+    """Path of one of our sample URDFs (``SAMPLE_ROBOTS``)."""
+    path = share_directory() / "urdf" / f"{name}.urdf"
+    if name not in SAMPLE_ROBOTS or not path.is_file():
+        raise ModelError(f"no sample robot '{name}'; samples: {options(SAMPLE_ROBOTS)}")
+    return path
+
+
+def example_robots_directory() -> Path:
+    """The ``robots`` directory of the example-robot-data wheel."""
+    try:
+        dist = metadata.distribution("example-robot-data")
+    except metadata.PackageNotFoundError:
+        raise ModelError("example-robot-data is not installed (pip install example-robot-data)"
+                         ) from None
+    return Path(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
+
+
+def example_robot_urdf(name: str) -> Path:
+    """Path of an example-robot-data URDF by short name (``EXAMPLE_ROBOTS``)."""
+    if name not in EXAMPLE_ROBOTS:
+        raise ModelError(f"no example robot '{name}'; known: {options(EXAMPLE_ROBOTS)}")
+    return example_robots_directory() / EXAMPLE_ROBOTS[name]
+
+
+def robot_urdf(name: str) -> Path:
+    """A sample or example robot's URDF path by name."""
+    return sample_urdf(name) if name in SAMPLE_ROBOTS else example_robot_urdf(name)
+
+
+def load_robot(name: str) -> RobotModel:
+    """Model of a sample or example robot by name (inertia check relaxed where needed)."""
+    check = "warn" if name in NONPHYSICAL_INERTIA else "strict"
+    return load_urdf(robot_urdf(name), inertia_check=check)
