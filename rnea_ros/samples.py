@@ -25,7 +25,8 @@ EXAMPLE_ROBOTS = {
     "kinova": "kinova_description/robots/kinova.urdf",
     "baxter": "baxter_description/urdf/baxter.urdf",
     "talos_left_arm": "talos_data/robots/talos_left_arm.urdf",
-    "double_pendulum_continuous": "double_pendulum_description/urdf/double_pendulum_continuous.urdf",
+    "double_pendulum_continuous":
+        "double_pendulum_description/urdf/double_pendulum_continuous.urdf",
     "xarm7": "xarm_description/urdf/xarm7.urdf",
     "z1": "z1_description/urdf/z1.urdf",
     "so100": "so_arm_description/urdf/so100.urdf",
@@ -45,7 +46,8 @@ def share_directory() -> Path:
     """The package's share directory (``urdf/``, ``config/``, ``launch/``)."""
     try:
         from ament_index_python.packages import (  # type: ignore[import-not-found,unused-ignore]
-            PackageNotFoundError, get_package_share_directory,
+            PackageNotFoundError,
+            get_package_share_directory,
         )
         try:
             return Path(get_package_share_directory(PACKAGE))

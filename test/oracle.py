@@ -31,7 +31,7 @@ class PinOracle:
     def config(self, q: np.ndarray) -> np.ndarray:
         """Our q (one angle per continuous joint) -> Pinocchio's configuration."""
         out = np.zeros(self.pm.nq)
-        for j, (iq, nq) in enumerate(zip(self.idx_q, self.nq_j)):
+        for j, (iq, nq) in enumerate(zip(self.idx_q, self.nq_j, strict=True)):
             if nq == 2:
                 out[iq], out[iq + 1] = np.cos(q[j]), np.sin(q[j])
             else:
@@ -60,7 +60,7 @@ class PinOracle:
     def rnea(self, q, qd, qdd, fext=None):
         args = (self.pm, self.pd, self.config(q), self.vel(qd), self.vel(qdd))
         if fext is not None:
-            args = args + (self.forces(fext),)
+            args = (*args, self.forces(fext))
         return self.ours(pin.rnea(*args))
 
     def joint_wrenches(self) -> np.ndarray:
@@ -84,7 +84,7 @@ class PinOracle:
     def aba(self, q, qd, tau, fext=None):
         args = (self.pm, self.pd, self.config(q), self.vel(qd), self.vel(tau))
         if fext is not None:
-            args = args + (self.forces(fext),)
+            args = (*args, self.forces(fext))
         return self.ours(pin.aba(*args))
 
 

@@ -272,6 +272,6 @@ class FastCall:
 
     def _first_call(self, *args: Any) -> Any:
         result = self.dispatcher(*args)
-        types = tuple(numba.typeof(a) for a in args)
+        types = tuple(numba.typeof(a) for a in args)  # type: ignore[no-untyped-call]
         self.call = self.dispatcher.overloads[types].entry_point
         return result

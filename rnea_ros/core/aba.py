@@ -19,11 +19,30 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._jit import (
-    F_ARMATURE, F_AXIS, F_COULOMB, F_H, F_IO, F_MASS, F_VISCOUS, PRISMATIC, add3, cross,
-    inertia_times, jit, joint_transform, mtv, scale3, sign, vec3,
+    F_ARMATURE,
+    F_AXIS,
+    F_COULOMB,
+    F_H,
+    F_IO,
+    F_MASS,
+    F_VISCOUS,
+    PRISMATIC,
+    add3,
+    cross,
+    inertia_times,
+    jit,
+    joint_transform,
+    mtv,
+    scale3,
+    sign,
+    vec3,
 )
 from rnea_ros.core.inputs import (
-    body_wrenches, gravity_vector, joint_batch, joint_vector, raise_non_finite,
+    body_wrenches,
+    gravity_vector,
+    joint_batch,
+    joint_vector,
+    raise_non_finite,
 )
 from rnea_ros.core.model import RobotModel
 
@@ -32,7 +51,10 @@ Array = NDArray[np.float64]
 
 @jit
 def _plucker(R: tuple[float, ...], p: tuple[float, float, float], X: Array) -> None:
-    """Fill ``X`` (6, 6), the motion transform parent -> child: ``[[E, 0], [-E [p]x, E]]``, E = R^T."""
+    """Fill ``X`` (6, 6), the motion transform parent -> child.
+
+    ``X = [[E, 0], [-E [p]x, E]]`` with ``E = R^T``.
+    """
     P = ((0.0, -p[2], p[1]), (p[2], 0.0, -p[0]), (-p[1], p[0], 0.0))  # [p]x
     for r in range(3):
         for c in range(3):
@@ -97,7 +119,8 @@ def aba_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, tau: Array, 
         off = 3 if ip[i, 1] == PRISMATIC else 0
         u = vec3(fp, i, F_AXIS)
         for r in range(6):  # U = IA S
-            vecs[i, 18 + r] = IA[i, r, off] * u[0] + IA[i, r, off + 1] * u[1] + IA[i, r, off + 2] * u[2]
+            vecs[i, 18 + r] = (IA[i, r, off] * u[0] + IA[i, r, off + 1] * u[1]
+                               + IA[i, r, off + 2] * u[2])
         D = vecs[i, 18 + off] * u[0] + vecs[i, 19 + off] * u[1] + vecs[i, 20 + off] * u[2]
         D += fp[i, F_ARMATURE]
         drive = tau[i] - fp[i, F_COULOMB] * sign(qd[i]) - fp[i, F_VISCOUS] * qd[i]

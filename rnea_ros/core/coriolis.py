@@ -79,9 +79,9 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     IC = np.empty((n, 6, 6))
     BC = np.empty((n, 6, 6))
     for i in range(n):
-        R_local, p_local = joint_transform(ip, fp, i, float(q[i]))
-        R_local = np.array(R_local).reshape(3, 3)
-        p_local = np.array(p_local)
+        R_tuple, p_tuple = joint_transform(ip, fp, i, float(q[i]))
+        R_local = np.array(R_tuple).reshape(3, 3)
+        p_local = np.array(p_tuple)
         par = int(model.parent[i])
         if par < 0:
             pose_R[i], pose_p[i] = R_local, p_local

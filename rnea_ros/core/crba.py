@@ -14,8 +14,24 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._jit import (
-    F_ARMATURE, F_AXIS, F_H, F_IO, F_MASS, PRISMATIC, FastCall, add3, cross, dot3, jit,
-    joint_transform, mat3, mv, put3, put9, scale3, vec3,
+    F_ARMATURE,
+    F_AXIS,
+    F_H,
+    F_IO,
+    F_MASS,
+    PRISMATIC,
+    FastCall,
+    add3,
+    cross,
+    dot3,
+    jit,
+    joint_transform,
+    mat3,
+    mv,
+    put3,
+    put9,
+    scale3,
+    vec3,
 )
 from rnea_ros.core.inputs import joint_batch, joint_vector, raise_non_finite
 from rnea_ros.core.model import RobotModel

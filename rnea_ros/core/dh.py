@@ -24,7 +24,7 @@ import numpy as np
 
 from rnea_ros.core import spatial
 from rnea_ros.core.errors import DHError
-from rnea_ros.core.model import STANDARD_GRAVITY, RobotModel
+from rnea_ros.core.model import STANDARD_GRAVITY, RobotModel, check_inertia
 from rnea_ros.core.tree import INF, JointSpec, LinkSpec, as_inertia, as_vector3, build_model
 
 
@@ -56,7 +56,8 @@ class DHLink:
 
 
 def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "base_link",
-            gravity: Sequence[float] = STANDARD_GRAVITY) -> RobotModel:
+            gravity: Sequence[float] = STANDARD_GRAVITY, inertia_check: str = "strict"
+            ) -> RobotModel:
     """Serial-chain model from a standard DH table (rows from the base outwards)."""
     if not links:
         raise DHError("a DH table needs at least one row")
@@ -73,11 +74,11 @@ def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "bas
         if not all(np.isfinite(v) for v in values):
             raise DHError(f"{where}: theta, d, a, alpha must be finite, got {values}")
         frame_name = f"{link_name}_frame"
-        link_specs += [
-            LinkSpec(link_name),
-            LinkSpec(frame_name, float(row.mass), as_vector3(row.com, f"{where} com", DHError),
-                     as_inertia(row.inertia, where, DHError)),
-        ]
+        com = as_vector3(row.com, f"{where} com", DHError)
+        inertia = as_inertia(row.inertia, where, DHError)
+        check_inertia(f"DH row {j}, link '{link_name}'", float(row.mass), com, inertia,
+                      inertia_check)
+        link_specs += [LinkSpec(link_name), LinkSpec(frame_name, float(row.mass), com, inertia)]
         origin = spatial.compose(spatial.rotation(spatial.rot_z(row.theta)),
                                  spatial.translation(0.0, 0.0, row.d))
         joint_specs += [
@@ -89,4 +90,5 @@ def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "bas
                                       spatial.rotation(spatial.rot_x(row.alpha)))),
         ]
         previous = frame_name
-    return build_model(name, link_specs, joint_specs, gravity=gravity, error=DHError)
+    return build_model(name, link_specs, joint_specs, gravity=gravity, error=DHError,
+                       inertia_check=inertia_check)

@@ -63,7 +63,8 @@ class MDHLink:
 
 
 def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "link0",
-             gravity: Sequence[float] = STANDARD_GRAVITY) -> RobotModel:
+             gravity: Sequence[float] = STANDARD_GRAVITY, inertia_check: str = "strict"
+             ) -> RobotModel:
     """Tree model from a modified-DH table (rows ``j = 1..n``, antecedents first)."""
     if not links:
         raise DHError("a modified-DH table needs at least one row")
@@ -98,4 +99,5 @@ def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "
             np.array([0.0, 0.0, 1.0]), row.effort_limit, row.velocity_limit, row.lower_limit,
             row.upper_limit, row.armature, row.coulomb, row.viscous,
         ))
-    return build_model(name, link_specs, joint_specs, gravity=gravity, error=DHError)
+    return build_model(name, link_specs, joint_specs, gravity=gravity, error=DHError,
+                       inertia_check=inertia_check)

@@ -36,7 +36,12 @@ from numpy.typing import NDArray
 
 from rnea_ros.core import _jit
 from rnea_ros.core.errors import (
-    InertiaError, InertiaWarning, JointNameError, ModelError, StateError, options,
+    InertiaError,
+    InertiaWarning,
+    JointNameError,
+    ModelError,
+    StateError,
+    options,
 )
 
 Array = NDArray[np.float64]
@@ -93,7 +98,7 @@ def check_inertia(where: str, mass: float, com: Array, inertia: Array,
 
 
 def _frozen(a: Any, dtype: type = np.float64) -> Any:
-    out = np.array(a, dtype=dtype, copy=True)
+    out: NDArray[Any] = np.array(a, dtype=dtype, copy=True)
     out.setflags(write=False)
     return out
 
@@ -147,8 +152,9 @@ class RobotModel:
         set_(self, "frames", dict(self.frames))
         self._validate(n)
         ints, floats = _jit.pack_model(
-            self.parent, np.array([_jit.joint_kind(t == "prismatic", u)
-                                   for t, u in zip(self.joint_types, self.axis)], dtype=np.int64),
+            self.parent,
+            np.array([_jit.joint_kind(t == "prismatic", u)
+                      for t, u in zip(self.joint_types, self.axis, strict=True)], dtype=np.int64),
             self.placement_rotation, self.placement_translation, self.axis,
             self.mass, self.com, self.inertia, self.armature, self.coulomb, self.viscous,
         )
@@ -183,7 +189,7 @@ class RobotModel:
         if len(set(self.joint_names)) != n:
             dup = sorted({j for j in self.joint_names if self.joint_names.count(j) > 1})
             raise ModelError(f"model '{self.name}': duplicate joint names {options(dup)}")
-        for i, (jname, jtype) in enumerate(zip(self.joint_names, self.joint_types)):
+        for i, (jname, jtype) in enumerate(zip(self.joint_names, self.joint_types, strict=True)):
             if jtype not in JOINT_TYPES:
                 raise ModelError(
                     f"joint '{jname}': type '{jtype}' is not one of {options(JOINT_TYPES)}"
@@ -193,7 +199,8 @@ class RobotModel:
                     f"joint '{jname}': parent body {self.parent[i]} must precede it (tree order)"
                 )
             if abs(float(np.linalg.norm(self.axis[i])) - 1.0) > 1e-9:
-                raise ModelError(f"joint '{jname}': axis {self.axis[i].tolist()} is not a unit vector")
+                raise ModelError(
+                    f"joint '{jname}': axis {self.axis[i].tolist()} is not a unit vector")
             R = self.placement_rotation[i]
             if float(np.abs(R @ R.T - np.eye(3)).max()) > 1e-9 or np.linalg.det(R) < 0.0:
                 raise ModelError(f"joint '{jname}': placement rotation is not a rotation matrix")

@@ -24,11 +24,36 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._jit import (
-    F_ARMATURE, F_AXIS, F_COULOMB, F_H, F_MASS, F_VISCOUS, PRISMATIC, FastCall, add3, cross, dot3, inertia_times,
-    jit, joint_transform, mat3, mtv, mv, put3, put9, scale3, sign, sub3, vec3,
+    F_ARMATURE,
+    F_AXIS,
+    F_COULOMB,
+    F_H,
+    F_MASS,
+    F_VISCOUS,
+    PRISMATIC,
+    FastCall,
+    add3,
+    cross,
+    dot3,
+    inertia_times,
+    jit,
+    joint_transform,
+    mat3,
+    mtv,
+    mv,
+    put3,
+    put9,
+    scale3,
+    sign,
+    sub3,
+    vec3,
 )
 from rnea_ros.core.inputs import (
-    body_wrenches, gravity_vector, joint_batch, joint_vector, raise_non_finite,
+    body_wrenches,
+    gravity_vector,
+    joint_batch,
+    joint_vector,
+    raise_non_finite,
 )
 from rnea_ros.core.model import RobotModel
 

@@ -123,16 +123,16 @@ def build_model(
     base = Frame(-1, np.eye(3), np.zeros(3))
     stack: list[tuple[str, JointSpec | None, Frame]] = [(root, None, base)]
     while stack:  # pre-order depth-first: a body is numbered after its parent
-        link_name, joint, parent_frame = stack.pop()
+        link_name, via, parent_frame = stack.pop()
         frame = parent_frame
-        if joint is not None:
+        if via is not None:
             offset = spatial.compose((parent_frame.rotation, parent_frame.translation),
-                                     joint.origin)
-            if joint.type == "fixed":
+                                     via.origin)
+            if via.type == "fixed":
                 frame = Frame(parent_frame.body, offset[0], offset[1])
             else:
                 frame = Frame(len(rows), np.eye(3), np.zeros(3))
-                rows.append((joint, parent_frame.body, offset))
+                rows.append((via, parent_frame.body, offset))
                 body_inertia.append((0.0, np.zeros(3), np.zeros((3, 3))))
         frames[link_name] = frame
         for child_joint in reversed(children[link_name]):  # reversed: pop keeps given order
@@ -180,8 +180,10 @@ def build_model(
         viscous=vector([j.viscous for j in joint_rows]),
         effort_limit=vector([j.effort_limit for j in joint_rows]),
         velocity_limit=vector([j.velocity_limit for j in joint_rows]),
-        lower_limit=vector([-INF if u else j.lower_limit for j, u in zip(joint_rows, unlimited)]),
-        upper_limit=vector([INF if u else j.upper_limit for j, u in zip(joint_rows, unlimited)]),
+        lower_limit=vector([-INF if u else j.lower_limit
+                            for j, u in zip(joint_rows, unlimited, strict=True)]),
+        upper_limit=vector([INF if u else j.upper_limit
+                            for j, u in zip(joint_rows, unlimited, strict=True)]),
         gravity=np.asarray(gravity, dtype=np.float64),
         frames=frames,
         root_link=root,

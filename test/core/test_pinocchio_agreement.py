@@ -21,8 +21,14 @@ from rnea_ros.core.crba import mass_matrix, mass_matrix_batch
 from rnea_ros.core.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.rnea import (
-    friction_torques, gravity_batch, gravity_torques, nonlinear_effects, nonlinear_effects_batch,
-    rnea, rnea_batch, rnea_with_wrenches,
+    friction_torques,
+    gravity_batch,
+    gravity_torques,
+    nonlinear_effects,
+    nonlinear_effects_batch,
+    rnea,
+    rnea_batch,
+    rnea_with_wrenches,
 )
 from rnea_ros.samples import EXAMPLE_ROBOTS, SAMPLE_ROBOTS, load_robot, robot_urdf
 
@@ -71,8 +77,8 @@ def test_robot_set_covers_trees_continuous_prismatic_and_fixed_joints() -> None:
 
 def test_rnea(case: Case) -> None:
     m, o = case.model, case.oracle
-    ours = np.array([rnea(m, *s) for s in zip(case.q, case.qd, case.qdd)])
-    ref = np.array([o.rnea(*s) for s in zip(case.q, case.qd, case.qdd)])
+    ours = np.array([rnea(m, *s) for s in zip(case.q, case.qd, case.qdd, strict=True)])
+    ref = np.array([o.rnea(*s) for s in zip(case.q, case.qd, case.qdd, strict=True)])
     assert relative_error(ours, ref) <= TOL
     assert relative_error(rnea_batch(m, case.q, case.qd, case.qdd), ref) <= TOL
 
@@ -80,7 +86,7 @@ def test_rnea(case: Case) -> None:
 def test_rnea_with_external_wrenches_and_joint_wrenches(case: Case) -> None:
     m, o = case.model, case.oracle
     rng = np.random.default_rng(3)
-    for q, qd, qdd in list(zip(case.q, case.qd, case.qdd))[:200]:
+    for q, qd, qdd in list(zip(case.q, case.qd, case.qdd, strict=True))[:200]:
         fext = rng.normal(0.0, 10.0, (m.nv, 6))
         tau, wrenches = rnea_with_wrenches(m, q, qd, qdd, fext=fext)
         ref = o.rnea(q, qd, qdd, fext)
@@ -99,8 +105,8 @@ def test_gravity(case: Case) -> None:
 
 def test_nonlinear_effects(case: Case) -> None:
     m, o = case.model, case.oracle
-    ours = np.array([nonlinear_effects(m, q, qd) for q, qd in zip(case.q, case.qd)])
-    ref = np.array([o.nle(q, qd) for q, qd in zip(case.q, case.qd)])
+    ours = np.array([nonlinear_effects(m, q, qd) for q, qd in zip(case.q, case.qd, strict=True)])
+    ref = np.array([o.nle(q, qd) for q, qd in zip(case.q, case.qd, strict=True)])
     assert relative_error(ours, ref) <= TOL
     assert relative_error(nonlinear_effects_batch(m, case.q, case.qd), ref) <= TOL
 
@@ -117,9 +123,10 @@ def test_forward_dynamics(case: Case) -> None:
     m, o = case.model, case.oracle
     rng = np.random.default_rng(5)
     tau = rng.normal(0.0, 5.0, case.q.shape)
-    ref = np.array([o.aba(*s) for s in zip(case.q, case.qd, tau)])
-    recursive = np.array([aba(m, *s) for s in zip(case.q, case.qd, tau)])
-    via_mass_matrix = np.array([forward_dynamics(m, *s) for s in zip(case.q, case.qd, tau)])
+    ref = np.array([o.aba(*s) for s in zip(case.q, case.qd, tau, strict=True)])
+    recursive = np.array([aba(m, *s) for s in zip(case.q, case.qd, tau, strict=True)])
+    via_mass_matrix = np.array([forward_dynamics(m, *s)
+                                for s in zip(case.q, case.qd, tau, strict=True)])
     # FD amplifies rounding by cond(M): compare at the scale of M^-1 tau.
     assert relative_error(recursive, ref) <= TOL
     assert relative_error(via_mass_matrix, ref) <= TOL
@@ -130,7 +137,7 @@ def test_forward_dynamics(case: Case) -> None:
 def test_forward_dynamics_with_external_wrenches(case: Case) -> None:
     m, o = case.model, case.oracle
     rng = np.random.default_rng(6)
-    for q, qd in list(zip(case.q, case.qd))[:100]:
+    for q, qd in list(zip(case.q, case.qd, strict=True))[:100]:
         tau = rng.normal(0.0, 5.0, m.nv)
         fext = rng.normal(0.0, 5.0, (m.nv, 6))
         ref = o.aba(q, qd, tau, fext)
@@ -140,7 +147,7 @@ def test_forward_dynamics_with_external_wrenches(case: Case) -> None:
 
 def test_coriolis_matrix(case: Case) -> None:
     m, o = case.model, case.oracle
-    for q, qd in list(zip(case.q, case.qd))[:50]:
+    for q, qd in list(zip(case.q, case.qd, strict=True))[:50]:
         assert relative_error(coriolis_matrix(m, q, qd), o.coriolis(q, qd)) <= TOL
 
 
@@ -150,7 +157,7 @@ def test_friction_from_urdf_dynamics_adds_to_rnea(case: Case) -> None:
     rng = np.random.default_rng(2)
     with_friction = with_friction.replace(coulomb=rng.uniform(0, 2, case.model.nv),
                                           viscous=rng.uniform(0, 1, case.model.nv))
-    for q, qd, qdd in list(zip(case.q, case.qd, case.qdd))[:50]:
+    for q, qd, qdd in list(zip(case.q, case.qd, case.qdd, strict=True))[:50]:
         expected = case.oracle.rnea(q, qd, qdd) + with_friction.coulomb * np.sign(qd) \
             + with_friction.viscous * qd
         assert relative_error(rnea(with_friction, q, qd, qdd), expected) <= TOL
