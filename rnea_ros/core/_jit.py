@@ -1,18 +1,17 @@
 """Compiled-path building blocks: the packed model layout and 3-vector helpers.
 
 The kernels of :mod:`rnea_ros.core.rnea`, :mod:`~rnea_ros.core.crba` and
-:mod:`~rnea_ros.core.aba` are numba ``njit`` functions over two packed arrays
-per model (built once by :func:`pack_model`):
-
-* ``ip`` (n, 2) int64: ``[parent, joint_kind]``; the kind is ``PRISMATIC``,
-  ``REVOLUTE`` (any axis) or ``REVOLUTE_X/Y/Z`` for an axis along ``+-x/y/z``
-  of the joint frame, whose rotation costs a third of the general one (as
-  Pinocchio's ``JointModelRX/RY/RZ``);
-* ``fp`` (n, 28) float64, one row per joint/body, columns given by the ``F_*``
-  offsets below: placement rotation (row-major) and translation, joint axis,
-  mass ``m``, first moment ``h = m c``, rotational inertia about the body
-  origin ``I_o`` (xx, yy, zz, xy, xz, yz), armature, Coulomb and viscous
-  friction.
+:mod:`~rnea_ros.core.aba` are numba ``njit`` functions over one packed array
+per model, ``fp`` (n, 30) float64, built once by :func:`pack_model`: one row
+per joint/body, columns given by the ``F_*`` offsets below: placement rotation
+(row-major) and translation, joint axis, mass ``m``, first moment ``h = m c``,
+rotational inertia about the body origin ``I_o`` (xx, yy, zz, xy, xz, yz),
+armature, Coulomb and viscous friction, then the parent index and the joint
+kind (small integers stored exactly as floats, so a kernel takes a single
+model argument: numba's per-argument unboxing is a large part of a call).
+The kind is ``PRISMATIC``, ``REVOLUTE`` (any axis) or ``REVOLUTE_X/Y/Z`` for
+an axis along ``+-x/y/z`` of the joint frame, whose rotation costs a third of
+the general one (as Pinocchio's ``JointModelRX/RY/RZ``).
 
 Small vectors are tuples, so the helpers return tuples and nothing is
 allocated on the heap inside the recursions (Featherstone-style names:
@@ -47,7 +46,9 @@ F_IO = 19  # inertia about the body origin, 6: xx yy zz xy xz yz
 F_ARMATURE = 25
 F_COULOMB = 26
 F_VISCOUS = 27
-N_FLOATS = 28
+F_PARENT = 28  # parent body index, -1 for the base
+F_KIND = 29  # joint kind
+N_FLOATS = 30
 
 Fn = TypeVar("Fn", bound=Callable[..., Any])
 
@@ -75,12 +76,9 @@ def pack_model(
     p: NDArray[np.float64], axis: NDArray[np.float64], mass: NDArray[np.float64],
     com: NDArray[np.float64], inertia: NDArray[np.float64], armature: NDArray[np.float64],
     coulomb: NDArray[np.float64], viscous: NDArray[np.float64],
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Pack a model into ``(ip, fp)`` (see the module docstring)."""
+) -> NDArray[np.float64]:
+    """Pack a model into ``fp`` (see the module docstring)."""
     n = parent.shape[0]
-    ip = np.empty((n, 2), dtype=np.int64)
-    ip[:, 0] = parent
-    ip[:, 1] = kind
     fp = np.zeros((n, N_FLOATS))
     fp[:, F_R:F_R + 9] = R.reshape(n, 9)
     fp[:, F_P:F_P + 3] = p
@@ -94,11 +92,25 @@ def pack_model(
     fp[:, F_ARMATURE] = armature
     fp[:, F_COULOMB] = coulomb
     fp[:, F_VISCOUS] = viscous
-    return ip, fp
+    fp[:, F_PARENT] = parent
+    fp[:, F_KIND] = kind
+    return fp
 
 
 Vec = tuple[float, float, float]
 Mat = tuple[float, float, float, float, float, float, float, float, float]
+
+
+@jit
+def parent(fp: NDArray[np.float64], i: int) -> int:
+    """Parent body of body ``i`` (-1: the base)."""
+    return int(fp[i, F_PARENT])
+
+
+@jit
+def kind(fp: NDArray[np.float64], i: int) -> int:
+    """Joint kind of joint ``i``."""
+    return int(fp[i, F_KIND])
 
 
 @jit
@@ -212,20 +224,20 @@ def rotate_about_coordinate_axis(R0: Mat, k: int, c: float, s: float) -> Mat:
 
 
 @jit
-def joint_transform(ip: NDArray[np.int64], fp: NDArray[np.float64], i: int, q: float
+def joint_transform(fp: NDArray[np.float64], i: int, q: float
                     ) -> tuple[Mat, Vec]:
     """Pose ``(R, p)`` of body ``i`` in its parent's frame at joint position ``q``."""
     R0 = mat3(fp, i, F_R)
     p0 = vec3(fp, i, F_P)
     u = vec3(fp, i, F_AXIS)
-    kind = ip[i, 1]
-    if kind == PRISMATIC:
+    jk = kind(fp, i)
+    if jk == PRISMATIC:
         return R0, add3(p0, mv(R0, scale3(u, q)))
     c = math.cos(q)
     s = math.sin(q)
-    if kind == REVOLUTE:
+    if jk == REVOLUTE:
         return mm(R0, axis_rotation(u, c, s)), p0
-    k = kind - REVOLUTE_X
+    k = jk - REVOLUTE_X
     return rotate_about_coordinate_axis(R0, k, c, s * u[k]), p0  # u[k] = +-1
 
 

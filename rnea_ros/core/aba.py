@@ -32,7 +32,9 @@ from rnea_ros.core._jit import (
     inertia_times,
     jit,
     joint_transform,
+    kind,
     mtv,
+    parent,
     scale3,
     sign,
     vec3,
@@ -82,16 +84,16 @@ def _body_inertia(fp: Array, i: int, I6: Array) -> None:
 
 
 @jit
-def aba_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, tau: Array, g: Array,
+def aba_pass(fp: Array, q: Array, qd: Array, tau: Array, g: Array,
              fext: Array, use_fext: bool, qdd: Array, X: Array, IA: Array, vecs: Array,
              Ia: Array) -> bool:
     """One ABA evaluation into ``qdd``. Scratch: ``X, IA, Ia`` (n, 6, 6) / (6, 6),
     ``vecs`` (n, 26): ``v`` 0:6, ``c`` 6:12, ``pA`` 12:18, ``U`` 18:24, ``D`` 24, ``u`` 25."""
     n = q.shape[0]
     for i in range(n):  # pass 1: velocities, bias accelerations and forces
-        R, p = joint_transform(ip, fp, i, q[i])
+        R, p = joint_transform(fp, i, q[i])
         _plucker(R, p, X[i])
-        par = ip[i, 0]
+        par = parent(fp, i)
         if par < 0:
             w_p, v_p = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
         else:
@@ -100,7 +102,7 @@ def aba_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, tau: Array, 
         v = mtv(R, add3(v_p, cross(w_p, p)))
         u = vec3(fp, i, F_AXIS)
         s = scale3(u, qd[i])
-        if ip[i, 1] == PRISMATIC:
+        if kind(fp, i) == PRISMATIC:
             v = add3(v, s)
             c_w, c_v = (0.0, 0.0, 0.0), cross(w, s)
         else:
@@ -116,7 +118,7 @@ def aba_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, tau: Array, 
             vecs[i, 15 + k] = pf[k] - (fext[i, k] if use_fext else 0.0)
         _body_inertia(fp, i, IA[i])
     for i in range(n - 1, -1, -1):  # pass 2: articulated inertias and bias forces
-        off = 3 if ip[i, 1] == PRISMATIC else 0
+        off = 3 if kind(fp, i) == PRISMATIC else 0
         u = vec3(fp, i, F_AXIS)
         for r in range(6):  # U = IA S
             vecs[i, 18 + r] = (IA[i, r, off] * u[0] + IA[i, r, off + 1] * u[1]
@@ -128,7 +130,7 @@ def aba_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, tau: Array, 
                       + vecs[i, 14 + off] * u[2])
         vecs[i, 24] = D
         vecs[i, 25] = uu
-        par = ip[i, 0]
+        par = parent(fp, i)
         if par < 0:
             continue
         for r in range(6):
@@ -157,7 +159,7 @@ def aba_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, tau: Array, 
     total = 0.0
     a = np.empty((n, 6))
     for i in range(n):  # pass 3: accelerations
-        par = ip[i, 0]
+        par = parent(fp, i)
         ap = np.zeros(6)
         if par < 0:
             ap[3], ap[4], ap[5] = -g[0], -g[1], -g[2]
@@ -168,7 +170,7 @@ def aba_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, tau: Array, 
             for c in range(6):
                 acc += X[i, r, c] * ap[c]
             a[i, r] = acc
-        off = 3 if ip[i, 1] == PRISMATIC else 0
+        off = 3 if kind(fp, i) == PRISMATIC else 0
         u = vec3(fp, i, F_AXIS)
         Ua = 0.0
         for r in range(6):
@@ -181,7 +183,7 @@ def aba_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, tau: Array, 
 
 
 @jit
-def _aba_batch(ip: NDArray[np.int64], fp: Array, Q: Array, QD: Array, TAU: Array, g: Array,
+def _aba_batch(fp: Array, Q: Array, QD: Array, TAU: Array, g: Array,
                fext: Array, use_fext: bool, QDD: Array) -> bool:
     n = Q.shape[1]
     X = np.empty((n, 6, 6))
@@ -190,7 +192,7 @@ def _aba_batch(ip: NDArray[np.int64], fp: Array, Q: Array, QD: Array, TAU: Array
     Ia = np.empty((6, 6))
     ok = True
     for k in range(Q.shape[0]):
-        ok = aba_pass(ip, fp, Q[k], QD[k], TAU[k], g, fext, use_fext, QDD[k], X, IA, vecs,
+        ok = aba_pass(fp, Q[k], QD[k], TAU[k], g, fext, use_fext, QDD[k], X, IA, vecs,
                       Ia) and ok
     return ok
 
@@ -204,7 +206,7 @@ def aba(model: RobotModel, q: object, qd: object, tau: object, *,
     use_fext = fext is not None
     f = body_wrenches(model, fext) if use_fext else np.zeros((0, 6))
     qdd = np.empty(model.nv)
-    if not _aba_batch(model.kernel_ints, model.kernel_floats, q[None], qd[None], tau[None],
+    if not _aba_batch(model.kernel_floats, q[None], qd[None], tau[None],
                       gravity_vector(model, gravity), f, use_fext, qdd[None]):
         raise_non_finite(model, q=q, qd=qd, tau=tau)
     return qdd
@@ -217,7 +219,7 @@ def aba_batch(model: RobotModel, q: object, qd: object, tau: object, *,
     QD = joint_batch(model, qd, "qd", Q.shape[0])
     TAU = joint_batch(model, tau, "tau", Q.shape[0])
     QDD = np.empty_like(Q)
-    if not _aba_batch(model.kernel_ints, model.kernel_floats, Q, QD, TAU,
+    if not _aba_batch(model.kernel_floats, Q, QD, TAU,
                       gravity_vector(model, gravity), np.zeros((0, 6)), False, QDD):
         raise_non_finite(model, q=Q, qd=QD, tau=TAU)
     return QDD

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
-from rnea_ros.core._jit import PRISMATIC, joint_transform
+from rnea_ros.core._jit import joint_transform
 from rnea_ros.core.inputs import joint_vector, raise_non_finite
 from rnea_ros.core.model import RobotModel
 
@@ -70,7 +70,7 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     n = model.nv
-    ip, fp = model.kernel_ints, model.kernel_floats
+    fp = model.kernel_floats
     pose_R = np.empty((n, 3, 3))
     pose_p = np.empty((n, 3))
     S = np.empty((n, 6))
@@ -79,7 +79,7 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     IC = np.empty((n, 6, 6))
     BC = np.empty((n, 6, 6))
     for i in range(n):
-        R_tuple, p_tuple = joint_transform(ip, fp, i, float(q[i]))
+        R_tuple, p_tuple = joint_transform(fp, i, float(q[i]))
         R_local = np.array(R_tuple).reshape(3, 3)
         p_local = np.array(p_tuple)
         par = int(model.parent[i])
@@ -92,7 +92,7 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
             v_par = v[par]
         X = _to_base(pose_R[i], pose_p[i])
         S_local = np.zeros(6)
-        if ip[i, 1] == PRISMATIC:
+        if model.joint_types[i] == "prismatic":
             S_local[3:] = model.axis[i]
         else:
             S_local[:3] = model.axis[i]

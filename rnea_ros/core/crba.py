@@ -26,8 +26,10 @@ from rnea_ros.core._jit import (
     dot3,
     jit,
     joint_transform,
+    kind,
     mat3,
     mv,
+    parent,
     put3,
     put9,
     scale3,
@@ -72,11 +74,11 @@ def _composite_to_parent(work: Array, i: int, par: int) -> None:
 
 
 @jit
-def crba_pass(ip: NDArray[np.int64], fp: Array, q: Array, M: Array, work: Array) -> bool:
+def crba_pass(fp: Array, q: Array, M: Array, work: Array) -> bool:
     """Fill ``M`` (n, n) at ``q``; ``work`` is (n, 25). Returns whether ``M`` is finite."""
     n = q.shape[0]
     for i in range(n):
-        R, p = joint_transform(ip, fp, i, q[i])
+        R, p = joint_transform(fp, i, q[i])
         put9(work, i, _W_R, R)
         put3(work, i, _W_P, p)
         work[i, _W_M] = fp[i, F_MASS]
@@ -89,7 +91,7 @@ def crba_pass(ip: NDArray[np.int64], fp: Array, q: Array, M: Array, work: Array)
         m = work[i, _W_M]
         h = vec3(work, i, _W_H)
         # F = I^C_i S_i, the force that accelerates the subtree at unit qdd_i.
-        if ip[i, 1] == PRISMATIC:
+        if kind(fp, i) == PRISMATIC:
             nf, ff = cross(h, u), scale3(u, m)
             M[i, i] = dot3(u, ff) + fp[i, F_ARMATURE]
         else:
@@ -98,34 +100,34 @@ def crba_pass(ip: NDArray[np.int64], fp: Array, q: Array, M: Array, work: Array)
             M[i, i] = dot3(u, nf) + fp[i, F_ARMATURE]
         total += M[i, i]
         j = i
-        while ip[j, 0] >= 0:  # F_j = X_j^T F, up to the root
+        while parent(fp, j) >= 0:  # F_j = X_j^T F, up to the root
             R = mat3(work, j, _W_R)
             ff = mv(R, ff)
             nf = add3(mv(R, nf), cross(vec3(work, j, _W_P), ff))
-            j = ip[j, 0]
+            j = parent(fp, j)
             uj = vec3(fp, j, F_AXIS)
-            M[i, j] = dot3(uj, ff) if ip[j, 1] == PRISMATIC else dot3(uj, nf)
+            M[i, j] = dot3(uj, ff) if kind(fp, j) == PRISMATIC else dot3(uj, nf)
             M[j, i] = M[i, j]
             total += M[i, j]
-        par = ip[i, 0]
+        par = parent(fp, i)
         if par >= 0:
             _composite_to_parent(work, i, par)
     return bool(np.isfinite(total))
 
 
 @jit
-def _crba_call(ip: NDArray[np.int64], fp: Array, q: Array, M: Array) -> bool:
+def _crba_call(fp: Array, q: Array, M: Array) -> bool:
     M[:, :] = 0.0
-    return crba_pass(ip, fp, q, M, np.empty((q.shape[0], _W_COLS)))
+    return crba_pass(fp, q, M, np.empty((q.shape[0], _W_COLS)))
 
 
 @jit
-def _crba_batch(ip: NDArray[np.int64], fp: Array, Q: Array, M: Array) -> bool:
+def _crba_batch(fp: Array, Q: Array, M: Array) -> bool:
     work = np.empty((Q.shape[1], _W_COLS))
     M[:, :, :] = 0.0
     ok = True
     for k in range(Q.shape[0]):
-        ok = crba_pass(ip, fp, Q[k], M[k], work) and ok
+        ok = crba_pass(fp, Q[k], M[k], work) and ok
     return ok
 
 
@@ -136,7 +138,7 @@ def mass_matrix(model: RobotModel, q: object) -> Array:
     """Joint-space inertia matrix ``M(q)`` (n, n), armature included."""
     q = joint_vector(model, q, "q")
     M = np.empty((model.nv, model.nv))
-    if not _crba_fast.call(model.kernel_ints, model.kernel_floats, q, M):
+    if not _crba_fast.call(model.kernel_floats, q, M):
         raise_non_finite(model, q=q)
     return M
 
@@ -145,6 +147,6 @@ def mass_matrix_batch(model: RobotModel, q: object) -> Array:
     """:func:`mass_matrix` over N samples: ``q`` (N, n) gives (N, n, n)."""
     Q = joint_batch(model, q, "q")
     M = np.empty((Q.shape[0], model.nv, model.nv))
-    if not _crba_batch(model.kernel_ints, model.kernel_floats, Q, M):
+    if not _crba_batch(model.kernel_floats, Q, M):
         raise_non_finite(model, q=Q)
     return M

@@ -63,6 +63,14 @@ def body_wrenches(model: RobotModel, fext: object, name: str = "fext") -> Array:
     return a
 
 
+def raise_bad_input(model: RobotModel, **inputs: Array) -> None:
+    """Raise the :class:`StateError` that explains why a kernel refused ``inputs``
+    (joint vectors): a wrong shape, else a non-finite entry."""
+    for name, a in inputs.items():
+        joint_vector(model, a, name)
+    raise_non_finite(model, **inputs)
+
+
 def raise_non_finite(model: RobotModel, **inputs: Array) -> None:
     """Raise :class:`StateError` naming the first non-finite input entry.
 

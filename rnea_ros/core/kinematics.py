@@ -26,7 +26,7 @@ def body_poses(model: RobotModel, q: object) -> tuple[Array, Array]:
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     for i in range(n):
-        Rl, pl = joint_transform(model.kernel_ints, model.kernel_floats, i, float(q[i]))
+        Rl, pl = joint_transform(model.kernel_floats, i, float(q[i]))
         Rl_a = np.array(Rl).reshape(3, 3)
         par = int(model.parent[i])
         if par < 0:

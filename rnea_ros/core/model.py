@@ -129,11 +129,10 @@ class RobotModel:
     frames: Mapping[str, Frame] = field(default_factory=dict)
     root_link: str = "base"
     inertia_check: str = "strict"
-    # Derived: sizes, and the packed read-only arrays handed to the compiled kernels.
+    # Derived: sizes, and the packed read-only array handed to the compiled kernels.
     nq: int = field(init=False)
     nv: int = field(init=False)
     vector_shape: tuple[int] = field(init=False, repr=False)
-    kernel_ints: IntArray = field(init=False, repr=False)
     kernel_floats: Array = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -151,14 +150,13 @@ class RobotModel:
             set_(self, name, _frozen(getattr(self, name)))
         set_(self, "frames", dict(self.frames))
         self._validate(n)
-        ints, floats = _jit.pack_model(
+        floats = _jit.pack_model(
             self.parent,
             np.array([_jit.joint_kind(t == "prismatic", u)
                       for t, u in zip(self.joint_types, self.axis, strict=True)], dtype=np.int64),
             self.placement_rotation, self.placement_translation, self.axis,
             self.mass, self.com, self.inertia, self.armature, self.coulomb, self.viscous,
         )
-        set_(self, "kernel_ints", _frozen(ints, np.int64))
         set_(self, "kernel_floats", _frozen(floats))
 
     # ------------------------------------------------------------------ checks

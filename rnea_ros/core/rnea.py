@@ -38,9 +38,11 @@ from rnea_ros.core._jit import (
     inertia_times,
     jit,
     joint_transform,
+    kind,
     mat3,
     mtv,
     mv,
+    parent,
     put3,
     put9,
     scale3,
@@ -53,6 +55,7 @@ from rnea_ros.core.inputs import (
     gravity_vector,
     joint_batch,
     joint_vector,
+    raise_bad_input,
     raise_non_finite,
 )
 from rnea_ros.core.model import RobotModel
@@ -65,7 +68,7 @@ _W_COLS = 30
 
 
 @jit
-def rnea_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
+def rnea_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
               fext: Array, use_fext: bool, drive: bool, tau: Array, work: Array) -> bool:
     """One RNEA evaluation into ``tau``; ``work`` (n, 30) holds per-body state.
 
@@ -77,10 +80,10 @@ def rnea_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, qdd: Array,
     zero = (0.0, 0.0, 0.0)
     for i in range(n):
         # Forward pass: velocities and accelerations (Caron's pseudo-code).
-        R, p = joint_transform(ip, fp, i, q[i])
+        R, p = joint_transform(fp, i, q[i])
         put9(work, i, _W_R, R)
         put3(work, i, _W_P, p)
-        par = ip[i, 0]
+        par = parent(fp, i)
         if par < 0:
             w_p, v_p, dw_p, a_p = zero, zero, zero, (-g[0], -g[1], -g[2])
         else:
@@ -92,7 +95,7 @@ def rnea_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, qdd: Array,
         a = mtv(R, add3(a_p, cross(dw_p, p)))
         u = vec3(fp, i, F_AXIS)
         s = scale3(u, qd[i])  # S qd
-        if ip[i, 1] != PRISMATIC:
+        if kind(fp, i) != PRISMATIC:
             w = add3(w, s)
             dw = add3(dw, add3(scale3(u, qdd[i]), cross(w, s)))
             a = add3(a, cross(v, s))
@@ -119,13 +122,13 @@ def rnea_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, qdd: Array,
         nb = vec3(work, i, _W_N)
         fb = vec3(work, i, _W_F)
         u = vec3(fp, i, F_AXIS)
-        t = dot3(u, nb) if ip[i, 1] != PRISMATIC else dot3(u, fb)
+        t = dot3(u, nb) if kind(fp, i) != PRISMATIC else dot3(u, fb)
         if drive:
             t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * sign(qd[i])
                   + fp[i, F_VISCOUS] * qd[i])
         tau[i] = t
         total += t
-        par = ip[i, 0]
+        par = parent(fp, i)
         if par >= 0:
             R = mat3(work, i, _W_R)
             Rf = mv(R, fb)
@@ -136,12 +139,26 @@ def rnea_pass(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, qdd: Array,
 
 
 @jit
-def _rnea_call(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
-               fext: Array, use_fext: bool, drive: bool, tau: Array, wrenches: Array,
-               want_wrenches: bool) -> bool:
+def _rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array) -> bool:
+    """The 1 kHz entry: drive terms, no external wrenches (six arguments to unbox).
+
+    Also checks the vector lengths, so the Python side need not; False means
+    a wrong length or a non-finite result.
+    """
+    n = fp.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
+        return False
+    work = np.empty((n, _W_COLS))
+    return rnea_pass(fp, q, qd, qdd, g, work[:0], False, True, tau, work)
+
+
+@jit
+def _rnea_general_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
+                       fext: Array, use_fext: bool, drive: bool, tau: Array, wrenches: Array,
+                       want_wrenches: bool) -> bool:
     n = q.shape[0]
     work = np.empty((n, _W_COLS))
-    ok = rnea_pass(ip, fp, q, qd, qdd, g, fext, use_fext, drive, tau, work)
+    ok = rnea_pass(fp, q, qd, qdd, g, fext, use_fext, drive, tau, work)
     if want_wrenches:
         for i in range(n):
             for k in range(3):
@@ -151,7 +168,7 @@ def _rnea_call(ip: NDArray[np.int64], fp: Array, q: Array, qd: Array, qdd: Array
 
 
 @jit
-def gravity_pass(ip: NDArray[np.int64], fp: Array, q: Array, g: Array, tau: Array,
+def gravity_pass(fp: Array, q: Array, g: Array, tau: Array,
                  work: Array) -> bool:
     """``g(q)``: :func:`rnea_pass` with ``qd = qdd = 0``, no drive terms, into ``tau``.
 
@@ -161,10 +178,10 @@ def gravity_pass(ip: NDArray[np.int64], fp: Array, q: Array, g: Array, tau: Arra
     """
     n = q.shape[0]
     for i in range(n):
-        R, p = joint_transform(ip, fp, i, q[i])
+        R, p = joint_transform(fp, i, q[i])
         put9(work, i, _W_R, R)
         put3(work, i, _W_P, p)
-        par = ip[i, 0]
+        par = parent(fp, i)
         a_p = (-g[0], -g[1], -g[2]) if par < 0 else vec3(work, par, _W_A)
         a = mtv(R, a_p)
         put3(work, i, _W_A, a)
@@ -174,10 +191,10 @@ def gravity_pass(ip: NDArray[np.int64], fp: Array, q: Array, g: Array, tau: Arra
     for i in range(n - 1, -1, -1):
         nb = vec3(work, i, _W_N)
         fb = vec3(work, i, _W_F)
-        t = dot3(vec3(fp, i, F_AXIS), nb if ip[i, 1] != PRISMATIC else fb)
+        t = dot3(vec3(fp, i, F_AXIS), nb if kind(fp, i) != PRISMATIC else fb)
         tau[i] = t
         total += t
-        par = ip[i, 0]
+        par = parent(fp, i)
         if par >= 0:
             R = mat3(work, i, _W_R)
             Rf = mv(R, fb)
@@ -188,33 +205,39 @@ def gravity_pass(ip: NDArray[np.int64], fp: Array, q: Array, g: Array, tau: Arra
 
 
 @jit
-def _gravity_call(ip: NDArray[np.int64], fp: Array, q: Array, g: Array, tau: Array) -> bool:
-    return gravity_pass(ip, fp, q, g, tau, np.empty((q.shape[0], _W_COLS)))
+def _gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
+    """The 1 kHz entry of :func:`gravity_pass`; False: wrong length or non-finite result."""
+    n = fp.shape[0]
+    if q.shape[0] != n or g.shape[0] != 3:
+        return False
+    return gravity_pass(fp, q, g, tau, np.empty((n, _W_COLS)))
 
 
 @jit
-def _gravity_batch(ip: NDArray[np.int64], fp: Array, Q: Array, g: Array, TAU: Array) -> bool:
+def _gravity_batch(fp: Array, Q: Array, g: Array, TAU: Array) -> bool:
     work = np.empty((Q.shape[1], _W_COLS))
     ok = True
     for k in range(Q.shape[0]):
-        ok = gravity_pass(ip, fp, Q[k], g, TAU[k], work) and ok
+        ok = gravity_pass(fp, Q[k], g, TAU[k], work) and ok
     return ok
 
 
 @jit
-def _rnea_batch(ip: NDArray[np.int64], fp: Array, Q: Array, QD: Array, QDD: Array, g: Array,
+def _rnea_batch(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array,
                 drive: bool, TAU: Array) -> bool:
     n = Q.shape[1]
     work = np.empty((n, _W_COLS))
     no_fext = np.empty((0, 6))
     ok = True
     for k in range(Q.shape[0]):
-        ok = rnea_pass(ip, fp, Q[k], QD[k], QDD[k], g, no_fext, False, drive, TAU[k], work) and ok
+        ok = rnea_pass(fp, Q[k], QD[k], QDD[k], g, no_fext, False, drive, TAU[k], work) and ok
     return ok
 
 
 _NO_WRENCH = np.zeros((0, 6))
+_asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty  # global lookups are cheaper
 _rnea_fast = FastCall(_rnea_call)
+_rnea_general = FastCall(_rnea_general_call)
 _gravity_fast = FastCall(_gravity_call)
 
 
@@ -225,20 +248,23 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
     ``gravity`` (3,) overrides ``model.gravity``; ``fext`` (n, 6) are the
     external wrenches ``[force, torque]`` applied to each body, in its frame.
     """
-    # The 1 kHz path: the checks of joint_vector, inlined.
-    q = np.ascontiguousarray(q, dtype=np.float64)
-    qd = np.ascontiguousarray(qd, dtype=np.float64)
-    qdd = np.ascontiguousarray(qdd, dtype=np.float64)
-    shape = model.vector_shape
-    if q.shape != shape or qd.shape != shape or qdd.shape != shape:
-        joint_vector(model, q, "q"), joint_vector(model, qd, "qd"), joint_vector(model, qdd, "qdd")
-    g = model.gravity if gravity is None else gravity_vector(model, gravity)
-    use_fext = fext is not None
-    f = body_wrenches(model, fext) if use_fext else _NO_WRENCH
-    tau = np.empty(shape)
-    if not _rnea_fast.call(model.kernel_ints, model.kernel_floats, q, qd, qdd, g, f, use_fext,
-                      True, tau, _NO_WRENCH, False):
-        raise_non_finite(model, q=q, qd=qd, qdd=qdd)
+    # The 1 kHz path, kept lean: the kernel checks the lengths; the entry point
+    # needs C-contiguous float64 vectors, which _asc and the ndim test ensure.
+    q, qd, qdd = _asc(q, _f64), _asc(qd, _f64), _asc(qdd, _f64)
+    if not q.ndim == qd.ndim == qdd.ndim == 1:
+        raise_bad_input(model, q=q, qd=qd, qdd=qdd)
+    tau = _empty(model.nv)
+    if fext is None and gravity is None:
+        ok = _rnea_fast.call(model.kernel_floats, q, qd, qdd, model.gravity, tau)
+    elif fext is None:
+        ok = _rnea_fast.call(model.kernel_floats, q, qd, qdd, gravity_vector(model, gravity), tau)
+    else:
+        if q.shape != model.vector_shape or not q.shape == qd.shape == qdd.shape:
+            raise_bad_input(model, q=q, qd=qd, qdd=qdd)
+        ok = _rnea_general.call(model.kernel_floats, q, qd, qdd, gravity_vector(model, gravity),
+                                body_wrenches(model, fext), True, True, tau, _NO_WRENCH, False)
+    if not ok:
+        raise_bad_input(model, q=q, qd=qd, qdd=qdd)
     return tau
 
 
@@ -261,21 +287,21 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
     f = body_wrenches(model, fext) if use_fext else _NO_WRENCH
     tau = np.empty(model.nv)
     wrenches = np.empty((model.nv, 6))
-    if not _rnea_call(model.kernel_ints, model.kernel_floats, q, qd, qdd, g, f, use_fext,
-                      True, tau, wrenches, True):
+    if not _rnea_general.call(model.kernel_floats, q, qd, qdd, g, f, use_fext,
+                              True, tau, wrenches, True):
         raise_non_finite(model, q=q, qd=qd, qdd=qdd)
     return tau, wrenches
 
 
 def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = None) -> Array:
     """Generalized gravity ``g(q)`` (n,): the torques that hold the robot still."""
-    q = np.ascontiguousarray(q, dtype=np.float64)
-    if q.shape != model.vector_shape:
-        joint_vector(model, q, "q")
+    q = _asc(q, _f64)
+    if q.ndim != 1:
+        raise_bad_input(model, q=q)
+    tau = _empty(model.nv)
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
-    tau = np.empty(model.vector_shape)
-    if not _gravity_fast.call(model.kernel_ints, model.kernel_floats, q, g, tau):
-        raise_non_finite(model, q=q)
+    if not _gravity_fast.call(model.kernel_floats, q, g, tau):
+        raise_bad_input(model, q=q)
     return tau
 
 
@@ -287,8 +313,8 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
     g = gravity_vector(model, gravity)
     tau = np.empty(model.nv)
     zeros = np.zeros(model.nv)
-    if not _rnea_fast.call(model.kernel_ints, model.kernel_floats, q, qd, zeros, g, _NO_WRENCH,
-                      False, False, tau, _NO_WRENCH, False):
+    if not _rnea_general.call(model.kernel_floats, q, qd, zeros, g, _NO_WRENCH,
+                              False, False, tau, _NO_WRENCH, False):
         raise_non_finite(model, q=q, qd=qd)
     return tau
 
@@ -307,7 +333,7 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
     QDD = joint_batch(model, qdd, "qdd", Q.shape[0])
     g = gravity_vector(model, gravity)
     tau = np.empty_like(Q)
-    if not _rnea_batch(model.kernel_ints, model.kernel_floats, Q, QD, QDD, g, True, tau):
+    if not _rnea_batch(model.kernel_floats, Q, QD, QDD, g, True, tau):
         raise_non_finite(model, q=Q, qd=QD, qdd=QDD)
     return tau
 
@@ -316,7 +342,7 @@ def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None
     """:func:`gravity_torques` over N samples: ``q`` (N, n) gives (N, n)."""
     Q = joint_batch(model, q, "q")
     tau = np.empty_like(Q)
-    if not _gravity_batch(model.kernel_ints, model.kernel_floats, Q,
+    if not _gravity_batch(model.kernel_floats, Q,
                           gravity_vector(model, gravity), tau):
         raise_non_finite(model, q=Q)
     return tau
@@ -328,7 +354,7 @@ def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])
     tau = np.empty_like(Q)
-    if not _rnea_batch(model.kernel_ints, model.kernel_floats, Q, QD, np.zeros_like(Q),
+    if not _rnea_batch(model.kernel_floats, Q, QD, np.zeros_like(Q),
                        gravity_vector(model, gravity), False, tau):
         raise_non_finite(model, q=Q, qd=QD)
     return tau

@@ -106,7 +106,7 @@ def test_gravity(case: Case) -> None:
 def test_nonlinear_effects(case: Case) -> None:
     m, o = case.model, case.oracle
     ours = np.array([nonlinear_effects(m, q, qd) for q, qd in zip(case.q, case.qd, strict=True)])
-    ref = np.array([o.nle(q, qd) for q, qd in zip(case.q, case.qd, strict=True)])
+    ref = np.array([o.nonlinear_effects(q, qd) for q, qd in zip(case.q, case.qd, strict=True)])
     assert relative_error(ours, ref) <= TOL
     assert relative_error(nonlinear_effects_batch(m, case.q, case.qd), ref) <= TOL
 

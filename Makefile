@@ -1,0 +1,37 @@
+# One entry point for people and CI. Every target that may start a ROS node runs
+# with DDS discovery limited to this machine and a domain id of its own.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+export ROS_DOMAIN_ID ?= 57
+export PYTHONUNBUFFERED := 1
+
+.PHONY: env demo test lint bench clean
+
+env: $(STAMP)
+
+# (Re)create the environment whenever the dependency list changes.
+$(STAMP): setup.py setup.cfg Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[all]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m rnea_ros.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_core.py
+
+clean:
+	rm -rf $(VENV) build install log *.egg-info

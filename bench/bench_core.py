@@ -1,0 +1,108 @@
+"""Speed of the dynamics core against Pinocchio's Python bindings, in one run.
+
+Prints, for Panda and UR5 (example-robot-data), per-call times of our RNEA and
+gravity against ``pinocchio.rnea`` / ``computeGeneralizedGravity``, the
+per-sample time of our batch RNEA over 10^4 samples against
+``pinocchio.rneaInParallel`` with one thread, and the start-up cost of the
+compiled kernels (cold compile and cached). Timings are the best of several
+repeats; the ratios are what matter (targets from the foundation issue).
+
+    python bench/bench_core.py            # or: make bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import timeit
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from rnea_ros.core.rnea import gravity_torques, rnea, rnea_batch
+from rnea_ros.oracle import PinocchioOracle
+from rnea_ros.samples import load_robot, robot_urdf
+
+TARGETS = {"rnea": 1.5, "gravity": 1.5}  # ours / Pinocchio per call, at most
+BATCH_TARGET = 2.0  # Pinocchio / ours per sample, at least
+
+
+def best_time(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
+    """Best per-call time [s] of ``fn`` over ``repeat`` runs of ``number`` calls."""
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def startup_times() -> tuple[float, float]:
+    """(cold, cached) seconds for import + first RNEA call in a fresh interpreter."""
+    code = ("import time; t = time.perf_counter()\n"
+            "import numpy as np\n"
+            "from rnea_ros.core.rnea import rnea, gravity_torques\n"
+            "from rnea_ros.samples import load_robot\n"
+            "m = load_robot('panda'); z = np.zeros(m.nv)\n"
+            "rnea(m, z, z, z); gravity_torques(m, z)\n"
+            "print(time.perf_counter() - t)")
+    times = []
+    for cache in ("0", "1"):
+        env = dict(os.environ, RNEA_ROS_NO_JIT_CACHE="1" if cache == "0" else "0")
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True)
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return times[0], times[1]
+
+
+def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float, bool]]:
+    model = load_robot(name).without_friction()
+    oracle = PinocchioOracle(robot_urdf(name), model)
+    pm, pd = oracle.pm, oracle.pd
+    rng = np.random.default_rng(0)
+    q, qd, qdd = (rng.uniform(-1, 1, model.nv) for _ in range(3))
+    pq, pv, pa = oracle.config(q), oracle.tangent(qd), oracle.tangent(qdd)
+    rows = []
+    for label, ours, theirs in (
+        ("rnea", lambda: rnea(model, q, qd, qdd), lambda: pin.rnea(pm, pd, pq, pv, pa)),
+        ("gravity", lambda: gravity_torques(model, q),
+         lambda: pin.computeGeneralizedGravity(pm, pd, pq)),
+    ):
+        ours(), theirs()
+        t_ours, t_pin = best_time(ours, 20000), best_time(theirs, 20000)
+        ratio = t_ours / t_pin
+        rows.append((f"{label} per call", t_ours, t_pin, ratio, ratio <= TARGETS[label]))
+    Q, QD, QDD = (rng.uniform(-1, 1, (samples, model.nv)) for _ in range(3))
+    PQ = np.array([oracle.config(x) for x in Q]).T.copy()
+    PV, PA = (np.array([oracle.tangent(x) for x in X]).T.copy() for X in (QD, QDD))
+    pool = pin.ModelPool(pm, 1)
+    rnea_batch(model, Q[:2], QD[:2], QDD[:2])
+    t_ours = best_time(lambda: rnea_batch(model, Q, QD, QDD), 1, 5) / samples
+    t_pin = best_time(lambda: pin.rneaInParallel(1, pool, PQ, PV, PA), 1, 5) / samples
+    rows.append((f"batch rnea ({samples} samples), per sample", t_ours, t_pin, t_ours / t_pin,
+                 t_pin / t_ours >= BATCH_TARGET))
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Core speed against Pinocchio")
+    parser.add_argument("--robots", nargs="+", default=["panda", "ur5"])
+    parser.add_argument("--samples", type=int, default=10_000)
+    args = parser.parse_args(argv)
+    cold, cached = startup_times()
+    print(f"pinocchio {pin.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
+    print(f"start-up (import + load Panda + first rnea and gravity): "
+          f"cold compile {cold:.1f} s, from the on-disk cache {cached:.2f} s\n")
+    print(f"{'robot':<8}{'measure':<40}{'ours us':>9}{'pin us':>9}{'ours/pin':>10}  target")
+    failures = 0
+    for name in args.robots:
+        for label, t_ours, t_pin, ratio, ok in bench_robot(name, args.samples):
+            target = (f"<= {TARGETS[label.split()[0]]}" if "per call" in label
+                      else f"pin/ours >= {BATCH_TARGET} (got {1 / ratio:.2f})")
+            print(f"{name:<8}{label:<40}{t_ours * 1e6:9.3f}{t_pin * 1e6:9.3f}{ratio:10.2f}  "
+                  f"{target} {'ok' if ok else 'MISSED'}")
+            failures += not ok
+    return 0 if failures == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,45 @@
+"""rnea_ros: builds with colcon (ament_python) and installs with pip."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "rnea_ros"
+
+ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
+    "ros-rclpy[fastrtps]", "ros-sensor-msgs", "ros-std-msgs", "ros-trajectory-msgs",
+    "ros-diagnostic-msgs", "ros-builtin-interfaces",
+]
+TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+    ],
+    python_requires=">=3.10",
+    install_requires=["setuptools", "numpy>=1.24", "numba>=0.59", "PyYAML"],
+    extras_require={
+        "oracle": ["pin"],
+        "examples": ["example-robot-data"],
+        "ros": ROS_WHEELS,
+        "test": TEST,
+        "all": sorted(set(ROS_WHEELS + TEST)),
+    },
+    zip_safe=False,
+    maintainer="rnea_ros developers",
+    maintainer_email="dev@rnea-ros.invalid",
+    description="Joint torques from joint states with our own recursive Newton-Euler algorithm",
+    license="BSD-3-Clause",
+    entry_points={
+        "console_scripts": [
+            "demo = rnea_ros.demo:main",
+        ],
+    },
+)
