@@ -40,6 +40,8 @@ setup(
     entry_points={
         "console_scripts": [
             "demo = rnea_ros.demo:main",
+            "controller = rnea_ros.nodes.controller:main",
+            "simulator = rnea_ros.nodes.simulator:main",
         ],
     },
 )

@@ -18,6 +18,8 @@ from numpy.typing import NDArray
 
 from rnea_ros.core.errors import ModelError
 from rnea_ros.core.model import RobotModel
+from rnea_ros.core.payload import Payload
+from rnea_ros.core.tree import as_inertia
 
 Array = NDArray[np.float64]
 
@@ -47,6 +49,15 @@ class PinocchioOracle:
         armature[self.idx_v] = model.armature
         self.pm.armature = armature
         self.pm.gravity.linear = np.array(model.gravity)
+
+    def add_payload(self, payload: Payload) -> None:
+        """Add ``payload`` (see :mod:`rnea_ros.core.payload`) to the body carrying its link."""
+        pin = self.pin
+        frame = self.pm.frames[self.pm.getFrameId(payload.link)]
+        inertia = as_inertia(payload.inertia, "payload")
+        body = pin.Inertia(float(payload.mass), np.asarray(payload.com, dtype=np.float64), inertia)
+        joint = frame.parentJoint
+        self.pm.inertias[joint] = self.pm.inertias[joint] + frame.placement.act(body)
 
     def config(self, q: Array) -> Array:
         """Our ``q`` (one angle per continuous joint) -> Pinocchio's configuration."""

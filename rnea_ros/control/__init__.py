@@ -1,0 +1,1 @@
+"""Control laws and the controller logic (pure Python + numpy, no ROS)."""

@@ -1,0 +1,215 @@
+"""The controller's parameters: one table (names, defaults, descriptions) used
+by the node to declare them, by the launch-file test to check them, and by
+:func:`controller_config` to validate values at start-up and at runtime."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core.errors import ParameterError, options
+from rnea_ros.core.model import RobotModel
+from rnea_ros.core.payload import Payload
+from rnea_ros.core.urdf import load_urdf
+
+Array = NDArray[np.float64]
+
+MODES = ("gravity", "inverse_dynamics")
+STALE_BEHAVIORS = ("hold", "zero")
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """A ROS parameter: default value, description (with units), read-only flag."""
+
+    default: Any
+    description: str
+    read_only: bool = False
+
+
+# Empty lists are typed through their spec's ``kind`` below (rclpy needs a type).
+CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
+    "robot_description": ParameterSpec("", "URDF XML of the robot; empty: read urdf_path", True),
+    "urdf_path": ParameterSpec(
+        "", "URDF file when robot_description is empty (a path or package://pkg/rel/path)", True),
+    "drives_file": ParameterSpec(
+        "", "YAML side file with rotor inertia, gear ratio and friction per joint", True),
+    "inertia_check": ParameterSpec(
+        "strict", "non-physical link inertias: 'strict' refuses them, 'warn' accepts", True),
+    "joints": ParameterSpec(
+        [""], "joints commanded, in the order of the effort command array; "
+        "[] or [''] means every joint of the model, in model order", True),
+    "mode": ParameterSpec("gravity", "control law: 'gravity' (tau = g(q)) or 'inverse_dynamics' "
+                          "(tau = ID(q_d, qd_d, qdd_d) + Kp e + Kd de)"),
+    "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2]"),
+    "friction_compensation": ParameterSpec(
+        False, "add the model's Coulomb and viscous friction (at the reference velocity in "
+        "inverse_dynamics mode, at the measured one in gravity mode)"),
+    "payload.link": ParameterSpec("", "link carrying the payload; empty: no payload"),
+    "payload.mass": ParameterSpec(0.0, "payload mass [kg]"),
+    "payload.com": ParameterSpec([0.0, 0.0, 0.0], "payload centre of mass in the link frame [m]"),
+    "payload.inertia": ParameterSpec(
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        "payload inertia about its COM in link axes: xx, yy, zz, xy, xz, yz [kg m^2]"),
+    "effort_limits": ParameterSpec(
+        [0.0], "|tau| limits per commanded joint [N m or N]; [0.0]: the URDF <limit effort>"),
+    "kp": ParameterSpec([100.0], "position gains per joint, or one for all [N m/rad or N/m]"),
+    "kd": ParameterSpec([20.0], "velocity gains per joint, or one for all [N m s/rad or N s/m]"),
+    "watchdog_timeout": ParameterSpec(
+        0.1, "joint-state silence after which the stale behaviour applies [s]"),
+    "stale_behavior": ParameterSpec(
+        "hold", "on silence: 'hold' keeps compensating gravity at the last valid pose, "
+        "'zero' commands zero effort"),
+    "publish_effort_state": ParameterSpec(
+        False, "also publish the commanded efforts as sensor_msgs/JointState on ~/efforts"),
+    "oracle.enable": ParameterSpec(False, "cross-check the torque with Pinocchio"),
+    "oracle.every_n": ParameterSpec(100, "cross-check every n-th computed command"),
+    "oracle.tolerance": ParameterSpec(
+        1e-9, "relative discrepancy above which diagnostics report ERROR"),
+    "diagnostics_period": ParameterSpec(1.0, "period of /diagnostics [s]"),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class ControllerConfig:
+    """Validated controller settings, in model terms."""
+
+    joints: tuple[str, ...]
+    command_index: NDArray[np.int64]  # model index of each commanded joint
+    mode: str
+    gravity: Array
+    friction_compensation: bool
+    payload: Payload | None
+    effort_limits: Array  # per commanded joint
+    kp: Array  # per model joint
+    kd: Array
+    watchdog_timeout: float
+    stale_behavior: str
+    oracle_enable: bool
+    oracle_every_n: int
+    oracle_tolerance: float
+
+
+def _number_list(values: Mapping[str, Any], name: str) -> Array:
+    raw = values[name]
+    try:
+        out = np.array([float(x) for x in (raw if isinstance(raw, Sequence) else [raw])])
+    except (TypeError, ValueError):
+        raise ParameterError(f"parameter '{name}': {raw!r} is not a list of numbers") from None
+    if not np.all(np.isfinite(out)):
+        raise ParameterError(f"parameter '{name}': {raw!r} must be finite")
+    return out
+
+
+def _per_joint(values: Mapping[str, Any], name: str, n: int, minimum: float = 0.0) -> Array:
+    out = _number_list(values, name)
+    if out.size == 1:
+        out = np.full(n, out[0])
+    if out.size != n:
+        raise ParameterError(f"parameter '{name}' has {out.size} values; give 1 or {n}")
+    if np.any(out < minimum):
+        raise ParameterError(f"parameter '{name}' must be >= {minimum:g}, got {out.tolist()}")
+    return out
+
+
+def _choice(values: Mapping[str, Any], name: str, allowed: Sequence[str]) -> str:
+    value = values[name]
+    if value not in allowed:
+        raise ParameterError(f"parameter '{name}' is '{value}'; valid: {options(allowed)}")
+    return str(value)
+
+
+def resolve_path(path: str) -> Path:
+    """A file path, or ``package://pkg/rel`` resolved through the ament index
+    (``rnea_ros`` also without ROS, through :func:`rnea_ros.samples.share_directory`)."""
+    if not path.startswith("package://"):
+        return Path(path)
+    package, _, rel = path[len("package://"):].partition("/")
+    if package == "rnea_ros":
+        from rnea_ros.samples import share_directory
+        return share_directory() / rel
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        return Path(get_package_share_directory(package)) / rel
+    except Exception:
+        raise ParameterError(f"cannot resolve '{path}': package '{package}' not found") from None
+
+
+def load_model(values: Mapping[str, Any]) -> RobotModel:
+    """The robot model named by ``robot_description``/``urdf_path``, ``drives_file``
+    and ``inertia_check`` (gravity and payload are applied by the controller)."""
+    description = str(values.get("robot_description") or "")
+    urdf_path = str(values.get("urdf_path") or "")
+    if not description and not urdf_path:
+        raise ParameterError("set parameter 'robot_description' (URDF XML) or 'urdf_path'")
+    source: str | Path = description if description else resolve_path(urdf_path)
+    drives = str(values.get("drives_file") or "")
+    check = _choice(values, "inertia_check", ("strict", "warn"))
+    return load_urdf(source, drives=resolve_path(drives) if drives else None,
+                     inertia_check=check)
+
+
+def controller_config(values: Mapping[str, Any], model: RobotModel) -> ControllerConfig:
+    """Validate parameter ``values`` (every key of :data:`CONTROLLER_PARAMETERS`)
+    against ``model``; raises :class:`ParameterError` naming the parameter."""
+    names = [j for j in (values["joints"] or []) if j]
+    joints = tuple(names) if names else model.joint_names
+    unknown = [j for j in joints if j not in model.joint_names]
+    if unknown:
+        raise ParameterError(f"parameter 'joints': {options(unknown)} not in the model; "
+                             f"valid: {options(model.joint_names)}")
+    if len(set(joints)) != len(joints):
+        raise ParameterError("parameter 'joints' lists a joint twice")
+    index = np.array([model.joint_index(j) for j in joints], dtype=np.int64)
+    limits = _number_list(values, "effort_limits")
+    if limits.size == 1 and limits[0] == 0.0:
+        limits = model.effort_limit[index].copy()
+    elif limits.size != len(joints) or np.any(limits <= 0.0):
+        raise ParameterError(f"parameter 'effort_limits' needs {len(joints)} positive values "
+                             f"(or [0.0] for the URDF limits), got {limits.tolist()}")
+    gravity = _number_list(values, "gravity")
+    if gravity.shape != (3,):
+        raise ParameterError(f"parameter 'gravity' needs 3 values, got {gravity.tolist()}")
+    payload = None
+    if values["payload.link"]:
+        com = _number_list(values, "payload.com")
+        inertia = _number_list(values, "payload.inertia")
+        if com.size != 3 or inertia.size != 6:
+            raise ParameterError("parameters 'payload.com' and 'payload.inertia' need 3 and 6 "
+                                 "values")
+        payload = Payload(str(values["payload.link"]), float(values["payload.mass"]),
+                          tuple(com.tolist()), tuple(inertia.tolist()))
+    timeout = float(values["watchdog_timeout"])
+    if not (math.isfinite(timeout) and timeout > 0.0):
+        raise ParameterError(f"parameter 'watchdog_timeout' must be > 0 s, got {timeout}")
+    every_n = int(values["oracle.every_n"])
+    tolerance = float(values["oracle.tolerance"])
+    if every_n < 1 or not tolerance > 0.0:
+        raise ParameterError("parameters 'oracle.every_n' >= 1 and 'oracle.tolerance' > 0")
+    period = float(values["diagnostics_period"])
+    if not period > 0.0:
+        raise ParameterError(f"parameter 'diagnostics_period' must be > 0 s, got {period}")
+    return ControllerConfig(
+        joints=joints, command_index=index,
+        mode=_choice(values, "mode", MODES),
+        gravity=gravity,
+        friction_compensation=bool(values["friction_compensation"]),
+        payload=payload,
+        effort_limits=limits,
+        kp=_per_joint(values, "kp", model.nv), kd=_per_joint(values, "kd", model.nv),
+        watchdog_timeout=timeout,
+        stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
+        oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,
+        oracle_tolerance=tolerance,
+    )
+
+
+def default_values() -> dict[str, Any]:
+    """Every parameter at its default."""
+    return {name: spec.default for name, spec in CONTROLLER_PARAMETERS.items()}

@@ -1,0 +1,258 @@
+"""The torque controller's logic, free of ROS: joint-state validation and
+merging, the control pipeline, saturation, the watchdog and the statistics
+that the node reports on ``/diagnostics``.
+
+Joint states are matched **by name** and **merged**: a message may carry any
+subset of the model's joints, in any order, with extra joints (ignored); each
+model joint keeps its latest position, velocity and stamp. A command is
+computed on every accepted message once every model joint has been received
+and the oldest joint sample is at most ``watchdog_timeout`` older than the
+newest. A message is **rejected** as a whole, counted by reason, and leaves
+the merged state untouched when: its ``position``/``velocity`` arrays do not
+match ``name`` in length (``length_mismatch``); a model joint's position or
+velocity is NaN/inf (``non_finite``); its stamp is older than the last stamp
+of one of its joints (``time_backwards``); it has no velocities in
+``inverse_dynamics`` mode (``missing_velocity``, gravity mode then assumes 0).
+Before the first complete state no command is produced; such messages are
+merged but counted (``missing_joints``).
+
+Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
+a steady clock), :meth:`TorqueController.watchdog` returns the stale command:
+``hold`` = gravity compensation at the last valid pose, ``zero`` = zeros.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.control.config import ControllerConfig
+from rnea_ros.control.laws import (
+    FrictionCompensation,
+    GravityCompensation,
+    InverseDynamicsPD,
+    Reference,
+    Stage,
+    Step,
+    saturate,
+)
+from rnea_ros.control.trajectory import JointTrajectory
+from rnea_ros.core.errors import StateError, options
+from rnea_ros.core.model import RobotModel
+from rnea_ros.core.payload import with_payload
+from rnea_ros.core.rnea import gravity_torques
+
+Array = NDArray[np.float64]
+Oracle = Callable[[Step], Array]
+
+
+@dataclass
+class Result:
+    """Outcome of one joint-state message: a command (commanded-joint order), or a
+    rejection (``reason`` key and a message naming the problem), or neither (not ready)."""
+
+    command: Array | None = None
+    reason: str | None = None
+    message: str = ""
+
+
+class TorqueController:
+    """Joint states in, effort commands out (see the module docstring)."""
+
+    def __init__(self, model: RobotModel, config: ControllerConfig,
+                 oracle_factory: Callable[[RobotModel, ControllerConfig], Oracle] | None = None
+                 ) -> None:
+        self.base_model = model
+        self.oracle_factory = oracle_factory
+        n = model.nv
+        self._q = np.zeros(n)
+        self._qd = np.zeros(n)
+        self._stamp = np.full(n, -math.inf)
+        self._name_cache: dict[tuple[str, ...], tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
+        self.reference = Reference()
+        self.rejected: Counter[str] = Counter()
+        self.accepted = 0
+        self.commands = 0
+        self.saturated = 0
+        self.stale = False
+        self.stale_events = 0
+        self.last_valid_wall: float | None = None
+        self.last_state_time: float | None = None
+        self.compute_us: deque[float] = deque(maxlen=5000)
+        self.oracle_discrepancy = 0.0
+        self.oracle_checks = 0
+        self.configure(config)
+
+    # ------------------------------------------------------------ configuration
+    def configure(self, config: ControllerConfig) -> None:
+        """Apply a validated configuration (mode, gains, payload, limits...)."""
+        model = self.base_model.replace(gravity=config.gravity)
+        if config.payload is not None:
+            model = with_payload(model, config.payload)
+        self.full_model = model  # with friction: used for the "hold" command and the oracle
+        self.model = model if config.friction_compensation else model.without_friction()
+        stages: list[Stage]
+        if config.mode == "gravity":
+            stages = [GravityCompensation()]
+            if config.friction_compensation:
+                stages.append(FrictionCompensation())
+        else:
+            stages = [self.reference, InverseDynamicsPD(config.kp, config.kd)]
+        self.stages = stages
+        self.config = config
+        self.oracle = (self.oracle_factory(self.model, config)
+                       if config.oracle_enable and self.oracle_factory else None)
+
+    # ------------------------------------------------------------------ inputs
+    def _indices(self, names: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        key = tuple(names)
+        cached = self._name_cache.get(key)
+        if cached is None:
+            position = {name: k for k, name in enumerate(key)}
+            model_idx = [i for i, j in enumerate(self.base_model.joint_names) if j in position]
+            msg_idx = [position[self.base_model.joint_names[i]] for i in model_idx]
+            cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64))
+            if len(self._name_cache) < 64:
+                self._name_cache[key] = cached
+        return cached
+
+    def _reject(self, reason: str, message: str) -> Result:
+        self.rejected[reason] += 1
+        return Result(reason=reason, message=message)
+
+    def joint_state(self, names: Sequence[str], position: Sequence[float],
+                    velocity: Sequence[float], stamp: float, now: float | None = None) -> Result:
+        """Validate and merge one ``sensor_msgs/JointState``; compute the command.
+
+        ``stamp`` [s] is the message time (the trajectory is sampled at it);
+        ``now`` [s] a steady clock for the watchdog (default: ``time.monotonic()``).
+        """
+        now = time.monotonic() if now is None else now
+        n_names = len(names)
+        if len(position) != n_names or len(velocity) not in (0, n_names):
+            return self._reject("length_mismatch",
+                                f"{n_names} names, {len(position)} positions, "
+                                f"{len(velocity)} velocities")
+        if not math.isfinite(stamp):
+            return self._reject("time_backwards", f"stamp {stamp} is not finite")
+        msg_idx, model_idx = self._indices(names)
+        if len(model_idx) == 0:
+            return Result()  # nothing for us (e.g. another robot's joints)
+        q = np.asarray(position, dtype=np.float64)[msg_idx]
+        if len(velocity):
+            qd = np.asarray(velocity, dtype=np.float64)[msg_idx]
+        elif self.config.mode == "inverse_dynamics":
+            return self._reject("missing_velocity",
+                                "message has no velocities, inverse_dynamics mode needs them")
+        else:
+            qd = np.zeros(len(model_idx))
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+            bad = [self.base_model.joint_names[model_idx[k]]
+                   for k in np.flatnonzero(~(np.isfinite(q) & np.isfinite(qd)))]
+            return self._reject("non_finite", f"non-finite position or velocity for joints "
+                                              f"{options(bad)}")
+        if np.any(stamp < self._stamp[model_idx]):
+            return self._reject("time_backwards",
+                                f"stamp {stamp:.6f} s is older than the last one "
+                                f"({float(self._stamp[model_idx].max()):.6f} s)")
+        self._q[model_idx] = q
+        self._qd[model_idx] = qd
+        self._stamp[model_idx] = stamp
+        self.accepted += 1
+        if not np.all(np.isfinite(self._stamp)):
+            missing = [j for j, s in zip(self.base_model.joint_names, self._stamp, strict=True)
+                       if not math.isfinite(s)]
+            self.rejected["missing_joints"] += 1  # merged, but no command yet
+            return Result(reason="missing_joints",
+                          message=f"no state yet for joints {options(missing)}")
+        if stamp - float(self._stamp.min()) > self.config.watchdog_timeout:
+            return Result()  # some joint's sample is too old to be combined
+        self.last_valid_wall = now
+        self.last_state_time = stamp
+        self.stale = False
+        return Result(command=self._compute(stamp))
+
+    def trajectory(self, joint_names: Sequence[str], times: Array, positions: Array,
+                   velocities: Array | None, accelerations: Array | None,
+                   start: float) -> None:
+        """Replace the reference by a ``trajectory_msgs/JointTrajectory``.
+
+        ``times`` (K,) are ``time_from_start`` [s], relative to ``start``; the
+        arrays (K, len(joint_names)). Every commanded joint must be named; model
+        joints that are not commanded hold their current position. Raises
+        :class:`StateError` on a bad trajectory.
+        """
+        missing = [j for j in self.config.joints if j not in joint_names]
+        if missing:
+            raise StateError(f"trajectory lacks commanded joints {options(missing)}")
+        model = self.base_model
+        K = len(times)
+        base = self.reference.last[0] if self.reference.last is not None else self._q
+
+        def expand(values: Array | None, fill: Array) -> Array | None:
+            if values is None:
+                return None
+            values = np.asarray(values, dtype=np.float64)
+            if values.shape != (K, len(joint_names)):
+                raise StateError(f"trajectory values have shape {values.shape}, expected "
+                                 f"({K}, {len(joint_names)})")
+            out = np.tile(fill, (K, 1))
+            for k, name in enumerate(joint_names):
+                if name in model.joint_names:
+                    out[:, model.joint_index(name)] = values[:, k]
+            return out
+
+        zeros = np.zeros(model.nv)
+        P = expand(positions, base)
+        assert P is not None
+        traj = JointTrajectory(start + np.asarray(times, dtype=np.float64), P,
+                               expand(velocities, zeros), expand(accelerations, zeros))
+        self.reference.replace(traj, self.last_state_time if self.last_state_time is not None
+                               else start)
+
+    # --------------------------------------------------------------- computing
+    def _compute(self, t: float) -> Array:
+        started = time.perf_counter()
+        step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(self.model.nv))
+        for stage in self.stages:
+            stage(step)
+        command, clipped = saturate(step.tau[self.config.command_index],
+                                    self.config.effort_limits)
+        self.compute_us.append((time.perf_counter() - started) * 1e6)
+        self.saturated += clipped
+        self.commands += 1
+        if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
+            reference = self.oracle(step)
+            assert step.model_torque is not None
+            scale = max(float(np.abs(reference).max()), 1.0)
+            self.oracle_discrepancy = float(np.abs(step.model_torque - reference).max()) / scale
+            self.oracle_checks += 1
+        return command
+
+    def watchdog(self, now: float | None = None) -> Array | None:
+        """The stale command when joint states stopped for ``watchdog_timeout``, else None."""
+        now = time.monotonic() if now is None else now
+        if self.last_valid_wall is None or now - self.last_valid_wall <= \
+                self.config.watchdog_timeout:
+            return None
+        if not self.stale:
+            self.stale = True
+            self.stale_events += 1
+        if self.config.stale_behavior == "zero":
+            return np.zeros(len(self.config.joints))
+        hold = gravity_torques(self.full_model, self._q)[self.config.command_index]
+        return saturate(hold, self.config.effort_limits)[0]
+
+    # ------------------------------------------------------------- statistics
+    def compute_percentiles(self) -> tuple[float, float]:
+        """(p50, p99) of the recent compute times [us] (0 when none)."""
+        if not self.compute_us:
+            return 0.0, 0.0
+        p50, p99 = np.percentile(np.fromiter(self.compute_us, float), [50, 99])
+        return float(p50), float(p99)

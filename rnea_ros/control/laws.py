@@ -1,0 +1,110 @@
+"""Control laws as pipeline stages.
+
+One control step is a :class:`Step` passed through a list of stages; each
+reads the measured state and the reference and adds to (or limits) ``tau``.
+The controller builds the list from its mode:
+
+* ``gravity``: :class:`GravityCompensation` [+ :class:`FrictionCompensation`];
+* ``inverse_dynamics``: :class:`Reference` -> :class:`InverseDynamicsPD`
+  (``tau = ID(q_d, qd_d, qdd_d) + Kp (q_d - q) + Kd (qd_d - qd)``; the model's
+  friction is part of ID when friction compensation is on).
+
+Saturation happens after the stages, on the commanded joints. Later modes
+(elastic joints, torque-rate limiting) are further stages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.control.trajectory import JointTrajectory, continue_from
+from rnea_ros.core.model import RobotModel
+from rnea_ros.core.rnea import friction_torques, gravity_torques, rnea
+
+Array = NDArray[np.float64]
+
+
+@dataclass
+class Step:
+    """One control step, model order: time [s], measured state, reference, torque."""
+
+    model: RobotModel
+    t: float
+    q: Array
+    qd: Array
+    q_ref: Array | None = None
+    qd_ref: Array | None = None
+    qdd_ref: Array | None = None
+    tau: Array = field(default_factory=lambda: np.zeros(0))
+    model_torque: Array | None = None  # the rigid-body model part, for the oracle
+
+
+class Stage(Protocol):
+    """A pipeline stage: updates ``step`` in place."""
+
+    def __call__(self, step: Step) -> None: ...
+
+
+class GravityCompensation:
+    """``tau += g(q)``."""
+
+    def __call__(self, step: Step) -> None:
+        g = gravity_torques(step.model, step.q)
+        step.model_torque = g
+        step.tau += g
+
+
+class FrictionCompensation:
+    """``tau += Fs sign(qd) + Fv qd`` at the measured velocity."""
+
+    def __call__(self, step: Step) -> None:
+        step.tau += friction_torques(step.model, step.qd)
+
+
+class Reference:
+    """Samples the active trajectory at the step's time; without one, holds the
+    first measured position. A new trajectory continues from the current
+    reference (:func:`continue_from`), so the feedforward has no jump."""
+
+    def __init__(self) -> None:
+        self.trajectory: JointTrajectory | None = None
+        self.last: tuple[Array, Array, Array] | None = None
+
+    def replace(self, trajectory: JointTrajectory, start: float) -> None:
+        """Switch to ``trajectory`` (absolute times), continuing from the reference at ``start``."""
+        if self.last is not None:
+            trajectory = continue_from(trajectory, start, self.last)
+        self.trajectory = trajectory
+
+    def __call__(self, step: Step) -> None:
+        if self.trajectory is None:
+            if self.last is None:
+                self.last = (step.q.copy(), np.zeros_like(step.q), np.zeros_like(step.q))
+            q, qd, qdd = self.last
+        else:
+            q, qd, qdd = self.trajectory.sample(step.t)
+            self.last = (q, qd, qdd)
+        step.q_ref, step.qd_ref, step.qdd_ref = q, qd, qdd
+
+
+class InverseDynamicsPD:
+    """``tau += ID(q_d, qd_d, qdd_d) + Kp (q_d - q) + Kd (qd_d - qd)``."""
+
+    def __init__(self, kp: Array, kd: Array) -> None:
+        self.kp, self.kd = kp, kd
+
+    def __call__(self, step: Step) -> None:
+        assert step.q_ref is not None and step.qd_ref is not None and step.qdd_ref is not None
+        ff = rnea(step.model, step.q_ref, step.qd_ref, step.qdd_ref)
+        step.model_torque = ff
+        step.tau += ff + self.kp * (step.q_ref - step.q) + self.kd * (step.qd_ref - step.qd)
+
+
+def saturate(tau: Array, limits: Array) -> tuple[Array, int]:
+    """Clip ``tau`` to ``[-limits, limits]``; returns the clipped copy and how many were clipped."""
+    clipped = np.clip(tau, -limits, limits)
+    return clipped, int(np.count_nonzero(clipped != tau))

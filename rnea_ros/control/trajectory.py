@@ -1,0 +1,147 @@
+"""Joint-space reference trajectories sampled at the state's time.
+
+A :class:`JointTrajectory` holds waypoints (times [s], positions, and
+optionally velocities and accelerations, all ``(K, n)`` in model order) and
+samples ``(q, qd, qdd)`` at any time:
+
+* between two waypoints that both give accelerations: quintic Hermite
+  (position, velocity, acceleration continuous);
+* otherwise cubic Hermite on positions and velocities; waypoints without
+  velocities get the Catmull-Rom estimate (central difference, zero at the
+  first and last point);
+* before the first waypoint: its state; after the last: the last position
+  held, with zero velocity and acceleration.
+
+:func:`continue_from` prepends the current reference as a waypoint at the
+new trajectory's start, so replacing a trajectory keeps the reference (and
+the feedforward torque) continuous when the new first waypoint is in the
+future, as ros2_control's joint_trajectory_controller does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core.errors import StateError
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class JointTrajectory:
+    """Waypoints at absolute ``times`` (K,) [s]; ``positions`` (K, n) [rad or m];
+    ``velocities``/``accelerations`` (K, n) or ``None``."""
+
+    times: Array
+    positions: Array
+    velocities: Array | None = None
+    accelerations: Array | None = None
+    quintic: NDArray[np.bool_] | None = None  # per segment (K-1,); default: accelerations given
+
+    def __post_init__(self) -> None:
+        K = self.times.shape[0]
+        if K == 0 or self.positions.ndim != 2 or self.positions.shape[0] != K:
+            raise StateError(f"trajectory needs K >= 1 points with positions (K, n), got "
+                             f"times {self.times.shape} and positions {self.positions.shape}")
+        for name in ("velocities", "accelerations"):
+            value = getattr(self, name)
+            if value is not None and value.shape != self.positions.shape:
+                raise StateError(f"trajectory {name} have shape {value.shape}, "
+                                 f"positions {self.positions.shape}")
+        arrays = [self.times, self.positions, self.velocities, self.accelerations]
+        if not all(a is None or np.all(np.isfinite(a)) for a in arrays):
+            raise StateError("trajectory contains non-finite values")
+        if np.any(np.diff(self.times) <= 0.0):
+            raise StateError("trajectory times must be strictly increasing")
+        if self.velocities is None:
+            object.__setattr__(self, "velocities", _catmull_rom(self.times, self.positions))
+        if self.quintic is None:
+            object.__setattr__(self, "quintic",
+                               np.full(K - 1, self.accelerations is not None, dtype=bool))
+
+    @property
+    def end_time(self) -> float:
+        """Time of the last waypoint [s]."""
+        return float(self.times[-1])
+
+    def sample(self, t: float) -> tuple[Array, Array, Array]:
+        """``(q, qd, qdd)`` (n,) at absolute time ``t`` [s]."""
+        times, P = self.times, self.positions
+        V = self.velocities
+        assert V is not None  # set in __post_init__
+        n = P.shape[1]
+        if t >= times[-1]:
+            return P[-1].copy(), np.zeros(n), np.zeros(n)
+        if t <= times[0]:
+            acc = self.accelerations[0].copy() if self.accelerations is not None else np.zeros(n)
+            return P[0].copy(), V[0].copy(), acc if len(times) > 1 else np.zeros(n)
+        k = int(np.searchsorted(times, t, side="right")) - 1
+        T = float(times[k + 1] - times[k])
+        s = (t - float(times[k])) / T
+        A = self.accelerations
+        if A is not None and self.quintic is not None and self.quintic[k]:
+            return _quintic(s, T, P[k], V[k], A[k], P[k + 1], V[k + 1], A[k + 1])
+        return _cubic(s, T, P[k], V[k], P[k + 1], V[k + 1])
+
+
+def _catmull_rom(times: Array, positions: Array) -> Array:
+    V = np.zeros_like(positions)
+    if len(times) > 2:
+        V[1:-1] = (positions[2:] - positions[:-2]) / (times[2:] - times[:-2])[:, None]
+    return V
+
+
+def _cubic(s: float, T: float, p0: Array, v0: Array, p1: Array, v1: Array
+           ) -> tuple[Array, Array, Array]:
+    """Cubic Hermite on ``s`` in [0, 1] over a segment of duration ``T``."""
+    m0, m1 = v0 * T, v1 * T
+    h = (2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s, -2 * s**3 + 3 * s**2, s**3 - s**2)
+    dh = (6 * s**2 - 6 * s, 3 * s**2 - 4 * s + 1, -6 * s**2 + 6 * s, 3 * s**2 - 2 * s)
+    ddh = (12 * s - 6, 6 * s - 4, -12 * s + 6, 6 * s - 2)
+    q = h[0] * p0 + h[1] * m0 + h[2] * p1 + h[3] * m1
+    qd = (dh[0] * p0 + dh[1] * m0 + dh[2] * p1 + dh[3] * m1) / T
+    qdd = (ddh[0] * p0 + ddh[1] * m0 + ddh[2] * p1 + ddh[3] * m1) / T**2
+    return q, qd, qdd
+
+
+def _quintic(s: float, T: float, p0: Array, v0: Array, a0: Array, p1: Array, v1: Array,
+             a1: Array) -> tuple[Array, Array, Array]:
+    """Quintic Hermite matching position, velocity and acceleration at both ends."""
+    # Coefficients of q(s) = sum c_i s^i with s in [0, 1]; derivatives in s scaled by T.
+    c0, c1, c2 = p0, v0 * T, 0.5 * a0 * T**2
+    d = p1 - c0 - c1 - c2
+    e = v1 * T - c1 - 2 * c2
+    f = a1 * T**2 - 2 * c2
+    c3 = 10 * d - 4 * e + 0.5 * f
+    c4 = -15 * d + 7 * e - f
+    c5 = 6 * d - 3 * e + 0.5 * f
+    q = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
+    qd = (c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))) / T
+    qdd = (2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))) / T**2
+    return q, qd, qdd
+
+
+def continue_from(trajectory: JointTrajectory, start: float,
+                  current: tuple[Array, Array, Array]) -> JointTrajectory:
+    """Prepend the current reference ``(q, qd, qdd)`` at time ``start`` when the
+    trajectory's first waypoint lies after it, joined by a quintic segment so
+    that position, velocity and acceleration stay continuous."""
+    times, P, V = trajectory.times, trajectory.positions, trajectory.velocities
+    assert V is not None and trajectory.quintic is not None
+    if times[0] <= start:
+        return trajectory
+    q, qd, qdd = current
+    A = trajectory.accelerations
+    if A is None:
+        # The first waypoint's acceleration as the following cubic segment starts
+        # with it, so the joining quintic keeps qdd continuous there too.
+        A = np.zeros_like(P)
+        if len(times) > 1:
+            A[0] = _cubic(0.0, float(times[1] - times[0]), P[0], V[0], P[1], V[1])[2]
+    return JointTrajectory(
+        np.concatenate([[start], times]), np.vstack([q, P]), np.vstack([qd, V]),
+        np.vstack([qdd, A]), np.concatenate([[True], trajectory.quintic]),
+    )

@@ -1,0 +1,1 @@
+"""rclpy nodes: the torque controller and the embedded simulator."""

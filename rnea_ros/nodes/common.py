@@ -1,0 +1,56 @@
+"""Helpers shared by the nodes: parameter declaration from a spec table, stamps,
+and a one-line fatal exit on bad start-up parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.clock import Clock, ClockType  # type: ignore[attr-defined]  # re-exported
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+
+from rnea_ros.control.config import ParameterSpec
+from rnea_ros.core.errors import RneaError
+
+
+def declare(node: Node, specs: Mapping[str, ParameterSpec]) -> dict[str, Any]:
+    """Declare every parameter of ``specs`` (description, read-only flag) and
+    return their current values (launch/YAML overrides applied)."""
+    for name, spec in specs.items():
+        node.declare_parameter(name, spec.default, ParameterDescriptor(
+            description=spec.description, read_only=spec.read_only))
+    return {name: node.get_parameter(name).value for name in specs}
+
+
+def steady_clock() -> Clock:
+    """A steady clock for timers that must run when simulated time stops (watchdogs)."""
+    return Clock(clock_type=ClockType.STEADY_TIME)
+
+
+def stamp_seconds(stamp: Any) -> float:
+    """``builtin_interfaces/Time`` as float seconds."""
+    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
+
+
+def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int:
+    """Init rclpy, build the node, spin; a bad configuration logs one line and returns 1."""
+    rclpy.init(args=args)
+    try:
+        try:
+            node = make_node()
+        except (RneaError, ParameterException, ValueError, TypeError) as exc:
+            rclpy.logging.get_logger(name).fatal(f"cannot start: {exc}")
+            return 1
+        try:
+            rclpy.spin(node)
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        finally:
+            node.destroy_node()
+        return 0
+    finally:
+        rclpy.try_shutdown()

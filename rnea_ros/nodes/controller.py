@@ -1,0 +1,224 @@
+"""The RNEA torque controller node.
+
+Subscribes ``/joint_states`` (``sensor_msgs/JointState``, best-effort QoS, so
+reliable and best-effort publishers both match; ``qos_overrides`` allowed) and
+``~/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, reference of the
+``inverse_dynamics`` mode); publishes ``/effort_controller/commands``
+(``std_msgs/Float64MultiArray`` ordered by the ``joints`` parameter: what
+ros2_control's ``forward_command_controller`` with ``interface_name: effort``
+expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
+``/diagnostics``. Topics are remappable. Parameters: see
+:data:`rnea_ros.control.config.CONTROLLER_PARAMETERS` and
+``config/controller.yaml``; the logic lives in
+:class:`rnea_ros.control.controller.TorqueController`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
+from rclpy.qos_overriding_options import QoSOverridingOptions
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from rnea_ros.control.config import (
+    CONTROLLER_PARAMETERS,
+    ControllerConfig,
+    controller_config,
+    load_model,
+    resolve_path,
+)
+from rnea_ros.control.controller import Oracle, TorqueController
+from rnea_ros.control.laws import Step
+from rnea_ros.core.errors import RneaError
+from rnea_ros.core.model import RobotModel
+from rnea_ros.core.rnea import friction_torques
+from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_clock
+
+NODE_NAME = "rnea_controller"
+STATE_QOS = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=10,
+                       reliability=QoSReliabilityPolicy.BEST_EFFORT,
+                       durability=QoSDurabilityPolicy.VOLATILE)
+
+
+def pinocchio_oracle_factory(urdf: Any) -> Any:
+    """Oracle factory for :class:`TorqueController`: Pinocchio on the same URDF."""
+    from rnea_ros.oracle import PinocchioOracle
+
+    def factory(model: RobotModel, config: ControllerConfig) -> Oracle:
+        oracle = PinocchioOracle(urdf, model)
+        if config.payload is not None:
+            oracle.add_payload(config.payload)
+
+        def reference(step: Step) -> np.ndarray:
+            if config.mode == "gravity":
+                return oracle.gravity(step.q)
+            assert step.q_ref is not None and step.qd_ref is not None
+            assert step.qdd_ref is not None
+            return oracle.rnea(step.q_ref, step.qd_ref, step.qdd_ref) + \
+                friction_torques(model, step.qd_ref)
+        return reference
+    return factory
+
+
+class ControllerNode(Node):
+    """rclpy adapter around :class:`TorqueController`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        self.values = declare(self, CONTROLLER_PARAMETERS)
+        model = load_model(self.values)
+        config = controller_config(self.values, model)
+        urdf = self.values["robot_description"] or str(resolve_path(self.values["urdf_path"]))
+        self.controller = TorqueController(model, config, pinocchio_oracle_factory(urdf))
+        self.command_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands",
+                                                 10)
+        self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
+                           if self.values["publish_effort_state"] else None)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_subscription(JointState, "/joint_states", self.on_joint_state, STATE_QOS,
+                                 qos_overriding_options=QoSOverridingOptions
+                                 .with_default_policies())
+        self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10)
+        self.add_on_set_parameters_callback(self.on_set_parameters)
+        # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
+        self.create_timer(min(config.watchdog_timeout / 4, 0.02), self.on_watchdog,
+                          clock=steady_clock())
+        self.create_timer(float(self.values["diagnostics_period"]), self.publish_diagnostics,
+                          clock=steady_clock())
+        self.messages_since_diagnostics = 0
+        self.last_diagnostics = time.monotonic()
+        self.get_logger().info(
+            f"{model.name}: {model.nv} joints, mode '{config.mode}', commanding "
+            f"{len(config.joints)} joints on {self.command_pub.topic_name}")
+
+    # ---------------------------------------------------------------- inputs
+    def on_joint_state(self, msg: JointState) -> None:
+        self.messages_since_diagnostics += 1
+        stamp = stamp_seconds(msg.header.stamp)
+        if stamp == 0.0:  # unstamped: the receive time (simulated with use_sim_time)
+            stamp = self.get_clock().now().nanoseconds * 1e-9
+        result = self.controller.joint_state(msg.name, msg.position, msg.velocity, stamp)
+        if result.reason == "missing_joints":
+            self.get_logger().warning(f"waiting for joints: {result.message}",
+                                      throttle_duration_sec=5.0)
+        elif result.reason is not None:
+            self.get_logger().warning(f"rejected joint state ({result.reason}): "
+                                      f"{result.message}", throttle_duration_sec=1.0)
+        elif result.command is not None:
+            self.publish_command(result.command, msg.header.stamp)
+
+    def on_trajectory(self, msg: JointTrajectory) -> None:
+        points = msg.points
+        try:
+            if not points:
+                raise RneaError("trajectory has no points")
+            times = np.array([stamp_seconds(p.time_from_start) for p in points])
+            positions = np.array([p.positions for p in points], dtype=np.float64)
+            has_vel = all(len(p.velocities) for p in points)
+            has_acc = all(len(p.accelerations) for p in points)
+            velocities = np.array([p.velocities for p in points]) if has_vel else None
+            accelerations = np.array([p.accelerations for p in points]) if has_acc else None
+            start = stamp_seconds(msg.header.stamp)
+            if start == 0.0:  # "start now": the time of the latest joint state
+                last = self.controller.last_state_time
+                start = last if last is not None else self.get_clock().now().nanoseconds * 1e-9
+            self.controller.trajectory(list(msg.joint_names), times, positions, velocities,
+                                       accelerations, start)
+        except (RneaError, ValueError) as exc:
+            self.controller.rejected["trajectory"] += 1
+            self.get_logger().warning(f"rejected trajectory: {exc}", throttle_duration_sec=1.0)
+
+    def on_watchdog(self) -> None:
+        was_stale = self.controller.stale
+        command = self.controller.watchdog()
+        if command is None:
+            return
+        if not was_stale:
+            self.get_logger().error(
+                f"no valid joint state for {self.controller.config.watchdog_timeout:g} s: "
+                f"stale behaviour '{self.controller.config.stale_behavior}'")
+        self.publish_command(command, self.get_clock().now().to_msg())
+
+    def publish_command(self, command: np.ndarray, stamp: Any) -> None:
+        msg = Float64MultiArray()
+        msg.data = command.tolist()
+        self.command_pub.publish(msg)
+        if self.effort_pub is not None:
+            state = JointState()
+            state.header.stamp = stamp
+            state.name = list(self.controller.config.joints)
+            state.effort = msg.data
+            self.effort_pub.publish(state)
+
+    # ------------------------------------------------------------ parameters
+    def on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
+        values = dict(self.values)
+        for p in params:
+            if p.name in CONTROLLER_PARAMETERS and CONTROLLER_PARAMETERS[p.name].read_only:
+                return SetParametersResult(successful=False,
+                                           reason=f"parameter '{p.name}' is read-only")
+            values[p.name] = p.value
+        try:
+            config = controller_config(values, self.controller.base_model)
+            self.controller.configure(config)
+        except RneaError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        self.values = values
+        self.get_logger().info("parameters updated: " + ", ".join(p.name for p in params))
+        return SetParametersResult(successful=True)
+
+    # ----------------------------------------------------------- diagnostics
+    def publish_diagnostics(self) -> None:
+        c = self.controller
+        now = time.monotonic()
+        rate = self.messages_since_diagnostics / max(now - self.last_diagnostics, 1e-9)
+        self.messages_since_diagnostics, self.last_diagnostics = 0, now
+        p50, p99 = c.compute_percentiles()
+        level, message = DiagnosticStatus.OK, "computing"
+        if c.last_valid_wall is None:
+            level, message = DiagnosticStatus.WARN, "waiting for a complete joint state"
+        if sum(c.rejected.values()):
+            level, message = DiagnosticStatus.WARN, "rejecting some inputs"
+        oracle_bad = c.oracle is not None and c.oracle_discrepancy > c.config.oracle_tolerance
+        if oracle_bad:
+            level, message = DiagnosticStatus.ERROR, "model disagrees with Pinocchio"
+        if c.stale:
+            level, message = DiagnosticStatus.ERROR, "watchdog: joint states stopped"
+        values = {
+            "mode": c.config.mode,
+            "input rate [Hz]": f"{rate:.1f}",
+            "compute p50 [us]": f"{p50:.1f}",
+            "compute p99 [us]": f"{p99:.1f}",
+            "accepted": str(c.accepted),
+            "commands": str(c.commands),
+            "rejected": str(sum(c.rejected.values())),
+            "saturated": str(c.saturated),
+            "watchdog": "stale" if c.stale else "ok",
+            "stale events": str(c.stale_events),
+            "oracle discrepancy": f"{c.oracle_discrepancy:.3e}" if c.oracle else "disabled",
+        }
+        values.update({f"rejected: {k}": str(v) for k, v in sorted(c.rejected.items())})
+        status = DiagnosticStatus(level=level, name=f"{self.get_name()}: torque computation",
+                                  message=message, hardware_id=c.base_model.name,
+                                  values=[KeyValue(key=k, value=v) for k, v in values.items()])
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics_pub.publish(array)
+
+
+def main(args: list[str] | None = None) -> int:
+    """``ros2 run rnea_ros controller``."""
+    return run(NODE_NAME, ControllerNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,149 @@
+"""Run the simulator and the controller in one process over real DDS (loopback),
+with a probe node that records joint states, commands and diagnostics and
+sends trajectories. Used by the demo and the node tests.
+
+The caller must have set ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a
+``ROS_DOMAIN_ID`` before rclpy was initialised (``make``, the test
+configuration and the demo do).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Duration
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from rnea_ros.nodes.controller import ControllerNode
+from rnea_ros.nodes.simulator import SimulatorNode
+
+
+def overrides(values: Mapping[str, Any]) -> list[Parameter[Any]]:
+    """``parameter_overrides`` for a node from a plain mapping."""
+    return [Parameter(name, value=value) for name, value in values.items()]
+
+
+@dataclass
+class Recording:
+    """What the probe saw: sim time [s], positions, velocities (model order)."""
+
+    t: list[float] = field(default_factory=list)
+    q: list[np.ndarray] = field(default_factory=list)
+    qd: list[np.ndarray] = field(default_factory=list)
+    commands: list[np.ndarray] = field(default_factory=list)
+    diagnostics: list[DiagnosticArray] = field(default_factory=list)
+
+
+class Probe(Node):
+    """Records /joint_states, commands and /diagnostics; publishes trajectories and states."""
+
+    def __init__(self, context: Context, controller_name: str = "rnea_controller") -> None:
+        super().__init__("rnea_probe", context=context)
+        self.recording = Recording()
+        self.create_subscription(JointState, "/joint_states", self.on_state, 100)
+        self.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                 lambda m: self.recording.commands.append(np.array(m.data)), 100)
+        self.create_subscription(DiagnosticArray, "/diagnostics",
+                                 self.recording.diagnostics.append, 10)
+        self.trajectory_pub = self.create_publisher(
+            JointTrajectory, f"/{controller_name}/joint_trajectory", 10)
+        self.state_pub = self.create_publisher(JointState, "/joint_states", 10)
+
+    def on_state(self, msg: JointState) -> None:
+        if msg.effort:  # the simulator's states carry the applied effort; ours don't
+            r = self.recording
+            r.t.append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+            r.q.append(np.array(msg.position))
+            r.qd.append(np.array(msg.velocity))
+
+    def send_trajectory(self, names: Sequence[str], times: np.ndarray, positions: np.ndarray,
+                        velocities: np.ndarray | None = None,
+                        accelerations: np.ndarray | None = None) -> None:
+        """Publish a trajectory that starts 'now' (zero header stamp)."""
+        msg = JointTrajectory()
+        msg.joint_names = list(names)
+        for k, t in enumerate(times):
+            point = JointTrajectoryPoint()
+            point.positions = positions[k].tolist()
+            if velocities is not None:
+                point.velocities = velocities[k].tolist()
+            if accelerations is not None:
+                point.accelerations = accelerations[k].tolist()
+            sec = int(t)
+            point.time_from_start = Duration(sec=sec, nanosec=int((t - sec) * 1e9))
+            msg.points.append(point)
+        self.trajectory_pub.publish(msg)
+
+
+class ClosedLoop:
+    """Simulator (lockstep by default) + controller + probe on one executor."""
+
+    def __init__(self, controller: Mapping[str, Any] | None,
+                 simulator: Mapping[str, Any] | None) -> None:
+        """``None`` leaves that node out (e.g. a controller fed by the probe)."""
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        # Simulated time: the simulator publishes /clock, the controller follows it.
+        self.simulator = None
+        if simulator is not None:
+            sim_params = {"lockstep": True, "publish_clock": True, **simulator}
+            self.simulator = SimulatorNode(context=self.context,
+                                           parameter_overrides=overrides(sim_params))
+        self.controller = None
+        if controller is not None:
+            self.controller = ControllerNode(
+                context=self.context,
+                parameter_overrides=overrides({"use_sim_time": simulator is not None,
+                                               **controller}))
+        self.probe = Probe(self.context)
+        for node in (self.simulator, self.controller, self.probe):
+            if node is not None:
+                self.executor.add_node(node)
+
+    @property
+    def sim_time(self) -> float:
+        assert self.simulator is not None
+        return float(self.simulator.sim.t)
+
+    def spin_until(self, done: Callable[[], bool], wall_timeout: float) -> bool:
+        """Spin until ``done()`` or ``wall_timeout`` seconds; returns ``done()``."""
+        end = time.monotonic() + wall_timeout
+        while not done() and time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+        return done()
+
+    def run_for(self, sim_seconds: float, wall_timeout: float = 60.0) -> bool:
+        """Advance the simulation by ``sim_seconds``."""
+        target = self.sim_time + sim_seconds
+        return self.spin_until(lambda: self.sim_time >= target - 1e-9, wall_timeout)
+
+    def set_controller_parameters(self, values: Mapping[str, Any]) -> list[SetParametersResult]:
+        assert self.controller is not None
+        return list(self.controller.set_parameters(overrides(values)))
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        for node in (self.simulator, self.controller, self.probe):
+            if node is not None:
+                node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+    def __enter__(self) -> ClosedLoop:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

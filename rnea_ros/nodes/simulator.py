@@ -1,0 +1,181 @@
+"""Embedded simulator node, for machines without Gazebo (and for our tests).
+
+Integrates the robot with Pinocchio's ABA (not our code, see
+:mod:`rnea_ros.simulation`), subscribes the effort topic of gz_ros2_control's
+forward command controller (``/effort_controller/commands``,
+``std_msgs/Float64MultiArray`` in ``joints`` order) and publishes
+``/joint_states`` (position, velocity, applied effort; stamped with the
+simulated time) and, when ``publish_clock`` is set, ``/clock`` so that
+``use_sim_time`` works.
+
+``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
+real time with the last command (zero effort once ``command_timeout`` has
+passed without one). ``lockstep: true``: each received command advances the
+simulation by one step and publishes the new state, so a controller that
+answers every state closes the loop at full speed and deterministically; the
+state is re-sent every 50 ms while no command arrives.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from rnea_ros.control.config import ParameterSpec, load_model, resolve_path
+from rnea_ros.core.errors import ParameterError, RneaError
+from rnea_ros.core.model import RobotModel
+from rnea_ros.core.payload import Payload, with_payload
+from rnea_ros.nodes.common import declare, run, steady_clock
+from rnea_ros.simulation import INTEGRATORS, Simulator
+
+NODE_NAME = "rnea_simulator"
+
+SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
+    "robot_description": ParameterSpec("", "URDF XML of the robot; empty: read urdf_path", True),
+    "urdf_path": ParameterSpec("", "URDF file when robot_description is empty", True),
+    "inertia_check": ParameterSpec("strict", "'strict' or 'warn' for non-physical inertias",
+                                   True),
+    "joints": ParameterSpec([""], "joints of the effort command array, in order; [''] = all",
+                            True),
+    "rate": ParameterSpec(1000.0, "integration rate [Hz]", True),
+    "integrator": ParameterSpec("semi_implicit", "'semi_implicit' (symplectic Euler) or 'rk4'",
+                                True),
+    "damping": ParameterSpec([0.0], "viscous joint damping, per joint or one [N m s/rad]", True),
+    "initial_positions": ParameterSpec([0.0], "initial q, per joint or one [rad or m]", True),
+    "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2]", True),
+    "payload.link": ParameterSpec("", "link carrying a payload; empty: none"),
+    "payload.mass": ParameterSpec(0.0, "payload mass [kg]"),
+    "payload.com": ParameterSpec([0.0, 0.0, 0.0], "payload COM in the link frame [m]"),
+    "payload.inertia": ParameterSpec([0.0] * 6, "payload inertia about its COM: xx yy zz xy xz "
+                                     "yz [kg m^2]"),
+    "publish_clock": ParameterSpec(False, "publish /clock with the simulated time", True),
+    "lockstep": ParameterSpec(False, "advance one step per received command", True),
+    "command_timeout": ParameterSpec(0.5, "apply zero effort after this long without a "
+                                     "command (real-time mode) [s]", True),
+}
+
+
+def _per_joint(values: dict[str, Any], name: str, n: int) -> np.ndarray:
+    out = np.array(values[name], dtype=np.float64).ravel()
+    if out.size == 1:
+        out = np.full(n, out[0])
+    if out.size != n or not np.all(np.isfinite(out)):
+        raise ParameterError(f"parameter '{name}' needs 1 or {n} finite values")
+    return out
+
+
+class SimulatorNode(Node):
+    """rclpy adapter around :class:`rnea_ros.simulation.Simulator`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        v = declare(self, SIMULATOR_PARAMETERS)
+        model = load_model(v).replace(gravity=np.array(v["gravity"], dtype=np.float64))
+        names = [j for j in v["joints"] if j] or list(model.joint_names)
+        self.command_index = np.array([model.joint_index(j) for j in names])
+        if v["integrator"] not in INTEGRATORS:
+            raise ParameterError(f"parameter 'integrator' is '{v['integrator']}'; valid: "
+                                 f"{INTEGRATORS}")
+        if not float(v["rate"]) > 0.0:
+            raise ParameterError("parameter 'rate' must be > 0 Hz")
+        self.values = v
+        self.urdf = v["robot_description"] or str(resolve_path(v["urdf_path"]))
+        self.sim = self.make_simulator(v, model)
+        self.sim.reset(_per_joint(v, "initial_positions", model.nv))
+        self.tau = np.zeros(model.nv)
+        self.last_command_wall = -np.inf
+        self.command_timeout = float(v["command_timeout"])
+        self.rejected = 0
+        self.lockstep = bool(v["lockstep"])
+        self.state_pub = self.create_publisher(JointState, "/joint_states", 10)
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if v["publish_clock"] \
+            else None
+        self.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                 self.on_command, 10)
+        self.add_on_set_parameters_callback(self.on_set_parameters)
+        if self.lockstep:
+            self.create_timer(0.05, self.resend, clock=steady_clock())
+        else:
+            self.create_timer(self.sim.dt, self.on_tick, clock=steady_clock())
+        self.publish_state()
+
+    def make_simulator(self, v: dict[str, Any], model: RobotModel) -> Simulator:
+        payload = None
+        if v["payload.link"]:
+            payload = Payload(v["payload.link"], float(v["payload.mass"]),
+                              tuple(v["payload.com"]), tuple(v["payload.inertia"]))
+            with_payload(model, payload)  # validates
+        return Simulator(self.urdf, model, dt=1.0 / float(v["rate"]), integrator=v["integrator"],
+                         damping=_per_joint(v, "damping", model.nv), payload=payload)
+
+    def on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
+        """Runtime payload changes (an object picked up); other parameters are read-only."""
+        values = dict(self.values)
+        values.update({p.name: p.value for p in params})
+        try:
+            sim = self.make_simulator(values, self.sim.model)
+        except RneaError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        sim.reset(self.sim.q, self.sim.qd, self.sim.t)
+        sim.effort = self.sim.effort
+        self.sim, self.values = sim, values
+        return SetParametersResult(successful=True)
+
+    def on_command(self, msg: Float64MultiArray) -> None:
+        data = np.asarray(msg.data, dtype=np.float64)
+        if data.shape != self.command_index.shape or not np.all(np.isfinite(data)):
+            self.rejected += 1
+            self.get_logger().warning(f"rejected effort command of {data.size} values "
+                                      f"(expected {self.command_index.size} finite)",
+                                      throttle_duration_sec=1.0)
+            return
+        self.tau = np.zeros(self.sim.model.nv)
+        self.tau[self.command_index] = data
+        self.last_command_wall = time.monotonic()
+        if self.lockstep:
+            self.sim.step(self.tau)
+            self.publish_state()
+
+    def on_tick(self) -> None:
+        if time.monotonic() - self.last_command_wall > self.command_timeout:
+            self.tau = np.zeros(self.sim.model.nv)
+        self.sim.step(self.tau)
+        self.publish_state()
+
+    def resend(self) -> None:
+        if time.monotonic() - self.last_command_wall > 0.05:
+            self.publish_state()
+
+    def publish_state(self) -> None:
+        sec = int(self.sim.t)
+        nanosec = round((self.sim.t - sec) * 1e9)
+        if nanosec >= 1_000_000_000:
+            sec, nanosec = sec + 1, nanosec - 1_000_000_000
+        msg = JointState()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        msg.name = list(self.sim.model.joint_names)
+        msg.position = self.sim.q.tolist()
+        msg.velocity = self.sim.qd.tolist()
+        msg.effort = self.sim.effort.tolist()
+        self.state_pub.publish(msg)
+        if self.clock_pub is not None:
+            clock = Clock()
+            clock.clock = msg.header.stamp
+            self.clock_pub.publish(clock)
+
+
+def main(args: list[str] | None = None) -> int:
+    """``ros2 run rnea_ros simulator``."""
+    return run(NODE_NAME, SimulatorNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
