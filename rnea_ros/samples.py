@@ -39,7 +39,7 @@ EXAMPLE_ROBOTS = {
 # Example robots whose URDF has non-physical link inertias (load with inertia_check="warn").
 NONPHYSICAL_INERTIA = ("tiago", "pr2")
 
-SAMPLE_ROBOTS = ("two_link_rr", "two_link_pr", "stanford_arm")
+SAMPLE_ROBOTS = ("two_link_rr", "two_link_pr", "stanford_arm", "arm7")
 
 
 def share_directory() -> Path:

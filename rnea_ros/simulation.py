@@ -43,14 +43,19 @@ class Simulator:
         self.damping = np.zeros(model.nv) if damping is None else np.asarray(damping, float)
         self.q = np.zeros(model.nv)
         self.qd = np.zeros(model.nv)
-        self.t = 0.0
+        self.t0, self.steps = 0.0, 0  # t = t0 + steps * dt, without accumulating rounding
         self.effort = np.zeros(model.nv)
+
+    @property
+    def t(self) -> float:
+        """Simulated time [s]."""
+        return self.t0 + self.steps * self.dt
 
     def reset(self, q: Array, qd: Array | None = None, t: float = 0.0) -> None:
         """Set the state."""
         self.q = np.array(q, dtype=np.float64)
         self.qd = np.zeros(self.model.nv) if qd is None else np.array(qd, dtype=np.float64)
-        self.t = t
+        self.t0, self.steps = t, 0
 
     def acceleration(self, q: Array, qd: Array, tau: Array) -> Array:
         """``qdd`` from Pinocchio's ABA with joint damping."""
@@ -75,4 +80,4 @@ class Simulator:
             q = q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
             qd = qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
         self.q, self.qd, self.effort = q, qd, tau
-        self.t += dt
+        self.steps += 1

@@ -113,6 +113,12 @@ class ClosedLoop:
         for node in (self.simulator, self.controller, self.probe):
             if node is not None:
                 self.executor.add_node(node)
+        if self.simulator is not None and self.controller is not None:
+            # Start the lockstep loop once both directions are discovered.
+            sim = self.simulator
+            self.spin_until(lambda: sim.state_pub.get_subscription_count() >= 2
+                            and sim.command_sub.get_publisher_count() >= 1, 10.0)
+            sim.publish_state()
 
     @property
     def sim_time(self) -> float:

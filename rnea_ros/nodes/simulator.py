@@ -13,7 +13,7 @@ real time with the last command (zero effort once ``command_timeout`` has
 passed without one). ``lockstep: true``: each received command advances the
 simulation by one step and publishes the new state, so a controller that
 answers every state closes the loop at full speed and deterministically; the
-state is re-sent every 50 ms while no command arrives.
+state is (re)sent when no command came for 0.5 s, which also starts the loop.
 """
 
 from __future__ import annotations
@@ -98,14 +98,14 @@ class SimulatorNode(Node):
         self.state_pub = self.create_publisher(JointState, "/joint_states", 10)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if v["publish_clock"] \
             else None
-        self.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                                 self.on_command, 10)
+        self.command_sub = self.create_subscription(
+            Float64MultiArray, "/effort_controller/commands", self.on_command, 10)
         self.add_on_set_parameters_callback(self.on_set_parameters)
+        self.last_publish_wall = -np.inf
         if self.lockstep:
             self.create_timer(0.05, self.resend, clock=steady_clock())
         else:
             self.create_timer(self.sim.dt, self.on_tick, clock=steady_clock())
-        self.publish_state()
 
     def make_simulator(self, v: dict[str, Any], model: RobotModel) -> Simulator:
         payload = None
@@ -151,7 +151,8 @@ class SimulatorNode(Node):
         self.publish_state()
 
     def resend(self) -> None:
-        if time.monotonic() - self.last_command_wall > 0.05:
+        now = time.monotonic()
+        if now - max(self.last_command_wall, self.last_publish_wall) > 0.5:
             self.publish_state()
 
     def publish_state(self) -> None:
@@ -166,6 +167,7 @@ class SimulatorNode(Node):
         msg.velocity = self.sim.qd.tolist()
         msg.effort = self.sim.effort.tolist()
         self.state_pub.publish(msg)
+        self.last_publish_wall = time.monotonic()
         if self.clock_pub is not None:
             clock = Clock()
             clock.clock = msg.header.stamp

@@ -1,0 +1,176 @@
+"""TorqueController logic without ROS: merging, rejection, watchdog, saturation,
+trajectory replacement, configuration validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rnea_ros.control.config import controller_config, default_values, load_model
+from rnea_ros.control.controller import TorqueController
+from rnea_ros.core.errors import ParameterError, StateError
+from rnea_ros.core.rnea import gravity_torques, rnea
+
+URDF = "package://rnea_ros/urdf/arm7.urdf"
+Q = np.array([0.2, -0.3, 0.1, -1.8, 0.2, 1.4, 0.3])
+
+
+def make(**changes):
+    values = default_values()
+    values.update(urdf_path=URDF, **changes)
+    model = load_model(values)
+    return TorqueController(model, controller_config(values, model)), model
+
+
+def test_gravity_mode_commands_g_of_q_in_the_joints_order() -> None:
+    joints = ["joint7", "joint1", "joint2", "joint3", "joint4", "joint5", "joint6"]
+    ctl, model = make(joints=joints)
+    names = ["gripper", *reversed(model.joint_names)]  # extra joint, any order
+    result = ctl.joint_state(names, [9.0, *Q[::-1]], [], stamp=1.0, now=0.0)
+    expected = gravity_torques(model, Q)[[6, 0, 1, 2, 3, 4, 5]]
+    assert result.reason is None and np.allclose(result.command, expected, atol=1e-12)
+
+
+def test_partial_messages_are_merged_and_counted_until_complete() -> None:
+    ctl, model = make()
+    names = list(model.joint_names)
+    first = ctl.joint_state(names[:4], Q[:4], [0.0] * 4, stamp=1.0, now=0.0)
+    assert first.command is None and first.reason == "missing_joints"
+    assert "joint5" in first.message
+    second = ctl.joint_state(names[4:], Q[4:], [0.0] * 3, stamp=1.001, now=0.0)
+    assert np.allclose(second.command, gravity_torques(model, Q))
+    # A merged sample older than watchdog_timeout is not combined.
+    stale = ctl.joint_state(names[4:], Q[4:], [0.0] * 3, stamp=1.5, now=0.1)
+    assert stale.command is None and stale.reason is None
+
+
+@pytest.mark.parametrize(("position", "velocity", "stamp", "reason"), [
+    ([0.0] * 6, [], 1.0, "length_mismatch"),
+    ([0.0] * 7, [0.0] * 3, 1.0, "length_mismatch"),
+    ([0.0, np.nan, 0, 0, 0, 0, 0], [], 1.0, "non_finite"),
+    ([0.0] * 7, [0, 0, np.inf, 0, 0, 0, 0], 1.0, "non_finite"),
+    ([0.0] * 7, [], 0.5, "time_backwards"),
+    ([0.0] * 7, [], float("nan"), "time_backwards"),
+])
+def test_bad_messages_are_rejected_counted_and_leave_the_state(position, velocity, stamp,
+                                                               reason) -> None:
+    ctl, model = make()
+    names = list(model.joint_names)
+    good = ctl.joint_state(names, Q, [0.0] * 7, stamp=0.9, now=0.0)
+    result = ctl.joint_state(names, position, velocity, stamp=stamp, now=0.0)
+    assert result.command is None and result.reason == reason
+    assert ctl.rejected[reason] == 1
+    again = ctl.joint_state(names, Q, [0.0] * 7, stamp=1.0, now=0.0)
+    assert np.allclose(again.command, good.command)
+    if reason == "non_finite":
+        assert "joint2" in result.message or "joint3" in result.message
+
+
+def test_inverse_dynamics_mode_needs_velocities() -> None:
+    ctl, model = make(mode="inverse_dynamics")
+    result = ctl.joint_state(model.joint_names, Q, [], stamp=1.0, now=0.0)
+    assert result.reason == "missing_velocity"
+
+
+def test_saturation_is_applied_and_counted() -> None:
+    ctl, model = make(effort_limits=[1.0] * 7)
+    result = ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.0, now=0.0)
+    g = gravity_torques(model, Q)
+    assert np.allclose(result.command, np.clip(g, -1, 1))
+    assert ctl.saturated == int(np.sum(np.abs(g) > 1.0)) > 0
+
+
+@pytest.mark.parametrize("behavior", ["hold", "zero"])
+def test_watchdog_fires_on_silence(behavior: str) -> None:
+    ctl, model = make(stale_behavior=behavior, watchdog_timeout=0.1)
+    assert ctl.watchdog(now=100.0) is None  # nothing before the first state
+    ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.0, now=10.0)
+    assert ctl.watchdog(now=10.05) is None and not ctl.stale
+    command = ctl.watchdog(now=10.2)
+    assert ctl.stale and ctl.stale_events == 1
+    expected = gravity_torques(model, Q) if behavior == "hold" else np.zeros(7)
+    assert np.allclose(command, expected)
+    ctl.watchdog(now=10.3)
+    assert ctl.stale_events == 1
+    ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.2, now=10.4)
+    assert not ctl.stale
+
+
+def switch_jump(dt: float) -> tuple[float, float]:
+    """Torque change across a mid-motion trajectory replacement, and at the switch
+    instant the difference between old and new feedforward (kp = kd = 0)."""
+    ctl, model = make(mode="inverse_dynamics", kp=[0.0], kd=[0.0])
+    names = list(model.joint_names)
+    ctl.joint_state(names, Q, [0.0] * 7, stamp=0.0, now=0.0)
+    ctl.trajectory(names, np.array([1.0, 2.0]), np.vstack([Q + 0.2, Q - 0.1]), None, None,
+                   start=0.0)
+    t_switch = 0.7
+    previous = None
+    steps = int(round(1.5 / dt))
+    for k in range(1, steps):
+        t = k * dt
+        if previous is not None and abs(t - dt - t_switch) < dt / 2:
+            old = ctl.reference.trajectory
+            ctl.trajectory(names, np.array([0.5]), np.vstack([Q - 0.3]), None, None, start=t)
+            t_last = t - dt
+            at_switch = np.abs(rnea(ctl.model, *ctl.reference.trajectory.sample(t_last))
+                               - rnea(ctl.model, *old.sample(t_last))).max()
+            before = previous
+        q_ref, qd_ref, qdd_ref = ctl.reference.trajectory.sample(t)
+        result = ctl.joint_state(names, q_ref, qd_ref, stamp=t, now=t)
+        assert np.allclose(result.command, rnea(ctl.model, q_ref, qd_ref, qdd_ref), atol=1e-9)
+        if previous is not None and abs(t - 2 * dt - t_switch) < dt / 2:
+            jump = float(np.abs(result.command - before).max())
+        previous = result.command
+    assert np.allclose(previous, gravity_torques(ctl.model, Q - 0.3), atol=1e-9)
+    return jump, float(at_switch)
+
+
+def test_trajectory_replacement_has_no_torque_jump() -> None:
+    jump_coarse, at_switch = switch_jump(1e-3)
+    jump_fine, _ = switch_jump(1e-4)
+    assert at_switch < 1e-9  # the new reference starts exactly where the old one was
+    assert jump_fine < jump_coarse / 5  # a change that shrinks with the step: no jump
+
+
+def test_trajectory_must_name_every_commanded_joint() -> None:
+    ctl, model = make(mode="inverse_dynamics")
+    with pytest.raises(StateError, match="lacks commanded joints 'joint7'"):
+        ctl.trajectory(list(model.joint_names[:6]), np.array([1.0]), np.zeros((1, 6)), None,
+                       None, start=0.0)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"mode": "torque"}, "parameter 'mode' is 'torque'; valid: 'gravity', 'inverse_dynamics'"),
+    ({"kp": [1.0, 2.0]}, "parameter 'kp' has 2 values; give 1 or 7"),
+    ({"kd": [-1.0]}, "parameter 'kd' must be >= 0"),
+    ({"joints": ["joint1", "elbow"]}, "parameter 'joints': 'elbow' not in the model"),
+    ({"effort_limits": [1.0, -1.0]}, "parameter 'effort_limits' needs 7 positive values"),
+    ({"watchdog_timeout": 0.0}, "parameter 'watchdog_timeout' must be > 0"),
+    ({"stale_behavior": "brake"}, "parameter 'stale_behavior' is 'brake'"),
+    ({"gravity": [0.0, 9.81]}, "parameter 'gravity' needs 3 values"),
+    ({"payload.link": "hand", "payload.mass": 1.0}, "payload link 'hand' is not a link"),
+    ({"payload.link": "flange", "payload.mass": -1.0}, "mass -1 kg is negative"),
+])
+def test_invalid_parameters_name_the_parameter(changes, message: str) -> None:
+    values = default_values()
+    values.update(urdf_path=URDF, **changes)
+    model = load_model(values)
+    with pytest.raises(ParameterError, match=message) if "negative" not in message \
+            and "not a link" not in message else pytest.raises(Exception, match=message):
+        TorqueController(model, controller_config(values, model))
+
+
+def test_model_source_is_required() -> None:
+    with pytest.raises(ParameterError, match="'robot_description' .* or 'urdf_path'"):
+        load_model(default_values())
+
+
+def test_payload_changes_the_gravity_torque() -> None:
+    ctl, model = make()
+    plain = ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.0, now=0.0).command
+    values = default_values()
+    values.update({"urdf_path": URDF, "payload.link": "flange", "payload.mass": 2.0})
+    ctl.configure(controller_config(values, model))
+    loaded = ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.1, now=0.0).command
+    assert np.abs(loaded - plain).max() > 1.0
