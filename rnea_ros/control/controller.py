@@ -74,6 +74,7 @@ class TorqueController:
         self._q = np.zeros(n)
         self._qd = np.zeros(n)
         self._stamp = np.full(n, -math.inf)
+        self._complete = False  # every joint received at least once
         self._name_cache: dict[tuple[str, ...], tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
         self.reference = Reference()
         self.rejected: Counter[str] = Counter()
@@ -152,12 +153,12 @@ class TorqueController:
                                 "message has no velocities, inverse_dynamics mode needs them")
         else:
             qd = np.zeros(len(model_idx))
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
             bad = [self.base_model.joint_names[model_idx[k]]
                    for k in np.flatnonzero(~(np.isfinite(q) & np.isfinite(qd)))]
             return self._reject("non_finite", f"non-finite position or velocity for joints "
                                               f"{options(bad)}")
-        if np.any(stamp < self._stamp[model_idx]):
+        if (self._stamp[model_idx] > stamp).any():
             return self._reject("time_backwards",
                                 f"stamp {stamp:.6f} s is older than the last one "
                                 f"({float(self._stamp[model_idx].max()):.6f} s)")
@@ -165,7 +166,9 @@ class TorqueController:
         self._qd[model_idx] = qd
         self._stamp[model_idx] = stamp
         self.accepted += 1
-        if not np.all(np.isfinite(self._stamp)):
+        if not self._complete:
+            self._complete = bool(np.isfinite(self._stamp).all())
+        if not self._complete:
             missing = [j for j, s in zip(self.base_model.joint_names, self._stamp, strict=True)
                        if not math.isfinite(s)]
             self.rejected["missing_joints"] += 1  # merged, but no command yet

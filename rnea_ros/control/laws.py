@@ -106,5 +106,5 @@ class InverseDynamicsPD:
 
 def saturate(tau: Array, limits: Array) -> tuple[Array, int]:
     """Clip ``tau`` to ``[-limits, limits]``; returns the clipped copy and how many were clipped."""
-    clipped = np.clip(tau, -limits, limits)
-    return clipped, int(np.count_nonzero(clipped != tau))
+    clipped = np.minimum(np.maximum(tau, -limits), limits)
+    return clipped, int((clipped != tau).sum())

@@ -61,6 +61,27 @@ class JointTrajectory:
         if self.quintic is None:
             object.__setattr__(self, "quintic",
                                np.full(K - 1, self.accelerations is not None, dtype=bool))
+        object.__setattr__(self, "_coefficients", self._segment_coefficients())
+
+    def _segment_coefficients(self) -> Array:
+        """Polynomial coefficients (K-1, 6, n) of every segment in ``s`` in [0, 1]."""
+        P, V, A = self.positions, self.velocities, self.accelerations
+        assert V is not None and self.quintic is not None
+        T = np.diff(self.times)[:, None]
+        C = np.zeros((len(T), 6, P.shape[1]))
+        p0, p1, m0, m1 = P[:-1], P[1:], V[:-1] * T, V[1:] * T
+        C[:, 0], C[:, 1] = p0, m0  # cubic Hermite
+        C[:, 2] = 3 * (p1 - p0) - 2 * m0 - m1
+        C[:, 3] = 2 * (p0 - p1) + m0 + m1
+        if A is not None:  # quintic Hermite where flagged
+            a0, a1 = 0.5 * A[:-1] * T**2, A[1:] * T**2
+            d = p1 - p0 - m0 - a0
+            e = m1 - m0 - 2 * a0
+            f = a1 - 2 * a0
+            quintic = np.stack([p0, m0, a0, 10 * d - 4 * e + 0.5 * f, -15 * d + 7 * e - f,
+                                6 * d - 3 * e + 0.5 * f], axis=1)
+            C[self.quintic] = quintic[self.quintic]
+        return C
 
     @property
     def end_time(self) -> float:
@@ -81,10 +102,13 @@ class JointTrajectory:
         k = int(np.searchsorted(times, t, side="right")) - 1
         T = float(times[k + 1] - times[k])
         s = (t - float(times[k])) / T
-        A = self.accelerations
-        if A is not None and self.quintic is not None and self.quintic[k]:
-            return _quintic(s, T, P[k], V[k], A[k], P[k + 1], V[k + 1], A[k + 1])
-        return _cubic(s, T, P[k], V[k], P[k + 1], V[k + 1])
+        C = self._coefficients[k]  # type: ignore[attr-defined]
+        s2, s3 = s * s, s * s * s
+        basis = np.array([[1.0, s, s2, s3, s2 * s2, s3 * s2],
+                          [0.0, 1.0 / T, 2 * s / T, 3 * s2 / T, 4 * s3 / T, 5 * s2 * s2 / T],
+                          [0.0, 0.0, 2 / T**2, 6 * s / T**2, 12 * s2 / T**2, 20 * s3 / T**2]])
+        q, qd, qdd = basis @ C
+        return q, qd, qdd
 
 
 def _catmull_rom(times: Array, positions: Array) -> Array:
@@ -104,23 +128,6 @@ def _cubic(s: float, T: float, p0: Array, v0: Array, p1: Array, v1: Array
     q = h[0] * p0 + h[1] * m0 + h[2] * p1 + h[3] * m1
     qd = (dh[0] * p0 + dh[1] * m0 + dh[2] * p1 + dh[3] * m1) / T
     qdd = (ddh[0] * p0 + ddh[1] * m0 + ddh[2] * p1 + ddh[3] * m1) / T**2
-    return q, qd, qdd
-
-
-def _quintic(s: float, T: float, p0: Array, v0: Array, a0: Array, p1: Array, v1: Array,
-             a1: Array) -> tuple[Array, Array, Array]:
-    """Quintic Hermite matching position, velocity and acceleration at both ends."""
-    # Coefficients of q(s) = sum c_i s^i with s in [0, 1]; derivatives in s scaled by T.
-    c0, c1, c2 = p0, v0 * T, 0.5 * a0 * T**2
-    d = p1 - c0 - c1 - c2
-    e = v1 * T - c1 - 2 * c2
-    f = a1 * T**2 - 2 * c2
-    c3 = 10 * d - 4 * e + 0.5 * f
-    c4 = -15 * d + 7 * e - f
-    c5 = 6 * d - 3 * e + 0.5 * f
-    q = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
-    qd = (c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))) / T
-    qdd = (2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))) / T**2
     return q, qd, qdd
 
 
