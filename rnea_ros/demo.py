@@ -22,16 +22,16 @@ import os
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"  # before any rclpy import
 os.environ.setdefault("ROS_DOMAIN_ID", "57")
 
-import argparse  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Sequence  # noqa: E402
+import argparse
+import time
+from collections.abc import Sequence
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from rnea_ros.core.crba import mass_matrix  # noqa: E402
-from rnea_ros.core.rnea import gravity_torques, rnea  # noqa: E402
-from rnea_ros.oracle import PinocchioOracle  # noqa: E402
-from rnea_ros.samples import load_robot, sample_urdf  # noqa: E402
+from rnea_ros.core.crba import mass_matrix
+from rnea_ros.core.rnea import gravity_torques, rnea
+from rnea_ros.oracle import PinocchioOracle
+from rnea_ros.samples import load_robot, sample_urdf
 
 URDF = "package://rnea_ros/urdf/arm7.urdf"
 GAINS = {"kp": [60.0, 60.0, 60.0, 60.0, 20.0, 20.0, 10.0],
