@@ -31,6 +31,7 @@ test: lint
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
+	$(BIN)/python bench/bench_node.py --duration 60
 	$(BIN)/python bench/bench_core.py
 
 clean:

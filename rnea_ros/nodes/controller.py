@@ -16,6 +16,8 @@ expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
 from __future__ import annotations
 
 import time
+from array import array
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -94,7 +96,10 @@ class ControllerNode(Node):
                           clock=steady_clock())
         self.create_timer(float(self.values["diagnostics_period"]), self.publish_diagnostics,
                           clock=steady_clock())
+        self.command_msg = Float64MultiArray()
+        self.effort_msg = JointState()
         self.messages_since_diagnostics = 0
+        self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
         self.last_diagnostics = time.monotonic()
         self.get_logger().info(
             f"{model.name}: {model.nv} joints, mode '{config.mode}', commanding "
@@ -102,6 +107,7 @@ class ControllerNode(Node):
 
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
+        received = time.perf_counter()
         self.messages_since_diagnostics += 1
         stamp = stamp_seconds(msg.header.stamp)
         if stamp == 0.0:  # unstamped: the receive time (simulated with use_sim_time)
@@ -115,6 +121,7 @@ class ControllerNode(Node):
                                       f"{result.message}", throttle_duration_sec=1.0)
         elif result.command is not None:
             self.publish_command(result.command, msg.header.stamp)
+            self.callback_us.append((time.perf_counter() - received) * 1e6)
 
     def on_trajectory(self, msg: JointTrajectory) -> None:
         points = msg.points
@@ -149,15 +156,17 @@ class ControllerNode(Node):
         self.publish_command(command, self.get_clock().now().to_msg())
 
     def publish_command(self, command: np.ndarray, stamp: Any) -> None:
-        msg = Float64MultiArray()
-        msg.data = command.tolist()
-        self.command_pub.publish(msg)
+        # Messages are reused (publish serialises at once) and filled from
+        # array.array, which skips the per-element checks of list assignment.
+        data = array("d")
+        data.frombytes(command.tobytes())
+        self.command_msg.data = data
+        self.command_pub.publish(self.command_msg)
         if self.effort_pub is not None:
-            state = JointState()
-            state.header.stamp = stamp
-            state.name = list(self.controller.config.joints)
-            state.effort = msg.data
-            self.effort_pub.publish(state)
+            self.effort_msg.header.stamp = stamp
+            self.effort_msg.name = list(self.controller.config.joints)
+            self.effort_msg.effort = data
+            self.effort_pub.publish(self.effort_msg)
 
     # ------------------------------------------------------------ parameters
     def on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
@@ -183,6 +192,8 @@ class ControllerNode(Node):
         rate = self.messages_since_diagnostics / max(now - self.last_diagnostics, 1e-9)
         self.messages_since_diagnostics, self.last_diagnostics = 0, now
         p50, p99 = c.compute_percentiles()
+        cb50, cb99 = (np.percentile(np.fromiter(self.callback_us, float), [50, 99])
+                      if self.callback_us else (0.0, 0.0))
         level, message = DiagnosticStatus.OK, "computing"
         if c.last_valid_wall is None:
             level, message = DiagnosticStatus.WARN, "waiting for a complete joint state"
@@ -198,6 +209,8 @@ class ControllerNode(Node):
             "input rate [Hz]": f"{rate:.1f}",
             "compute p50 [us]": f"{p50:.1f}",
             "compute p99 [us]": f"{p99:.1f}",
+            "receipt to publish p50 [us]": f"{cb50:.1f}",
+            "receipt to publish p99 [us]": f"{cb99:.1f}",
             "accepted": str(c.accepted),
             "commands": str(c.commands),
             "rejected": str(sum(c.rejected.values())),
