@@ -8,9 +8,9 @@ from typing import Any
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.clock import Clock, ClockType  # type: ignore[attr-defined]  # re-exported
 from rclpy.exceptions import ParameterException
-from rclpy._rclpy_pybind11 import RCLError
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
