@@ -57,9 +57,9 @@ def generate_launch_description():
     from launch import LaunchDescription
 
     share = FindPackageShare(PACKAGE)
-    urdf = PathJoinSubstitution([share, "urdf", [LaunchConfiguration("robot"), ".urdf"]])
+    urdf = [PathJoinSubstitution([share, "urdf", LaunchConfiguration("robot")]), ".urdf"]
     robot_description = {"robot_description": ParameterValue(
-        Command([FindExecutable(name="xacro"), " ", urdf]), value_type=str)}
+        Command([FindExecutable(name="xacro"), " ", *urdf]), value_type=str)}
     sim_time = {"use_sim_time": True}
     controllers_file = PathJoinSubstitution([share, "config", CONTROLLERS_FILE])
 

@@ -43,7 +43,7 @@ def generate_launch_description():
     from launch import LaunchDescription
 
     share = FindPackageShare(PACKAGE)
-    urdf = PathJoinSubstitution([share, "urdf", [LaunchConfiguration("robot"), ".urdf"]])
+    urdf = [PathJoinSubstitution([share, "urdf", LaunchConfiguration("robot")]), ".urdf"]
     entities = [DeclareLaunchArgument(name, default_value=default, description=description)
                 for name, (default, description) in ARGUMENTS.items()]
     for package, executable, name, config in NODES:
@@ -52,7 +52,7 @@ def generate_launch_description():
             parameters=[
                 PathJoinSubstitution([share, "config", LaunchConfiguration(config)]),
                 {"robot_description": ParameterValue(
-                    Command([FindExecutable(name="xacro"), " ", urdf]), value_type=str)},
+                    Command([FindExecutable(name="xacro"), " ", *urdf]), value_type=str)},
                 {"mode": LaunchConfiguration("mode")},
                 {"use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"),
                                                 value_type=bool)},

@@ -46,9 +46,9 @@ def generate_launch_description():
     from launch import LaunchDescription
 
     share = FindPackageShare(PACKAGE)
-    urdf = PathJoinSubstitution([share, "urdf", [LaunchConfiguration("robot"), ".urdf"]])
+    urdf = [PathJoinSubstitution([share, "urdf", LaunchConfiguration("robot")]), ".urdf"]
     robot_description = {"robot_description": ParameterValue(
-        Command([FindExecutable(name="xacro"), " ", urdf]), value_type=str)}
+        Command([FindExecutable(name="xacro"), " ", *urdf]), value_type=str)}
     use_sim_time = {"use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"),
                                                    value_type=bool)}
     entities = [DeclareLaunchArgument(name, default_value=default, description=description)

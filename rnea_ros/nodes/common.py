@@ -3,16 +3,18 @@ and a one-line fatal exit on bad start-up parameters."""
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy._rclpy_pybind11 import RCLError
 from rclpy.clock import Clock, ClockType  # type: ignore[attr-defined]  # re-exported
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from rnea_ros.control.config import ParameterSpec
 from rnea_ros.core.errors import RneaError
@@ -48,8 +50,16 @@ def make_executor() -> Executor:
 
 
 def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int:
-    """Init rclpy, build the node, spin; a bad configuration logs one line and returns 1."""
-    rclpy.init(args=args)
+    """Init rclpy, build the node, spin; a bad configuration logs one line and returns 1.
+
+    SIGINT/SIGTERM only set a flag that ends the spin loop between callbacks,
+    so a signal never interrupts a callback half-way (no exception, no partial
+    command).
+    """
+    stop = threading.Event()
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     try:
         try:
             node = make_node()
@@ -59,18 +69,12 @@ def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int
         executor = make_executor()
         executor.add_node(node)
         try:
-            try:
-                while rclpy.ok(context=node.context):
-                    executor.spin_once(timeout_sec=0.1)
-            except (KeyboardInterrupt, ExternalShutdownException):
-                pass
-            except RCLError:
-                if rclpy.ok():  # an error while shutting down (SIGTERM) is not a crash
-                    raise
-            executor.shutdown()
-            node.destroy_node()
-        except KeyboardInterrupt:  # a second signal during the clean-up
+            while rclpy.ok(context=node.context) and not stop.is_set():
+                executor.spin_once(timeout_sec=0.1)
+        except ExternalShutdownException:
             pass
+        executor.shutdown()
+        node.destroy_node()
         return 0
     finally:
         rclpy.try_shutdown()

@@ -96,6 +96,8 @@ class ControllerNode(Node):
                           clock=steady_clock())
         self.create_timer(float(self.values["diagnostics_period"]), self.publish_diagnostics,
                           clock=steady_clock())
+        # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
+        self.sim_time = bool(self.get_parameter("use_sim_time").value)
         self.command_msg = Float64MultiArray()
         self.effort_msg = JointState()
         self.messages_since_diagnostics = 0
@@ -110,7 +112,7 @@ class ControllerNode(Node):
         received = time.perf_counter()
         self.messages_since_diagnostics += 1
         stamp = stamp_seconds(msg.header.stamp)
-        if stamp == 0.0:  # unstamped: the receive time (simulated with use_sim_time)
+        if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
             stamp = self.get_clock().now().nanoseconds * 1e-9
         result = self.controller.joint_state(msg.name, msg.position, msg.velocity, stamp)
         if result.reason == "missing_joints":

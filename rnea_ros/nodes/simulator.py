@@ -10,10 +10,12 @@ simulated time) and, when ``publish_clock`` is set, ``/clock`` so that
 
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
 real time with the last command (zero effort once ``command_timeout`` has
-passed without one). ``lockstep: true``: each received command advances the
-simulation by one step and publishes the new state, so a controller that
-answers every state closes the loop at full speed and deterministically; the
-state is (re)sent when no command came for 0.5 s, which also starts the loop.
+passed without one); with ``wait_for_command`` the robot stays still, like a
+robot with its brakes on, until the first command arrives.
+``lockstep: true``: each received command advances the simulation by one step
+and publishes the new state, so a controller that answers every state closes
+the loop at full speed and deterministically; the state is (re)sent when no
+command came for 0.5 s, which also starts the loop.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
     "lockstep": ParameterSpec(False, "advance one step per received command", True),
     "command_timeout": ParameterSpec(0.5, "apply zero effort after this long without a "
                                      "command (real-time mode) [s]", True),
+    "wait_for_command": ParameterSpec(True, "hold still (brakes on, time stopped) until the "
+                                      "first command arrives (real-time mode)", True),
 }
 
 
@@ -93,6 +97,7 @@ class SimulatorNode(Node):
         self.tau = np.zeros(model.nv)
         self.last_command_wall = -np.inf
         self.command_timeout = float(v["command_timeout"])
+        self.wait_for_command = bool(v["wait_for_command"])
         self.rejected = 0
         self.lockstep = bool(v["lockstep"])
         self.state_pub = self.create_publisher(JointState, "/joint_states", 10)
@@ -145,6 +150,9 @@ class SimulatorNode(Node):
             self.publish_state()
 
     def on_tick(self) -> None:
+        if self.wait_for_command and self.last_command_wall == -np.inf:
+            self.publish_state()  # brakes on until a controller answers
+            return
         if time.monotonic() - self.last_command_wall > self.command_timeout:
             self.tau = np.zeros(self.sim.model.nv)
         self.sim.step(self.tau)
