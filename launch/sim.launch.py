@@ -63,7 +63,7 @@ def generate_launch_description():
     for package, executable, name in OPTIONAL_NODES:
         try:
             get_package_share_directory(package)
-        except PackageNotFoundError:
+        except (PackageNotFoundError, OSError):  # not installed, or no ament index at all
             continue
         entities.append(Node(package=package, executable=executable, name=name,
                              parameters=[robot_description, use_sim_time], output="screen"))
