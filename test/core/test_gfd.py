@@ -16,7 +16,9 @@ from trees import random_tree
 
 from rnea_ros.core.errors import InertiaWarning, StateError
 from rnea_ros.core.gfd import (
-    rnea_derivative, rnea_derivative_batch, rnea_second_derivative,
+    rnea_derivative,
+    rnea_derivative_batch,
+    rnea_second_derivative,
     rnea_second_derivative_batch,
 )
 from rnea_ros.core.mdh import MDHLink, from_mdh
