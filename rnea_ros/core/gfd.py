@@ -54,6 +54,7 @@ from rnea_ros.core._jit import (
     F_VISCOUS,
     PRISMATIC,
     FastCall,
+    Mat,
     Vec,
     add3,
     cross,
@@ -126,13 +127,13 @@ def _fcross(m: Motion, f: Motion) -> Motion:
 
 
 @jit
-def _to_child(R: tuple[float, ...], p: Vec, m: Motion) -> Motion:
+def _to_child(R: Mat, p: Vec, m: Motion) -> Motion:
     """``X m``: a parent-frame motion in the child frame."""
     return mtv(R, m[0]), mtv(R, add3(m[1], cross(m[0], p)))
 
 
 @jit
-def _to_parent(R: tuple[float, ...], p: Vec, f: Motion) -> Motion:
+def _to_parent(R: Mat, p: Vec, f: Motion) -> Motion:
     """``X^T f``: a child-frame force ``(n, f)`` in the parent frame."""
     Rf = mv(R, f[1])
     return add3(mv(R, f[0]), cross(p, Rf)), Rf
@@ -314,12 +315,12 @@ def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: objec
     if second:
         args["qdddd"] = joint_vector(model, qdddd, "qdddd")
     use_fext = any(x is not None for x in (fext, fext_dot, fext_ddot))
-    wrenches = [_wrench_or_empty(model, x, name) for x, name in
-                ((fext, "fext"), (fext_dot, "fext_dot"), (fext_ddot, "fext_ddot"))]
+    fe, fe_dot, fe_ddot = (_wrench_or_empty(model, x, name) for x, name in
+                           ((fext, "fext"), (fext_dot, "fext_dot"), (fext_ddot, "fext_ddot")))
     tau, tau_dot, tau_ddot = (np.empty(model.nv) for _ in range(3))
     if not _gfd_call(model.kernel_floats, args["q"], args["qd"], args["qdd"], args["qddd"],
                      args.get("qdddd", args["qddd"]), gravity_vector(model, gravity),
-                     *wrenches, use_fext, second, tau, tau_dot, tau_ddot):
+                     fe, fe_dot, fe_ddot, use_fext, second, tau, tau_dot, tau_ddot):
         raise_non_finite(model, **args)
     return tau, tau_dot, tau_ddot
 
