@@ -42,6 +42,7 @@ setup(
             "demo = rnea_ros.demo:main",
             "controller = rnea_ros.nodes.controller:main",
             "simulator = rnea_ros.nodes.simulator:main",
+            "rate_limiter = rnea_ros.nodes.rate_limiter:main",
         ],
     },
 )

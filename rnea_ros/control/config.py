@@ -61,6 +61,19 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
         [0.0], "|tau| limits per commanded joint [N m or N]; [0.0]: the URDF <limit effort>"),
     "kp": ParameterSpec([100.0], "position gains per joint, or one for all [N m/rad or N/m]"),
     "kd": ParameterSpec([20.0], "velocity gains per joint, or one for all [N m s/rad or N s/m]"),
+    "effort_rate_limits": ParameterSpec(
+        [1000.0], "|d tau/dt| limits per commanded joint, or one for all [N m/s or N/s]; "
+        "1000 N m/s is what Franka's driver enforces"),
+    "slew_limit.enable": ParameterSpec(
+        True, "limit the published command's rate: |tau_k - tau_k-1| <= rate * dt"),
+    "time_scaling.enable": ParameterSpec(
+        False, "inverse_dynamics: slow the reference down along its path so that the predicted "
+        "tau and d tau/dt stay within the limits"),
+    "time_scaling.min_speed": ParameterSpec(0.05, "lowest path speed s_dot (0 < s_dot <= 1)"),
+    "time_scaling.max_acceleration": ParameterSpec(5.0, "bound on s_ddot [1/s]"),
+    "time_scaling.horizon": ParameterSpec(0.25, "look-ahead along the reference [s]"),
+    "time_scaling.margin": ParameterSpec(0.9, "predicted tau and d tau/dt kept below margin "
+                                         "times the limits"),
     "watchdog_timeout": ParameterSpec(
         0.1, "joint-state silence after which the stale behaviour applies [s]"),
     "stale_behavior": ParameterSpec(
@@ -89,6 +102,13 @@ class ControllerConfig:
     effort_limits: Array  # per commanded joint
     kp: Array  # per model joint
     kd: Array
+    effort_rate_limits: Array  # per commanded joint
+    slew_limit: bool
+    time_scaling: bool
+    time_scaling_min_speed: float
+    time_scaling_max_acceleration: float
+    time_scaling_horizon: float
+    time_scaling_margin: float
     watchdog_timeout: float
     stale_behavior: str
     oracle_enable: bool
@@ -185,6 +205,18 @@ def controller_config(values: Mapping[str, Any], model: RobotModel) -> Controlle
                                  "values")
         payload = Payload(str(values["payload.link"]), float(values["payload.mass"]),
                           tuple(com.tolist()), tuple(inertia.tolist()))
+    rates = _per_joint(values, "effort_rate_limits", len(joints))
+    if np.any(rates <= 0.0):
+        raise ParameterError(f"parameter 'effort_rate_limits' must be > 0, got {rates.tolist()}")
+    speed = float(values["time_scaling.min_speed"])
+    if not 0.0 < speed < 1.0:
+        raise ParameterError(f"parameter 'time_scaling.min_speed' must be in (0, 1), got {speed}")
+    for key in ("time_scaling.max_acceleration", "time_scaling.horizon"):
+        if not float(values[key]) > 0.0:
+            raise ParameterError(f"parameter '{key}' must be > 0")
+    margin = float(values["time_scaling.margin"])
+    if not 0.0 < margin <= 1.0:
+        raise ParameterError(f"parameter 'time_scaling.margin' must be in (0, 1], got {margin}")
     timeout = float(values["watchdog_timeout"])
     if not (math.isfinite(timeout) and timeout > 0.0):
         raise ParameterError(f"parameter 'watchdog_timeout' must be > 0 s, got {timeout}")
@@ -202,6 +234,13 @@ def controller_config(values: Mapping[str, Any], model: RobotModel) -> Controlle
         friction_compensation=bool(values["friction_compensation"]),
         payload=payload,
         effort_limits=limits,
+        effort_rate_limits=rates,
+        slew_limit=bool(values["slew_limit.enable"]),
+        time_scaling=bool(values["time_scaling.enable"]),
+        time_scaling_min_speed=speed,
+        time_scaling_max_acceleration=float(values["time_scaling.max_acceleration"]),
+        time_scaling_horizon=float(values["time_scaling.horizon"]),
+        time_scaling_margin=margin,
         kp=_per_joint(values, "kp", model.nv), kd=_per_joint(values, "kd", model.nv),
         watchdog_timeout=timeout,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),

@@ -42,6 +42,7 @@ from rnea_ros.control.laws import (
     Step,
     saturate,
 )
+from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
 from rnea_ros.core.errors import StateError, options
 from rnea_ros.core.model import RobotModel
@@ -106,6 +107,23 @@ class TorqueController:
         else:
             stages = [self.reference, InverseDynamicsPD(config.kp, config.kd)]
         self.stages = stages
+        self.reference.scaling = None
+        if config.mode == "inverse_dynamics" and config.time_scaling:
+            tau_max = np.full(model.nv, np.inf)
+            rate_max = np.full(model.nv, np.inf)
+            tau_max[config.command_index] = config.effort_limits
+            rate_max[config.command_index] = config.effort_rate_limits
+            finite = np.where(np.isfinite(tau_max), tau_max, 1e12)
+            self.reference.scaling = TimeScaling(
+                self.model, finite, np.where(np.isfinite(rate_max), rate_max, 1e12),
+                min_speed=config.time_scaling_min_speed,
+                max_acceleration=config.time_scaling_max_acceleration,
+                horizon=config.time_scaling_horizon, margin=config.time_scaling_margin)
+        previous = getattr(self, "slew", None)
+        self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit else None
+        if self.slew is not None and previous is not None:  # keep the last command: no jump
+            self.slew.previous, self.slew.last_time = previous.previous, previous.last_time
+            self.slew.limited, self.slew.bad_dt = previous.limited, previous.bad_dt
         self.config = config
         self.oracle = (self.oracle_factory(self.model, config)
                        if config.oracle_enable and self.oracle_factory else None)
@@ -227,6 +245,8 @@ class TorqueController:
             stage(step)
         command, clipped = saturate(step.tau[self.config.command_index],
                                     self.config.effort_limits)
+        if self.slew is not None:
+            command = self.slew(command, t)
         self.compute_us.append((time.perf_counter() - started) * 1e6)
         self.saturated += clipped
         self.commands += 1

@@ -21,6 +21,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.rate_limit import TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory, continue_from
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.rnea import friction_torques, gravity_torques, rnea
@@ -73,11 +74,18 @@ class Reference:
     def __init__(self) -> None:
         self.trajectory: JointTrajectory | None = None
         self.last: tuple[Array, Array, Array] | None = None
+        self.scaling: TimeScaling | None = None
 
     def replace(self, trajectory: JointTrajectory, start: float) -> None:
         """Switch to ``trajectory`` (absolute times), continuing from the reference at ``start``."""
         if self.last is not None:
-            trajectory = continue_from(trajectory, start, self.last)
+            q, qd, qdd = self.last
+            if self.scaling is not None:  # the same real-time motion in path time
+                speed, acc = self.scaling.speed, self.scaling.acceleration
+                qd, qdd = qd / speed, (qdd - qd / speed * acc) / speed**2
+            trajectory = continue_from(trajectory, start, (q, qd, qdd))
+        if self.scaling is not None:
+            self.scaling.restart(start, start, trajectory)
         self.trajectory = trajectory
 
     def __call__(self, step: Step) -> None:
@@ -85,6 +93,9 @@ class Reference:
             if self.last is None:
                 self.last = (step.q.copy(), np.zeros_like(step.q), np.zeros_like(step.q))
             q, qd, qdd = self.last
+        elif self.scaling is not None:
+            q, qd, qdd = self.scaling.advance(step.t, self.trajectory)
+            self.last = (q, qd, qdd)
         else:
             q, qd, qdd = self.trajectory.sample(step.t)
             self.last = (q, qd, qdd)

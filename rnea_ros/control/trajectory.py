@@ -88,6 +88,32 @@ class JointTrajectory:
         """Time of the last waypoint [s]."""
         return float(self.times[-1])
 
+    def derivatives(self, times: Array) -> Array:
+        """Position and its first three time derivatives at each of ``times``:
+        (4, len(times), n), consistent with :meth:`sample` (before the start:
+        the first point's state; after the end: the last point at rest)."""
+        times = np.asarray(times, dtype=np.float64)
+        T0, T1 = float(self.times[0]), float(self.times[-1])
+        out = np.zeros((4, times.size, self.positions.shape[1]))
+        if len(self.times) == 1:
+            out[0] = self.positions[0]
+            return out
+        clipped = np.clip(times, T0, T1)
+        k = np.clip(np.searchsorted(self.times, clipped, side="right") - 1, 0,
+                    len(self.times) - 2)
+        T = (self.times[k + 1] - self.times[k])[:, None]
+        s = ((clipped - self.times[k]) / T[:, 0])[:, None]
+        C = self._coefficients[k]  # type: ignore[attr-defined]
+        powers = np.concatenate([np.ones_like(s), s, s**2, s**3, s**4, s**5], axis=1)
+        factors = np.array([1.0, 1.0, 2.0, 6.0, 24.0, 120.0])
+        for order in range(4):
+            # d^order/ds^order of sum_i c_i s^i = sum_{i>=order} i!/(i-order)! c_i s^(i-order)
+            coef = factors[order:] / factors[:6 - order]
+            basis = powers[:, :6 - order] * coef
+            out[order] = np.einsum("ki,kin->kn", basis, C[:, order:]) / T**order
+        out[1:, times >= T1] = 0.0  # held at the end; before the start: the first point's state
+        return out
+
     def sample(self, t: float) -> tuple[Array, Array, Array]:
         """``(q, qd, qdd)`` (n,) at absolute time ``t`` [s]."""
         times, P = self.times, self.positions

@@ -86,6 +86,9 @@ class ControllerNode(Node):
         self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
                            if self.values["publish_effort_state"] else None)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        # Introspection of the predictive time scaling: [s, s_dot, s_ddot].
+        self.scaling_pub = self.create_publisher(Float64MultiArray, "~/time_scaling", 10)
+        self.scaling_msg = Float64MultiArray()
         self.create_subscription(JointState, "/joint_states", self.on_joint_state, STATE_QOS,
                                  qos_overriding_options=QoSOverridingOptions
                                  .with_default_policies())
@@ -124,6 +127,10 @@ class ControllerNode(Node):
         elif result.command is not None:
             self.publish_command(result.command, msg.header.stamp)
             self.callback_us.append((time.perf_counter() - received) * 1e6)
+            scaling = self.controller.reference.scaling
+            if scaling is not None and self.controller.reference.trajectory is not None:
+                self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
+                self.scaling_pub.publish(self.scaling_msg)
 
     def on_trajectory(self, msg: JointTrajectory) -> None:
         points = msg.points
@@ -220,7 +227,13 @@ class ControllerNode(Node):
             "watchdog": "stale" if c.stale else "ok",
             "stale events": str(c.stale_events),
             "oracle discrepancy": f"{c.oracle_discrepancy:.3e}" if c.oracle else "disabled",
+            "rate limited": str(c.slew.limited) if c.slew else "disabled",
+            "bad dt": str(c.slew.bad_dt) if c.slew else "disabled",
         }
+        scaling = c.reference.scaling
+        if scaling is not None:
+            values["time scaling s_dot"] = f"{scaling.speed:.3f}"
+            values["time scaling constraint"] = scaling.constraint
         values.update({f"rejected: {k}": str(v) for k, v in sorted(c.rejected.items())})
         status = DiagnosticStatus(level=level, name=f"{self.get_name()}: torque computation",
                                   message=message, hardware_id=c.base_model.name,

@@ -21,12 +21,14 @@ import yaml
 
 from rnea_ros.control.config import CONTROLLER_PARAMETERS
 from rnea_ros.core.urdf import load_urdf
+from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
 NODE_PARAMETERS = {"rnea_controller": CONTROLLER_PARAMETERS,
-                   "rnea_simulator": SIMULATOR_PARAMETERS}
+                   "rnea_simulator": SIMULATOR_PARAMETERS,
+                   "rnea_rate_limiter": RATE_LIMITER_PARAMETERS}
 COMMON_PARAMETERS = {"use_sim_time"}
 
 
@@ -99,7 +101,8 @@ def test_nodes_use_existing_executables_and_declared_parameters(path: Path) -> N
 
 def test_every_declared_parameter_is_in_the_yaml_files() -> None:
     for node_name, file_name in (("rnea_controller", "controller.yaml"),
-                                 ("rnea_simulator", "simulator.yaml")):
+                                 ("rnea_simulator", "simulator.yaml"),
+                                 ("rnea_rate_limiter", "rate_limiter.yaml")):
         data = yaml.safe_load((ROOT / "config" / file_name).read_text())
         names = flatten(data[node_name]["ros__parameters"])
         from_launch = {"robot_description", "urdf_path", "drives_file"}

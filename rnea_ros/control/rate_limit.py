@@ -1,0 +1,208 @@
+"""Torque-rate limiting: a final slew limiter and predictive time scaling.
+
+:class:`SlewLimiter` bounds the published command, ``|tau_k - tau_{k-1}| <=
+tau_dot_max * dt`` with ``dt`` from the state stamps; a zero, negative or
+non-finite ``dt`` keeps the previous command (no time has passed) and is
+counted.
+
+:class:`TimeScaling` replays a reference ``q_d(s)`` along a time scale
+``s(t)``, ``0 < s_dot <= 1``, so that the *predicted* torque and torque rate
+of the scaled reference stay within ``|tau| <= tau_max`` and
+``|tau_dot| <= tau_dot_max`` (the online scaling idea of Dahl & Nielsen 1990
+and Gerelli & Guarino Lo Bianco 2008, cited by Guarino Lo Bianco & Fantini
+2009). The path is kept; only time stretches, and ``s_dot`` returns to 1 when
+the limits allow. With ``q' = dq_d/ds`` (and ``q'', q'''``) at a path point,
+RNEA without gravity is homogeneous in the path speed, so at constant
+``s_dot``::
+
+    tau(s_dot)     = A s_dot^2 + Fv q' s_dot + g(q) + Fs sign(q')
+    tau_dot(s_dot) = A_dot s_dot^3 + Fv q'' s_dot^2 + (dg/dq q') s_dot
+
+with ``(A, A_dot) = GFD(q, q', q'', q'''; g = 0)`` (our recursive
+derivatives, :mod:`rnea_ros.core.gfd`). Every ``update_period`` the largest
+``s_dot`` of a grid that keeps both inside ``margin`` times the limits over a
+look-ahead ``horizon`` of the path becomes the target speed.
+
+The speed follows the target as a triple integrator driven by ``s_dddot``,
+with ``|s_ddot|`` bounded. At the current point the torque rate is affine in
+``s_dddot`` (the jerk of the scaled reference is
+``q3 s_dot^3 + 3 q2 s_dot s_ddot + q1 s_dddot`` with ``q1..q3`` the path
+derivatives)::
+
+    tau_dot = GFD(q, q1 s_dot, q2 s_dot^2 + q1 s_ddot, q3 s_dot^3 + 3 q2 s_dot s_ddot)
+              + M(q) q1 s_dddot
+
+so each step ``s_dddot`` is clipped to the interval that keeps every
+``|tau_dot|`` within its limit: the look-ahead anticipates, this bound is
+exact (up to the time step) for the reference's own torque rate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.control.trajectory import JointTrajectory
+from rnea_ros.core.crba import mass_matrix
+from rnea_ros.core.errors import ParameterError
+from rnea_ros.core.gfd import rnea_derivative, rnea_derivative_batch
+from rnea_ros.core.model import RobotModel
+from rnea_ros.core.rnea import gravity_batch
+
+Array = NDArray[np.float64]
+
+
+def positive_limits(values: Array, name: str) -> Array:
+    """``values`` if all are finite and > 0, else :class:`ParameterError` naming ``name``."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0.0):
+        raise ParameterError(f"parameter '{name}' must be finite and > 0, got {values.tolist()}")
+    return values
+
+
+class SlewLimiter:
+    """``|tau_k - tau_{k-1}| <= rate * dt`` per joint."""
+
+    def __init__(self, rate: Array, name: str = "effort_rate_limits") -> None:
+        self.rate = positive_limits(rate, name)
+        self.previous: Array | None = None
+        self.last_time = -math.inf
+        self.limited = 0
+        self.bad_dt = 0
+
+    def reset(self) -> None:
+        """Forget the previous command (the next one passes unchanged)."""
+        self.previous = None
+
+    def __call__(self, tau: Array, t: float) -> Array:
+        """The limited command at time ``t`` [s]."""
+        if self.previous is None:
+            self.previous, self.last_time = tau.copy(), t
+            return tau
+        dt = t - self.last_time
+        if not (math.isfinite(dt) and dt > 0.0):
+            self.bad_dt += 1
+            held: Array = self.previous.copy()
+            return held
+        step = self.rate * dt
+        out = self.previous + np.minimum(np.maximum(tau - self.previous, -step), step)
+        self.limited += int((out != tau).sum())
+        self.previous, self.last_time = out, t
+        return out
+
+
+class TimeScaling:
+    """Predictive time scaling of a reference trajectory (see the module docstring)."""
+
+    def __init__(self, model: RobotModel, tau_max: Array, tau_dot_max: Array, *,
+                 min_speed: float = 0.05, max_acceleration: float = 5.0,
+                 max_jerk: float = 100.0, horizon: float = 0.25, points: int = 16,
+                 margin: float = 0.9, update_period: float = 0.005) -> None:
+        self.model = model
+        self.rigid = model.without_friction()  # friction is added in closed form below
+        self.tau_max = positive_limits(tau_max, "effort_limits")
+        self.tau_dot_max = positive_limits(tau_dot_max, "effort_rate_limits")
+        if not 0.0 < min_speed < 1.0:
+            raise ParameterError(f"parameter 'time_scaling.min_speed' must be in (0, 1), "
+                                 f"got {min_speed}")
+        if not (max_acceleration > 0 and max_jerk > 0 and horizon > 0 and 0 < margin <= 1):
+            raise ParameterError("time scaling needs max_acceleration, max_jerk, horizon > 0 "
+                                 "and 0 < margin <= 1")
+        self.min_speed, self.max_acceleration, self.max_jerk = min_speed, max_acceleration, \
+            max_jerk
+        self.offsets = np.linspace(0.0, horizon, points)
+        self.margin, self.update_period = margin, update_period
+        self.grid = np.linspace(1.0, min_speed, 60)
+        self.s = 0.0
+        self.speed, self.acceleration = 1.0, 0.0
+        self.target = 1.0
+        self.constraint = "none"
+        self.t_prev: float | None = None
+        self.last_update = -math.inf
+
+    def restart(self, s: float, t: float, trajectory: JointTrajectory) -> None:
+        """A new trajectory: continue at path time ``s``, now ``t``. The speed is kept,
+        unless the reference is at rest there: then it starts at the feasible speed
+        at once (a speed change at rest moves nothing), e.g. before a start whose
+        jerk alone would exceed the torque-rate limits."""
+        self.s, self.t_prev = s, t
+        self.target, self.constraint = self.feasible_speed(trajectory)
+        self.last_update = t
+        D = trajectory.derivatives(np.array([s]))[:, 0]
+        if not (np.any(np.abs(D[1]) > 1e-9) or np.any(np.abs(D[2]) > 1e-9)):
+            self.speed, self.acceleration = self.target, 0.0
+
+    def feasible_speed(self, trajectory: JointTrajectory) -> tuple[float, str]:
+        """Largest grid speed within the limits over the look-ahead, and what binds next."""
+        D = trajectory.derivatives(self.s + self.offsets)
+        model, m, n = self.model, len(self.offsets), self.model.nv
+        zero_g = np.zeros(3)
+        A, A_dot = rnea_derivative_batch(self.rigid, D[0], D[1], D[2], D[3],
+                                         gravity=zero_g)
+        still = np.zeros((m, n))
+        moving, moving_dot = rnea_derivative_batch(self.rigid, D[0], D[1], still,
+                                                   still)
+        no_g, no_g_dot = rnea_derivative_batch(self.rigid, D[0], D[1], still,
+                                               still, gravity=zero_g)
+        G = gravity_batch(model, D[0]) + model.coulomb * np.sign(D[1])
+        G_dot = moving_dot - no_g_dot  # dg/dq q'
+        del moving, no_g
+        S = self.grid[:, None, None]
+        Fv = model.viscous
+        tau = A * S**2 + Fv * D[1] * S + G
+        tau_dot = A_dot * S**3 + Fv * D[2] * S**2 + G_dot * S
+        over_tau = np.abs(tau) > self.margin * self.tau_max
+        over_rate = np.abs(tau_dot) > self.margin * self.tau_dot_max
+        bad = (over_tau | over_rate).reshape(len(self.grid), -1).any(axis=1)
+        if not bad.any():
+            return 1.0, "none"
+        first_ok = int(np.argmax(~bad)) if (~bad).any() else len(self.grid) - 1
+        binding = max(first_ok - 1, 0)  # the next faster grid speed: what stops it
+        joint = int(np.argwhere(over_rate[binding] | over_tau[binding])[0, 1])
+        kind = "effort_rate" if over_rate[binding, :, joint].any() else "effort"
+        return float(self.grid[first_ok]), f"{kind} {model.joint_names[joint]}"
+
+    def _jerk_bounds(self, D: Array) -> tuple[float, float]:
+        """The interval of ``s_dddot`` keeping ``|tau_dot|`` within the limits here."""
+        q, q1, q2, q3 = D
+        sd, sdd = self.speed, self.acceleration
+        _, rate = rnea_derivative(self.model, q, q1 * sd, q2 * sd**2 + q1 * sdd,
+                                  q3 * sd**3 + 3 * q2 * sd * sdd)
+        b = mass_matrix(self.model, q) @ q1
+        lo, hi = -math.inf, math.inf
+        for i in np.flatnonzero(np.abs(b) > 1e-9):
+            a1 = (-self.tau_dot_max[i] - rate[i]) / b[i]
+            a2 = (self.tau_dot_max[i] - rate[i]) / b[i]
+            lo, hi = max(lo, min(a1, a2)), min(hi, max(a1, a2))
+        return lo, hi
+
+    def advance(self, t: float, trajectory: JointTrajectory) -> tuple[Array, Array, Array]:
+        """Move along the path to time ``t``; the scaled ``(q, qd, qdd)``."""
+        dt = 0.0 if self.t_prev is None else t - self.t_prev
+        if math.isfinite(dt) and dt > 0.0:
+            if t - self.last_update >= self.update_period:
+                self.target, self.constraint = self.feasible_speed(trajectory)
+                self.last_update = t
+            if self.s >= trajectory.end_time:
+                self.target = 1.0
+            # Critically damped tracking of the target speed, then the exact bound.
+            omega = 15.0
+            jerk = omega**2 * (self.target - self.speed) - 2 * omega * self.acceleration
+            jerk = min(max(jerk, -self.max_jerk), self.max_jerk)
+            if self.s < trajectory.end_time:
+                lo, hi = self._jerk_bounds(trajectory.derivatives(np.array([self.s]))[:, 0])
+                jerk = min(max(jerk, lo), hi) if lo <= hi else 0.5 * (lo + hi)
+            acc = min(max(self.acceleration + jerk * dt, -self.max_acceleration),
+                      self.max_acceleration)
+            speed = self.speed + acc * dt
+            if speed < self.min_speed or speed > 1.0:
+                speed, acc = min(max(speed, self.min_speed), 1.0), 0.0
+            self.speed, self.acceleration = speed, acc
+            self.s += speed * dt
+            self.t_prev = t
+        elif self.t_prev is None:
+            self.t_prev = t
+        D = trajectory.derivatives(np.array([self.s]))[:, 0]
+        return D[0], D[1] * self.speed, D[2] * self.speed**2 + D[1] * self.acceleration

@@ -1,0 +1,103 @@
+"""Torque-rate limiting: the slew limiter, and predictive time scaling in a
+simulated closed loop (controller logic + Pinocchio plant, 1 kHz)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rnea_ros.control.config import controller_config, default_values, load_model
+from rnea_ros.control.controller import TorqueController
+from rnea_ros.control.rate_limit import SlewLimiter
+from rnea_ros.core.errors import ParameterError
+from rnea_ros.samples import sample_urdf
+from rnea_ros.simulation import Simulator
+
+URDF = "package://rnea_ros/urdf/arm7.urdf"
+RATE_LIMIT = 400.0  # N m/s, every joint
+Q0 = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.7, 0.8])
+Q1 = Q0 + np.array([1.2, 0.8, 1.0, 0.9, 1.0, -0.8, 1.0])
+DURATION = 0.45  # s: a quintic this fast needs ~1430 N m/s on joint 3
+
+
+def test_slew_limiter_ramps_a_step_at_the_limit() -> None:
+    slew = SlewLimiter(np.array([1000.0, 500.0]))
+    assert np.array_equal(slew(np.array([0.0, 0.0]), 0.0), [0.0, 0.0])  # first passes
+    outputs = [slew(np.array([10.0, -10.0]), k * 1e-3) for k in range(1, 30)]
+    assert np.allclose(outputs[0], [1.0, -0.5]) and np.allclose(outputs[9], [10.0, -5.0])
+    assert np.allclose(outputs[-1], [10.0, -10.0])
+    steps = np.abs(np.diff(np.array(outputs), axis=0))
+    assert np.all(steps <= np.array([1.0, 0.5]) + 1e-12)
+    assert slew.limited > 0
+
+
+@pytest.mark.parametrize("t", [0.0, -1.0, math.nan])
+def test_slew_limiter_holds_on_zero_negative_or_invalid_dt(t: float) -> None:
+    slew = SlewLimiter(np.array([1000.0]))
+    slew(np.array([1.0]), 0.0)
+    assert slew(np.array([5.0]), t).tolist() == [1.0]
+    assert slew.bad_dt == 1
+    assert slew(np.array([5.0]), 0.002).tolist() == [3.0]  # resumes from the last good time
+
+
+@pytest.mark.parametrize("limits", [[0.0], [-5.0], [np.inf], []])
+def test_non_positive_rate_limits_are_refused(limits) -> None:
+    with pytest.raises(ParameterError, match="effort_rate_limits"):
+        SlewLimiter(np.array(limits))
+    values = default_values()
+    values.update(urdf_path=URDF, effort_rate_limits=limits or [0.0])
+    model = load_model(values)
+    if np.all(np.isfinite(limits)):
+        with pytest.raises(ParameterError, match="parameter 'effort_rate_limits'"):
+            controller_config(values, model)
+
+
+def fast_motion(scaling: bool):
+    values = default_values()
+    values.update(urdf_path=URDF, mode="inverse_dynamics",
+                  kp=[60, 60, 60, 60, 20, 20, 10], kd=[8, 8, 8, 4, 1, 1, 0.5],
+                  effort_rate_limits=[RATE_LIMIT])
+    values["slew_limit.enable"] = False  # measure what the law itself commands
+    values["time_scaling.enable"] = scaling
+    model = load_model(values)
+    ctl = TorqueController(model, controller_config(values, model))
+    sim = Simulator(sample_urdf("arm7"), model)
+    sim.reset(Q0)
+    ctl.joint_state(model.joint_names, sim.q, sim.qd, 0.0, now=0.0)
+    s = np.linspace(0, 1, 81)
+    quintic = np.polynomial.Polynomial([0, 0, 0, 10, -15, 6])
+    ctl.trajectory(model.joint_names, s * DURATION, Q0 + np.outer(quintic(s), Q1 - Q0),
+                   np.outer(quintic.deriv(1)(s) / DURATION, Q1 - Q0),
+                   np.outer(quintic.deriv(2)(s) / DURATION**2, Q1 - Q0), 0.0)
+    commands, positions, speeds, constraints = [], [], [], set()
+    for _ in range(2000):
+        result = ctl.joint_state(model.joint_names, sim.q, sim.qd, sim.t, now=sim.t)
+        commands.append(result.command)
+        positions.append(sim.q.copy())
+        if ctl.reference.scaling is not None:
+            speeds.append(ctl.reference.scaling.speed)
+            constraints.add(ctl.reference.scaling.constraint)
+        sim.step(result.command)
+    rate = np.abs(np.diff(np.array(commands), axis=0)).max(axis=0) / sim.dt
+    positions = np.array(positions)
+    arrival = float(np.argmax(np.abs(positions - Q1).max(axis=1) < 2e-3)) * sim.dt
+    dense = Q0 + np.outer(quintic(np.linspace(0, 1, 20001)), Q1 - Q0)
+    deviation = max(float(np.min(np.abs(dense - q).max(axis=1))) for q in positions[::5])
+    return rate, arrival, deviation, speeds, constraints
+
+
+def test_predictive_time_scaling_keeps_the_torque_rate_and_the_path() -> None:
+    rate, arrival, deviation, speeds, constraints = fast_motion(scaling=True)
+    assert rate.max() <= 1.05 * RATE_LIMIT  # stated tolerance: 5 % (1 ms time step)
+    assert deviation < 2e-3  # rad, from the planned geometric path
+    assert arrival > DURATION + 0.1  # it got there, later
+    assert min(speeds) < 0.8 and speeds[-1] > 0.9999  # slowed down, back to 1 afterwards
+    assert any(c.startswith("effort_rate joint") for c in constraints)
+
+
+def test_without_time_scaling_the_limit_is_violated() -> None:
+    rate, _, deviation, speeds, _ = fast_motion(scaling=False)
+    assert rate.max() > 3 * RATE_LIMIT
+    assert not speeds and deviation > 5 * 2e-3

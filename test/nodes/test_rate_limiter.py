@@ -1,0 +1,106 @@
+"""The standalone torque-rate limiter node over DDS."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from rnea_ros.nodes.harness import overrides
+from rnea_ros.nodes.rate_limiter import RateLimiterNode
+
+
+@pytest.fixture
+def setup():
+    context = Context()
+    rclpy.init(context=context)
+    limiter = RateLimiterNode(context=context, parameter_overrides=overrides(
+        {"joints": ["a", "b"], "input_type": "joint_state", "effort_rate_limits": [1000.0, 500.0],
+         "effort_limits": [8.0]}))
+    probe = Node("probe", context=context)
+    outputs: list[np.ndarray] = []
+    probe.create_subscription(Float64MultiArray, "/rnea_rate_limiter/output",
+                              lambda m: outputs.append(np.array(m.data)), 100)
+    pub = probe.create_publisher(JointState, "/rnea_rate_limiter/input_state", 100)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(limiter)
+    executor.add_node(probe)
+    deadline = time.monotonic() + 10
+    while pub.get_subscription_count() == 0 or limiter.output.get_subscription_count() == 0:
+        executor.spin_once(timeout_sec=0.01)
+        assert time.monotonic() < deadline
+
+    def send(t: float, effort, names=("b", "extra", "a")) -> None:
+        msg = JointState()
+        msg.header.stamp.sec = int(t)
+        msg.header.stamp.nanosec = round((t - int(t)) * 1e9)
+        msg.name = list(names)
+        values = {"a": effort[0], "b": effort[1], "extra": 99.0}
+        msg.effort = [values.get(n, 0.0) for n in names]
+        before = len(outputs) + sum(limiter.rejected.values())
+        pub.publish(msg)
+        end = time.monotonic() + 5
+        while len(outputs) + sum(limiter.rejected.values()) == before:
+            executor.spin_once(timeout_sec=0.01)
+            assert time.monotonic() < end
+    yield limiter, outputs, send
+    executor.shutdown()
+    limiter.destroy_node()
+    probe.destroy_node()
+    rclpy.try_shutdown(context=context)
+
+
+def test_step_input_is_ramped_and_clipped(setup) -> None:
+    limiter, outputs, send = setup
+    send(1.0, [0.0, 0.0])
+    for k in range(1, 21):
+        send(1.0 + k * 1e-3, [10.0, -10.0])
+    out = np.array(outputs)
+    assert np.allclose(out[1], [1.0, -0.5]) and np.allclose(out[5], [5.0, -2.5])
+    assert np.allclose(out[-1], [8.0, -8.0])  # effort limit 8
+    assert np.all(np.abs(np.diff(out, axis=0)) <= np.array([1.0, 0.5]) + 1e-9)
+    assert limiter.slew.limited > 0
+
+
+def test_zero_and_negative_dt_hold_the_previous_command(setup) -> None:
+    limiter, outputs, send = setup
+    send(2.0, [0.0, 0.0])
+    send(2.001, [5.0, 0.0])
+    send(2.001, [5.0, 0.0])  # same stamp
+    send(1.5, [5.0, 0.0])  # backwards
+    assert np.allclose([o[0] for o in outputs], [0.0, 1.0, 1.0, 1.0], atol=1e-9)
+    assert limiter.slew.bad_dt == 2
+    send(2.003, [5.0, 0.0])
+    assert outputs[-1][0] == pytest.approx(3.0)
+
+
+def test_bad_messages_are_rejected_and_counted(setup) -> None:
+    limiter, outputs, send = setup
+    send(3.0, [np.nan, 0.0])
+    send(3.001, [0.0, 0.0], names=("a",))
+    assert limiter.rejected["non_finite"] == 1 and limiter.rejected["missing_joints"] == 1
+    assert outputs == []
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    (["-p", "joints:=[a]", "-p", "effort_rate_limits:=[0.0]"], "effort_rate_limits"),
+    (["-p", "joints:=[a]", "-p", "effort_rate_limits:=[-5.0]"], "effort_rate_limits"),
+    ([], "parameter 'joints'"),
+    (["-p", "joints:=[a]", "-p", "input_type:=wrench"], "parameter 'input_type'"),
+])
+def test_bad_limits_are_refused_at_start_up(params, message: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "rnea_ros.nodes.rate_limiter", "--ros-args",
+                             *params], capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ), check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1 and message in output and "Traceback" not in output
