@@ -109,3 +109,32 @@ def test_live_oracle_and_diagnostics() -> None:
                     "saturated", "watchdog"):
             assert key in values
         assert float(values["compute p99 [us]"]) > 0.0
+
+
+def test_time_scaling_is_published_over_dds() -> None:
+    from std_msgs.msg import Float64MultiArray
+
+    params = {**CONTROLLER, "mode": "inverse_dynamics", **LOW_GAINS,
+              "effort_rate_limits": [400.0], "time_scaling.enable": True,
+              "diagnostics_period": 0.2}
+    with ClosedLoop(params, simulator()) as loop:
+        scaling: list[list[float]] = []
+        loop.probe.create_subscription(Float64MultiArray, "/rnea_controller/time_scaling",
+                                       lambda m: scaling.append(list(m.data)), 100)
+        assert loop.run_for(0.05)
+        s = np.linspace(0, 1, 41)
+        quintic = np.polynomial.Polynomial([0, 0, 0, 10, -15, 6])
+        goal = Q0 + 0.9
+        loop.probe.send_trajectory(MODEL.joint_names, s * 0.4, Q0 + np.outer(quintic(s), goal - Q0),
+                                   np.outer(quintic.deriv(1)(s) / 0.4, goal - Q0),
+                                   np.outer(quintic.deriv(2)(s) / 0.4**2, goal - Q0))
+        assert loop.run_for(1.5)
+        speeds = [x[1] for x in scaling]
+        assert len(speeds) > 1000 and min(speeds) < 0.9 and speeds[-1] > 0.99
+        values = {}
+        for array in loop.probe.recording.diagnostics:
+            for status in array.status:
+                if status.name.startswith("rnea_controller"):
+                    values.update({v.key: v.value for v in status.values})
+        assert "time scaling constraint" in values and "rate limited" in values
+        assert np.abs(loop.probe.recording.q[-1] - goal).max() < 1e-2
