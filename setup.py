@@ -10,6 +10,7 @@ ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
     "ros-rclpy[fastrtps]", "ros-sensor-msgs", "ros-std-msgs", "ros-trajectory-msgs",
     "ros-diagnostic-msgs", "ros-builtin-interfaces",
 ]
+TOOLS = ["rosbags", "scipy", "matplotlib", "tqdm"]
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
 
 setup(
@@ -25,12 +26,14 @@ setup(
     ],
     python_requires=">=3.10",
     install_requires=["setuptools", "numpy>=1.24", "numba>=0.59", "PyYAML"],
+    # rnea-bag (rosbag analysis) needs rosbags, scipy, matplotlib, tqdm: the "tools" extra.
     extras_require={
         "oracle": ["pin"],
         "examples": ["example-robot-data"],
         "ros": ROS_WHEELS,
+        "tools": TOOLS,
         "test": TEST,
-        "all": sorted(set(ROS_WHEELS + TEST)),
+        "all": sorted(set(ROS_WHEELS + TEST + TOOLS)),
     },
     zip_safe=False,
     maintainer="rnea_ros developers",
@@ -43,6 +46,8 @@ setup(
             "controller = rnea_ros.nodes.controller:main",
             "simulator = rnea_ros.nodes.simulator:main",
             "rate_limiter = rnea_ros.nodes.rate_limiter:main",
+            "rnea_bag = rnea_ros.tools.bag_analysis:main",
+            "rnea-bag = rnea_ros.tools.bag_analysis:main",
         ],
     },
 )

@@ -1,0 +1,1 @@
+"""Offline tools (no rclpy): rosbag analysis."""
