@@ -5,7 +5,8 @@ tests, so that our controller is checked against an independent plant.
 State ``(q, qd)`` in our model's joint order; the applied effort is
 ``tau - damping * qd`` with ``tau`` held over the step. Integrators:
 ``semi_implicit`` (symplectic Euler: ``qd += dt qdd; q += dt qd``) and
-``rk4``.
+``rk4``. Optional joint damping and Coulomb friction (``sign(qd)``, no
+stiction) act against the motion.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Simulator:
 
     def __init__(self, urdf: str | Path, model: RobotModel, *, dt: float = 1e-3,
                  integrator: str = "semi_implicit", damping: Array | None = None,
-                 payload: Payload | None = None) -> None:
+                 friction: Array | None = None, payload: Payload | None = None) -> None:
         if integrator not in INTEGRATORS:
             raise ParameterError(f"integrator '{integrator}' is not one of {INTEGRATORS}")
         if not dt > 0.0:
@@ -41,6 +42,7 @@ class Simulator:
         self.dt = dt
         self.integrator = integrator
         self.damping = np.zeros(model.nv) if damping is None else np.asarray(damping, float)
+        self.friction = np.zeros(model.nv) if friction is None else np.asarray(friction, float)
         self.q = np.zeros(model.nv)
         self.qd = np.zeros(model.nv)
         self.t0, self.steps = 0.0, 0  # t = t0 + steps * dt, without accumulating rounding
@@ -58,8 +60,8 @@ class Simulator:
         self.t0, self.steps = t, 0
 
     def acceleration(self, q: Array, qd: Array, tau: Array) -> Array:
-        """``qdd`` from Pinocchio's ABA with joint damping."""
-        return self.engine.aba(q, qd, tau - self.damping * qd)
+        """``qdd`` from Pinocchio's ABA with joint damping and Coulomb friction."""
+        return self.engine.aba(q, qd, tau - self.damping * qd - self.friction * np.sign(qd))
 
     def step(self, tau: Array) -> None:
         """Advance by ``dt`` with the effort ``tau`` (model order) held."""

@@ -51,6 +51,7 @@ SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
     "integrator": ParameterSpec("semi_implicit", "'semi_implicit' (symplectic Euler) or 'rk4'",
                                 True),
     "damping": ParameterSpec([0.0], "viscous joint damping, per joint or one [N m s/rad]", True),
+    "friction": ParameterSpec([0.0], "Coulomb joint friction, per joint or one [N m]", True),
     "initial_positions": ParameterSpec([0.0], "initial q, per joint or one [rad or m]", True),
     "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2]", True),
     "payload.link": ParameterSpec("", "link carrying a payload; empty: none"),
@@ -119,7 +120,8 @@ class SimulatorNode(Node):
                               tuple(v["payload.com"]), tuple(v["payload.inertia"]))
             with_payload(model, payload)  # validates
         return Simulator(self.urdf, model, dt=1.0 / float(v["rate"]), integrator=v["integrator"],
-                         damping=_per_joint(v, "damping", model.nv), payload=payload)
+                         damping=_per_joint(v, "damping", model.nv),
+                         friction=_per_joint(v, "friction", model.nv), payload=payload)
 
     def on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
         """Runtime payload changes (an object picked up); other parameters are read-only."""

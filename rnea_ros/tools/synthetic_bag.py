@@ -9,24 +9,31 @@ violations at known times.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.rnea import rnea_batch
+
+Array = NDArray[np.float64]
 
 
 def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: float = 1000.0,
               noise: float = 0.05, command_offset: float = 0.1, storage: str = "mcap",
               spikes: Sequence[tuple[float, float, int, float]] = (), seed: int = 0,
               nan_samples: Sequence[int] = (), robot_description: str | None = None,
-              chunk: int = 50000) -> dict[str, object]:
+              chunk: int = 50000,
+              inverse_dynamics: Callable[[Array, Array, Array], Array] | None = None
+              ) -> dict[str, object]:
     """Write the bag; returns the ground truth (times, positions) for checks.
 
     ``spikes``: ``(start [s], duration [s], joint index, effort)`` overrides of
-    the recorded effort; ``nan_samples``: sample indices whose position is NaN.
+    the recorded effort; ``nan_samples``: sample indices whose position is NaN;
+    ``inverse_dynamics(Q, QD, QDD)`` gives the true torques (N, n), by default
+    our batch RNEA (tests pass Pinocchio's, to stay independent).
     """
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
@@ -60,7 +67,8 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
             q = mid + amp * np.sin(arg)
             qd = amp * omega * np.cos(arg)
             qdd = -amp * omega**2 * np.sin(arg)
-            tau = rnea_batch(model, q, qd, qdd)
+            tau = (inverse_dynamics(q, qd, qdd) if inverse_dynamics is not None
+                   else rnea_batch(model, q, qd, qdd))
             effort = tau + rng.normal(0.0, noise, tau.shape)
             for begin, length, joint, value in spikes:
                 mask = (t[:, 0] >= begin) & (t[:, 0] < begin + length)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rnea_ros.oracle import PinocchioOracle
 from rnea_ros.samples import example_robot_urdf, load_robot, sample_urdf
 from rnea_ros.tools.bag_analysis import Options, analyse, main
 from rnea_ros.tools.synthetic_bag import write_bag
@@ -21,9 +22,15 @@ SPIKE = (1.5, 0.01, 4, 20.0)  # start [s], length [s], joint index, effort [N m]
 @pytest.fixture(scope="module", params=["mcap", "sqlite3"])
 def bag(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("bags") / f"run_{request.param}"
+    oracle = PinocchioOracle(URDF, MODEL)  # ground truth from an engine that is not ours
+    friction = MODEL.coulomb, MODEL.viscous
+
+    def truth(Q, QD, QDD):
+        return np.array([oracle.rnea(*s) + friction[0] * np.sign(s[1]) + friction[1] * s[1]
+                         for s in zip(Q, QD, QDD, strict=True)])
     write_bag(path, MODEL, duration=3.0, noise=NOISE, command_offset=OFFSET,
               storage=request.param, spikes=[SPIKE], nan_samples=[700, 701],
-              robot_description=Path(URDF).read_text())
+              robot_description=Path(URDF).read_text(), inverse_dynamics=truth)
     return path
 
 
