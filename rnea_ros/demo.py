@@ -61,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--track", type=float, default=5.0, help="tracking time [s]")
     parser.add_argument("--seed", type=int, default=0, help="random start pose")
     args = parser.parse_args(argv)
-    from rnea_ros.nodes.harness import ClosedLoop  # rclpy after the environment is set
+    # rclpy only after the environment is set
+    from rnea_ros.nodes.harness import ClosedLoop, track_sinusoid
 
     rng = np.random.default_rng(args.seed)
     model = load_robot("arm7")
@@ -89,23 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mode switch refused: {result.reason}")
             return 1
         amplitude, omega = 0.5, 2 * np.pi * 0.5
-        T = np.arange(0.0, args.track + 1.0, 0.01)
-        ones = np.ones(model.nv)
-        loop.probe.send_trajectory(
-            model.joint_names, T, q_hold + amplitude * (1 - np.cos(omega * T))[:, None] * ones,
-            amplitude * omega * np.sin(omega * T)[:, None] * ones,
-            amplitude * omega**2 * np.cos(omega * T)[:, None] * ones)
+        _, error, _ = track_sinusoid(loop, q_hold, amplitude, omega, args.track)
         ctl = loop.controller.controller if loop.controller else None
         assert ctl is not None
-        loop.spin_until(lambda: ctl.reference.trajectory is not None, 5.0)
-        assert ctl.reference.trajectory is not None
-        start = float(ctl.reference.trajectory.times[0])
-        loop.run_for(args.track, wall_timeout=30 + 10 * args.track)
-        r = loop.probe.recording
-        t = np.array(r.t)
-        mask = t > start + 0.01
-        ref = q_hold + amplitude * (1 - np.cos(omega * (t[mask] - start)))[:, None] * ones
-        error = np.array(r.q)[mask] - ref
         rms = float(np.sqrt(np.mean(error**2)))
         print(f"[inverse_dynamics] {args.track:.1f} s of a 0.5 rad, 0.5 Hz sinusoid on all "
               f"joints: RMS {rms:.2e} rad, max {np.abs(error).max():.2e} rad")

@@ -153,3 +153,33 @@ class ClosedLoop:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def cosine_motion(q0: np.ndarray, amplitude: float, omega: float, t: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``q0 + A (1 - cos(w t))`` on every joint and its two derivatives, (len(t), n):
+    a sinusoid that starts at rest at ``q0``."""
+    ones = np.ones_like(q0)
+    return (q0 + amplitude * (1 - np.cos(omega * t))[:, None] * ones,
+            amplitude * omega * np.sin(omega * t)[:, None] * ones,
+            amplitude * omega**2 * np.cos(omega * t)[:, None] * ones)
+
+
+def track_sinusoid(loop: ClosedLoop, q0: np.ndarray, amplitude: float, omega: float,
+                   seconds: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Send :func:`cosine_motion` from ``q0``, run ``seconds``; returns the sample
+    times after the start, the tracking errors (samples, n) and the start time."""
+    assert loop.controller is not None
+    reference = loop.controller.controller.reference
+    T = np.arange(0.0, seconds + 1.0, 0.01)
+    loop.probe.send_trajectory(loop.controller.controller.base_model.joint_names, T,
+                               *cosine_motion(q0, amplitude, omega, T))
+    loop.spin_until(lambda: reference.trajectory is not None, 5.0)
+    assert reference.trajectory is not None, "the controller did not take the trajectory"
+    start = float(reference.trajectory.times[0])
+    loop.run_for(seconds, wall_timeout=30 + 10 * seconds)
+    t = np.array(loop.probe.recording.t)
+    mask = t > start + 0.01
+    error = np.array(loop.probe.recording.q)[mask] - cosine_motion(q0, amplitude, omega,
+                                                                   t[mask] - start)[0]
+    return t[mask], error, start

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rnea_ros.core.urdf import load_urdf
-from rnea_ros.nodes.harness import ClosedLoop, overrides
+from rnea_ros.nodes.harness import ClosedLoop, overrides, track_sinusoid
 from rnea_ros.samples import sample_urdf
 
 URDF = "package://rnea_ros/urdf/arm7.urdf"
@@ -50,23 +50,9 @@ def test_inverse_dynamics_tracks_a_sinusoid_on_all_joints() -> None:
                     simulator()) as loop:
         assert loop.run_for(0.05)
         t0 = loop.sim_time
-        T = np.arange(0.0, 6.0, 0.01)
-        ones = np.ones(MODEL.nv)
-        P = Q0 + amplitude * (1 - np.cos(omega * T))[:, None] * ones
-        V = amplitude * omega * np.sin(omega * T)[:, None] * ones
-        A = amplitude * omega**2 * np.cos(omega * T)[:, None] * ones
-        loop.probe.send_trajectory(MODEL.joint_names, T, P, V, A)
-        assert loop.spin_until(lambda: loop.controller.controller.reference.trajectory
-                               is not None, 5.0)
-        start = float(loop.controller.controller.reference.trajectory.times[0])
-        assert loop.run_for(5.0)
-        r = loop.probe.recording
-        t = np.array(r.t)
-        mask = t > start + 0.01
-        ref = Q0 + amplitude * (1 - np.cos(omega * (t[mask] - start)))[:, None] * ones
-        error = np.array(r.q)[mask] - ref
+        t, error, start = track_sinusoid(loop, Q0, amplitude, omega, 5.0)
         rms = float(np.sqrt(np.mean(error**2)))
-        assert t[mask].size > 4500 and start >= t0 - 1e-9
+        assert t.size > 4500 and start >= t0 - 1e-9
         assert rms < 1e-3, rms
 
 
