@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -310,7 +311,7 @@ class Analysis:
         self.rate_violations = ViolationTracker(model.joint_names, self.rate_limits,
                                                 "effort_rate")
         self.dt: float | None = None
-        self.periods: list[float] = []
+        self.period_sums = [0, 0.0, 0.0]  # count, sum, sum of squares: the jitter
         self.gaps = 0
         self.holes = 0
         self.segments = 0
@@ -328,7 +329,7 @@ class Analysis:
         self.csv.writerow(columns)
 
     def window_samples(self) -> int:
-        assert self.dt is not None
+        assert self.dt is not None  # set from BagReader.nominal_period() before run()
         w = max(round(self.options.window / self.dt) | 1, self.options.order + 2)
         return w if w % 2 else w + 1
 
@@ -385,8 +386,10 @@ class Analysis:
             progress(1)
             if last_t is not None:
                 period = t - last_t
-                if len(self.periods) < 100_000:  # enough for the jitter statistics
-                    self.periods.append(period)
+                sums = self.period_sums
+                sums[0] += 1
+                sums[1] += period
+                sums[2] += period * period
                 if self.dt is not None and (period > 1.5 * self.dt or period <= 0):
                     # Savitzky-Golay needs uniform samples: a hole (a skipped or lost
                     # message) starts a new segment, differentiated on its own.
@@ -402,8 +405,6 @@ class Analysis:
             chunk.command.append(command)
             if self.dt is not None and len(chunk) >= self.options.chunk:
                 pending_head = self._flush(chunk, pending_head, final=False)
-        if self.dt is None:
-            self.dt = float(np.median(self.periods)) if self.periods else 1e-3
         self._flush(chunk, pending_head, final=True)
         progress(0, close=True)
         self.csv_file.close()
@@ -412,8 +413,6 @@ class Analysis:
         """Evaluate what the chunk can; keep an overlap for the next. Returns the new head."""
         if len(chunk) == 0:
             return 0
-        if self.dt is None:
-            self.dt = float(np.median(self.periods)) if self.periods else 1e-3
         if final:
             self.segments += 1
             self.process(chunk, head, 0)
@@ -483,7 +482,8 @@ def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -
              f"Robot **{model.name}** ({model.nv} joints), states `{opt.states_topic}` "
              f"(time base: {opt.time_base}), commands `{opt.commands_topic}`.", "",
              "## Messages", "", "| quantity | value |", "|---|---|"]
-    periods = np.array(analysis.periods) if analysis.periods else np.array([np.nan])
+    count, total, squares = analysis.period_sums
+    jitter = math.sqrt(max(squares / count - (total / count) ** 2, 0.0)) if count else math.nan
     rate = 1.0 / analysis.dt if analysis.dt else float("nan")
     for key, value in (("joint states", stats["states"]), ("samples analysed", analysis.written),
                        ("skipped: NaN", stats["skipped_nan"]),
@@ -491,7 +491,7 @@ def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -
                        ("commands", stats["commands"]),
                        ("skipped commands (wrong length)", stats["skipped_commands"]),
                        ("rate [Hz]", f"{rate:.1f}"),
-                       ("jitter (std of the period) [ms]", f"{1e3 * float(np.std(periods)):.3f}"),
+                       ("jitter (std of the period) [ms]", f"{1e3 * jitter:.3f}"),
                        ("gaps (> 5 periods)", analysis.gaps),
                        ("holes (> 1.5 periods: new segment)", analysis.holes),
                        ("segments", analysis.segments)):
