@@ -1,6 +1,8 @@
 """The torque controller's logic, free of ROS: joint-state validation and
-merging, the control pipeline, saturation, the watchdog and the statistics
-that the node reports on ``/diagnostics``.
+merging, the control pipeline, saturation, slew limiting (``|tau_k -
+tau_{k-1}| <= effort_rate_limits * dt``, ``dt`` from the state stamps), the
+optional predictive time scaling of the reference, the watchdog and the
+statistics that the node reports on ``/diagnostics``.
 
 Joint states are matched **by name** and **merged**: a message may carry any
 subset of the model's joints, in any order, with extra joints (ignored); each
@@ -89,6 +91,7 @@ class TorqueController:
         self.compute_us: deque[float] = deque(maxlen=5000)
         self.oracle_discrepancy = 0.0
         self.oracle_checks = 0
+        self.slew: SlewLimiter | None = None
         self.configure(config)
 
     # ------------------------------------------------------------ configuration
@@ -119,7 +122,7 @@ class TorqueController:
                 min_speed=config.time_scaling_min_speed,
                 max_acceleration=config.time_scaling_max_acceleration,
                 horizon=config.time_scaling_horizon, margin=config.time_scaling_margin)
-        previous = getattr(self, "slew", None)
+        previous = self.slew
         self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit else None
         if self.slew is not None and previous is not None:  # keep the last command: no jump
             self.slew.previous, self.slew.last_time = previous.previous, previous.last_time
