@@ -33,6 +33,7 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python bench/bench_node.py --duration 60
 	$(BIN)/python bench/bench_core.py
+	$(BIN)/python bench/bench_bag.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
