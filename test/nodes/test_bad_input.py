@@ -36,7 +36,9 @@ def state(t: float, names=NAMES, position=None, velocity=None) -> JointState:
 
 @pytest.fixture
 def loop():
-    with ClosedLoop({"urdf_path": URDF, "watchdog_timeout": 1.0, "diagnostics_period": 0.1},
+    # A long watchdog: the rejection test waits 0.2 s per message and must not see
+    # stale commands; the watchdog test shortens it at runtime.
+    with ClosedLoop({"urdf_path": URDF, "watchdog_timeout": 10.0, "diagnostics_period": 0.1},
                     None) as closed:
         closed.spin_until(lambda: closed.probe.state_pub.get_subscription_count() >= 1, 10.0)
         yield closed
@@ -85,6 +87,7 @@ def test_rejects_counts_and_keeps_running(loop: ClosedLoop) -> None:
 
 
 def test_watchdog_fires_on_silence_then_recovers(loop: ClosedLoop) -> None:
+    assert loop.set_controller_parameters({"watchdog_timeout": 0.3})[0].successful
     send(loop, state(2.0), expect_command=True)
     c = loop.controller.controller
     commands = loop.probe.recording.commands
