@@ -20,11 +20,14 @@ ARGUMENTS = {
               "for gz_ros2_control/GazeboSimSystem), without the .urdf suffix"),
     "mode": ("gravity", "controller mode: 'gravity' or 'inverse_dynamics'"),
     "controller_config": ("controller.yaml",
-                          "controller parameter file in rnea_ros/config (keyed rnea_controller)"),
+                          "controller parameter file in rnea_ros/config (keyed rnea_controller); "
+                          "controller.yaml is arm7's, <robot>_controller.yaml the others'"),
     "gz_args": ("-r empty.sdf", "arguments of gz sim: world file and flags"),
 }
 
-CONTROLLERS_FILE = "ros2_controllers.yaml"  # in rnea_ros/config, also named in the URDF plugin
+# ros2_control controllers of robot R: rnea_ros/config/R_ros2_controllers.yaml, the file the
+# URDF's gz_ros2_control plugin also loads.
+CONTROLLERS_FILE_SUFFIX = "_ros2_controllers.yaml"
 # ros2_control controllers spawned in this order, after the robot is in the world.
 CONTROLLERS = ("joint_state_broadcaster", "effort_controller")
 EXECUTABLES = (
@@ -61,7 +64,8 @@ def generate_launch_description():
     robot_description = {"robot_description": ParameterValue(
         Command([FindExecutable(name="xacro"), " ", *urdf]), value_type=str)}
     sim_time = {"use_sim_time": True}
-    controllers_file = PathJoinSubstitution([share, "config", CONTROLLERS_FILE])
+    controllers_file = [PathJoinSubstitution([share, "config", LaunchConfiguration("robot")]),
+                        CONTROLLERS_FILE_SUFFIX]
 
     gz_sim = IncludeLaunchDescription(
         PythonLaunchDescriptionSource(PathJoinSubstitution(

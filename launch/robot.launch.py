@@ -2,7 +2,7 @@
 
 The stack must run ``joint_state_broadcaster`` and a
 ``forward_command_controller/ForwardCommandController`` with
-``interface_name: effort`` (see config/ros2_controllers.yaml)::
+``interface_name: effort`` (see config/arm7_ros2_controllers.yaml)::
 
     ros2 launch rnea_ros robot.launch.py robot:=arm7
     ros2 launch rnea_ros robot.launch.py command_topic:=/my_effort_controller/commands

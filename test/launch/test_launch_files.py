@@ -19,7 +19,7 @@ from types import ModuleType
 import pytest
 import yaml
 
-from rnea_ros.control.config import CONTROLLER_PARAMETERS
+from rnea_ros.control.config import CONTROLLER_PARAMETERS, controller_config, default_values
 from rnea_ros.core.urdf import load_urdf
 from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS
@@ -49,6 +49,16 @@ def console_scripts() -> dict[str, str]:
                     entries = ast.literal_eval(value)
                     return dict(e.replace(" ", "").split("=") for e in entries)
     raise AssertionError("setup.py has no console_scripts")
+
+
+def flat_values(params: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in params.items():
+        if isinstance(value, dict):
+            out.update(flat_values(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
 
 
 def flatten(params: dict, prefix: str = "") -> set[str]:
@@ -110,9 +120,23 @@ def test_every_declared_parameter_is_in_the_yaml_files() -> None:
         assert not missing, f"{file_name} does not document {sorted(missing)}"
 
 
-def test_gazebo_controllers_urdf_and_controller_agree() -> None:
+def controller_file(robot: str) -> Path:
+    return ROOT / "config" / ("controller.yaml" if robot == "arm7" else f"{robot}_controller.yaml")
+
+
+GAZEBO_ROBOTS = sorted(p.stem for p in (ROOT / "urdf").glob("*.urdf")
+                       if ET.parse(p).getroot().find("ros2_control") is not None)
+
+
+def test_every_sample_robot_is_gazebo_ready() -> None:
+    assert GAZEBO_ROBOTS == sorted(p.stem for p in (ROOT / "urdf").glob("*.urdf"))
+
+
+@pytest.mark.parametrize("robot", GAZEBO_ROBOTS)
+def test_gazebo_controllers_urdf_and_controller_agree(robot: str) -> None:
     gazebo = load(ROOT / "launch" / "gazebo.launch.py")
-    controllers = yaml.safe_load((ROOT / "config" / gazebo.CONTROLLERS_FILE).read_text())
+    controllers_file = ROOT / "config" / f"{robot}{gazebo.CONTROLLERS_FILE_SUFFIX}"
+    controllers = yaml.safe_load(controllers_file.read_text())
     manager = controllers["controller_manager"]["ros__parameters"]
     for name in gazebo.CONTROLLERS:
         assert "type" in manager[name], f"controller '{name}' has no type"
@@ -120,25 +144,37 @@ def test_gazebo_controllers_urdf_and_controller_agree() -> None:
         "forward_command_controller/ForwardCommandController"
     effort = controllers["effort_controller"]["ros__parameters"]
     assert effort["interface_name"] == "effort"
-    ours = yaml.safe_load((ROOT / "config" / "controller.yaml").read_text())
+    ours = yaml.safe_load(controller_file(robot).read_text())
     ours_joints = ours["rnea_controller"]["ros__parameters"]["joints"]
     assert effort["joints"] == ours_joints
-    urdf_path = ROOT / "urdf" / f"{gazebo.ARGUMENTS['robot'][0]}.urdf"
+    urdf_path = ROOT / "urdf" / f"{robot}.urdf"
     root = ET.parse(urdf_path).getroot()
     system = root.find("ros2_control")
     assert system is not None
     assert system.find("hardware/plugin").text == "gz_ros2_control/GazeboSimSystem"
     hw_joints = [j.get("name") for j in system.findall("joint")]
-    assert hw_joints == ours_joints == list(load_urdf(urdf_path).joint_names)
+    model = load_urdf(urdf_path)
+    assert hw_joints == ours_joints == list(model.joint_names)
+    assert model.root_link == "world"  # fixed in the Gazebo world
     for joint in system.findall("joint"):
         assert [c.get("name") for c in joint.findall("command_interface")] == ["effort"]
         assert {s.get("name") for s in joint.findall("state_interface")} >= {"position",
                                                                              "velocity"}
     plugin = root.find("gazebo/plugin")
     assert plugin.get("filename") == "gz_ros2_control-system"
-    assert plugin.find("parameters").text.endswith(f"config/{gazebo.CONTROLLERS_FILE}")
+    assert plugin.find("parameters").text.endswith(f"config/{controllers_file.name}")
+    names = flatten(ours["rnea_controller"]["ros__parameters"])
+    assert not names - set(CONTROLLER_PARAMETERS)
+    values = default_values()  # the file is a valid configuration for that robot
+    values.update(flat_values(ours["rnea_controller"]["ros__parameters"]))
+    controller_config(values, model)
+
+
+def test_simulator_config_matches_the_default_robot() -> None:
     simulator = yaml.safe_load((ROOT / "config" / "simulator.yaml").read_text())
-    assert simulator["rnea_simulator"]["ros__parameters"]["joints"] == ours_joints
+    ours = yaml.safe_load((ROOT / "config" / "controller.yaml").read_text())
+    assert simulator["rnea_simulator"]["ros__parameters"]["joints"] == \
+        ours["rnea_controller"]["ros__parameters"]["joints"]
 
 
 def test_installed_data_files_cover_launch_config_and_urdf() -> None:
