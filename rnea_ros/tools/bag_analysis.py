@@ -251,12 +251,21 @@ class BagReader:
         cache: dict[tuple[str, ...], NDArray[np.int64] | None] = {}
         header = self.options.time_base == "header"
         stats.update(states=0, skipped_nan=0, skipped_missing=0, commands=0,
-                     skipped_commands=0)
+                     skipped_commands=0, command_periods=[0, 0.0, 0.0], command_max_period=0.0)
+        last_command: float | None = None
         try:
             messages = self.reader.messages(connections=self.states + self.commands)
             for connection, stamp_ns, raw in messages:
                 msg: Any = self.reader.deserialize(raw, connection.msgtype)
                 if connection.topic != self.options.states_topic:
+                    now = stamp_ns * 1e-9  # commands carry no stamp: receive time
+                    if last_command is not None:
+                        period, sums = now - last_command, stats["command_periods"]
+                        sums[0] += 1
+                        sums[1] += period
+                        sums[2] += period * period
+                        stats["command_max_period"] = max(stats["command_max_period"], period)
+                    last_command = now
                     data = np.asarray(msg.data, dtype=np.float64)
                     if data.shape != command_index.shape:
                         stats["skipped_commands"] += 1
@@ -482,14 +491,24 @@ def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -
              f"Robot **{model.name}** ({model.nv} joints), states `{opt.states_topic}` "
              f"(time base: {opt.time_base}), commands `{opt.commands_topic}`.", "",
              "## Messages", "", "| quantity | value |", "|---|---|"]
-    count, total, squares = analysis.period_sums
-    jitter = math.sqrt(max(squares / count - (total / count) ** 2, 0.0)) if count else math.nan
+    def rate_and_jitter(sums: Sequence[float]) -> tuple[float, float]:
+        count, total, squares = sums
+        if not count:
+            return math.nan, math.nan
+        mean = total / count
+        return 1.0 / mean, math.sqrt(max(squares / count - mean**2, 0.0))
+
+    _, jitter = rate_and_jitter(analysis.period_sums)
+    command_rate, command_jitter = rate_and_jitter(stats["command_periods"])
     rate = 1.0 / analysis.dt if analysis.dt else float("nan")
     for key, value in (("joint states", stats["states"]), ("samples analysed", analysis.written),
                        ("skipped: NaN", stats["skipped_nan"]),
                        ("skipped: missing joints", stats["skipped_missing"]),
                        ("commands", stats["commands"]),
                        ("skipped commands (wrong length)", stats["skipped_commands"]),
+                       ("command rate [Hz] (receive time)", f"{command_rate:.1f}"),
+                       ("command jitter [ms]", f"{1e3 * command_jitter:.3f}"),
+                       ("longest command gap [ms]", f"{1e3 * stats['command_max_period']:.1f}"),
                        ("rate [Hz]", f"{rate:.1f}"),
                        ("jitter (std of the period) [ms]", f"{1e3 * jitter:.3f}"),
                        ("gaps (> 5 periods)", analysis.gaps),

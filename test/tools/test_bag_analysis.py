@@ -56,6 +56,8 @@ def test_residual_matches_the_injected_noise_and_finds_the_violation(bag: Path,
                                                                              abs=1.5e-3)
     report = (out / "report.md").read_text()
     assert "| joint5 | effort |" in report and "Model - measured effort" in report
+    assert "| rate [Hz] | 1000.0 |" in report and "| command rate [Hz] (receive time) | 1000.0 |" \
+        in report and "| holes (> 1.5 periods: new segment) | 1 |" in report
     assert all((out / f"joint_{j}.png").stat().st_size > 10000 for j in MODEL.joint_names)
     with open(out / "series.csv", newline="") as stream:
         rows = list(csv.reader(stream))
