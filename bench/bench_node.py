@@ -5,9 +5,10 @@ it from this process with a 1 kHz ``sensor_msgs/JointState`` stream stamped
 with the send time, and reports:
 
 * receipt-to-publish time inside the node (its diagnostics), p50 / p99;
-* end-to-end latency, publisher stamp -> effort command received here,
-  p50 / p99 (commands carry no stamp: they are matched in order);
-* dropped messages (states sent without a command back).
+* end-to-end latency, publisher stamp -> effort message received here: the
+  node's ``~/efforts`` JointState (published right after the command array,
+  with the state's stamp, so each reply is matched exactly), p50 / p99;
+* dropped messages (states sent without a reply).
 
 Targets (ROS 2 control nodes issue): receipt-to-publish p99 <= 100 us,
 end-to-end p99 <= 1 ms, zero dropped. DDS stays on localhost.
@@ -27,7 +28,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -46,20 +46,26 @@ class Driver(Node):
     def __init__(self) -> None:
         super().__init__("rnea_bench_driver")
         self.pub = self.create_publisher(JointState, "/joint_states", 10)
-        self.sent: deque[float] = deque()
+        self.sent = 0
         self.latencies: list[float] = []
         self.received = 0
+        self.commands = 0
         self.diagnostics: list[dict[str, str]] = []
         self.lock = threading.Lock()
         self.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                  self.on_command, 100)
+        self.create_subscription(JointState, "/rnea_controller/efforts", self.on_efforts, 100)
         self.create_subscription(DiagnosticArray, "/diagnostics", self.on_diagnostics, 10)
 
     def on_command(self, msg: Float64MultiArray) -> None:
-        now = time.time()
         with self.lock:
-            if self.sent:
-                self.latencies.append(now - self.sent.popleft())
+            self.commands += 1
+
+    def on_efforts(self, msg: JointState) -> None:
+        now = time.time()
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        with self.lock:
+            self.latencies.append(now - stamp)
             self.received += 1
 
     def on_diagnostics(self, msg: DiagnosticArray) -> None:
@@ -76,7 +82,7 @@ class Driver(Node):
         msg.position = Q
         msg.velocity = [0.0] * 7
         with self.lock:
-            self.sent.append(now)
+            self.sent += 1
         self.pub.publish(msg)
 
 
@@ -88,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     node = subprocess.Popen(
         [sys.executable, "-m", "rnea_ros.nodes.controller", "--ros-args",
          "-p", "urdf_path:=package://rnea_ros/urdf/arm7.urdf", "-p", "watchdog_timeout:=0.5",
-         "-p", "diagnostics_period:=1.0", "--log-level", "warn"])
+         "-p", "diagnostics_period:=1.0", "-p", "publish_effort_state:=true",
+         "--log-level", "warn"])
     rclpy.init()
     driver = Driver()
     executor = SingleThreadedExecutor()
@@ -105,9 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             time.sleep(0.05)
         time.sleep(0.5)
         with driver.lock:
-            driver.sent.clear()
+            driver.sent = 0
             driver.latencies.clear()
             driver.received = 0
+            driver.commands = 0
         driver.diagnostics.clear()
         period = 1.0 / args.rate
         count = int(args.duration * args.rate)
@@ -122,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with driver.lock:
             latencies = np.array(driver.latencies) * 1e6
             dropped = count - driver.received
+            dropped_commands = count - driver.commands
         callback = [(float(d["receipt to publish p50 [us]"]),
                      float(d["receipt to publish p99 [us]"])) for d in driver.diagnostics[1:]]
         cb50 = float(np.median([c[0] for c in callback])) if callback else float("nan")
@@ -132,7 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = [("receipt to publish p50 [us]", cb50, None),
                 ("receipt to publish p99 [us] (worst 5 s window)", cb99, 100.0),
                 ("end-to-end p50 [us]", e50, None), ("end-to-end p99 [us]", e99, 1000.0),
-                ("dropped messages", float(dropped), 0.0)]
+                ("dropped messages (no reply)", float(dropped), 0.0),
+                ("dropped effort commands", float(dropped_commands), 0.0)]
         failures = 0
         for label, value, target in rows:
             verdict = "" if target is None else ("ok" if value <= target else "MISSED")

@@ -46,6 +46,7 @@ from rnea_ros.control.laws import (
 )
 from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
+from rnea_ros.core._jit import FastCall, jit
 from rnea_ros.core.errors import StateError, options
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.payload import with_payload
@@ -53,6 +54,43 @@ from rnea_ros.core.rnea import gravity_torques
 
 Array = NDArray[np.float64]
 Oracle = Callable[[Step], Array]
+
+MERGED, NON_FINITE, BACKWARDS, INCOMPLETE, TOO_OLD = 0, 1, 2, 3, 4
+_NO_VELOCITY = np.zeros(0)
+
+
+@jit
+def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: Array,
+                has_velocity: bool, msg_idx: NDArray[np.int64], model_idx: NDArray[np.int64],
+                stamp: float, window: float) -> int:
+    """Validate a message and merge it into ``q, qd, stamps`` (model order).
+
+    Nothing is written unless every position/velocity is finite (``NON_FINITE``)
+    and no joint's stamp goes backwards (``BACKWARDS``). After the merge:
+    ``INCOMPLETE`` while some joint was never received, ``TOO_OLD`` when the
+    oldest joint sample is more than ``window`` before ``stamp``, else ``MERGED``.
+    """
+    for k in range(model_idx.shape[0]):
+        if not np.isfinite(position[msg_idx[k]]):
+            return NON_FINITE
+        if has_velocity and not np.isfinite(velocity[msg_idx[k]]):
+            return NON_FINITE
+        if stamps[model_idx[k]] > stamp:
+            return BACKWARDS
+    for k in range(model_idx.shape[0]):
+        i = model_idx[k]
+        q[i] = position[msg_idx[k]]
+        qd[i] = velocity[msg_idx[k]] if has_velocity else 0.0
+        stamps[i] = stamp
+    oldest = np.inf
+    for i in range(stamps.shape[0]):
+        if not np.isfinite(stamps[i]):
+            return INCOMPLETE
+        oldest = min(oldest, stamps[i])
+    return TOO_OLD if stamp - oldest > window else MERGED
+
+
+_merge_fast = FastCall(merge_state)
 
 
 @dataclass
@@ -77,7 +115,6 @@ class TorqueController:
         self._q = np.zeros(n)
         self._qd = np.zeros(n)
         self._stamp = np.full(n, -math.inf)
-        self._complete = False  # every joint received at least once
         self._name_cache: dict[tuple[str, ...], tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
         self.reference = Reference()
         self.rejected: Counter[str] = Counter()
@@ -166,36 +203,32 @@ class TorqueController:
         msg_idx, model_idx = self._indices(names)
         if len(model_idx) == 0:
             return Result()  # nothing for us (e.g. another robot's joints)
-        q = np.asarray(position, dtype=np.float64)[msg_idx]
-        if len(velocity):
-            qd = np.asarray(velocity, dtype=np.float64)[msg_idx]
-        elif self.config.mode == "inverse_dynamics":
+        has_velocity = len(velocity) > 0
+        if not has_velocity and self.config.mode == "inverse_dynamics":
             return self._reject("missing_velocity",
                                 "message has no velocities, inverse_dynamics mode needs them")
-        else:
-            qd = np.zeros(len(model_idx))
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
-            bad = [self.base_model.joint_names[model_idx[k]]
-                   for k in np.flatnonzero(~(np.isfinite(q) & np.isfinite(qd)))]
+        p = np.ascontiguousarray(position, dtype=np.float64)
+        v = np.ascontiguousarray(velocity, dtype=np.float64) if has_velocity else _NO_VELOCITY
+        status = _merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
+                                  model_idx, stamp, self.config.watchdog_timeout)
+        if status == NON_FINITE:
+            bad = [self.base_model.joint_names[i] for k, i in enumerate(model_idx)
+                   if not (math.isfinite(p[msg_idx[k]])
+                           and (not has_velocity or math.isfinite(v[msg_idx[k]])))]
             return self._reject("non_finite", f"non-finite position or velocity for joints "
                                               f"{options(bad)}")
-        if (self._stamp[model_idx] > stamp).any():
+        if status == BACKWARDS:
             return self._reject("time_backwards",
                                 f"stamp {stamp:.6f} s is older than the last one "
                                 f"({float(self._stamp[model_idx].max()):.6f} s)")
-        self._q[model_idx] = q
-        self._qd[model_idx] = qd
-        self._stamp[model_idx] = stamp
         self.accepted += 1
-        if not self._complete:
-            self._complete = bool(np.isfinite(self._stamp).all())
-        if not self._complete:
+        if status == INCOMPLETE:
             missing = [j for j, s in zip(self.base_model.joint_names, self._stamp, strict=True)
                        if not math.isfinite(s)]
             self.rejected["missing_joints"] += 1  # merged, but no command yet
             return Result(reason="missing_joints",
                           message=f"no state yet for joints {options(missing)}")
-        if stamp - float(self._stamp.min()) > self.config.watchdog_timeout:
+        if status == TOO_OLD:
             return Result()  # some joint's sample is too old to be combined
         self.last_valid_wall = now
         self.last_state_time = stamp

@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.trajectory import JointTrajectory
+from rnea_ros.core._jit import FastCall, jit
 from rnea_ros.core.crba import mass_matrix
 from rnea_ros.core.errors import ParameterError
 from rnea_ros.core.gfd import rnea_derivative, rnea_derivative_batch
@@ -52,6 +53,21 @@ from rnea_ros.core.model import RobotModel
 from rnea_ros.core.rnea import gravity_batch
 
 Array = NDArray[np.float64]
+
+
+@jit
+def slew_step(tau: Array, previous: Array, rate: Array, dt: float, out: Array) -> int:
+    """``out = previous + clip(tau - previous, +-rate dt)``; returns how many were limited."""
+    limited = 0
+    for i in range(tau.shape[0]):
+        step = rate[i] * dt
+        change = min(max(tau[i] - previous[i], -step), step)
+        out[i] = previous[i] + change
+        limited += out[i] != tau[i]
+    return limited
+
+
+_slew_fast = FastCall(slew_step)
 
 
 def positive_limits(values: Array, name: str) -> Array:
@@ -66,7 +82,7 @@ class SlewLimiter:
     """``|tau_k - tau_{k-1}| <= rate * dt`` per joint."""
 
     def __init__(self, rate: Array, name: str = "effort_rate_limits") -> None:
-        self.rate = positive_limits(rate, name)
+        self.rate = np.ascontiguousarray(positive_limits(rate, name), dtype=np.float64)
         self.previous: Array | None = None
         self.last_time = -math.inf
         self.limited = 0
@@ -86,9 +102,9 @@ class SlewLimiter:
             self.bad_dt += 1
             held: Array = self.previous.copy()
             return held
-        step = self.rate * dt
-        out = self.previous + np.minimum(np.maximum(tau - self.previous, -step), step)
-        self.limited += int((out != tau).sum())
+        out = np.empty_like(tau)
+        self.limited += _slew_fast.call(np.ascontiguousarray(tau, dtype=np.float64),
+                                        self.previous, self.rate, dt, out)
         self.previous, self.last_time = out, t
         return out
 
