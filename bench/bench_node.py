@@ -5,9 +5,11 @@ it from this process with a 1 kHz ``sensor_msgs/JointState`` stream stamped
 with the send time, and reports:
 
 * receipt-to-publish time inside the node (its diagnostics), p50 / p99;
-* end-to-end latency, publisher stamp -> effort message received here: the
-  node's ``~/efforts`` JointState (published right after the command array,
-  with the state's stamp, so each reply is matched exactly), p50 / p99;
+* end-to-end latency, publisher stamp -> effort command received here, p50 /
+  p99: commands carry no stamp, so they are matched to states in order (exact
+  when nothing is dropped); ``--exact`` matches the node's ``~/efforts``
+  JointState instead (it carries the state's stamp, but publishing it costs
+  the node a second message per state);
 * dropped messages (states sent without a reply).
 
 Targets (ROS 2 control nodes issue): receipt-to-publish p99 <= 100 us,
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,10 +46,11 @@ Q = [0.2, -0.3, 0.1, -1.8, 0.2, 1.4, 0.3]
 
 
 class Driver(Node):
-    def __init__(self) -> None:
+    def __init__(self, exact: bool) -> None:
         super().__init__("rnea_bench_driver")
         self.pub = self.create_publisher(JointState, "/joint_states", 10)
-        self.sent = 0
+        self.sent: deque[float] = deque()
+        self.exact = exact
         self.latencies: list[float] = []
         self.received = 0
         self.commands = 0
@@ -58,8 +62,13 @@ class Driver(Node):
         self.create_subscription(DiagnosticArray, "/diagnostics", self.on_diagnostics, 10)
 
     def on_command(self, msg: Float64MultiArray) -> None:
+        now = time.time()
         with self.lock:
             self.commands += 1
+            if not self.exact:
+                if self.sent:
+                    self.latencies.append(now - self.sent.popleft())
+                self.received += 1
 
     def on_efforts(self, msg: JointState) -> None:
         now = time.time()
@@ -82,7 +91,7 @@ class Driver(Node):
         msg.position = Q
         msg.velocity = [0.0] * 7
         with self.lock:
-            self.sent += 1
+            self.sent.append(now)
         self.pub.publish(msg)
 
 
@@ -90,14 +99,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=60.0, help="stream length [s]")
     parser.add_argument("--rate", type=float, default=1000.0, help="joint-state rate [Hz]")
+    parser.add_argument("--exact", action="store_true",
+                        help="match replies by stamp through the node's ~/efforts")
     args = parser.parse_args(argv)
     node = subprocess.Popen(
         [sys.executable, "-m", "rnea_ros.nodes.controller", "--ros-args",
          "-p", "urdf_path:=package://rnea_ros/urdf/arm7.urdf", "-p", "watchdog_timeout:=0.5",
-         "-p", "diagnostics_period:=1.0", "-p", "publish_effort_state:=true",
-         "--log-level", "warn"])
+         "-p", "diagnostics_period:=1.0", "-p",
+         f"publish_effort_state:={'true' if args.exact else 'false'}", "--log-level", "warn"])
     rclpy.init()
-    driver = Driver()
+    driver = Driver(args.exact)
     executor = SingleThreadedExecutor()
     executor.add_node(driver)
     spinner = threading.Thread(target=executor.spin, daemon=True)
@@ -110,9 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 1
             driver.send()
             time.sleep(0.05)
-        time.sleep(0.5)
+        for _ in range(500):  # keep the node fed (no watchdog) while it warms up
+            driver.send()
+            time.sleep(1e-3)
+        time.sleep(0.05)
         with driver.lock:
-            driver.sent = 0
+            driver.sent.clear()
             driver.latencies.clear()
             driver.received = 0
             driver.commands = 0

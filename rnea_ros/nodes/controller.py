@@ -125,8 +125,7 @@ class ControllerNode(Node):
             self.get_logger().warning(f"rejected joint state ({result.reason}): "
                                       f"{result.message}", throttle_duration_sec=1.0)
         elif result.command is not None:
-            self.publish_command(result.command, msg.header.stamp)
-            self.callback_us.append((time.perf_counter() - received) * 1e6)
+            self.publish_command(result.command, msg.header.stamp, received)
             scaling = self.controller.reference.scaling
             if scaling is not None and self.controller.reference.trajectory is not None:
                 self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
@@ -164,13 +163,16 @@ class ControllerNode(Node):
                 f"stale behaviour '{self.controller.config.stale_behavior}'")
         self.publish_command(command, self.get_clock().now().to_msg())
 
-    def publish_command(self, command: np.ndarray, stamp: Any) -> None:
+    def publish_command(self, command: np.ndarray, stamp: Any,
+                        received: float | None = None) -> None:
         # Messages are reused (publish serialises at once) and filled from
         # array.array, which skips the per-element checks of list assignment.
         data = array("d")
         data.frombytes(command.tobytes())
         self.command_msg.data = data
         self.command_pub.publish(self.command_msg)
+        if received is not None:  # receipt of the state to publication of the command
+            self.callback_us.append((time.perf_counter() - received) * 1e6)
         if self.effort_pub is not None:
             self.effort_msg.header.stamp = stamp
             self.effort_msg.name = list(self.controller.config.joints)
