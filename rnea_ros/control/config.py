@@ -127,7 +127,8 @@ def _number_list(values: Mapping[str, Any], name: str) -> Array:
     return out
 
 
-def _per_joint(values: Mapping[str, Any], name: str, n: int, minimum: float = 0.0) -> Array:
+def per_joint(values: Mapping[str, Any], name: str, n: int, minimum: float = 0.0) -> Array:
+    """Parameter ``name`` as n finite values >= ``minimum`` (one value is broadcast)."""
     out = _number_list(values, name)
     if out.size == 1:
         out = np.full(n, out[0])
@@ -161,14 +162,19 @@ def resolve_path(path: str) -> Path:
         raise ParameterError(f"cannot resolve '{path}': package '{package}' not found") from None
 
 
-def load_model(values: Mapping[str, Any]) -> RobotModel:
-    """The robot model named by ``robot_description``/``urdf_path``, ``drives_file``
-    and ``inertia_check`` (gravity and payload are applied by the controller)."""
+def urdf_source(values: Mapping[str, Any]) -> str:
+    """The URDF to read: ``robot_description`` (XML) or the resolved ``urdf_path``."""
     description = str(values.get("robot_description") or "")
     urdf_path = str(values.get("urdf_path") or "")
     if not description and not urdf_path:
         raise ParameterError("set parameter 'robot_description' (URDF XML) or 'urdf_path'")
-    source: str | Path = description if description else resolve_path(urdf_path)
+    return description if description else str(resolve_path(urdf_path))
+
+
+def load_model(values: Mapping[str, Any]) -> RobotModel:
+    """The robot model named by ``robot_description``/``urdf_path``, ``drives_file``
+    and ``inertia_check`` (gravity and payload are applied by the controller)."""
+    source = urdf_source(values)
     drives = str(values.get("drives_file") or "")
     check = _choice(values, "inertia_check", ("strict", "warn"))
     return load_urdf(source, drives=resolve_path(drives) if drives else None,
@@ -205,7 +211,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel) -> Controlle
                                  "values")
         payload = Payload(str(values["payload.link"]), float(values["payload.mass"]),
                           tuple(com.tolist()), tuple(inertia.tolist()))
-    rates = _per_joint(values, "effort_rate_limits", len(joints))
+    rates = per_joint(values, "effort_rate_limits", len(joints))
     if np.any(rates <= 0.0):
         raise ParameterError(f"parameter 'effort_rate_limits' must be > 0, got {rates.tolist()}")
     speed = float(values["time_scaling.min_speed"])
@@ -241,7 +247,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel) -> Controlle
         time_scaling_max_acceleration=float(values["time_scaling.max_acceleration"]),
         time_scaling_horizon=float(values["time_scaling.horizon"]),
         time_scaling_margin=margin,
-        kp=_per_joint(values, "kp", model.nv), kd=_per_joint(values, "kd", model.nv),
+        kp=per_joint(values, "kp", model.nv), kd=per_joint(values, "kd", model.nv),
         watchdog_timeout=timeout,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
         oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,

@@ -50,7 +50,6 @@ from rnea_ros.core.crba import mass_matrix
 from rnea_ros.core.errors import ParameterError
 from rnea_ros.core.gfd import rnea_derivative, rnea_derivative_batch
 from rnea_ros.core.model import RobotModel
-from rnea_ros.core.rnea import gravity_batch
 
 Array = NDArray[np.float64]
 
@@ -162,9 +161,9 @@ class TimeScaling:
                                                    still)
         no_g, no_g_dot = rnea_derivative_batch(self.rigid, D[0], D[1], still,
                                                still, gravity=zero_g)
-        G = gravity_batch(model, D[0]) + model.coulomb * np.sign(D[1])
-        G_dot = moving_dot - no_g_dot  # dg/dq q'
-        del moving, no_g
+        # RNEA is affine in gravity: the difference is g(q) and its rate dg/dq q'.
+        G = moving - no_g + model.coulomb * np.sign(D[1])
+        G_dot = moving_dot - no_g_dot
         S = self.grid[:, None, None]
         Fv = model.viscous
         tau = A * S**2 + Fv * D[1] * S + G

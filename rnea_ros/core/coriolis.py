@@ -20,8 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
-from rnea_ros.core._jit import joint_transform
 from rnea_ros.core.inputs import joint_vector, raise_non_finite
+from rnea_ros.core.kinematics import body_poses
 from rnea_ros.core.model import RobotModel
 
 Array = NDArray[np.float64]
@@ -70,26 +70,15 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     n = model.nv
-    fp = model.kernel_floats
-    pose_R = np.empty((n, 3, 3))
-    pose_p = np.empty((n, 3))
+    pose_R, pose_p = body_poses(model, q)
     S = np.empty((n, 6))
     dS = np.empty((n, 6))
     v = np.empty((n, 6))
     IC = np.empty((n, 6, 6))
     BC = np.empty((n, 6, 6))
     for i in range(n):
-        R_tuple, p_tuple = joint_transform(fp, i, float(q[i]))
-        R_local = np.array(R_tuple).reshape(3, 3)
-        p_local = np.array(p_tuple)
         par = int(model.parent[i])
-        if par < 0:
-            pose_R[i], pose_p[i] = R_local, p_local
-            v_par = np.zeros(6)
-        else:
-            pose_R[i] = pose_R[par] @ R_local
-            pose_p[i] = pose_p[par] + pose_R[par] @ p_local
-            v_par = v[par]
+        v_par = np.zeros(6) if par < 0 else v[par]
         X = _to_base(pose_R[i], pose_p[i])
         S_local = np.zeros(6)
         if model.joint_types[i] == "prismatic":

@@ -36,7 +36,7 @@ from rnea_ros.control.config import (
     ControllerConfig,
     controller_config,
     load_model,
-    resolve_path,
+    urdf_source,
 )
 from rnea_ros.control.controller import Oracle, TorqueController
 from rnea_ros.control.laws import Step
@@ -79,7 +79,7 @@ class ControllerNode(Node):
         self.values = declare(self, CONTROLLER_PARAMETERS)
         model = load_model(self.values)
         config = controller_config(self.values, model)
-        urdf = self.values["robot_description"] or str(resolve_path(self.values["urdf_path"]))
+        urdf = urdf_source(self.values)
         self.controller = TorqueController(model, config, pinocchio_oracle_factory(urdf))
         self.command_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands",
                                                  10)

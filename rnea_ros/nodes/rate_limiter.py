@@ -13,6 +13,7 @@ counted; ``/diagnostics`` reports the counters.
 
 from __future__ import annotations
 
+import math
 import time
 from array import array
 from collections import Counter
@@ -24,7 +25,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from rnea_ros.control.config import ParameterSpec
+from rnea_ros.control.config import ParameterSpec, per_joint
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
 from rnea_ros.core.errors import ParameterError
 from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_clock
@@ -53,19 +54,12 @@ class RateLimiterNode(Node):
         if not self.joints:
             raise ParameterError("parameter 'joints' must name the joints of the output array")
         n = len(self.joints)
-        rates = np.array(v["effort_rate_limits"], dtype=np.float64)
-        rates = np.full(n, rates[0]) if rates.size == 1 else rates
-        if rates.size != n:
-            raise ParameterError(f"parameter 'effort_rate_limits' has {rates.size} values; "
-                                 f"give 1 or {n}")
+        rates = per_joint(v, "effort_rate_limits", n, -math.inf)
         self.slew = SlewLimiter(positive_limits(rates, "effort_rate_limits"))
-        limits = np.array(v["effort_limits"], dtype=np.float64)
-        if limits.size == 1 and limits[0] == 0.0:
+        if list(v["effort_limits"]) == [0.0]:
             self.limits = np.full(n, np.inf)
         else:
-            limits = np.full(n, limits[0]) if limits.size == 1 else limits
-            if limits.size != n:
-                raise ParameterError(f"parameter 'effort_limits' needs 1 or {n} values")
+            limits = per_joint(v, "effort_limits", n, -math.inf)
             self.limits = positive_limits(limits, "effort_limits")
         self.rejected: Counter[str] = Counter()
         self.output = self.create_publisher(Float64MultiArray, "~/output", 10)

@@ -20,6 +20,7 @@ command came for 0.5 s, which also starts the loop.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -31,7 +32,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from rnea_ros.control.config import ParameterSpec, load_model, resolve_path
+from rnea_ros.control.config import ParameterSpec, load_model, per_joint, urdf_source
 from rnea_ros.core.errors import ParameterError, RneaError
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.payload import Payload, with_payload
@@ -68,15 +69,6 @@ SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
 }
 
 
-def _per_joint(values: dict[str, Any], name: str, n: int) -> np.ndarray:
-    out = np.array(values[name], dtype=np.float64).ravel()
-    if out.size == 1:
-        out = np.full(n, out[0])
-    if out.size != n or not np.all(np.isfinite(out)):
-        raise ParameterError(f"parameter '{name}' needs 1 or {n} finite values")
-    return out
-
-
 class SimulatorNode(Node):
     """rclpy adapter around :class:`rnea_ros.simulation.Simulator`."""
 
@@ -92,9 +84,9 @@ class SimulatorNode(Node):
         if not float(v["rate"]) > 0.0:
             raise ParameterError("parameter 'rate' must be > 0 Hz")
         self.values = v
-        self.urdf = v["robot_description"] or str(resolve_path(v["urdf_path"]))
+        self.urdf = urdf_source(v)
         self.sim = self.make_simulator(v, model)
-        self.sim.reset(_per_joint(v, "initial_positions", model.nv))
+        self.sim.reset(per_joint(v, "initial_positions", model.nv, -math.inf))
         self.tau = np.zeros(model.nv)
         self.last_command_wall = -np.inf
         self.command_timeout = float(v["command_timeout"])
@@ -120,8 +112,9 @@ class SimulatorNode(Node):
                               tuple(v["payload.com"]), tuple(v["payload.inertia"]))
             with_payload(model, payload)  # validates
         return Simulator(self.urdf, model, dt=1.0 / float(v["rate"]), integrator=v["integrator"],
-                         damping=_per_joint(v, "damping", model.nv),
-                         friction=_per_joint(v, "friction", model.nv), payload=payload)
+                         damping=per_joint(v, "damping", model.nv, -math.inf),
+                         friction=per_joint(v, "friction", model.nv, -math.inf),
+                         payload=payload)
 
     def on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
         """Runtime payload changes (an object picked up); other parameters are read-only."""
