@@ -76,6 +76,14 @@ def rnea_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
     ``work[i, 24:30]`` is the wrench ``(n, f)`` transmitted through joint ``i``
     onto body ``i``, in body ``i``'s frame. Returns whether ``tau`` is finite.
     """
+    forward_pass(fp, q, qd, qdd, g, fext, use_fext, work)
+    return backward_pass(fp, qd, qdd, drive, tau, work)
+
+
+@jit
+def forward_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
+                 fext: Array, use_fext: bool, work: Array) -> None:
+    """RNEA's forward pass: poses, ``w, v, dw, a`` and body forces ``(n, f)`` into ``work``."""
     n = q.shape[0]
     zero = (0.0, 0.0, 0.0)
     for i in range(n):
@@ -116,6 +124,13 @@ def rnea_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
         put3(work, i, _W_A, a)
         put3(work, i, _W_N, nb)
         put3(work, i, _W_F, fb)
+
+
+@jit
+def backward_pass(fp: Array, qd: Array, qdd: Array, drive: bool, tau: Array,
+                  work: Array) -> bool:
+    """RNEA's backward pass over the body forces in ``work``; whether ``tau`` is finite."""
+    n = qd.shape[0]
     total = 0.0
     for i in range(n - 1, -1, -1):
         # Backward pass: project on the joint axis, pass the wrench to the parent.
@@ -361,6 +376,15 @@ def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
 
 
 __all__ = [
-    "friction_torques", "gravity_batch", "gravity_torques", "nonlinear_effects",
-    "nonlinear_effects_batch", "rnea", "rnea_batch", "rnea_pass", "rnea_with_wrenches",
+    "backward_pass",
+    "forward_pass",
+    "friction_torques",
+    "gravity_batch",
+    "gravity_torques",
+    "nonlinear_effects",
+    "nonlinear_effects_batch",
+    "rnea",
+    "rnea_batch",
+    "rnea_pass",
+    "rnea_with_wrenches",
 ]
