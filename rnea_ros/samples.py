@@ -11,6 +11,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from rnea_ros.core.elastic import ElasticModel, elastic_model
 from rnea_ros.core.errors import ModelError, options
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.urdf import load_urdf
@@ -37,9 +38,13 @@ EXAMPLE_ROBOTS = {
 }
 
 # Example robots whose URDF has non-physical link inertias (load with inertia_check="warn").
-NONPHYSICAL_INERTIA = ("tiago", "pr2")
+NONPHYSICAL_INERTIA: tuple[str, ...] = ("tiago", "pr2")
 
 SAMPLE_ROBOTS = ("two_link_rr", "two_link_pr", "stanford_arm", "arm7")
+
+# Mixed rigid/elastic sample robots: urdf/<name>.urdf + config/<name>_elastic.yaml.
+ELASTIC_ROBOTS = ("mixed_3dof",)
+NONPHYSICAL_INERTIA += ELASTIC_ROBOTS  # hua-2024 table I (see the URDF's comment)
 
 
 def share_directory() -> Path:
@@ -64,8 +69,9 @@ def share_directory() -> Path:
 def sample_urdf(name: str) -> Path:
     """Path of one of our sample URDFs (``SAMPLE_ROBOTS``)."""
     path = share_directory() / "urdf" / f"{name}.urdf"
-    if name not in SAMPLE_ROBOTS or not path.is_file():
-        raise ModelError(f"no sample robot '{name}'; samples: {options(SAMPLE_ROBOTS)}")
+    if name not in SAMPLE_ROBOTS + ELASTIC_ROBOTS or not path.is_file():
+        raise ModelError(f"no sample robot '{name}'; samples: "
+                         f"{options(SAMPLE_ROBOTS + ELASTIC_ROBOTS)}")
     return path
 
 
@@ -88,10 +94,24 @@ def example_robot_urdf(name: str) -> Path:
 
 def robot_urdf(name: str) -> Path:
     """A sample or example robot's URDF path by name."""
-    return sample_urdf(name) if name in SAMPLE_ROBOTS else example_robot_urdf(name)
+    if name in SAMPLE_ROBOTS + ELASTIC_ROBOTS:
+        return sample_urdf(name)
+    return example_robot_urdf(name)
 
 
 def load_robot(name: str) -> RobotModel:
     """Model of a sample or example robot by name (inertia check relaxed where needed)."""
     check = "warn" if name in NONPHYSICAL_INERTIA else "strict"
     return load_urdf(robot_urdf(name), inertia_check=check)
+
+
+def elastic_robot_drives(name: str) -> Path:
+    """Path of an elastic sample robot's side file (``config/<name>_elastic.yaml``)."""
+    if name not in ELASTIC_ROBOTS:
+        raise ModelError(f"no elastic sample robot '{name}'; known: {options(ELASTIC_ROBOTS)}")
+    return share_directory() / "config" / f"{name}_elastic.yaml"
+
+
+def load_elastic_robot(name: str) -> ElasticModel:
+    """:class:`ElasticModel` of an elastic sample robot by name."""
+    return elastic_model(load_robot(name), elastic_robot_drives(name))

@@ -88,13 +88,16 @@ class JointTrajectory:
         """Time of the last waypoint [s]."""
         return float(self.times[-1])
 
-    def derivatives(self, times: Array) -> Array:
-        """Position and its first three time derivatives at each of ``times``:
-        (4, len(times), n), consistent with :meth:`sample` (before the start:
-        the first point's state; after the end: the last point at rest)."""
+    def derivatives(self, times: Array, order: int = 3) -> Array:
+        """Position and its first ``order`` (up to 5) time derivatives at each of
+        ``times``: (order + 1, len(times), n), consistent with :meth:`sample`
+        (before the start: the first point's state; after the end: the last point
+        at rest). ``order=4`` gives the snap the elastic feedforward needs."""
         times = np.asarray(times, dtype=np.float64)
         T0, T1 = float(self.times[0]), float(self.times[-1])
-        out = np.zeros((4, times.size, self.positions.shape[1]))
+        if not 0 <= order <= 5:
+            raise StateError(f"derivative order {order} is not in 0..5")
+        out = np.zeros((order + 1, times.size, self.positions.shape[1]))
         if len(self.times) == 1:
             out[0] = self.positions[0]
             return out
@@ -106,11 +109,11 @@ class JointTrajectory:
         C = self._coefficients[k]  # type: ignore[attr-defined]
         powers = np.concatenate([np.ones_like(s), s, s**2, s**3, s**4, s**5], axis=1)
         factors = np.array([1.0, 1.0, 2.0, 6.0, 24.0, 120.0])
-        for order in range(4):
-            # d^order/ds^order of sum_i c_i s^i = sum_{i>=order} i!/(i-order)! c_i s^(i-order)
-            coef = factors[order:] / factors[:6 - order]
-            basis = powers[:, :6 - order] * coef
-            out[order] = np.einsum("ki,kin->kn", basis, C[:, order:]) / T**order
+        for d in range(order + 1):
+            # d^d/ds^d of sum_i c_i s^i = sum_{i>=d} i!/(i-d)! c_i s^(i-d)
+            coef = factors[d:] / factors[:6 - d]
+            basis = powers[:, :6 - d] * coef
+            out[d] = np.einsum("ki,kin->kn", basis, C[:, d:]) / T**d
         out[1:, times >= T1] = 0.0  # held at the end; before the start: the first point's state
         return out
 

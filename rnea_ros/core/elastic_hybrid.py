@@ -287,7 +287,7 @@ class HybridResult(NamedTuple):
     tau: Array
 
 
-def _check_recursive(model: ElasticModel) -> None:
+def check_recursive(model: ElasticModel) -> None:
     """The rigid joints' rotors must ride on their joint's parent link (else a loop)."""
     for m, j in enumerate(model.motor_joint):
         if not model.elastic[j] and model.motor_body[m] != model.links.parent[j]:
@@ -310,7 +310,7 @@ def forward_dynamics_recursive(model: ElasticModel, q: object, theta: object, qd
     ``tau[i]`` is joint ``i``'s motor torque: the joint torque of a rigid joint,
     the motor torque (link side, hua-2024 eq. 29) of an elastic one.
     """
-    _check_recursive(model)
+    check_recursive(model)
     links = model.links
     args = {"q": joint_vector(links, q, "q"), "qd": joint_vector(links, qd, "qd"),
             "tau": joint_vector(links, tau, "tau"),
