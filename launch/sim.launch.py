@@ -4,6 +4,9 @@ For machines without Gazebo::
 
     ros2 launch rnea_ros sim.launch.py                      # hold the arm against gravity
     ros2 launch rnea_ros sim.launch.py mode:=inverse_dynamics
+    ros2 launch rnea_ros sim.launch.py robot:=mixed_3dof mode:=elastic \
+        controller_config:=mixed_3dof_controller.yaml \
+        simulator_config:=mixed_3dof_simulator.yaml          # elastic joint (hua-2024)
 
 The module-level tables are what the launch description is built from; the
 test suite checks them without ``launch`` installed.
@@ -14,7 +17,8 @@ PACKAGE = "rnea_ros"
 # name: (default, description)
 ARGUMENTS = {
     "robot": ("arm7", "robot model: a URDF file in rnea_ros/urdf, without the .urdf suffix"),
-    "mode": ("gravity", "controller mode: 'gravity' or 'inverse_dynamics'"),
+    "mode": ("gravity", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic' (needs "
+             "a controller_config with elastic_file)"),
     "controller_config": ("controller.yaml",
                           "controller parameter file in rnea_ros/config (keyed rnea_controller)"),
     "simulator_config": ("simulator.yaml",

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core.elastic import ElasticModel, elastic_model
 from rnea_ros.core.errors import ParameterError, options
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.payload import Payload
@@ -20,7 +21,8 @@ from rnea_ros.core.urdf import load_urdf
 
 Array = NDArray[np.float64]
 
-MODES = ("gravity", "inverse_dynamics")
+MODES = ("gravity", "inverse_dynamics", "elastic")
+ELASTIC_LAWS = ("feedforward_pd", "hua")
 STALE_BEHAVIORS = ("hold", "zero")
 
 
@@ -42,11 +44,23 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
         "", "YAML side file with rotor inertia, gear ratio and friction per joint", True),
     "inertia_check": ParameterSpec(
         "strict", "non-physical link inertias: 'strict' refuses them, 'warn' accepts", True),
+    "elastic_file": ParameterSpec(
+        "", "YAML side file with elastic joints and motors (rnea_ros.core.elastic); the "
+        "motor positions come on /joint_states as '<joint>_motor'", True),
     "joints": ParameterSpec(
         [""], "joints commanded, in the order of the effort command array; "
         "[] or [''] means every joint of the model, in model order", True),
-    "mode": ParameterSpec("gravity", "control law: 'gravity' (tau = g(q)) or 'inverse_dynamics' "
-                          "(tau = ID(q_d, qd_d, qdd_d) + Kp e + Kd de)"),
+    "mode": ParameterSpec("gravity", "control law: 'gravity' (tau = g(q)), 'inverse_dynamics' "
+                          "(tau = ID(q_d, qd_d, qdd_d) + Kp e + Kd de) or 'elastic' (motor "
+                          "torques of a robot with elastic joints, needs elastic_file)"),
+    "elastic.law": ParameterSpec(
+        "feedforward_pd", "elastic mode: 'feedforward_pd' (exact feedforward + PD: kp/kd on "
+        "rigid links and elastic motors) or 'hua' (hua-2024 section IV)"),
+    "elastic.lambda_q": ParameterSpec([20.0], "hua law: Lambda_q = K_Dq^-1 K_Pq per joint [1/s]"),
+    "elastic.kd_q": ParameterSpec([20.0], "hua law: K_Dq per joint [N m s/rad]"),
+    "elastic.lambda_theta": ParameterSpec(
+        [20.0], "hua law: Lambda_theta per elastic joint [1/s]"),
+    "elastic.kd_theta": ParameterSpec([5.0], "hua law: K_Dtheta per elastic joint [N m s/rad]"),
     "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2]"),
     "friction_compensation": ParameterSpec(
         False, "add the model's Coulomb and viscous friction (at the reference velocity in "
@@ -114,6 +128,8 @@ class ControllerConfig:
     oracle_enable: bool
     oracle_every_n: int
     oracle_tolerance: float
+    elastic_law: str = "feedforward_pd"
+    elastic_gains: tuple[Array, ...] = ()  # lambda_q, kd_q (n,), lambda_theta, kd_theta (n_e,)
 
 
 def _number_list(values: Mapping[str, Any], name: str) -> Array:
@@ -130,8 +146,8 @@ def _number_list(values: Mapping[str, Any], name: str) -> Array:
 def per_joint(values: Mapping[str, Any], name: str, n: int, minimum: float = 0.0) -> Array:
     """Parameter ``name`` as n finite values >= ``minimum`` (one value is broadcast)."""
     out = _number_list(values, name)
-    if out.size == 1:
-        out = np.full(n, out[0])
+    if out.size == 1 or n == 0:
+        out = np.full(n, out[0] if out.size else 0.0)
     if out.size != n:
         raise ParameterError(f"parameter '{name}' has {out.size} values; give 1 or {n}")
     if np.any(out < minimum):
@@ -181,9 +197,30 @@ def load_model(values: Mapping[str, Any]) -> RobotModel:
                      inertia_check=check)
 
 
-def controller_config(values: Mapping[str, Any], model: RobotModel) -> ControllerConfig:
+def load_elastic(values: Mapping[str, Any], model: RobotModel) -> ElasticModel | None:
+    """The elastic-joint model from ``elastic_file`` (None when the parameter is empty)."""
+    path = str(values.get("elastic_file") or "")
+    return elastic_model(model, resolve_path(path)) if path else None
+
+
+def controller_config(values: Mapping[str, Any], model: RobotModel,
+                      elastic: ElasticModel | None = None) -> ControllerConfig:
     """Validate parameter ``values`` (every key of :data:`CONTROLLER_PARAMETERS`)
-    against ``model``; raises :class:`ParameterError` naming the parameter."""
+    against ``model`` (and ``elastic``, the model of ``elastic_file``); raises
+    :class:`ParameterError` naming the parameter."""
+    mode = _choice(values, "mode", MODES)
+    gains: tuple[Array, ...] = ()
+    if mode == "elastic":
+        if elastic is None:
+            raise ParameterError("mode 'elastic' needs parameter 'elastic_file' (the side file "
+                                 "with the elastic joints and motors)")
+        if values["time_scaling.enable"] or values["oracle.enable"]:
+            raise ParameterError("mode 'elastic' supports neither 'time_scaling.enable' nor "
+                                 "'oracle.enable' (Pinocchio has no geared rotors)")
+        ne = elastic.n_elastic
+        gains = tuple(per_joint(values, f"elastic.{key}", size, 1e-12) for key, size in
+                      (("lambda_q", model.nv), ("kd_q", model.nv), ("lambda_theta", ne),
+                       ("kd_theta", ne)))
     names = [j for j in (values["joints"] or []) if j]
     joints = tuple(names) if names else model.joint_names
     unknown = [j for j in joints if j not in model.joint_names]
@@ -235,7 +272,9 @@ def controller_config(values: Mapping[str, Any], model: RobotModel) -> Controlle
         raise ParameterError(f"parameter 'diagnostics_period' must be > 0 s, got {period}")
     return ControllerConfig(
         joints=joints, command_index=index,
-        mode=_choice(values, "mode", MODES),
+        mode=mode,
+        elastic_law=_choice(values, "elastic.law", ELASTIC_LAWS),
+        elastic_gains=gains,
         gravity=gravity,
         friction_compensation=bool(values["friction_compensation"]),
         payload=payload,

@@ -21,10 +21,19 @@ merged but counted (``missing_joints``).
 Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
 a steady clock), :meth:`TorqueController.watchdog` returns the stale command:
 ``hold`` = gravity compensation at the last valid pose, ``zero`` = zeros.
+
+Robots with elastic joints (``elastic``, :mod:`rnea_ros.core.elastic`): the
+state also holds the motor positions/velocities, named ``<joint>_motor`` in
+the joint states (link side of the gearbox, see the convention there) and
+merged like any joint; the commands are motor torques. Their rigid-body model
+(gravity and inverse-dynamics modes, ``hold``) is the unified bodies' (links
+with their motors' masses): at rest a motor torque equals its link's gravity
+torque.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import Counter, deque
@@ -35,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.config import ControllerConfig
+from rnea_ros.control.elastic import ElasticStage
 from rnea_ros.control.laws import (
     FrictionCompensation,
     GravityCompensation,
@@ -47,6 +57,7 @@ from rnea_ros.control.laws import (
 from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
 from rnea_ros.core._jit import FastCall, jit
+from rnea_ros.core.elastic import ElasticModel
 from rnea_ros.core.errors import StateError, options
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.payload import with_payload
@@ -107,11 +118,14 @@ class TorqueController:
     """Joint states in, effort commands out (see the module docstring)."""
 
     def __init__(self, model: RobotModel, config: ControllerConfig,
-                 oracle_factory: Callable[[RobotModel, ControllerConfig], Oracle] | None = None
-                 ) -> None:
-        self.base_model = model
+                 oracle_factory: Callable[[RobotModel, ControllerConfig], Oracle] | None = None,
+                 elastic: ElasticModel | None = None) -> None:
+        self.elastic = elastic
+        self.base_model = model if elastic is None else elastic.unified
         self.oracle_factory = oracle_factory
-        n = model.nv
+        # Elastic robots: the motor positions come as '<joint>_motor' after the joints.
+        self.state_names = model.joint_names + (elastic.motor_names if elastic else ())
+        n = len(self.state_names)
         self._q = np.zeros(n)
         self._qd = np.zeros(n)
         self._stamp = np.full(n, -math.inf)
@@ -139,8 +153,19 @@ class TorqueController:
             model = with_payload(model, config.payload)
         self.full_model = model  # with friction: used for the "hold" command and the oracle
         self.model = model if config.friction_compensation else model.without_friction()
+        self.reference.snap = config.mode == "elastic"
         stages: list[Stage]
-        if config.mode == "gravity":
+        if config.mode == "elastic":
+            assert self.elastic is not None
+            links = self.elastic.links.replace(gravity=config.gravity)
+            if config.payload is not None:
+                links = with_payload(links, config.payload)
+            if not config.friction_compensation:
+                links = links.without_friction()
+            elastic = dataclasses.replace(self.elastic, links=links)
+            stages = [self.reference, ElasticStage(elastic, config.elastic_law, config.kp,
+                                                   config.kd, config.elastic_gains)]
+        elif config.mode == "gravity":
             stages = [GravityCompensation()]
             if config.friction_compensation:
                 stages.append(FrictionCompensation())
@@ -174,8 +199,8 @@ class TorqueController:
         cached = self._name_cache.get(key)
         if cached is None:
             position = {name: k for k, name in enumerate(key)}
-            model_idx = [i for i, j in enumerate(self.base_model.joint_names) if j in position]
-            msg_idx = [position[self.base_model.joint_names[i]] for i in model_idx]
+            model_idx = [i for i, j in enumerate(self.state_names) if j in position]
+            msg_idx = [position[self.state_names[i]] for i in model_idx]
             cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64))
             if len(self._name_cache) < 64:
                 self._name_cache[key] = cached
@@ -204,15 +229,15 @@ class TorqueController:
         if len(model_idx) == 0:
             return Result()  # nothing for us (e.g. another robot's joints)
         has_velocity = len(velocity) > 0
-        if not has_velocity and self.config.mode == "inverse_dynamics":
-            return self._reject("missing_velocity",
-                                "message has no velocities, inverse_dynamics mode needs them")
+        if not has_velocity and self.config.mode != "gravity":
+            return self._reject("missing_velocity", "message has no velocities, "
+                                f"{self.config.mode} mode needs them")
         p = np.ascontiguousarray(position, dtype=np.float64)
         v = np.ascontiguousarray(velocity, dtype=np.float64) if has_velocity else _NO_VELOCITY
         status = _merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
                                   model_idx, stamp, self.config.watchdog_timeout)
         if status == NON_FINITE:
-            bad = [self.base_model.joint_names[i] for k, i in enumerate(model_idx)
+            bad = [self.state_names[i] for k, i in enumerate(model_idx)
                    if not (math.isfinite(p[msg_idx[k]])
                            and (not has_velocity or math.isfinite(v[msg_idx[k]])))]
             return self._reject("non_finite", f"non-finite position or velocity for joints "
@@ -223,7 +248,7 @@ class TorqueController:
                                 f"({float(self._stamp[model_idx].max()):.6f} s)")
         self.accepted += 1
         if status == INCOMPLETE:
-            missing = [j for j, s in zip(self.base_model.joint_names, self._stamp, strict=True)
+            missing = [j for j, s in zip(self.state_names, self._stamp, strict=True)
                        if not math.isfinite(s)]
             self.rejected["missing_joints"] += 1  # merged, but no command yet
             return Result(reason="missing_joints",
@@ -250,7 +275,8 @@ class TorqueController:
             raise StateError(f"trajectory lacks commanded joints {options(missing)}")
         model = self.base_model
         K = len(times)
-        base = self.reference.last[0] if self.reference.last is not None else self._q
+        base = self.reference.last[0] if self.reference.last is not None else \
+            self._q[:model.nv]
 
         def expand(values: Array | None, fill: Array) -> Array | None:
             if values is None:
@@ -276,7 +302,9 @@ class TorqueController:
     # --------------------------------------------------------------- computing
     def _compute(self, t: float) -> Array:
         started = time.perf_counter()
-        step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(self.model.nv))
+        n = self.model.nv
+        step = Step(self.model, t, self._q[:n].copy(), self._qd[:n].copy(), tau=np.zeros(n),
+                    theta=self._q[n:].copy(), thetad=self._qd[n:].copy())
         for stage in self.stages:
             stage(step)
         command, clipped = saturate(step.tau[self.config.command_index],
@@ -305,7 +333,8 @@ class TorqueController:
             self.stale_events += 1
         if self.config.stale_behavior == "zero":
             return np.zeros(len(self.config.joints))
-        hold = gravity_torques(self.full_model, self._q)[self.config.command_index]
+        hold = gravity_torques(self.full_model, self._q[:self.model.nv])
+        hold = hold[self.config.command_index]
         return saturate(hold, self.config.effort_limits)[0]
 
     # ------------------------------------------------------------- statistics

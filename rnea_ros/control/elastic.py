@@ -29,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.laws import Step
 from rnea_ros.core.coriolis import coriolis_matrix
 from rnea_ros.core.elastic import ElasticModel
 from rnea_ros.core.elastic_feedforward import Feedforward
@@ -184,4 +185,45 @@ def closed_loop(law: HuaController | FeedforwardPD, sim: ElasticSimulator,
     return times, errors, torques
 
 
-__all__ = ["ElasticState", "FeedforwardPD", "HuaController", "closed_loop", "sinusoid"]
+
+
+class ElasticStage:
+    """Controller pipeline stage of mode ``elastic`` (see :mod:`rnea_ros.control.laws`):
+    ``law`` ``feedforward_pd`` (:class:`FeedforwardPD` with ``kp``, ``kd``) or ``hua``
+    (:class:`HuaController`; accelerations by backward differences of the measured
+    velocities over the state stamps)."""
+
+    def __init__(self, model: ElasticModel, law: str, kp: Array, kd: Array,
+                 gains: Sequence[Array]) -> None:
+        self.model = model
+        self.feedforward_pd = FeedforwardPD(model, kp=kp, kd=kd) if law == "feedforward_pd" \
+            else None
+        self.hua = None if self.feedforward_pd is not None else HuaController(
+            model, 1e-3, lambda_q=gains[0], kd_q=gains[1], lambda_theta=gains[2],
+            kd_theta=gains[3])
+        self.previous: tuple[float, Array, Array] | None = None
+
+    def __call__(self, step: Step) -> None:
+        assert step.q_ref is not None and step.qd_ref is not None and step.qdd_ref is not None
+        assert step.theta is not None and step.thetad is not None
+        x = ElasticState(step.q, step.qd, step.theta, step.thetad)
+        if self.feedforward_pd is not None:
+            assert step.qddd_ref is not None and step.qdddd_ref is not None
+            tau = self.feedforward_pd(x, step.q_ref, step.qd_ref, step.qdd_ref, step.qddd_ref,
+                                      step.qdddd_ref)
+        else:
+            assert self.hua is not None
+            qdd, thetadd = np.zeros(self.model.n), np.zeros(self.model.n_elastic)
+            if self.previous is not None and step.t > self.previous[0]:
+                dt = step.t - self.previous[0]
+                self.hua.dt = dt
+                qdd = (step.qd - self.previous[1]) / dt
+                thetadd = (step.thetad - self.previous[2]) / dt
+            self.previous = (step.t, step.qd.copy(), step.thetad.copy())
+            tau = self.hua(x, qdd, thetadd, step.q_ref, step.qd_ref, step.qdd_ref)
+        step.model_torque = tau
+        step.tau += tau
+
+
+__all__ = ["ElasticStage", "ElasticState", "FeedforwardPD", "HuaController", "closed_loop",
+           "sinusoid"]

@@ -9,8 +9,11 @@ The controller builds the list from its mode:
   (``tau = ID(q_d, qd_d, qdd_d) + Kp (q_d - q) + Kd (qd_d - qd)``; the model's
   friction is part of ID when friction compensation is on).
 
-Saturation happens after the stages, on the commanded joints. Later modes
-(elastic joints, torque-rate limiting) are further stages.
+* ``elastic``: :class:`Reference` (with jerk and snap) ->
+  :class:`rnea_ros.control.elastic.ElasticStage` (motor torques of a robot with
+  elastic joints).
+
+Saturation happens after the stages, on the commanded joints.
 """
 
 from __future__ import annotations
@@ -42,6 +45,10 @@ class Step:
     qdd_ref: Array | None = None
     tau: Array = field(default_factory=lambda: np.zeros(0))
     model_torque: Array | None = None  # the rigid-body model part, for the oracle
+    theta: Array | None = None  # elastic mode: motor positions/velocities (n_e,)
+    thetad: Array | None = None
+    qddd_ref: Array | None = None  # elastic mode: jerk and snap of the reference
+    qdddd_ref: Array | None = None
 
 
 class Stage(Protocol):
@@ -75,6 +82,7 @@ class Reference:
         self.trajectory: JointTrajectory | None = None
         self.last: tuple[Array, Array, Array] | None = None
         self.scaling: TimeScaling | None = None
+        self.snap = False  # also sample the jerk and snap (the elastic feedforward needs them)
 
     def replace(self, trajectory: JointTrajectory, start: float) -> None:
         """Switch to ``trajectory`` (absolute times), continuing from the reference at ``start``."""
@@ -96,10 +104,18 @@ class Reference:
         elif self.scaling is not None:
             q, qd, qdd = self.scaling.advance(step.t, self.trajectory)
             self.last = (q, qd, qdd)
+        elif self.snap:
+            q, qd, qdd, qddd, qdddd = self.trajectory.derivatives(np.array([step.t]), 4)[:, 0]
+            self.last = (q, qd, qdd)
+            step.q_ref, step.qd_ref, step.qdd_ref = q, qd, qdd
+            step.qddd_ref, step.qdddd_ref = qddd, qdddd
+            return
         else:
             q, qd, qdd = self.trajectory.sample(step.t)
             self.last = (q, qd, qdd)
         step.q_ref, step.qd_ref, step.qdd_ref = q, qd, qdd
+        if self.snap:
+            step.qddd_ref, step.qdddd_ref = np.zeros_like(q), np.zeros_like(q)
 
 
 class InverseDynamicsPD:

@@ -7,7 +7,9 @@ reliable and best-effort publishers both match; ``qos_overrides`` allowed) and
 (``std_msgs/Float64MultiArray`` ordered by the ``joints`` parameter: what
 ros2_control's ``forward_command_controller`` with ``interface_name: effort``
 expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
-``/diagnostics``. Topics are remappable. Parameters: see
+``/diagnostics``. With ``elastic_file`` (robots with elastic joints, mode
+``elastic``), ``/joint_states`` also carries each elastic joint's motor as
+``<joint>_motor`` and the commands are motor torques. Topics are remappable. Parameters: see
 :data:`rnea_ros.control.config.CONTROLLER_PARAMETERS` and
 ``config/controller.yaml``; the logic lives in
 :class:`rnea_ros.control.controller.TorqueController`.
@@ -35,6 +37,7 @@ from rnea_ros.control.config import (
     CONTROLLER_PARAMETERS,
     ControllerConfig,
     controller_config,
+    load_elastic,
     load_model,
     urdf_source,
 )
@@ -78,9 +81,11 @@ class ControllerNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         self.values = declare(self, CONTROLLER_PARAMETERS)
         model = load_model(self.values)
-        config = controller_config(self.values, model)
+        elastic = load_elastic(self.values, model)
+        config = controller_config(self.values, model, elastic)
         urdf = urdf_source(self.values)
-        self.controller = TorqueController(model, config, pinocchio_oracle_factory(urdf))
+        self.controller = TorqueController(model, config, pinocchio_oracle_factory(urdf),
+                                           elastic=elastic)
         self.command_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands",
                                                  10)
         self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
@@ -188,7 +193,8 @@ class ControllerNode(Node):
                                            reason=f"parameter '{p.name}' is read-only")
             values[p.name] = p.value
         try:
-            config = controller_config(values, self.controller.base_model)
+            config = controller_config(values, self.controller.base_model,
+                                       self.controller.elastic)
             self.controller.configure(config)
         except RneaError as exc:
             return SetParametersResult(successful=False, reason=str(exc))

@@ -6,7 +6,9 @@ forward command controller (``/effort_controller/commands``,
 ``std_msgs/Float64MultiArray`` in ``joints`` order) and publishes
 ``/joint_states`` (position, velocity, applied effort; stamped with the
 simulated time) and, when ``publish_clock`` is set, ``/clock`` so that
-``use_sim_time`` works.
+``use_sim_time`` works. With ``elastic_file`` it simulates a robot with
+elastic joints (:class:`rnea_ros.simulation.ElasticSimulator`): link and motor
+states, the motors published as ``<joint>_motor``.
 
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
 real time with the last command (zero effort once ``command_timeout`` has
@@ -32,12 +34,19 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from rnea_ros.control.config import ParameterSpec, load_model, per_joint, urdf_source
+from rnea_ros.control.config import (
+    ParameterSpec,
+    load_model,
+    per_joint,
+    resolve_path,
+    urdf_source,
+)
+from rnea_ros.core.elastic import elastic_model
 from rnea_ros.core.errors import ParameterError, RneaError
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.payload import Payload, with_payload
 from rnea_ros.nodes.common import declare, run, steady_clock
-from rnea_ros.simulation import INTEGRATORS, Simulator
+from rnea_ros.simulation import INTEGRATORS, ElasticSimulator, Simulator
 
 NODE_NAME = "rnea_simulator"
 
@@ -46,6 +55,9 @@ SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
     "urdf_path": ParameterSpec("", "URDF file when robot_description is empty", True),
     "inertia_check": ParameterSpec("strict", "'strict' or 'warn' for non-physical inertias",
                                    True),
+    "elastic_file": ParameterSpec(
+        "", "YAML side file with elastic joints and motors: simulate link and motor states "
+        "(RK4, our recursive forward dynamics); motors published as '<joint>_motor'", True),
     "joints": ParameterSpec([""], "joints of the effort command array, in order; [''] = all",
                             True),
     "rate": ParameterSpec(1000.0, "integration rate [Hz]", True),
@@ -85,6 +97,8 @@ class SimulatorNode(Node):
             raise ParameterError("parameter 'rate' must be > 0 Hz")
         self.values = v
         self.urdf = urdf_source(v)
+        self.links = model
+        self.n = model.nv
         self.sim = self.make_simulator(v, model)
         self.sim.reset(per_joint(v, "initial_positions", model.nv, -math.inf))
         self.tau = np.zeros(model.nv)
@@ -105,12 +119,20 @@ class SimulatorNode(Node):
         else:
             self.create_timer(self.sim.dt, self.on_tick, clock=steady_clock())
 
-    def make_simulator(self, v: dict[str, Any], model: RobotModel) -> Simulator:
+    def make_simulator(self, v: dict[str, Any], model: RobotModel
+                       ) -> Simulator | ElasticSimulator:
         payload = None
         if v["payload.link"]:
             payload = Payload(v["payload.link"], float(v["payload.mass"]),
                               tuple(v["payload.com"]), tuple(v["payload.inertia"]))
             with_payload(model, payload)  # validates
+        if v["elastic_file"]:  # our forward dynamics: Pinocchio has no geared rotors
+            links = model.replace(viscous=per_joint(v, "damping", model.nv),
+                                  coulomb=per_joint(v, "friction", model.nv))
+            if payload is not None:
+                links = with_payload(links, payload)
+            elastic = elastic_model(links, resolve_path(str(v["elastic_file"])))
+            return ElasticSimulator(elastic, dt=1.0 / float(v["rate"]))
         return Simulator(self.urdf, model, dt=1.0 / float(v["rate"]), integrator=v["integrator"],
                          damping=per_joint(v, "damping", model.nv, -math.inf),
                          friction=per_joint(v, "friction", model.nv, -math.inf),
@@ -121,10 +143,13 @@ class SimulatorNode(Node):
         values = dict(self.values)
         values.update({p.name: p.value for p in params})
         try:
-            sim = self.make_simulator(values, self.sim.model)
+            sim = self.make_simulator(values, self.links)
         except RneaError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        sim.reset(self.sim.q, self.sim.qd, self.sim.t)
+        if isinstance(sim, ElasticSimulator) and isinstance(self.sim, ElasticSimulator):
+            sim.x, sim.t0 = self.sim.x.copy(), self.sim.t
+        elif isinstance(sim, Simulator) and isinstance(self.sim, Simulator):
+            sim.reset(self.sim.q, self.sim.qd, self.sim.t)
         sim.effort = self.sim.effort
         self.sim, self.values = sim, values
         return SetParametersResult(successful=True)
@@ -137,7 +162,7 @@ class SimulatorNode(Node):
                                       f"(expected {self.command_index.size} finite)",
                                       throttle_duration_sec=1.0)
             return
-        self.tau = np.zeros(self.sim.model.nv)
+        self.tau = np.zeros(self.n)
         self.tau[self.command_index] = data
         self.last_command_wall = time.monotonic()
         if self.lockstep:
@@ -149,7 +174,7 @@ class SimulatorNode(Node):
             self.publish_state()  # brakes on until a controller answers
             return
         if time.monotonic() - self.last_command_wall > self.command_timeout:
-            self.tau = np.zeros(self.sim.model.nv)
+            self.tau = np.zeros(self.n)
         self.sim.step(self.tau)
         self.publish_state()
 
@@ -165,10 +190,23 @@ class SimulatorNode(Node):
             sec, nanosec = sec + 1, nanosec - 1_000_000_000
         msg = JointState()
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
-        msg.name = list(self.sim.model.joint_names)
-        msg.position = self.sim.q.tolist()
-        msg.velocity = self.sim.qd.tolist()
-        msg.effort = self.sim.effort.tolist()
+        sim = self.sim
+        if isinstance(sim, ElasticSimulator):
+            # Links then motors; effort: a link's applied torque (an elastic joint's spring),
+            # a motor's torque.
+            m = sim.model
+            q, theta, qd, thetad = sim.state
+            link_effort = sim.effort.copy()
+            link_effort[m.elastic_joints] = m.spring_torque(q, theta, qd, thetad)
+            msg.name = list(m.links.joint_names + m.motor_names)
+            msg.position = np.r_[q, theta].tolist()
+            msg.velocity = np.r_[qd, thetad].tolist()
+            msg.effort = np.r_[link_effort, sim.effort[m.elastic_joints]].tolist()
+        else:
+            msg.name = list(sim.model.joint_names)
+            msg.position = sim.q.tolist()
+            msg.velocity = sim.qd.tolist()
+            msg.effort = sim.effort.tolist()
         self.state_pub.publish(msg)
         self.last_publish_wall = time.monotonic()
         if self.clock_pub is not None:

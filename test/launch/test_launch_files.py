@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import ModuleType
@@ -19,10 +20,17 @@ from types import ModuleType
 import pytest
 import yaml
 
-from rnea_ros.control.config import CONTROLLER_PARAMETERS, controller_config, default_values
+from rnea_ros.control.config import (
+    CONTROLLER_PARAMETERS,
+    controller_config,
+    default_values,
+    load_elastic,
+    load_model,
+)
 from rnea_ros.core.urdf import load_urdf
 from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS
+from rnea_ros.samples import ELASTIC_ROBOTS
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
@@ -129,7 +137,32 @@ GAZEBO_ROBOTS = sorted(p.stem for p in (ROOT / "urdf").glob("*.urdf")
 
 
 def test_every_sample_robot_is_gazebo_ready() -> None:
-    assert GAZEBO_ROBOTS == sorted(p.stem for p in (ROOT / "urdf").glob("*.urdf"))
+    """All but the elastic-joint robots: Gazebo/gz_ros2_control have no geared elastic
+    drives, those run on the embedded simulator (next test)."""
+    assert GAZEBO_ROBOTS == sorted(p.stem for p in (ROOT / "urdf").glob("*.urdf")
+                                   if p.stem not in ELASTIC_ROBOTS)
+
+
+@pytest.mark.parametrize("robot", ELASTIC_ROBOTS)
+def test_elastic_robots_have_valid_sim_configs(robot: str) -> None:
+    """sim.launch.py with robot:=<robot> and its two config files: every parameter is
+    declared and validates against the model (elastic side file included)."""
+    sim = load(ROOT / "launch" / "sim.launch.py")
+    assert "elastic" in sim.ARGUMENTS["mode"][1]
+    for node_name, suffix in (("rnea_controller", "controller"), ("rnea_simulator", "simulator")):
+        data = yaml.safe_load((ROOT / "config" / f"{robot}_{suffix}.yaml").read_text())
+        params = flat_values(data[node_name]["ros__parameters"])
+        assert set(params) <= set(NODE_PARAMETERS[node_name])
+        assert params["elastic_file"] == f"package://rnea_ros/config/{robot}_elastic.yaml"
+    values = {**default_values(), **flat_values(
+        yaml.safe_load((ROOT / "config" / f"{robot}_controller.yaml").read_text())
+        ["rnea_controller"]["ros__parameters"]), "urdf_path": f"package://rnea_ros/urdf/{robot}.urdf"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # hua-2024 table I
+        model = load_model(values)
+    elastic = load_elastic(values, model)
+    config = controller_config(values, model, elastic)
+    assert config.mode == "elastic" and elastic is not None and elastic.n_elastic > 0
 
 
 @pytest.mark.parametrize("robot", GAZEBO_ROBOTS)
