@@ -1,7 +1,9 @@
 """Speed of the dynamics core against Pinocchio's Python bindings, in one run.
 
 Prints, for Panda and UR5 (example-robot-data), per-call times of our RNEA and
-gravity against ``pinocchio.rnea`` / ``computeGeneralizedGravity``, the
+gravity against ``pinocchio.rnea`` / ``computeGeneralizedGravity``, of the
+elastic-joint inverse dynamics (motors on every joint, every other joint
+elastic) against our RNEA and Pinocchio's on the rotor-augmented tree, the
 per-sample time of our batch RNEA over 10^4 samples against
 ``pinocchio.rneaInParallel`` with one thread, and the start-up cost of the
 compiled kernels (cold compile and cached). Timings are the best of several
@@ -23,14 +25,20 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from rnea_ros.core.elastic import JointDrive, MotorSpec, elastic_model
+from rnea_ros.core.elastic_fd import forward_dynamics
+from rnea_ros.core.elastic_hybrid import forward_dynamics_recursive
+from rnea_ros.core.elastic_rnea import elastic_rnea
 from rnea_ros.core.gfd import rnea_derivative
+from rnea_ros.core.model import RobotModel
 from rnea_ros.core.rnea import gravity_torques, rnea, rnea_batch
-from rnea_ros.oracle import PinocchioOracle
+from rnea_ros.oracle import AugmentedOracle, PinocchioOracle
 from rnea_ros.samples import load_robot, robot_urdf
 
 TARGETS = {"rnea": 1.5, "gravity": 1.5}  # ours / Pinocchio per call, at most
 GFD_OF_RNEA = 2.2  # tau and tau_dot together / our RNEA, per call, at most
 GFD_OF_CHAIN = 2.0  # Pinocchio's chain-rule route / ours, per call, at least
+ELASTIC_OF_RNEA = 3.0  # elastic inverse dynamics (hua-2024 Alg. 1) / our RNEA, per call, at most
 BATCH_TARGET = 2.0  # Pinocchio / ours per sample, at least
 
 
@@ -90,6 +98,7 @@ def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float,
                  t_gfd / t_rnea <= GFD_OF_RNEA))
     rows.append(("tau_dot vs Pinocchio chain rule", t_gfd, t_chain, t_gfd / t_chain,
                  t_chain / t_gfd >= GFD_OF_CHAIN))
+    rows += bench_elastic(model, name, q, qd, qdd, rng)
     Q, QD, QDD = (rng.uniform(-1, 1, (samples, model.nv)) for _ in range(3))
     PQ = np.array([oracle.config(x) for x in Q]).T.copy()
     PV, PA = (np.array([oracle.tangent(x) for x in X]).T.copy() for X in (QD, QDD))
@@ -100,6 +109,47 @@ def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float,
     rows.append((f"batch rnea ({samples} samples), per sample", t_ours, t_pin, t_ours / t_pin,
                  t_pin / t_ours >= BATCH_TARGET))
     return rows
+
+
+def elastic_drives(model: RobotModel) -> list[JointDrive]:
+    """A motor on every joint's parent link, every other joint elastic (K = 1000 N m/rad)."""
+    link_of = {-1: model.root_link}
+    for link, frame in model.frames.items():
+        link_of.setdefault(frame.body, link)
+    return [JointDrive(j, stiffness=1000.0 if i % 2 == 0 else None, motor=MotorSpec(
+        link_of[int(model.parent[i])], inertia=(0.002, 0.002, 0.001), gear_ratio=50.0,
+        axis=(0.0, 0.0, 1.0), position=(0.0, 0.0, 0.05), mass=0.5))
+        for i, j in enumerate(model.joint_names)]
+
+
+def bench_elastic(model: RobotModel, name: str, q: Any, qd: Any, qdd: Any,
+                  rng: np.random.Generator) -> list[tuple[str, float, float, float, bool]]:
+    """Elastic inverse dynamics against our RNEA (target) and Pinocchio's RNEA on the
+    augmented tree (rotors as bodies: the same physics), and the two forward dynamics."""
+    elastic = elastic_model(model, elastic_drives(model))
+    oracle = AugmentedOracle(robot_urdf(name), elastic)
+    ne = elastic.n_elastic
+    theta, thetad, thetadd = (rng.uniform(-1, 1, ne) for _ in range(3))
+    e = elastic.elastic_joints
+    theta = q[e] + 0.01 * theta
+    G = oracle.G
+    yd, ydd = np.r_[qd, thetad], np.r_[qdd, thetadd]
+    x, xd, xdd = oracle._config(q, theta), G @ yd, G @ ydd
+    pm, pd = oracle.o.pm, oracle.pd
+    ours = lambda: elastic_rnea(elastic, q, theta, qd, thetad, qdd, thetadd)  # noqa: E731
+    ours_rnea = lambda: rnea(model, q, qd, qdd)  # noqa: E731
+    theirs = lambda: pin.rnea(pm, pd, x, xd, xdd)  # noqa: E731
+    ours(), ours_rnea(), theirs()
+    t_el, t_rnea, t_pin = (best_time(f, 20000) for f in (ours, ours_rnea, theirs))
+    tau = ours().tau
+    fd_rec = lambda: forward_dynamics_recursive(elastic, q, theta, qd, thetad, tau)  # noqa: E731
+    fd_alg2 = lambda: forward_dynamics(elastic, q, theta, qd, thetad, tau)  # noqa: E731
+    fd_rec(), fd_alg2()
+    t_rec, t_alg2 = best_time(fd_rec, 2000), best_time(fd_alg2, 2000)
+    return [("elastic ID per call vs our rnea", t_el, t_rnea, t_el / t_rnea,
+             t_el / t_rnea <= ELASTIC_OF_RNEA),
+            ("elastic ID vs pin.rnea, augmented tree", t_el, t_pin, t_el / t_pin, True),
+            ("elastic FD Khalil vs Algorithm 2", t_rec, t_alg2, t_rec / t_alg2, True)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -117,6 +167,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for label, t_ours, t_pin, ratio, ok in bench_robot(name, args.samples):
             if label.startswith("tau+tau_dot"):
                 target = f"<= {GFD_OF_RNEA} (the 'pin' column is our rnea)"
+            elif label.startswith("elastic ID per call"):
+                target = f"<= {ELASTIC_OF_RNEA} (the 'pin' column is our rnea)"
+            elif label.startswith("elastic ID vs"):
+                target = "(information: Pinocchio with the rotors as bodies)"
+            elif label.startswith("elastic FD"):
+                target = "(information: the 'pin' column is our Algorithm 2)"
             elif label.startswith("tau_dot"):
                 target = f"chain/ours >= {GFD_OF_CHAIN} (got {1 / ratio:.2f})"
             elif "per call" in label:

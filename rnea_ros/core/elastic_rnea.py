@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 from rnea_ros.core._jit import FastCall, add3, cross, dot3, jit, put3, scale3, vec3
 from rnea_ros.core.elastic import (
     E_D,
+    E_ELASTIC,
     E_INDEX,
     E_K,
     M_AXIS,
@@ -101,7 +102,12 @@ def elastic_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Ar
 def _elastic_call(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array,
                   thetad: Array, qdd: Array, thetadd: Array, g: Array, fext: Array,
                   use_fext: bool, tau: Array, tau_link: Array, wrenches: Array) -> bool:
-    n = q.shape[0]
+    n, ne = fp.shape[0], 0
+    for i in range(n):
+        ne += int(ep[i, E_ELASTIC])
+    if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or theta.shape[0] != ne
+            or thetad.shape[0] != ne or thetadd.shape[0] != ne or g.shape[0] != 3):
+        return False  # the caller explains
     work = np.empty((n, _W_COLS))
     ok = elastic_pass(fp, ep, mp, q, theta, qd, thetad, qdd, thetadd, g, fext, use_fext,
                       tau, tau_link, work)
@@ -114,6 +120,7 @@ def _elastic_call(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: A
 
 _fast = FastCall(_elastic_call)
 _NO_WRENCH = np.zeros((0, 6))
+_asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 
 
 def motor_vector(model: ElasticModel, x: object, name: str) -> Array:
@@ -142,19 +149,26 @@ def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thet
 
     ``wrenches=True`` also returns the joint wrenches (else an empty (0, 6) array).
     """
+    # The 1 kHz path, kept lean as rnea()'s: the kernel checks the lengths.
+    args = {"q": _asc(q, _f64), "theta": _asc(theta, _f64), "qd": _asc(qd, _f64),
+            "thetad": _asc(thetad, _f64), "qdd": _asc(qdd, _f64), "thetadd": _asc(thetadd, _f64)}
     links = model.links
-    args = {"q": joint_vector(links, q, "q"), "qd": joint_vector(links, qd, "qd"),
-            "qdd": joint_vector(links, qdd, "qdd"), "theta": motor_vector(model, theta, "theta"),
-            "thetad": motor_vector(model, thetad, "thetad"),
-            "thetadd": motor_vector(model, thetadd, "thetadd")}
-    use_fext = fext is not None
-    f = body_wrenches(links, fext) if use_fext else _NO_WRENCH
-    tau, tau_link = np.empty(model.n), np.empty(model.n)
-    out = np.empty((model.n if wrenches else 0, 6))
-    if not _fast.call(model.unified.kernel_floats, model.joint_floats, model.motor_floats,
-                      args["q"], args["theta"], args["qd"], args["thetad"], args["qdd"],
-                      args["thetadd"], gravity_vector(links, gravity), f, use_fext,
-                      tau, tau_link, out):
+    if fext is None:
+        f, use_fext = _NO_WRENCH, False
+    else:
+        f, use_fext = body_wrenches(links, fext), True
+    g = links.gravity if gravity is None else gravity_vector(links, gravity)
+    n = model.n
+    tau, tau_link = _empty(n), _empty(n)
+    out = _empty((n if wrenches else 0, 6))
+    if any(a.ndim != 1 for a in args.values()) or not _fast.call(
+            model.unified.kernel_floats, model.joint_floats, model.motor_floats, args["q"],
+            args["theta"], args["qd"], args["thetad"], args["qdd"], args["thetadd"], g, f,
+            use_fext, tau, tau_link, out):
+        for name in ("q", "qd", "qdd"):
+            joint_vector(links, args[name], name)
+        for name in ("theta", "thetad", "thetadd"):
+            motor_vector(model, args[name], name)
         check_finite(model, **args)
     return ElasticTorques(tau, tau_link, out)
 
