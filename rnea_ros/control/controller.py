@@ -303,8 +303,11 @@ class TorqueController:
     def _compute(self, t: float) -> Array:
         started = time.perf_counter()
         n = self.model.nv
-        step = Step(self.model, t, self._q[:n].copy(), self._qd[:n].copy(), tau=np.zeros(n),
-                    theta=self._q[n:].copy(), thetad=self._qd[n:].copy())
+        if self.elastic is None:
+            step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(n))
+        else:  # links, then the motors
+            step = Step(self.model, t, self._q[:n].copy(), self._qd[:n].copy(),
+                        tau=np.zeros(n), theta=self._q[n:].copy(), thetad=self._qd[n:].copy())
         for stage in self.stages:
             stage(step)
         command, clipped = saturate(step.tau[self.config.command_index],
