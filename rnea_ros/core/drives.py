@@ -31,18 +31,23 @@ from rnea_ros.core.model import RobotModel
 KEYS = ("armature", "rotor_inertia", "gear_ratio", "coulomb", "viscous")
 
 
-def load_drive_file(path: str | Path) -> Mapping[str, Any]:
-    """Read a drive side file."""
+def load_side_file(path: str | Path, what: str = "drive file") -> Mapping[str, Any]:
+    """Read a YAML side file (a mapping with a ``joints`` key); ``what`` names it in errors."""
     try:
         with open(path, encoding="utf-8") as stream:
             data = yaml.safe_load(stream)
     except OSError as exc:
-        raise ParameterError(f"cannot read drive file '{path}': {exc.strerror}") from None
+        raise ParameterError(f"cannot read {what} '{path}': {exc.strerror}") from None
     except yaml.YAMLError as exc:
-        raise ParameterError(f"drive file '{path}' is not valid YAML: {exc}") from None
+        raise ParameterError(f"{what} '{path}' is not valid YAML: {exc}") from None
     if not isinstance(data, Mapping):
-        raise ParameterError(f"drive file '{path}' must be a mapping with a 'joints' key")
+        raise ParameterError(f"{what} '{path}' must be a mapping with a 'joints' key")
     return data
+
+
+def load_drive_file(path: str | Path) -> Mapping[str, Any]:
+    """Read a drive side file."""
+    return load_side_file(path, "drive file")
 
 
 def apply_drive_parameters(model: RobotModel, drives: str | Path | Mapping[str, Any]

@@ -56,10 +56,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
+from rnea_ros.core.drives import load_side_file
 from rnea_ros.core.errors import ParameterError, options
 from rnea_ros.core.model import RobotModel, _frozen, check_inertia
 from rnea_ros.core.tree import as_vector3
@@ -258,8 +258,9 @@ def elastic_model(links: RobotModel,
     Joints not listed are rigid without motor. Raises :class:`ParameterError`
     naming the joint and parameter (``K <= 0``, unknown link, ``gear_ratio`` 0...).
     """
-    specs = drives if isinstance(drives, Sequence) and not isinstance(drives, str) \
-        else _specs_from_mapping(_load(drives) if isinstance(drives, (str, Path)) else drives)
+    if isinstance(drives, (str, Path)):
+        drives = load_side_file(drives, "elastic-joint file")
+    specs = _specs_from_mapping(drives) if isinstance(drives, Mapping) else list(drives)
     n = links.nv
     elastic = np.zeros(n, dtype=bool)
     stiffness, damping = np.zeros(n), np.zeros(n)
@@ -303,19 +304,6 @@ def elastic_model(links: RobotModel,
         motor_inertia=np.array([r[5] for r in motors]).reshape(-1, 3),
         gear_ratio=np.array([r[6] for r in motors], dtype=np.float64),
     )
-
-
-def _load(path: str | Path) -> Mapping[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as stream:
-            data = yaml.safe_load(stream)
-    except OSError as exc:
-        raise ParameterError(f"cannot read elastic-joint file '{path}': {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ParameterError(f"elastic-joint file '{path}' is not valid YAML: {exc}") from None
-    if not isinstance(data, Mapping):
-        raise ParameterError(f"elastic-joint file '{path}' must be a mapping with a 'joints' key")
-    return data
 
 
 def _specs_from_mapping(data: Mapping[str, Any]) -> list[JointDrive]:

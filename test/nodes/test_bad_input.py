@@ -129,6 +129,10 @@ def test_runtime_parameters_are_validated(loop: ClosedLoop) -> None:
     (["-p", "urdf_path:=/nonexistent/robot.urdf"], "cannot read URDF file"),
     ([], "set parameter 'robot_description'"),
     (["-p", f"urdf_path:={URDF}", "-p", "joints:=[joint1, elbow]"], "'elbow' not in the model"),
+    (["-p", f"urdf_path:={URDF}", "-p", "mode:=elastic"],
+     "mode 'elastic' needs parameter 'elastic_file'"),
+    (["-p", f"urdf_path:={URDF}", "-p", "elastic_file:=/nonexistent/elastic.yaml"],
+     "cannot read elastic-joint file '/nonexistent/elastic.yaml'"),
 ])
 def test_bad_startup_parameters_exit_non_zero_with_one_line(params, message: str) -> None:
     result = subprocess.run(
