@@ -114,6 +114,7 @@ class ElasticSimulator:
         self.x = np.zeros(2 * (n + ne))  # [q, theta, qd, thetad]
         self.t0, self.steps = 0.0, 0
         self.effort = np.zeros(n)
+        self.derivative(self.x, self.effort)  # compile now (seconds, cold), not in a step
 
     @property
     def t(self) -> float:

@@ -192,6 +192,22 @@ class TorqueController:
         self.config = config
         self.oracle = (self.oracle_factory(self.model, config)
                        if config.oracle_enable and self.oracle_factory else None)
+        self.warm_up()
+
+    def warm_up(self) -> None:
+        """Run the mode's stages once on a dummy state, so that the kernels are compiled
+        (seconds when numba's cache is cold) before the first joint state, not on it."""
+        n, ne = self.model.nv, len(self.state_names) - self.model.nv
+        z = np.zeros(n)
+        step = Step(self.model, 0.0, z, z, z, z, z, tau=np.zeros(n), theta=np.zeros(ne),
+                    thetad=np.zeros(ne), qddd_ref=z, qdddd_ref=z)
+        for stage in self.stages:
+            if stage is not self.reference:  # it would take the dummy state as its start
+                stage(step)
+            reset = getattr(stage, "reset", None)
+            if reset is not None and stage is not self.reference:
+                reset()
+        gravity_torques(self.full_model, z)  # the watchdog's "hold"
 
     # ------------------------------------------------------------------ inputs
     def _indices(self, names: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

@@ -203,6 +203,12 @@ class ElasticStage:
             kd_theta=gains[3])
         self.previous: tuple[float, Array, Array] | None = None
 
+    def reset(self) -> None:
+        """Forget the previous state (the Hua law's differences)."""
+        self.previous = None
+        if self.hua is not None:
+            self.hua.reset()
+
     def __call__(self, step: Step) -> None:
         assert step.q_ref is not None and step.qd_ref is not None and step.qdd_ref is not None
         assert step.theta is not None and step.thetad is not None

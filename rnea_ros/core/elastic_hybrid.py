@@ -95,13 +95,36 @@ def _crf(v: Array, f: Array, out: Array) -> None:
 @jit
 def _congruence_add(X: Array, I: Array, out: Array) -> None:
     """``out += X^T I X`` (6x6)."""
-    IX = I @ X
+    IX = np.zeros((6, 6))
+    for r in range(6):
+        for col in range(6):
+            for k in range(6):
+                IX[r, col] += I[r, k] * X[k, col]
     for r in range(6):
         for col in range(6):
             acc = 0.0
             for k in range(6):
                 acc += X[k, r] * IX[k, col]
             out[r, col] += acc
+
+
+@jit
+def _mv(A: Array, x: Array) -> Array:
+    """``A x`` (6x6 times 6; explicit loops: numba's ``@`` needs scipy's BLAS)."""
+    out = np.zeros(6)
+    for r in range(6):
+        for k in range(6):
+            out[r] += A[r, k] * x[k]
+    return out
+
+
+@jit
+def _dot(x: Array, y: Array) -> float:
+    """``x . y`` of 6-vectors."""
+    acc = 0.0
+    for k in range(6):
+        acc += x[k] * y[k]
+    return acc
 
 
 @jit
@@ -164,7 +187,7 @@ def hybrid_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Arr
         for r in range(3):
             S[i, off + r] = u[r]
         if par >= 0:
-            v[i] = X[i] @ v[par]
+            v[i] = _mv(X[i], v[par])
         vJ = S[i] * qd[i]
         _crm(v[i], vJ, c[i])
         v[i] += vJ
@@ -190,9 +213,9 @@ def hybrid_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Arr
             IA[b] -= Ir[m]
         else:
             vr[m] = vJ
-        _crf(vr[m], Ir[m] @ vr[m], pr[m])
+        _crf(vr[m], _mv(Ir[m], vr[m]), pr[m])
     for i in range(n):  # bias forces of the links without their rotors' spin inertia
-        _crf(v[i], IA[i] @ v[i], pA[i])
+        _crf(v[i], _mv(IA[i], v[i]), pA[i])
         if use_fext:
             for r in range(3):
                 pA[i, r] -= fext[i, 3 + r]
@@ -206,43 +229,43 @@ def hybrid_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Arr
             if b != parent(fp, j):
                 return False  # kinematic loop: not recursive (checked by the caller)
             continue
-        Ur[m] = Ir[m] @ sr[m]
+        Ur[m] = _mv(Ir[m], sr[m])
         if k >= 0 and known_m[k] == 0.0:  # articulated: force-known motor DOF
-            D = sr[m] @ Ur[m]
+            D = _dot(sr[m], Ur[m])
             spring = ep[j, E_K] * (theta[k] - q[j]) + ep[j, E_D] * (thetad[k] - qd[j])
-            ur[m] = tau_m[k] - spring - sr[m] @ pr[m] - Ur[m] @ cr[m]
+            ur[m] = tau_m[k] - spring - _dot(sr[m], pr[m]) - _dot(Ur[m], cr[m])
             if b >= 0:
                 IA[b] += Ir[m] - np.outer(Ur[m], Ur[m]) / D
-                pA[b] += pr[m] + Ir[m] @ cr[m] + Ur[m] * ur[m] / D
+                pA[b] += pr[m] + _mv(Ir[m], cr[m]) + Ur[m] * ur[m] / D
         elif b >= 0:  # acceleration-known
             psidd = qdd[j] if k < 0 else thetadd[k]
             IA[b] += Ir[m]
-            pA[b] += pr[m] + Ir[m] @ (cr[m] + sr[m] * psidd)
+            pA[b] += pr[m] + _mv(Ir[m], cr[m] + sr[m] * psidd)
     # Pass 2: articulated inertias and bias forces, leaves to root.
     for i in range(n - 1, -1, -1):
         par = parent(fp, i)
         mi = int(ep[i, E_MOTOR])
         compound = mi >= 0 and int(ep[i, E_INDEX]) < 0 and known_q[i] == 0.0
         if known_q[i] == 0.0:
-            U = IA[i] @ S[i]
-            Dd[i] = S[i] @ U + fp[i, F_ARMATURE]
-            uu[i] = Q[i] - S[i] @ pA[i] - U @ c[i]
+            U = _mv(IA[i], S[i])
+            Dd[i] = _dot(S[i], U) + fp[i, F_ARMATURE]
+            uu[i] = Q[i] - _dot(S[i], pA[i]) - _dot(U, c[i])
             W[i] = _tv(X[i], U)
             if compound:
-                Ur[mi] = Ir[mi] @ sr[mi]
-                Dd[i] += sr[mi] @ Ur[mi]
-                uu[i] -= sr[mi] @ pr[mi] + Ur[mi] @ cr[mi]
+                Ur[mi] = _mv(Ir[mi], sr[mi])
+                Dd[i] += _dot(sr[mi], Ur[mi])
+                uu[i] -= _dot(sr[mi], pr[mi]) + _dot(Ur[mi], cr[mi])
                 W[i] += Ur[mi]
             if par >= 0:
                 _congruence_add(X[i], IA[i], IA[par])
                 IA[par] -= np.outer(W[i], W[i]) / Dd[i]
-                pA[par] += _tv(X[i], pA[i] + IA[i] @ c[i]) + W[i] * uu[i] / Dd[i]
+                pA[par] += _tv(X[i], pA[i] + _mv(IA[i], c[i])) + W[i] * uu[i] / Dd[i]
                 if compound:
                     IA[par] += Ir[mi]
-                    pA[par] += pr[mi] + Ir[mi] @ cr[mi]
+                    pA[par] += pr[mi] + _mv(Ir[mi], cr[mi])
         elif par >= 0:
             _congruence_add(X[i], IA[i], IA[par])
-            pA[par] += _tv(X[i], pA[i] + IA[i] @ (c[i] + S[i] * qdd[i]))
+            pA[par] += _tv(X[i], pA[i] + _mv(IA[i], c[i] + S[i] * qdd[i]))
     # Pass 3: accelerations, root to leaves; torques of the acceleration-known DOFs.
     a = np.zeros((n, 6))
     a0 = np.zeros(6)
@@ -252,12 +275,12 @@ def hybrid_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Arr
         par = parent(fp, i)
         ap = a0 if par < 0 else a[par]
         if known_q[i] == 0.0:
-            qdd[i] = (uu[i] - W[i] @ ap) / Dd[i]
-        a[i] = X[i] @ ap + c[i] + S[i] * qdd[i]
+            qdd[i] = (uu[i] - _dot(W[i], ap)) / Dd[i]
+        a[i] = _mv(X[i], ap) + c[i] + S[i] * qdd[i]
         if known_q[i] != 0.0:
-            t6[:] = IA[i] @ a[i] + pA[i]
+            t6[:] = _mv(IA[i], a[i]) + pA[i]
             fric = fp[i, F_COULOMB] * sign(qd[i]) + fp[i, F_VISCOUS] * qd[i]
-            tau[i] = S[i] @ t6 + fp[i, F_ARMATURE] * qdd[i] + fric
+            tau[i] = _dot(S[i], t6) + fp[i, F_ARMATURE] * qdd[i] + fric
         total += qdd[i]
     for m in range(nm):  # rotor accelerations / torques
         j = int(mp[m, M_JOINT])
@@ -265,16 +288,16 @@ def hybrid_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Arr
         k = int(ep[j, E_INDEX])
         ac = a0 if b < 0 else a[b]
         if k >= 0 and known_m[k] == 0.0:
-            thetadd[k] = (ur[m] - Ur[m] @ ac) / (sr[m] @ Ur[m])
+            thetadd[k] = (ur[m] - _dot(Ur[m], ac)) / _dot(sr[m], Ur[m])
             total += thetadd[k]
         elif k >= 0 or known_q[j] != 0.0:
             psidd = qdd[j] if k < 0 else thetadd[k]
-            t6[:] = Ir[m] @ (ac + cr[m] + sr[m] * psidd) + pr[m]
+            t6[:] = _mv(Ir[m], ac + cr[m] + sr[m] * psidd) + pr[m]
             if k < 0:
-                tau[j] += sr[m] @ t6
+                tau[j] += _dot(sr[m], t6)
             else:
                 spring = ep[j, E_K] * (theta[k] - q[j]) + ep[j, E_D] * (thetad[k] - qd[j])
-                tau_m[k] = sr[m] @ t6 + spring
+                tau_m[k] = _dot(sr[m], t6) + spring
     return bool(np.isfinite(total))
 
 
