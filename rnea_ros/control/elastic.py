@@ -13,7 +13,8 @@ every joint (rigid: joint torque; elastic: motor torque on the link side, see
   references are differentiated by backward differences over the control
   period and the accelerations are the caller's estimates (a simulator's, or
   differences of measured velocities). ``C(q, qd)`` is the Christoffel
-  Coriolis matrix of the unified bodies (:mod:`rnea_ros.core.coriolis`); the
+  Coriolis matrix of the unified bodies, applied in O(n) by
+  :func:`rnea_ros.core.coriolis.coriolis_product`; the
   rotors' spin couplings enter through Algorithm 1 at the measured velocities.
 * :class:`FeedforwardPD`: the exact feedforward of
   :mod:`rnea_ros.core.elastic_feedforward` (motor trajectory and torques from
@@ -30,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.laws import Step
-from rnea_ros.core.coriolis import coriolis_matrix
+from rnea_ros.core.coriolis import coriolis_product
 from rnea_ros.core.elastic import ElasticModel
 from rnea_ros.core.elastic_feedforward import Feedforward
 from rnea_ros.core.elastic_rnea import elastic_rnea
@@ -98,7 +99,7 @@ class HuaController:
         qdd_r = qdd_d + self.lambda_q * ed_q
         sigma_q = ed_q + self.lambda_q * e_q
         load = elastic_rnea(m, x.q, x.theta, x.qd, x.thetad, qdd_r, thetadd)
-        coriolis = coriolis_matrix(m.unified, x.q, x.qd) @ (qd_r - x.qd)
+        coriolis = coriolis_product(m.unified, x.q, x.qd, qd_r - x.qd)
         tau_qc = load.tau_link + coriolis + self.kd_q * sigma_q
         tau = load.tau - load.tau_link + tau_qc  # rigid joints: eq. 39 with their rotors
         if not m.n_elastic:

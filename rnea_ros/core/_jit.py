@@ -99,6 +99,8 @@ def pack_model(
 
 Vec = tuple[float, float, float]
 Mat = tuple[float, float, float, float, float, float, float, float, float]
+Motion = tuple[Vec, Vec]  # a spatial motion or force as (angular, linear) / (moment, force)
+Array = NDArray[np.float64]
 
 
 @jit
@@ -254,6 +256,73 @@ def inertia_times(fp: NDArray[np.float64], i: int, w: Vec, v: Vec) -> tuple[Vec,
           fp[i, k + 3] * w[0] + fp[i, k + 1] * w[1] + fp[i, k + 5] * w[2],
           fp[i, k + 4] * w[0] + fp[i, k + 5] * w[1] + fp[i, k + 2] * w[2])
     return add3(Iw, cross(h, v)), sub3(scale3(v, m), cross(h, w))
+
+
+# ---- spatial algebra on (angular, linear) tuple pairs (gfd, coriolis products)
+
+
+@jit
+def mget(work: Array, i: int, k: int) -> Motion:
+    """``work[i, k:k+6]`` as a motion/force ``(angular, linear)``."""
+    return vec3(work, i, k), vec3(work, i, k + 3)
+
+
+@jit
+def mput(work: Array, i: int, k: int, m: Motion) -> None:
+    """``work[i, k:k+6] = m``."""
+    put3(work, i, k, m[0])
+    put3(work, i, k + 3, m[1])
+
+
+@jit
+def madd(x: Motion, y: Motion) -> Motion:
+    """``x + y`` (6-vectors as tuple pairs)."""
+    return add3(x[0], y[0]), add3(x[1], y[1])
+
+
+@jit
+def mscale(x: Motion, s: float) -> Motion:
+    """``s x``."""
+    return scale3(x[0], s), scale3(x[1], s)
+
+
+@jit
+def mcross(m: Motion, x: Motion) -> Motion:
+    """Motion cross product ``m x x``."""
+    return cross(m[0], x[0]), add3(cross(m[0], x[1]), cross(m[1], x[0]))
+
+
+@jit
+def fcross(m: Motion, f: Motion) -> Motion:
+    """Force cross product ``m x* f`` for a force ``(n, f)``."""
+    return add3(cross(m[0], f[0]), cross(m[1], f[1])), cross(m[0], f[1])
+
+
+@jit
+def to_child(R: Mat, p: Vec, m: Motion) -> Motion:
+    """``X m``: a parent-frame motion in the child frame."""
+    return mtv(R, m[0]), mtv(R, add3(m[1], cross(m[0], p)))
+
+
+@jit
+def to_parent(R: Mat, p: Vec, f: Motion) -> Motion:
+    """``X^T f``: a child-frame force ``(n, f)`` in the parent frame."""
+    Rf = mv(R, f[1])
+    return add3(mv(R, f[0]), cross(p, Rf)), Rf
+
+
+@jit
+def minertia(fp: Array, i: int, m: Motion) -> Motion:
+    """Spatial inertia of body ``i`` times the motion ``m``: a force ``(n, f)``."""
+    return inertia_times(fp, i, m[0], m[1])
+
+
+@jit
+def joint_motion(fp: Array, i: int, x: float) -> Motion:
+    """``S_i x``."""
+    u = scale3(vec3(fp, i, F_AXIS), x)
+    zero = (0.0, 0.0, 0.0)
+    return (zero, u) if kind(fp, i) == PRISMATIC else (u, zero)
 
 
 @jit

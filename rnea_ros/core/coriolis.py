@@ -10,8 +10,20 @@ rigid-body systems" (JCND 2021, Alg. 1), in base-frame spatial algebra:
 
 where ``f xbar`` is the matrix with ``(f xbar) m = m x* f``; composite
 ``I^C``/``B^C`` are accumulated leaf-to-root and each column is projected on
-the ancestors. Armature (constant) does not enter ``C``. This is an offline /
-analysis quantity: plain numpy, not a compiled kernel.
+the ancestors. Armature (constant) does not enter ``C``. The matrix is an
+offline / analysis quantity: plain numpy.
+
+:func:`coriolis_product` gives ``C(q, qd) x`` without forming ``C``, in O(n)
+(a compiled kernel, for control laws such as Slotine-Li's or hua-2024's
+``C qd_r``): the same factorisation as an RNEA pass in body coordinates,
+with ``v`` the body velocities (from ``qd``), ``w`` those from ``x`` and
+``a = X a_parent + (v x S) x_i``::
+
+    f_i = I_i a_i + B_i(v_i) w_i,   B(v) w = 1/2 [v x* I w - I (v x w) + w x* I v]
+    (C x)_i = S_i^T (f_i + sum of the children's transmitted forces)
+
+Expanding the sums over ancestors gives Echeandia & Wensing's two cases
+(``j`` in the subtree of ``i``, and ``j`` an ancestor of ``i``) term by term.
 """
 
 from __future__ import annotations
@@ -20,6 +32,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
+from rnea_ros.core._jit import (
+    Motion,
+    fcross,
+    jit,
+    joint_motion,
+    joint_transform,
+    madd,
+    mcross,
+    mget,
+    minertia,
+    mput,
+    mscale,
+    parent,
+    put3,
+    put9,
+    to_child,
+    to_parent,
+    vec3,
+)
 from rnea_ros.core.inputs import joint_vector, raise_non_finite
 from rnea_ros.core.kinematics import body_poses
 from rnea_ros.core.model import RobotModel
@@ -111,3 +142,59 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     if not np.all(np.isfinite(C)):
         raise_non_finite(model, q=q, qd=qd)
     return C
+
+
+# Work columns: pose (R 9, p 3), v, w, a (6 each), force (6).
+_R, _P, _V, _WX, _A, _F, _COLS = 0, 9, 12, 18, 24, 30, 36
+
+
+@jit
+def _coriolis_product(fp: Array, q: Array, qd: Array, x: Array, out: Array) -> bool:
+    n = q.shape[0]
+    work = np.zeros((n, _COLS))
+    zero: Motion = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    for i in range(n):
+        R, p = joint_transform(fp, i, q[i])
+        put9(work, i, _R, R)
+        put3(work, i, _P, p)
+        par = parent(fp, i)
+        v, w, a = zero, zero, zero
+        if par >= 0:
+            v = to_child(R, p, mget(work, par, _V))
+            w = to_child(R, p, mget(work, par, _WX))
+            a = to_child(R, p, mget(work, par, _A))
+        v = madd(v, joint_motion(fp, i, qd[i]))
+        w = madd(w, joint_motion(fp, i, x[i]))
+        a = madd(a, mcross(v, joint_motion(fp, i, x[i])))
+        Iw, Iv = minertia(fp, i, w), minertia(fp, i, v)
+        B = madd(madd(fcross(v, Iw), mscale(minertia(fp, i, mcross(v, w)), -1.0)),
+                 fcross(w, Iv))
+        mput(work, i, _V, v)
+        mput(work, i, _WX, w)
+        mput(work, i, _A, a)
+        mput(work, i, _F, madd(minertia(fp, i, a), mscale(B, 0.5)))
+    total = 0.0
+    for i in range(n - 1, -1, -1):
+        f = mget(work, i, _F)
+        S = joint_motion(fp, i, 1.0)
+        out[i] = (S[0][0] * f[0][0] + S[0][1] * f[0][1] + S[0][2] * f[0][2]
+                  + S[1][0] * f[1][0] + S[1][1] * f[1][1] + S[1][2] * f[1][2])
+        total += out[i]
+        par = parent(fp, i)
+        if par >= 0:
+            R = (work[i, 0], work[i, 1], work[i, 2], work[i, 3], work[i, 4], work[i, 5],
+                 work[i, 6], work[i, 7], work[i, 8])
+            mput(work, par, _F, madd(mget(work, par, _F), to_parent(R, vec3(work, i, _P), f)))
+    return bool(np.isfinite(total))
+
+
+def coriolis_product(model: RobotModel, q: object, qd: object, x: object) -> Array:
+    """``C(q, qd) x`` (n,), the Christoffel-consistent ``C`` of :func:`coriolis_matrix`,
+    in O(n) without forming it; ``C(q, qd) qd`` is the velocity part of RNEA."""
+    q = joint_vector(model, q, "q")
+    qd = joint_vector(model, qd, "qd")
+    x = joint_vector(model, x, "x")
+    out = np.empty(model.nv)
+    if not _coriolis_product(model.kernel_floats, q, qd, x, out):
+        raise_non_finite(model, q=q, qd=qd, x=x)
+    return out

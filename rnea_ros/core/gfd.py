@@ -54,23 +54,26 @@ from rnea_ros.core._jit import (
     F_VISCOUS,
     PRISMATIC,
     FastCall,
-    Mat,
-    Vec,
-    add3,
-    cross,
+    Motion,
     dot3,
-    inertia_times,
+    fcross,
     jit,
+    joint_motion,
     joint_transform,
     kind,
+    madd,
     mat3,
-    mtv,
-    mv,
+    mcross,
+    mget,
+    minertia,
+    mput,
+    mscale,
     parent,
     put3,
     put9,
-    scale3,
     sign,
+    to_child,
+    to_parent,
     vec3,
 )
 from rnea_ros.core.inputs import (
@@ -84,72 +87,12 @@ from rnea_ros.core.inputs import (
 from rnea_ros.core.model import RobotModel
 
 Array = NDArray[np.float64]
-Motion = tuple[Vec, Vec]  # (angular, linear)
 
 # Work columns per body: pose, motion v, a, j, k, gravity G, G_dot, G_ddot, and force
 # F, F_dot, F_ddot (6 each).
 _W_R, _W_P, _W_V, _W_A, _W_J, _W_K = 0, 9, 12, 18, 24, 30
 _W_G, _W_GD, _W_GDD, _W_F, _W_FD, _W_FDD = 36, 42, 48, 54, 60, 66
 _W_COLS = 72
-
-
-@jit
-def _get(work: Array, i: int, k: int) -> Motion:
-    return vec3(work, i, k), vec3(work, i, k + 3)
-
-
-@jit
-def _put(work: Array, i: int, k: int, m: Motion) -> None:
-    put3(work, i, k, m[0])
-    put3(work, i, k + 3, m[1])
-
-
-@jit
-def _add(x: Motion, y: Motion) -> Motion:
-    return add3(x[0], y[0]), add3(x[1], y[1])
-
-
-@jit
-def _scale(x: Motion, s: float) -> Motion:
-    return scale3(x[0], s), scale3(x[1], s)
-
-
-@jit
-def _mcross(m: Motion, x: Motion) -> Motion:
-    """Motion cross product ``m x x``."""
-    return cross(m[0], x[0]), add3(cross(m[0], x[1]), cross(m[1], x[0]))
-
-
-@jit
-def _fcross(m: Motion, f: Motion) -> Motion:
-    """Force cross product ``m x* f`` for a force ``(n, f)``."""
-    return add3(cross(m[0], f[0]), cross(m[1], f[1])), cross(m[0], f[1])
-
-
-@jit
-def _to_child(R: Mat, p: Vec, m: Motion) -> Motion:
-    """``X m``: a parent-frame motion in the child frame."""
-    return mtv(R, m[0]), mtv(R, add3(m[1], cross(m[0], p)))
-
-
-@jit
-def _to_parent(R: Mat, p: Vec, f: Motion) -> Motion:
-    """``X^T f``: a child-frame force ``(n, f)`` in the parent frame."""
-    Rf = mv(R, f[1])
-    return add3(mv(R, f[0]), cross(p, Rf)), Rf
-
-
-@jit
-def _inertia(fp: Array, i: int, m: Motion) -> Motion:
-    return inertia_times(fp, i, m[0], m[1])
-
-
-@jit
-def _joint_motion(fp: Array, i: int, x: float) -> Motion:
-    """``S_i x``."""
-    u = scale3(vec3(fp, i, F_AXIS), x)
-    zero = (0.0, 0.0, 0.0)
-    return (zero, u) if kind(fp, i) == PRISMATIC else (u, zero)
 
 
 @jit
@@ -173,55 +116,55 @@ def gfd_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Arr
         par = parent(fp, i)
         if par < 0:
             Xv, A, J, K = nothing, nothing, nothing, nothing
-            XG, XGd, XGdd = _to_child(R, p, (zero, (-g[0], -g[1], -g[2]))), nothing, nothing
+            XG, XGd, XGdd = to_child(R, p, (zero, (-g[0], -g[1], -g[2]))), nothing, nothing
         else:
-            Xv = _to_child(R, p, _get(work, par, _W_V))
-            A = _to_child(R, p, _get(work, par, _W_A))
-            J = _to_child(R, p, _get(work, par, _W_J))
-            K = _to_child(R, p, _get(work, par, _W_K)) if second else nothing
-            XG = _to_child(R, p, _get(work, par, _W_G))
-            XGd = _to_child(R, p, _get(work, par, _W_GD))
-            XGdd = _to_child(R, p, _get(work, par, _W_GDD)) if second else nothing
-        s1 = _joint_motion(fp, i, qd[i])
-        s2 = _joint_motion(fp, i, qdd[i])
-        s3 = _joint_motion(fp, i, qddd[i])
-        v = _add(Xv, s1)
-        a = _add(_add(A, s2), _mcross(v, s1))
-        j = _add(_add(_add(J, _mcross(A, s1)), s3), _add(_mcross(a, s1), _mcross(v, s2)))
+            Xv = to_child(R, p, mget(work, par, _W_V))
+            A = to_child(R, p, mget(work, par, _W_A))
+            J = to_child(R, p, mget(work, par, _W_J))
+            K = to_child(R, p, mget(work, par, _W_K)) if second else nothing
+            XG = to_child(R, p, mget(work, par, _W_G))
+            XGd = to_child(R, p, mget(work, par, _W_GD))
+            XGdd = to_child(R, p, mget(work, par, _W_GDD)) if second else nothing
+        s1 = joint_motion(fp, i, qd[i])
+        s2 = joint_motion(fp, i, qdd[i])
+        s3 = joint_motion(fp, i, qddd[i])
+        v = madd(Xv, s1)
+        a = madd(madd(A, s2), mcross(v, s1))
+        j = madd(madd(madd(J, mcross(A, s1)), s3), madd(mcross(a, s1), mcross(v, s2)))
         G = XG
-        Gd = _add(XGd, _mcross(G, s1))
-        Iv, Ia, Ij = _inertia(fp, i, v), _inertia(fp, i, a), _inertia(fp, i, j)
-        f = _add(_add(Ia, _inertia(fp, i, G)), _fcross(v, Iv))
-        fd = _add(_add(Ij, _inertia(fp, i, Gd)), _add(_fcross(a, Iv), _fcross(v, Ia)))
+        Gd = madd(XGd, mcross(G, s1))
+        Iv, Ia, Ij = minertia(fp, i, v), minertia(fp, i, a), minertia(fp, i, j)
+        f = madd(madd(Ia, minertia(fp, i, G)), fcross(v, Iv))
+        fd = madd(madd(Ij, minertia(fp, i, Gd)), madd(fcross(a, Iv), fcross(v, Ia)))
         if use_fext:
-            f = _add(f, _scale(_wrench(fext, i), -1.0))
-            fd = _add(fd, _scale(_wrench(fext_dot, i), -1.0))
-        _put(work, i, _W_V, v)
-        _put(work, i, _W_A, a)
-        _put(work, i, _W_J, j)
-        _put(work, i, _W_G, G)
-        _put(work, i, _W_GD, Gd)
-        _put(work, i, _W_F, f)
-        _put(work, i, _W_FD, fd)
+            f = madd(f, mscale(_wrench(fext, i), -1.0))
+            fd = madd(fd, mscale(_wrench(fext_dot, i), -1.0))
+        mput(work, i, _W_V, v)
+        mput(work, i, _W_A, a)
+        mput(work, i, _W_J, j)
+        mput(work, i, _W_G, G)
+        mput(work, i, _W_GD, Gd)
+        mput(work, i, _W_F, f)
+        mput(work, i, _W_FD, fd)
         if second:
-            s4 = _joint_motion(fp, i, qdddd[i])
-            k = _add(_add(K, _scale(_mcross(J, s1), 2.0)),
-                     _add(_mcross(_mcross(A, s1), s1), _mcross(A, s2)))
-            k = _add(_add(k, s4), _add(_mcross(j, s1), _add(_scale(_mcross(a, s2), 2.0),
-                                                           _mcross(v, s3))))
-            Gdd = _add(_add(XGdd, _mcross(Gd, s1)),
-                       _add(_mcross(G, s2), _mcross(_add(Gd, _scale(_mcross(G, s1), -1.0)), s1)))
-            fdd = _add(_inertia(fp, i, _add(k, Gdd)), _fcross(j, Iv))
-            fdd = _add(fdd, _add(_scale(_fcross(a, Ia), 2.0), _fcross(v, Ij)))
+            s4 = joint_motion(fp, i, qdddd[i])
+            k = madd(madd(K, mscale(mcross(J, s1), 2.0)),
+                     madd(mcross(mcross(A, s1), s1), mcross(A, s2)))
+            k = madd(madd(k, s4), madd(mcross(j, s1), madd(mscale(mcross(a, s2), 2.0),
+                                                           mcross(v, s3))))
+            Gdd = madd(madd(XGdd, mcross(Gd, s1)),
+                       madd(mcross(G, s2), mcross(madd(Gd, mscale(mcross(G, s1), -1.0)), s1)))
+            fdd = madd(minertia(fp, i, madd(k, Gdd)), fcross(j, Iv))
+            fdd = madd(fdd, madd(mscale(fcross(a, Ia), 2.0), fcross(v, Ij)))
             if use_fext:
-                fdd = _add(fdd, _scale(_wrench(fext_ddot, i), -1.0))
-            _put(work, i, _W_K, k)
-            _put(work, i, _W_GDD, Gdd)
-            _put(work, i, _W_FDD, fdd)
+                fdd = madd(fdd, mscale(_wrench(fext_ddot, i), -1.0))
+            mput(work, i, _W_K, k)
+            mput(work, i, _W_GDD, Gdd)
+            mput(work, i, _W_FDD, fdd)
     total = 0.0
     for i in range(n - 1, -1, -1):
-        F, Fd = _get(work, i, _W_F), _get(work, i, _W_FD)
-        Fdd = _get(work, i, _W_FDD) if second else nothing
+        F, Fd = mget(work, i, _W_F), mget(work, i, _W_FD)
+        Fdd = mget(work, i, _W_FDD) if second else nothing
         u = vec3(fp, i, F_AXIS)
         lin = kind(fp, i) == PRISMATIC
         t0 = dot3(u, F[1] if lin else F[0])
@@ -236,15 +179,15 @@ def gfd_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Arr
         par = parent(fp, i)
         if par >= 0:
             R, p = mat3(work, i, _W_R), vec3(work, i, _W_P)
-            s1 = _joint_motion(fp, i, qd[i])
-            _put(work, par, _W_F, _add(_get(work, par, _W_F), _to_parent(R, p, F)))
-            _put(work, par, _W_FD, _add(_get(work, par, _W_FD),
-                                        _to_parent(R, p, _add(Fd, _fcross(s1, F)))))
+            s1 = joint_motion(fp, i, qd[i])
+            mput(work, par, _W_F, madd(mget(work, par, _W_F), to_parent(R, p, F)))
+            mput(work, par, _W_FD, madd(mget(work, par, _W_FD),
+                                        to_parent(R, p, madd(Fd, fcross(s1, F)))))
             if second:
-                s2 = _joint_motion(fp, i, qdd[i])
-                inner = _add(_add(Fdd, _scale(_fcross(s1, Fd), 2.0)),
-                             _add(_fcross(s1, _fcross(s1, F)), _fcross(s2, F)))
-                _put(work, par, _W_FDD, _add(_get(work, par, _W_FDD), _to_parent(R, p, inner)))
+                s2 = joint_motion(fp, i, qdd[i])
+                inner = madd(madd(Fdd, mscale(fcross(s1, Fd), 2.0)),
+                             madd(fcross(s1, fcross(s1, F)), fcross(s2, F)))
+                mput(work, par, _W_FDD, madd(mget(work, par, _W_FDD), to_parent(R, p, inner)))
     return bool(np.isfinite(total))
 
 

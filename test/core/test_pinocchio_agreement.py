@@ -16,7 +16,7 @@ import pytest
 from oracle import PinOracle, random_states, relative_error
 
 from rnea_ros.core.aba import aba, aba_batch
-from rnea_ros.core.coriolis import coriolis_matrix
+from rnea_ros.core.coriolis import coriolis_matrix, coriolis_product
 from rnea_ros.core.crba import mass_matrix, mass_matrix_batch
 from rnea_ros.core.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.model import RobotModel
@@ -149,6 +149,15 @@ def test_coriolis_matrix(case: Case) -> None:
     m, o = case.model, case.oracle
     for q, qd in list(zip(case.q, case.qd, strict=True))[:50]:
         assert relative_error(coriolis_matrix(m, q, qd), o.coriolis(q, qd)) <= TOL
+
+
+def test_coriolis_product(case: Case) -> None:
+    """``C(q, qd) x`` in O(n) against Pinocchio's C times x (x unrelated to qd)."""
+    m, o = case.model, case.oracle
+    rng = np.random.default_rng(5)
+    for q, qd in list(zip(case.q, case.qd, strict=True))[:50]:
+        x = rng.normal(0.0, 2.0, m.nv)
+        assert relative_error(coriolis_product(m, q, qd, x), o.coriolis(q, qd) @ x) <= TOL
 
 
 def test_friction_from_urdf_dynamics_adds_to_rnea(case: Case) -> None:
