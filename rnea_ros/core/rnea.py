@@ -202,21 +202,7 @@ def gravity_pass(fp: Array, q: Array, g: Array, tau: Array,
         put3(work, i, _W_A, a)
         put3(work, i, _W_N, cross(vec3(fp, i, F_H), a))
         put3(work, i, _W_F, scale3(a, fp[i, F_MASS]))
-    total = 0.0
-    for i in range(n - 1, -1, -1):
-        nb = vec3(work, i, _W_N)
-        fb = vec3(work, i, _W_F)
-        t = dot3(vec3(fp, i, F_AXIS), nb if kind(fp, i) != PRISMATIC else fb)
-        tau[i] = t
-        total += t
-        par = parent(fp, i)
-        if par >= 0:
-            R = mat3(work, i, _W_R)
-            Rf = mv(R, fb)
-            Rn = add3(mv(R, nb), cross(vec3(work, i, _W_P), Rf))
-            put3(work, par, _W_N, add3(vec3(work, par, _W_N), Rn))
-            put3(work, par, _W_F, add3(vec3(work, par, _W_F), Rf))
-    return bool(np.isfinite(total))
+    return backward_pass(fp, q, q, False, tau, work)  # qd, qdd unused without drive terms
 
 
 @jit
