@@ -148,21 +148,23 @@ class TorqueController:
     # ------------------------------------------------------------ configuration
     def configure(self, config: ControllerConfig) -> None:
         """Apply a validated configuration (mode, gains, payload, limits...)."""
-        model = self.base_model.replace(gravity=config.gravity)
-        if config.payload is not None:
-            model = with_payload(model, config.payload)
+        def loaded(model: RobotModel) -> RobotModel:
+            model = model.replace(gravity=config.gravity)
+            return model if config.payload is None else with_payload(model, config.payload)
+
+        # An elastic robot's links carry gravity and payload; its rigid model is their
+        # unified bodies (links with their motors).
+        elastic = None if self.elastic is None else \
+            dataclasses.replace(self.elastic, links=loaded(self.elastic.links))
+        model = loaded(self.base_model) if elastic is None else elastic.unified
         self.full_model = model  # with friction: used for the "hold" command and the oracle
         self.model = model if config.friction_compensation else model.without_friction()
         self.reference.snap = config.mode == "elastic"
         stages: list[Stage]
         if config.mode == "elastic":
-            assert self.elastic is not None
-            links = self.elastic.links.replace(gravity=config.gravity)
-            if config.payload is not None:
-                links = with_payload(links, config.payload)
+            assert elastic is not None
             if not config.friction_compensation:
-                links = links.without_friction()
-            elastic = dataclasses.replace(self.elastic, links=links)
+                elastic = dataclasses.replace(elastic, links=elastic.links.without_friction())
             stages = [self.reference, ElasticStage(elastic, config.elastic_law, config.kp,
                                                    config.kd, config.elastic_gains)]
         elif config.mode == "gravity":
