@@ -114,6 +114,8 @@ class ElasticSimulator:
         self.x = np.zeros(2 * (n + ne))  # [q, theta, qd, thetad]
         self.t0, self.steps = 0.0, 0
         self.effort = np.zeros(n)
+        # (qdd, thetadd) at the start of the last step, under its torques.
+        self.accelerations = (np.zeros(n), np.zeros(ne))
         self.derivative(self.x, self.effort)  # compile now (seconds, cold), not in a step
 
     @property
@@ -147,12 +149,6 @@ class ElasticSimulator:
         qdd, thetadd = self.engine(self.model, q, theta, qd, thetad, tau, fext=fext)
         return np.concatenate([qd, thetad, qdd, thetadd])
 
-    def accelerations(self, tau: Array) -> tuple[Array, Array]:
-        """``(qdd, thetadd)`` at the current state under ``tau``."""
-        n, ne = self.model.n, self.model.n_elastic
-        d = self.derivative(self.x, np.asarray(tau, dtype=np.float64))
-        return d[n + ne:2 * n + ne], d[2 * n + ne:]
-
     def step(self, tau: Array) -> None:
         """Advance by ``dt`` (RK4) with the motor torques ``tau`` (n,) held."""
         tau = np.asarray(tau, dtype=np.float64)
@@ -160,6 +156,8 @@ class ElasticSimulator:
             raise StateError(f"effort must be {self.model.n} finite values, got {tau!r}")
         dt, x = self.dt, self.x
         k1 = self.derivative(x, tau)
+        n, ne = self.model.n, self.model.n_elastic
+        self.accelerations = (k1[n + ne:2 * n + ne], k1[2 * n + ne:])
         k2 = self.derivative(x + 0.5 * dt * k1, tau)
         k3 = self.derivative(x + 0.5 * dt * k2, tau)
         k4 = self.derivative(x + dt * k3, tau)

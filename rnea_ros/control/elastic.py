@@ -180,9 +180,9 @@ def closed_loop(law: HuaController | FeedforwardPD, sim: ElasticSimulator,
             tau = law(x, qdd, thetadd, r[0], r[1], r[2])
         else:
             tau = law(x, *r)
-        qdd, thetadd = sim.accelerations(tau)
         times[k], errors[k], torques[k] = t, r[0] - q, tau
         sim.step(tau)
+        qdd, thetadd = sim.accelerations
     return times, errors, torques
 
 
