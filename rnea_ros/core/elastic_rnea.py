@@ -137,7 +137,7 @@ def check_finite(model: ElasticModel, **inputs: Array) -> None:
     for name, a in inputs.items():
         bad = np.flatnonzero(~np.isfinite(a))
         if bad.size:
-            names = model.links.joint_names if a.shape == (model.n,) else model.motor_names
+            names = model.motor_names if name.startswith("theta") else model.links.joint_names
             raise StateError(f"{name} of '{names[bad[0]]}' is {a[bad[0]]}: not finite")
     raise StateError(f"model '{model.name}': result is not finite for finite inputs")
 

@@ -154,3 +154,15 @@ def test_without_elastic_joints_it_is_the_rigid_rnea_with_rotors() -> None:
         q, qd, qdd = rng.normal(size=(3, model.n))
         r = elastic_rnea(model, q, [], qd, [], qdd, [])
         assert relative_error(r.tau, oracle.rnea(q, qd, qdd)) < TOL
+
+
+def test_non_finite_motor_state_is_named_when_every_joint_is_elastic() -> None:
+    """n == n_e: the name says motor or link by the argument, not by the array length."""
+    links = load_robot("two_link_rr")
+    model = elastic_model(links, [JointDrive(j, stiffness=100.0, motor=MotorSpec(
+        "base_link", (0.01, 0.01, 0.01))) for j in links.joint_names])
+    z = np.zeros(2)
+    with pytest.raises(StateError, match=r"thetadd of 'joint2_motor' is nan"):
+        elastic_rnea(model, z, z, z, z, z, np.array([0.0, np.nan]))
+    with pytest.raises(StateError, match=r"qd of 'joint1' is inf"):
+        elastic_rnea(model, z, z, np.array([np.inf, 0.0]), z, z, z)
