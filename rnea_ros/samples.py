@@ -37,14 +37,14 @@ EXAMPLE_ROBOTS = {
     "solo12": "solo_description/robots/solo12.urdf",
 }
 
-# Example robots whose URDF has non-physical link inertias (load with inertia_check="warn").
-NONPHYSICAL_INERTIA: tuple[str, ...] = ("tiago", "pr2")
-
 SAMPLE_ROBOTS = ("two_link_rr", "two_link_pr", "stanford_arm", "arm7")
 
 # Mixed rigid/elastic sample robots: urdf/<name>.urdf + config/<name>_elastic.yaml.
 ELASTIC_ROBOTS = ("mixed_3dof",)
-NONPHYSICAL_INERTIA += ELASTIC_ROBOTS  # hua-2024 table I (see the URDF's comment)
+
+# Robots whose URDF has non-physical link inertias (load with inertia_check="warn"):
+# example robots, and hua-2024 table I (see mixed_3dof.urdf's comment).
+NONPHYSICAL_INERTIA = ("tiago", "pr2", *ELASTIC_ROBOTS)
 
 
 def share_directory() -> Path:
