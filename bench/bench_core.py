@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from rnea_ros.core.elastic import JointDrive, MotorSpec, elastic_model
-from rnea_ros.core.elastic_fd import forward_dynamics
-from rnea_ros.core.elastic_hybrid import forward_dynamics_recursive
-from rnea_ros.core.elastic_rnea import elastic_rnea
-from rnea_ros.core.gfd import rnea_derivative
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.rnea import gravity_torques, rnea, rnea_batch
+from rnea_ros.core.dynamics.gfd import rnea_derivative
+from rnea_ros.core.dynamics.rnea import gravity_torques, rnea, rnea_batch
+from rnea_ros.core.elastic.fd import forward_dynamics
+from rnea_ros.core.elastic.hybrid import forward_dynamics_recursive
+from rnea_ros.core.elastic.model import JointDrive, MotorSpec, elastic_model
+from rnea_ros.core.elastic.rnea import elastic_rnea
+from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.oracle import AugmentedOracle, PinocchioOracle
 from rnea_ros.samples import load_robot, robot_urdf
 
@@ -51,7 +51,7 @@ def startup_times() -> tuple[float, float]:
     """(cold, cached) seconds for import + first RNEA call in a fresh interpreter."""
     code = ("import time; t = time.perf_counter()\n"
             "import numpy as np\n"
-            "from rnea_ros.core.rnea import rnea, gravity_torques\n"
+            "from rnea_ros.core.dynamics.rnea import rnea, gravity_torques\n"
             "from rnea_ros.samples import load_robot\n"
             "m = load_robot('panda'); z = np.zeros(m.nv)\n"
             "rnea(m, z, z, z); gravity_torques(m, z)\n"

@@ -34,8 +34,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rnea_ros.core.crba import mass_matrix
-from rnea_ros.core.rnea import gravity_torques, rnea
+from rnea_ros.core.dynamics.crba import mass_matrix
+from rnea_ros.core.dynamics.rnea import gravity_torques, rnea
 from rnea_ros.oracle import PinocchioOracle
 from rnea_ros.samples import load_robot, sample_urdf
 

@@ -5,7 +5,7 @@ Pinocchio represents a continuous joint by ``(cos q, sin q)`` and may order
 joints differently; :class:`PinocchioOracle` maps by joint name. It copies the
 model's armature and gravity; friction is ours alone (Pinocchio's RNEA has
 none), so compare against ``model.without_friction()`` or add
-:func:`~rnea_ros.core.rnea.friction_torques`.
+:func:`~rnea_ros.core.dynamics.rnea.friction_torques`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.elastic import ElasticModel
+from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import ModelError
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.payload import Payload
-from rnea_ros.core.tree import as_inertia
+from rnea_ros.core.model.payload import Payload
+from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.model.tree import as_inertia
 
 Array = NDArray[np.float64]
 
@@ -52,7 +52,7 @@ class PinocchioOracle:
         self.pm.gravity.linear = np.array(model.gravity)
 
     def add_payload(self, payload: Payload) -> None:
-        """Add ``payload`` (see :mod:`rnea_ros.core.payload`) to the body carrying its link."""
+        """Add ``payload`` (:mod:`rnea_ros.core.model.payload`) to the body carrying its link."""
         pin = self.pin
         frame = self.pm.frames[self.pm.getFrameId(payload.link)]
         inertia = as_inertia(payload.inertia, "payload")

@@ -11,10 +11,10 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from rnea_ros.core.elastic import ElasticModel, elastic_model
+from rnea_ros.core.elastic.model import ElasticModel, elastic_model
 from rnea_ros.core.errors import ModelError, options
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.urdf import load_urdf
+from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.model.urdf import load_urdf
 
 PACKAGE = "rnea_ros"
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.elastic import ElasticModel
-from rnea_ros.core.elastic_fd import dynamics, forward_dynamics
-from rnea_ros.core.elastic_hybrid import check_recursive, forward_dynamics_recursive
+from rnea_ros.core.dynamics.kinematics import potential_energy
+from rnea_ros.core.elastic.fd import dynamics, forward_dynamics
+from rnea_ros.core.elastic.hybrid import check_recursive, forward_dynamics_recursive
+from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import ModelError, ParameterError, StateError
-from rnea_ros.core.kinematics import potential_energy
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.payload import Payload
+from rnea_ros.core.model.payload import Payload
+from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.oracle import PinocchioOracle
 
 Array = NDArray[np.float64]
@@ -91,7 +91,7 @@ class Simulator:
 
 
 class ElasticSimulator:
-    """Integrates a mixed rigid/elastic robot (:mod:`rnea_ros.core.elastic`) with RK4.
+    """Integrates a mixed rigid/elastic robot (:mod:`rnea_ros.core.elastic.model`) with RK4.
 
     State: link ``q, qd`` (n,), motor ``theta, thetad`` (n_e,). The engine is our
     recursive forward dynamics (Khalil section 6.2), or hua-2024 Algorithm 2

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rnea_ros.core.elastic import JointDrive, MotorSpec
-from rnea_ros.core.model import RobotModel
+from rnea_ros.core.elastic.model import JointDrive, MotorSpec
+from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.oracle import AugmentedOracle
 
 __all__ = ["AugmentedOracle", "random_drives"]

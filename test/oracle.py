@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rnea_ros.core.model import RobotModel
+from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.oracle import PinocchioOracle as PinOracle
 
 __all__ = ["PinOracle", "random_states", "relative_error"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.tree import JointSpec, LinkSpec, build_model
+from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.model.tree import JointSpec, LinkSpec, build_model
 
 
 def random_rotation(rng: np.random.Generator) -> np.ndarray:

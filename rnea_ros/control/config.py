@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.elastic import ElasticModel, elastic_model
+from rnea_ros.core.elastic.model import ElasticModel, elastic_model
 from rnea_ros.core.errors import ParameterError, options
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.payload import Payload
-from rnea_ros.core.urdf import load_urdf
+from rnea_ros.core.model.payload import Payload
+from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.model.urdf import load_urdf
 
 Array = NDArray[np.float64]
 
@@ -45,7 +45,7 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
     "inertia_check": ParameterSpec(
         "strict", "non-physical link inertias: 'strict' refuses them, 'warn' accepts", True),
     "elastic_file": ParameterSpec(
-        "", "YAML side file with elastic joints and motors (rnea_ros.core.elastic); the "
+        "", "YAML side file with elastic joints and motors (rnea_ros.core.elastic.model); the "
         "motor positions come on /joint_states as '<joint>_motor'", True),
     "joints": ParameterSpec(
         [""], "joints commanded, in the order of the effort command array; "

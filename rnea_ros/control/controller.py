@@ -22,7 +22,7 @@ Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
 a steady clock), :meth:`TorqueController.watchdog` returns the stale command:
 ``hold`` = gravity compensation at the last valid pose, ``zero`` = zeros.
 
-Robots with elastic joints (``elastic``, :mod:`rnea_ros.core.elastic`): the
+Robots with elastic joints (``elastic``, :mod:`rnea_ros.core.elastic.model`): the
 state also holds the motor positions/velocities, named ``<joint>_motor`` in
 the joint states (link side of the gearbox, see the convention there) and
 merged like any joint; the commands are motor torques. Their rigid-body model
@@ -57,11 +57,11 @@ from rnea_ros.control.laws import (
 from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
 from rnea_ros.core._jit import FastCall, jit
-from rnea_ros.core.elastic import ElasticModel
+from rnea_ros.core.dynamics.rnea import gravity_torques
+from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import StateError, options
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.payload import with_payload
-from rnea_ros.core.rnea import gravity_torques
+from rnea_ros.core.model.payload import with_payload
+from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 Oracle = Callable[[Step], Array]

@@ -3,7 +3,7 @@
 Both take the measured link and motor states and the desired link trajectory
 (``q_d`` and its derivatives) and return the motor torques ``tau`` (n,) of
 every joint (rigid: joint torque; elastic: motor torque on the link side, see
-:mod:`rnea_ros.core.elastic` for the convention).
+:mod:`rnea_ros.core.elastic.model` for the convention).
 
 * :class:`HuaController`, hua-2024 section IV: the load-side law (eq. 37-39)
   gives the rigid joints' torques and, through eq. 43, the elastic joints'
@@ -14,10 +14,10 @@ every joint (rigid: joint torque; elastic: motor torque on the link side, see
   period and the accelerations are the caller's estimates (a simulator's, or
   differences of measured velocities). ``C(q, qd)`` is the Christoffel
   Coriolis matrix of the unified bodies, applied in O(n) by
-  :func:`rnea_ros.core.coriolis.coriolis_product`; the
+  :func:`rnea_ros.core.dynamics.coriolis.coriolis_product`; the
   rotors' spin couplings enter through Algorithm 1 at the measured velocities.
 * :class:`FeedforwardPD`: the exact feedforward of
-  :mod:`rnea_ros.core.elastic_feedforward` (motor trajectory and torques from
+  :mod:`rnea_ros.core.elastic.feedforward` (motor trajectory and torques from
   ``q_d`` up to its snap) plus PD on the rigid joints' link positions and on
   the elastic joints' motor positions.
 """
@@ -31,10 +31,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.laws import Step
-from rnea_ros.core.coriolis import coriolis_product
-from rnea_ros.core.elastic import ElasticModel
-from rnea_ros.core.elastic_feedforward import Feedforward
-from rnea_ros.core.elastic_rnea import elastic_rnea
+from rnea_ros.core.dynamics.coriolis import coriolis_product
+from rnea_ros.core.elastic.feedforward import Feedforward
+from rnea_ros.core.elastic.model import ElasticModel
+from rnea_ros.core.elastic.rnea import elastic_rnea
 from rnea_ros.core.errors import ParameterError
 from rnea_ros.simulation import ElasticSimulator
 

@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from rnea_ros.control.rate_limit import TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory, continue_from
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.rnea import friction_torques, gravity_torques, rnea
+from rnea_ros.core.dynamics.rnea import friction_torques, gravity_torques, rnea
+from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 

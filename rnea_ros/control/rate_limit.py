@@ -19,7 +19,7 @@ RNEA without gravity is homogeneous in the path speed, so at constant
     tau_dot(s_dot) = A_dot s_dot^3 + Fv q'' s_dot^2 + (dg/dq q') s_dot
 
 with ``(A, A_dot) = GFD(q, q', q'', q'''; g = 0)`` (our recursive
-derivatives, :mod:`rnea_ros.core.gfd`). Every ``update_period`` the largest
+derivatives, :mod:`rnea_ros.core.dynamics.gfd`). Every ``update_period`` the largest
 ``s_dot`` of a grid that keeps both inside ``margin`` times the limits over a
 look-ahead ``horizon`` of the path becomes the target speed.
 
@@ -46,10 +46,10 @@ from numpy.typing import NDArray
 
 from rnea_ros.control.trajectory import JointTrajectory
 from rnea_ros.core._jit import FastCall, jit
-from rnea_ros.core.crba import mass_matrix
+from rnea_ros.core.dynamics.crba import mass_matrix
+from rnea_ros.core.dynamics.gfd import rnea_derivative, rnea_derivative_batch
 from rnea_ros.core.errors import ParameterError
-from rnea_ros.core.gfd import rnea_derivative, rnea_derivative_batch
-from rnea_ros.core.model import RobotModel
+from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 

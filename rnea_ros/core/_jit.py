@@ -1,7 +1,7 @@
 """Compiled-path building blocks: the packed model layout and 3-vector helpers.
 
-The kernels of :mod:`rnea_ros.core.rnea`, :mod:`~rnea_ros.core.crba` and
-:mod:`~rnea_ros.core.aba` are numba ``njit`` functions over one packed array
+The kernels of :mod:`rnea_ros.core.dynamics.rnea`, :mod:`~rnea_ros.core.dynamics.crba` and
+:mod:`~rnea_ros.core.dynamics.aba` are numba ``njit`` functions over one packed array
 per model, ``fp`` (n, 30) float64, built once by :func:`pack_model`: one row
 per joint/body, columns given by the ``F_*`` offsets below: placement rotation
 (row-major) and translation, joint axis, mass ``m``, first moment ``h = m c``,

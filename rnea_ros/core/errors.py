@@ -50,6 +50,10 @@ class StateError(RneaError, ValueError):
     """A joint-space input (q, qd, qdd, tau, wrenches...) has a wrong shape or is not finite."""
 
 
+class BagError(RneaError):
+    """A bag, topic or robot that a tool cannot analyse (one clear message)."""
+
+
 def options(names: Iterable[str], limit: int = 12) -> str:
     """Format a list of valid options for an error message."""
     names = list(names)

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from rnea_ros.core.errors import StateError
 
 if TYPE_CHECKING:
-    from rnea_ros.core.model import RobotModel
+    from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 

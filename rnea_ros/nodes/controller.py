@@ -43,9 +43,9 @@ from rnea_ros.control.config import (
 )
 from rnea_ros.control.controller import Oracle, TorqueController
 from rnea_ros.control.laws import Step
+from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.rnea import friction_torques
+from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_clock
 
 NODE_NAME = "rnea_controller"

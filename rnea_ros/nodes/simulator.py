@@ -41,10 +41,10 @@ from rnea_ros.control.config import (
     resolve_path,
     urdf_source,
 )
-from rnea_ros.core.elastic import elastic_model
+from rnea_ros.core.elastic.model import elastic_model
 from rnea_ros.core.errors import ParameterError, RneaError
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.payload import Payload, with_payload
+from rnea_ros.core.model.payload import Payload, with_payload
+from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.nodes.common import declare, run, steady_clock
 from rnea_ros.simulation import INTEGRATORS, ElasticSimulator, Simulator
 

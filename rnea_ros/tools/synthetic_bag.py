@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.rnea import rnea_batch
+from rnea_ros.core.dynamics.rnea import rnea_batch
+from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 

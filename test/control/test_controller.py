@@ -8,8 +8,8 @@ import pytest
 
 from rnea_ros.control.config import controller_config, default_values, load_model
 from rnea_ros.control.controller import TorqueController
+from rnea_ros.core.dynamics.rnea import gravity_torques, rnea
 from rnea_ros.core.errors import ParameterError, RneaError, StateError
-from rnea_ros.core.rnea import gravity_torques, rnea
 
 URDF = "package://rnea_ros/urdf/arm7.urdf"
 Q = np.array([0.2, -0.3, 0.1, -1.8, 0.2, 1.4, 0.3])

@@ -17,10 +17,10 @@ from rnea_ros.control.elastic import (
     closed_loop,
     sinusoid,
 )
-from rnea_ros.core.elastic_feedforward import Feedforward
+from rnea_ros.core.dynamics.kinematics import body_poses
+from rnea_ros.core.dynamics.rnea import rnea
+from rnea_ros.core.elastic.feedforward import Feedforward
 from rnea_ros.core.errors import ParameterError
-from rnea_ros.core.kinematics import body_poses
-from rnea_ros.core.rnea import rnea
 from rnea_ros.samples import load_elastic_robot
 from rnea_ros.simulation import ElasticSimulator
 

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from rnea_ros.core import errors
-from rnea_ros.core.aba import aba, aba_batch
-from rnea_ros.core.crba import mass_matrix
-from rnea_ros.core.dh import DHLink, from_dh
-from rnea_ros.core.drives import apply_drive_parameters
-from rnea_ros.core.mdh import MDHLink, from_mdh
-from rnea_ros.core.rnea import gravity_torques, rnea, rnea_batch, rnea_with_wrenches
-from rnea_ros.core.urdf import load_urdf, parse_urdf
+from rnea_ros.core.dynamics.aba import aba, aba_batch
+from rnea_ros.core.dynamics.crba import mass_matrix
+from rnea_ros.core.dynamics.rnea import gravity_torques, rnea, rnea_batch, rnea_with_wrenches
+from rnea_ros.core.model.dh import DHLink, from_dh
+from rnea_ros.core.model.drives import apply_drive_parameters
+from rnea_ros.core.model.mdh import MDHLink, from_mdh
+from rnea_ros.core.model.urdf import load_urdf, parse_urdf
 from rnea_ros.samples import sample_urdf
 
 

@@ -27,7 +27,7 @@ from rnea_ros.control.config import (
     load_elastic,
     load_model,
 )
-from rnea_ros.core.urdf import load_urdf
+from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS
 from rnea_ros.samples import ELASTIC_ROBOTS

@@ -13,8 +13,8 @@ import pytest
 from rclpy.qos import QoSProfile, QoSReliabilityPolicy
 from sensor_msgs.msg import JointState
 
-from rnea_ros.core.rnea import gravity_torques
-from rnea_ros.core.urdf import load_urdf
+from rnea_ros.core.dynamics.rnea import gravity_torques
+from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.nodes.harness import ClosedLoop
 from rnea_ros.samples import sample_urdf
 

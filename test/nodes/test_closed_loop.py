@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros.core.urdf import load_urdf
+from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.nodes.harness import ClosedLoop, overrides, track_sinusoid
 from rnea_ros.samples import sample_urdf
 

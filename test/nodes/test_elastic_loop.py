@@ -99,7 +99,7 @@ def test_hold_is_the_motors_gravity_torque(model) -> None:
     controller.joint_state(["joint1", "joint2", "joint3", "joint3_motor"],
                            [*Q0, Q0[2]], [0.0] * 4, 1.0, now=0.0)
     hold = controller.watchdog(now=5.0)
-    from rnea_ros.core.elastic_hybrid import forward_dynamics_recursive
+    from rnea_ros.core.elastic.hybrid import forward_dynamics_recursive
     qdd, thetadd = forward_dynamics_recursive(model, Q0, Q0[2:] + hold[2] / 100.0,
                                               np.zeros(3), np.zeros(1), hold)
     assert np.abs(qdd).max() < 1e-9 and np.abs(thetadd).max() < 1e-9

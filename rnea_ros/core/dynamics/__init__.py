@@ -1,0 +1,8 @@
+"""Rigid-body algorithms on a :class:`~rnea_ros.core.model.robot_model.RobotModel`.
+
+One algorithm per module: ``rnea`` (inverse dynamics, gravity, internal
+wrenches), ``crba`` (mass matrix), ``coriolis`` (C and C·x), ``aba``
+(articulated-body forward dynamics), ``forward_dynamics`` (mass-matrix based),
+``gfd`` (τ̇ and τ̈ by differentiating the recursion, Guarino Lo Bianco 2009),
+``kinematics`` (poses, energies).
+"""

@@ -1,0 +1,200 @@
+"""Coriolis matrix ``C(q, qd)`` with ``dM/dt - 2C`` skew-symmetric.
+
+The Christoffel-consistent factorisation ``C qd = h(q, qd) - g(q)``,
+``dM/dt = C + C^T``, computed by the O(n^2) recursion of Echeandia & Wensing,
+"Numerical methods to compute the Coriolis matrix and Christoffel symbols for
+rigid-body systems" (JCND 2021, Alg. 1), in base-frame spatial algebra:
+
+    v_i = v_lambda(i) + S_i qd_i,   dS_i = v_i x S_i,
+    B_i = 1/2 [ (v_i x*) I_i + (I_i v_i) xbar - I_i (v_i x) ],
+
+where ``f xbar`` is the matrix with ``(f xbar) m = m x* f``; composite
+``I^C``/``B^C`` are accumulated leaf-to-root and each column is projected on
+the ancestors. Armature (constant) does not enter ``C``. The matrix is an
+offline / analysis quantity: plain numpy.
+
+:func:`coriolis_product` gives ``C(q, qd) x`` without forming ``C``, in O(n)
+(a compiled kernel, for control laws such as Slotine-Li's or hua-2024's
+``C qd_r``): the same factorisation as an RNEA pass in body coordinates,
+with ``v`` the body velocities (from ``qd``), ``w`` those from ``x`` and
+``a = X a_parent + (v x S) x_i``::
+
+    f_i = I_i a_i + B_i(v_i) w_i,   B(v) w = 1/2 [v x* I w - I (v x w) + w x* I v]
+    (C x)_i = S_i^T (f_i + sum of the children's transmitted forces)
+
+Expanding the sums over ancestors gives Echeandia & Wensing's two cases
+(``j`` in the subtree of ``i``, and ``j`` an ancestor of ``i``) term by term.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core import spatial
+from rnea_ros.core._jit import (
+    Motion,
+    fcross,
+    jit,
+    joint_motion,
+    joint_transform,
+    madd,
+    mcross,
+    mget,
+    minertia,
+    mput,
+    mscale,
+    parent,
+    put3,
+    put9,
+    to_child,
+    to_parent,
+    vec3,
+)
+from rnea_ros.core.dynamics.kinematics import body_poses
+from rnea_ros.core.inputs import joint_vector, raise_non_finite
+from rnea_ros.core.model.robot_model import RobotModel
+
+Array = NDArray[np.float64]
+
+
+def _motion_cross(v: Array) -> Array:
+    """``v x`` (6, 6) for motion vectors ``[w; v]``."""
+    X = np.zeros((6, 6))
+    X[:3, :3] = spatial.skew(v[:3])
+    X[3:, 3:] = spatial.skew(v[:3])
+    X[3:, :3] = spatial.skew(v[3:])
+    return X
+
+
+def _force_bar(f: Array) -> Array:
+    """``f xbar`` (6, 6): ``(f xbar) m = m x* f`` for a force ``[n; f]``."""
+    X = np.zeros((6, 6))
+    X[:3, :3] = -spatial.skew(f[:3])
+    X[:3, 3:] = -spatial.skew(f[3:])
+    X[3:, :3] = -spatial.skew(f[3:])
+    return X
+
+
+def _to_base(R: Array, p: Array) -> Array:
+    """Motion transform body -> base (6, 6) for a body at ``(R, p)`` in the base."""
+    X = np.zeros((6, 6))
+    X[:3, :3] = R
+    X[3:, 3:] = R
+    X[3:, :3] = spatial.skew(p) @ R
+    return X
+
+
+def _spatial_inertia(model: RobotModel, i: int) -> Array:
+    m, c, Ic = float(model.mass[i]), model.com[i], model.inertia[i]
+    h = m * c
+    I6 = np.zeros((6, 6))
+    I6[:3, :3] = spatial.inertia_about_origin(m, c, Ic)
+    I6[:3, 3:] = spatial.skew(h)
+    I6[3:, :3] = -spatial.skew(h)
+    I6[3:, 3:] = m * np.eye(3)
+    return I6
+
+
+def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
+    """``C(q, qd)`` (n, n) such that ``C qd + g = h`` and ``dM/dt - 2C`` is skew."""
+    q = joint_vector(model, q, "q")
+    qd = joint_vector(model, qd, "qd")
+    n = model.nv
+    pose_R, pose_p = body_poses(model, q)
+    S = np.empty((n, 6))
+    dS = np.empty((n, 6))
+    v = np.empty((n, 6))
+    IC = np.empty((n, 6, 6))
+    BC = np.empty((n, 6, 6))
+    for i in range(n):
+        par = int(model.parent[i])
+        v_par = np.zeros(6) if par < 0 else v[par]
+        X = _to_base(pose_R[i], pose_p[i])
+        S_local = np.zeros(6)
+        if model.joint_types[i] == "prismatic":
+            S_local[3:] = model.axis[i]
+        else:
+            S_local[:3] = model.axis[i]
+        S[i] = X @ S_local
+        v[i] = v_par + S[i] * qd[i]
+        dS[i] = _motion_cross(v[i]) @ S[i]
+        Xinv = np.linalg.inv(X)
+        I_i = Xinv.T @ _spatial_inertia(model, i) @ Xinv
+        Iv = I_i @ v[i]
+        IC[i] = I_i
+        BC[i] = 0.5 * (-_motion_cross(v[i]).T @ I_i + _force_bar(Iv) - I_i @ _motion_cross(v[i]))
+    C = np.zeros((n, n))
+    for j in range(n - 1, -1, -1):
+        F1 = IC[j] @ dS[j] + BC[j] @ S[j]
+        F2 = IC[j] @ S[j]
+        F3 = BC[j].T @ S[j]
+        C[j, j] = S[j] @ F1
+        i = j
+        while model.parent[i] >= 0:
+            i = int(model.parent[i])
+            C[i, j] = S[i] @ F1
+            C[j, i] = dS[i] @ F2 + S[i] @ F3
+        par = int(model.parent[j])
+        if par >= 0:
+            IC[par] += IC[j]
+            BC[par] += BC[j]
+    if not np.all(np.isfinite(C)):
+        raise_non_finite(model, q=q, qd=qd)
+    return C
+
+
+# Work columns: pose (R 9, p 3), v, w, a (6 each), force (6).
+_R, _P, _V, _WX, _A, _F, _COLS = 0, 9, 12, 18, 24, 30, 36
+
+
+@jit
+def _coriolis_product(fp: Array, q: Array, qd: Array, x: Array, out: Array) -> bool:
+    n = q.shape[0]
+    work = np.zeros((n, _COLS))
+    zero: Motion = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    for i in range(n):
+        R, p = joint_transform(fp, i, q[i])
+        put9(work, i, _R, R)
+        put3(work, i, _P, p)
+        par = parent(fp, i)
+        v, w, a = zero, zero, zero
+        if par >= 0:
+            v = to_child(R, p, mget(work, par, _V))
+            w = to_child(R, p, mget(work, par, _WX))
+            a = to_child(R, p, mget(work, par, _A))
+        v = madd(v, joint_motion(fp, i, qd[i]))
+        w = madd(w, joint_motion(fp, i, x[i]))
+        a = madd(a, mcross(v, joint_motion(fp, i, x[i])))
+        Iw, Iv = minertia(fp, i, w), minertia(fp, i, v)
+        B = madd(madd(fcross(v, Iw), mscale(minertia(fp, i, mcross(v, w)), -1.0)),
+                 fcross(w, Iv))
+        mput(work, i, _V, v)
+        mput(work, i, _WX, w)
+        mput(work, i, _A, a)
+        mput(work, i, _F, madd(minertia(fp, i, a), mscale(B, 0.5)))
+    total = 0.0
+    for i in range(n - 1, -1, -1):
+        f = mget(work, i, _F)
+        S = joint_motion(fp, i, 1.0)
+        out[i] = (S[0][0] * f[0][0] + S[0][1] * f[0][1] + S[0][2] * f[0][2]
+                  + S[1][0] * f[1][0] + S[1][1] * f[1][1] + S[1][2] * f[1][2])
+        total += out[i]
+        par = parent(fp, i)
+        if par >= 0:
+            R = (work[i, 0], work[i, 1], work[i, 2], work[i, 3], work[i, 4], work[i, 5],
+                 work[i, 6], work[i, 7], work[i, 8])
+            mput(work, par, _F, madd(mget(work, par, _F), to_parent(R, vec3(work, i, _P), f)))
+    return bool(np.isfinite(total))
+
+
+def coriolis_product(model: RobotModel, q: object, qd: object, x: object) -> Array:
+    """``C(q, qd) x`` (n,), the Christoffel-consistent ``C`` of :func:`coriolis_matrix`,
+    in O(n) without forming it; ``C(q, qd) qd`` is the velocity part of RNEA."""
+    q = joint_vector(model, q, "q")
+    qd = joint_vector(model, qd, "qd")
+    x = joint_vector(model, x, "x")
+    out = np.empty(model.nv)
+    if not _coriolis_product(model.kernel_floats, q, qd, x, out):
+        raise_non_finite(model, q=q, qd=qd, x=x)
+    return out

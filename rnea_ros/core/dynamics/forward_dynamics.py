@@ -1,0 +1,40 @@
+"""Forward dynamics through the mass matrix: ``qdd = M(q)^-1 (tau - b(q, qd))``.
+
+Khalil 2010 section 3.3.1: ``A`` from the inverse model (here CRBA) and the
+bias ``b = rnea(q, qd, 0)`` (Coriolis, centrifugal, gravity, external wrenches
+and friction), then a Cholesky solve. O(n^3) but exact and simple; it is the
+cross-check of the recursive :func:`rnea_ros.core.dynamics.aba.aba`, and the better
+choice for small robots evaluated in batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch
+from rnea_ros.core.dynamics.rnea import rnea, rnea_batch
+from rnea_ros.core.inputs import joint_batch, joint_vector
+from rnea_ros.core.model.robot_model import RobotModel
+
+Array = NDArray[np.float64]
+
+
+def forward_dynamics(model: RobotModel, q: object, qd: object, tau: object, *,
+                     gravity: object | None = None, fext: object | None = None) -> Array:
+    """Joint accelerations ``qdd`` (n,) from ``M(q) qdd = tau - rnea(q, qd, 0)``."""
+    tau = joint_vector(model, tau, "tau")
+    bias = rnea(model, q, qd, np.zeros(model.nv), gravity=gravity, fext=fext)
+    M = mass_matrix(model, q)
+    L = np.linalg.cholesky(M)
+    return np.asarray(np.linalg.solve(L.T, np.linalg.solve(L, tau - bias)), dtype=np.float64)
+
+
+def forward_dynamics_batch(model: RobotModel, q: object, qd: object, tau: object, *,
+                           gravity: object | None = None) -> Array:
+    """:func:`forward_dynamics` over N samples: (N, n) inputs give (N, n)."""
+    Q = joint_batch(model, q, "q")
+    TAU = joint_batch(model, tau, "tau", Q.shape[0])
+    bias = rnea_batch(model, Q, qd, np.zeros_like(Q), gravity=gravity)
+    M = mass_matrix_batch(model, Q)
+    return np.asarray(np.linalg.solve(M, (TAU - bias)[..., None])[..., 0], dtype=np.float64)

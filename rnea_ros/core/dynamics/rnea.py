@@ -1,0 +1,376 @@
+"""Recursive Newton-Euler inverse dynamics (RNEA) and what derives from it.
+
+``tau = ID(q, qd, qdd)`` for a fixed-base kinematic tree: Featherstone's RNEA
+(Rigid Body Dynamics Algorithms, Table 5.1; Caron's pseudo-code in
+``rnea-caron-blog``) in body coordinates, with
+
+* gravity as a fictitious base acceleration ``a_0 = -g`` (Khalil 2010, after eq. 24);
+* external wrenches applied *to* the bodies, subtracted from the body forces
+  (Caron: ``f_i = I_i a_i + v_i x* I_i v_i - f_i^ext``; Khalil eq. 25 uses the
+  opposite sign, the wrench of the link *on* the environment);
+* rotor inertia and friction added to each joint torque (Khalil eq. 31:
+  ``Gamma_j = ... + Ia_j qdd_j + Fs_j sign(qd_j) + Fv_j qd_j``);
+* optionally the internal joint wrenches (Barman 2020, eq. 2.1-2.2: the force
+  and moment transmitted through each joint, ``F_p``/``tau_p``).
+
+Shapes: ``q, qd, qdd`` (n,), ``fext`` (n, 6) as ``[force, torque]`` per body in
+the body frame at its origin, ``tau`` (n,); batch forms take ``(N, n)``.
+Units: N m for revolute, N for prismatic joints.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import (
+    F_ARMATURE,
+    F_AXIS,
+    F_COULOMB,
+    F_H,
+    F_MASS,
+    F_VISCOUS,
+    PRISMATIC,
+    FastCall,
+    add3,
+    cross,
+    dot3,
+    inertia_times,
+    jit,
+    joint_transform,
+    kind,
+    mat3,
+    mtv,
+    mv,
+    parent,
+    put3,
+    put9,
+    scale3,
+    sign,
+    sub3,
+    vec3,
+)
+from rnea_ros.core.inputs import (
+    body_wrenches,
+    gravity_vector,
+    joint_batch,
+    joint_vector,
+    raise_bad_input,
+    raise_non_finite,
+)
+from rnea_ros.core.model.robot_model import RobotModel
+
+Array = NDArray[np.float64]
+
+# Work array columns (per body).
+_W_R, _W_P, _W_W, _W_V, _W_DW, _W_A, _W_N, _W_F = 0, 9, 12, 15, 18, 21, 24, 27
+_W_COLS = 30
+
+
+@jit
+def rnea_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
+              fext: Array, use_fext: bool, drive: bool, tau: Array, work: Array) -> bool:
+    """One RNEA evaluation into ``tau``; ``work`` (n, 30) holds per-body state.
+
+    ``drive`` adds armature and friction (Khalil eq. 31). After the call,
+    ``work[i, 24:30]`` is the wrench ``(n, f)`` transmitted through joint ``i``
+    onto body ``i``, in body ``i``'s frame. Returns whether ``tau`` is finite.
+    """
+    forward_pass(fp, q, qd, qdd, g, fext, use_fext, work)
+    return backward_pass(fp, qd, qdd, drive, tau, work)
+
+
+@jit
+def forward_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
+                 fext: Array, use_fext: bool, work: Array) -> None:
+    """RNEA's forward pass: poses, ``w, v, dw, a`` and body forces ``(n, f)`` into ``work``."""
+    n = q.shape[0]
+    zero = (0.0, 0.0, 0.0)
+    for i in range(n):
+        # Forward pass: velocities and accelerations (Caron's pseudo-code).
+        R, p = joint_transform(fp, i, q[i])
+        put9(work, i, _W_R, R)
+        put3(work, i, _W_P, p)
+        par = parent(fp, i)
+        if par < 0:
+            w_p, v_p, dw_p, a_p = zero, zero, zero, (-g[0], -g[1], -g[2])
+        else:
+            w_p, v_p = vec3(work, par, _W_W), vec3(work, par, _W_V)
+            dw_p, a_p = vec3(work, par, _W_DW), vec3(work, par, _W_A)
+        w = mtv(R, w_p)
+        v = mtv(R, add3(v_p, cross(w_p, p)))
+        dw = mtv(R, dw_p)
+        a = mtv(R, add3(a_p, cross(dw_p, p)))
+        u = vec3(fp, i, F_AXIS)
+        s = scale3(u, qd[i])  # S qd
+        if kind(fp, i) != PRISMATIC:
+            w = add3(w, s)
+            dw = add3(dw, add3(scale3(u, qdd[i]), cross(w, s)))
+            a = add3(a, cross(v, s))
+        else:
+            v = add3(v, s)
+            a = add3(a, add3(scale3(u, qdd[i]), cross(w, s)))
+        # Body force f = I a + v x* I v - f_ext.
+        n1, f1 = inertia_times(fp, i, dw, a)
+        n2, f2 = inertia_times(fp, i, w, v)
+        nb = add3(n1, add3(cross(w, n2), cross(v, f2)))
+        fb = add3(f1, cross(w, f2))
+        if use_fext:
+            fb = sub3(fb, vec3(fext, i, 0))
+            nb = sub3(nb, vec3(fext, i, 3))
+        put3(work, i, _W_W, w)
+        put3(work, i, _W_V, v)
+        put3(work, i, _W_DW, dw)
+        put3(work, i, _W_A, a)
+        put3(work, i, _W_N, nb)
+        put3(work, i, _W_F, fb)
+
+
+@jit
+def backward_pass(fp: Array, qd: Array, qdd: Array, drive: bool, tau: Array,
+                  work: Array) -> bool:
+    """RNEA's backward pass over the body forces in ``work``; whether ``tau`` is finite."""
+    n = qd.shape[0]
+    total = 0.0
+    for i in range(n - 1, -1, -1):
+        # Backward pass: project on the joint axis, pass the wrench to the parent.
+        nb = vec3(work, i, _W_N)
+        fb = vec3(work, i, _W_F)
+        u = vec3(fp, i, F_AXIS)
+        t = dot3(u, nb) if kind(fp, i) != PRISMATIC else dot3(u, fb)
+        if drive:
+            t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * sign(qd[i])
+                  + fp[i, F_VISCOUS] * qd[i])
+        tau[i] = t
+        total += t
+        par = parent(fp, i)
+        if par >= 0:
+            R = mat3(work, i, _W_R)
+            Rf = mv(R, fb)
+            Rn = add3(mv(R, nb), cross(vec3(work, i, _W_P), Rf))
+            put3(work, par, _W_N, add3(vec3(work, par, _W_N), Rn))
+            put3(work, par, _W_F, add3(vec3(work, par, _W_F), Rf))
+    return bool(np.isfinite(total))
+
+
+@jit
+def _rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array) -> bool:
+    """The 1 kHz entry: drive terms, no external wrenches (six arguments to unbox).
+
+    Also checks the vector lengths, so the Python side need not; False means
+    a wrong length or a non-finite result.
+    """
+    n = fp.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
+        return False
+    work = np.empty((n, _W_COLS))
+    return rnea_pass(fp, q, qd, qdd, g, work[:0], False, True, tau, work)
+
+
+@jit
+def _rnea_general_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
+                       fext: Array, use_fext: bool, drive: bool, tau: Array, wrenches: Array,
+                       want_wrenches: bool) -> bool:
+    n = q.shape[0]
+    work = np.empty((n, _W_COLS))
+    ok = rnea_pass(fp, q, qd, qdd, g, fext, use_fext, drive, tau, work)
+    if want_wrenches:
+        for i in range(n):
+            for k in range(3):
+                wrenches[i, k] = work[i, _W_F + k]
+                wrenches[i, 3 + k] = work[i, _W_N + k]
+    return ok
+
+
+@jit
+def gravity_pass(fp: Array, q: Array, g: Array, tau: Array,
+                 work: Array) -> bool:
+    """``g(q)``: :func:`rnea_pass` with ``qd = qdd = 0``, no drive terms, into ``tau``.
+
+    With the robot at rest, ``w = dw = 0`` in every body: the forward pass only
+    rotates the fictitious base acceleration ``-g`` into each body frame and
+    the body force reduces to ``(h x a, m a)``.
+    """
+    n = q.shape[0]
+    for i in range(n):
+        R, p = joint_transform(fp, i, q[i])
+        put9(work, i, _W_R, R)
+        put3(work, i, _W_P, p)
+        par = parent(fp, i)
+        a_p = (-g[0], -g[1], -g[2]) if par < 0 else vec3(work, par, _W_A)
+        a = mtv(R, a_p)
+        put3(work, i, _W_A, a)
+        put3(work, i, _W_N, cross(vec3(fp, i, F_H), a))
+        put3(work, i, _W_F, scale3(a, fp[i, F_MASS]))
+    return backward_pass(fp, q, q, False, tau, work)  # qd, qdd unused without drive terms
+
+
+@jit
+def _gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
+    """The 1 kHz entry of :func:`gravity_pass`; False: wrong length or non-finite result."""
+    n = fp.shape[0]
+    if q.shape[0] != n or g.shape[0] != 3:
+        return False
+    return gravity_pass(fp, q, g, tau, np.empty((n, _W_COLS)))
+
+
+@jit
+def _gravity_batch(fp: Array, Q: Array, g: Array, TAU: Array) -> bool:
+    work = np.empty((Q.shape[1], _W_COLS))
+    ok = True
+    for k in range(Q.shape[0]):
+        ok = gravity_pass(fp, Q[k], g, TAU[k], work) and ok
+    return ok
+
+
+@jit
+def _rnea_batch(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array,
+                drive: bool, TAU: Array) -> bool:
+    n = Q.shape[1]
+    work = np.empty((n, _W_COLS))
+    no_fext = np.empty((0, 6))
+    ok = True
+    for k in range(Q.shape[0]):
+        ok = rnea_pass(fp, Q[k], QD[k], QDD[k], g, no_fext, False, drive, TAU[k], work) and ok
+    return ok
+
+
+_NO_WRENCH = np.zeros((0, 6))
+_asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty  # global lookups are cheaper
+_rnea_fast = FastCall(_rnea_call)
+_rnea_general = FastCall(_rnea_general_call)
+_gravity_fast = FastCall(_gravity_call)
+
+
+def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
+         gravity: object | None = None, fext: object | None = None) -> Array:
+    """Joint torques ``tau`` (n,) = ID(q, qd, qdd) with gravity, wrenches, armature, friction.
+
+    ``gravity`` (3,) overrides ``model.gravity``; ``fext`` (n, 6) are the
+    external wrenches ``[force, torque]`` applied to each body, in its frame.
+    """
+    # The 1 kHz path, kept lean: the kernel checks the lengths; the entry point
+    # needs C-contiguous float64 vectors, which _asc and the ndim test ensure.
+    q, qd, qdd = _asc(q, _f64), _asc(qd, _f64), _asc(qdd, _f64)
+    if not q.ndim == qd.ndim == qdd.ndim == 1:
+        raise_bad_input(model, q=q, qd=qd, qdd=qdd)
+    tau = _empty(model.nv)
+    if fext is None and gravity is None:
+        ok = _rnea_fast.call(model.kernel_floats, q, qd, qdd, model.gravity, tau)
+    elif fext is None:
+        ok = _rnea_fast.call(model.kernel_floats, q, qd, qdd, gravity_vector(model, gravity), tau)
+    else:
+        if q.shape != model.vector_shape or not q.shape == qd.shape == qdd.shape:
+            raise_bad_input(model, q=q, qd=qd, qdd=qdd)
+        ok = _rnea_general.call(model.kernel_floats, q, qd, qdd, gravity_vector(model, gravity),
+                                body_wrenches(model, fext), True, True, tau, _NO_WRENCH, False)
+    if not ok:
+        raise_bad_input(model, q=q, qd=qd, qdd=qdd)
+    return tau
+
+
+def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
+                       gravity: object | None = None, fext: object | None = None
+                       ) -> tuple[Array, Array]:
+    """``(tau (n,), joint_wrenches (n, 6))``: torques and internal joint wrenches.
+
+    ``joint_wrenches[i]`` is the wrench ``[force, moment]`` that body
+    ``parent[i]`` exerts on body ``i`` through joint ``i``, expressed in body
+    ``i``'s frame at its origin (on the joint axis) -- Barman's proximal
+    reaction ``F_p, tau_p`` (eq. 2.1-2.2). Its projection on the joint axis is
+    the actuated part, the rest is carried by the joint's structure.
+    """
+    q = joint_vector(model, q, "q")
+    qd = joint_vector(model, qd, "qd")
+    qdd = joint_vector(model, qdd, "qdd")
+    g = gravity_vector(model, gravity)
+    use_fext = fext is not None
+    f = body_wrenches(model, fext) if use_fext else _NO_WRENCH
+    tau = np.empty(model.nv)
+    wrenches = np.empty((model.nv, 6))
+    if not _rnea_general.call(model.kernel_floats, q, qd, qdd, g, f, use_fext,
+                              True, tau, wrenches, True):
+        raise_non_finite(model, q=q, qd=qd, qdd=qdd)
+    return tau, wrenches
+
+
+def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = None) -> Array:
+    """Generalized gravity ``g(q)`` (n,): the torques that hold the robot still."""
+    q = _asc(q, _f64)
+    if q.ndim != 1:
+        raise_bad_input(model, q=q)
+    tau = _empty(model.nv)
+    g = model.gravity if gravity is None else gravity_vector(model, gravity)
+    if not _gravity_fast.call(model.kernel_floats, q, g, tau):
+        raise_bad_input(model, q=q)
+    return tau
+
+
+def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
+                      gravity: object | None = None) -> Array:
+    """``h(q, qd) = C(q, qd) qd + g(q)`` (n,): rigid-body bias torques, no friction."""
+    q = joint_vector(model, q, "q")
+    qd = joint_vector(model, qd, "qd")
+    g = gravity_vector(model, gravity)
+    tau = np.empty(model.nv)
+    zeros = np.zeros(model.nv)
+    if not _rnea_general.call(model.kernel_floats, q, qd, zeros, g, _NO_WRENCH,
+                              False, False, tau, _NO_WRENCH, False):
+        raise_non_finite(model, q=q, qd=qd)
+    return tau
+
+
+def friction_torques(model: RobotModel, qd: object) -> Array:
+    """Joint friction ``Fs sign(qd) + Fv qd`` (n,) (Khalil eq. 31)."""
+    qd = joint_vector(model, qd, "qd")
+    return np.asarray(model.coulomb * np.sign(qd) + model.viscous * qd, dtype=np.float64)
+
+
+def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
+               gravity: object | None = None) -> Array:
+    """:func:`rnea` over N samples: ``(N, n)`` inputs give ``tau`` (N, n)."""
+    Q = joint_batch(model, q, "q")
+    QD = joint_batch(model, qd, "qd", Q.shape[0])
+    QDD = joint_batch(model, qdd, "qdd", Q.shape[0])
+    g = gravity_vector(model, gravity)
+    tau = np.empty_like(Q)
+    if not _rnea_batch(model.kernel_floats, Q, QD, QDD, g, True, tau):
+        raise_non_finite(model, q=Q, qd=QD, qdd=QDD)
+    return tau
+
+
+def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None) -> Array:
+    """:func:`gravity_torques` over N samples: ``q`` (N, n) gives (N, n)."""
+    Q = joint_batch(model, q, "q")
+    tau = np.empty_like(Q)
+    if not _gravity_batch(model.kernel_floats, Q,
+                          gravity_vector(model, gravity), tau):
+        raise_non_finite(model, q=Q)
+    return tau
+
+
+def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
+                            gravity: object | None = None) -> Array:
+    """:func:`nonlinear_effects` over N samples: (N, n) inputs give (N, n)."""
+    Q = joint_batch(model, q, "q")
+    QD = joint_batch(model, qd, "qd", Q.shape[0])
+    tau = np.empty_like(Q)
+    if not _rnea_batch(model.kernel_floats, Q, QD, np.zeros_like(Q),
+                       gravity_vector(model, gravity), False, tau):
+        raise_non_finite(model, q=Q, qd=QD)
+    return tau
+
+
+__all__ = [
+    "backward_pass",
+    "forward_pass",
+    "friction_torques",
+    "gravity_batch",
+    "gravity_torques",
+    "nonlinear_effects",
+    "nonlinear_effects_batch",
+    "rnea",
+    "rnea_batch",
+    "rnea_pass",
+    "rnea_with_wrenches",
+]

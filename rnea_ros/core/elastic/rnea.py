@@ -1,0 +1,184 @@
+"""Inverse dynamics of mixed rigid/elastic robots: hua-2024 Algorithm 1 ("ReNEAL").
+
+From link and motor positions, velocities and accelerations
+``(q, theta), (qd, thetad), (qdd, thetadd)`` to the motor torques ``tau`` and the
+interaction wrenches ``f_b, tau_b`` between the unified rigid bodies.
+
+In body coordinates (Featherstone's RNEA of :mod:`rnea_ros.core.dynamics.rnea` on the
+unified bodies, :attr:`ElasticModel.unified`), with for every motor ``m`` of
+joint ``j`` on carrier ``c``, ``psi = q_j`` (rigid joint) or ``theta_k``
+(``k``-th elastic joint), ``z`` its axis, ``eta`` its gear ratio:
+
+* forward recursion, eq. 2-5 and 10-17: ``w, dw, a`` of every body;
+* rotor spin acting on the carrier, the ``psi``-terms of Euler's equation
+  (eq. 21-25): ``n_c += I_mz eta (psidd z + psid w_c x z)``;
+* backward recursion, eq. 18-26: the wrench ``(f_b, tau_b)`` transmitted through
+  each joint and its projection ``tau_link = S^T f_b`` (plus joint friction);
+* generalized torques, eq. 27 (rigid) and 29 (elastic), with
+  ``z . dw_m = z . dw_c + eta psidd`` (eq. 8-9)::
+
+      rigid     tau_j = tau_link_j + eta I_mz (z . dw_c + eta qdd_j)
+      elastic   tau_j = K_k (theta_k - q_j) + D_k (thetad_k - qd_j)
+                        + eta I_mz (z . dw_c + eta thetadd_k)
+
+For a motion the robot can make, ``tau_link`` of an elastic joint equals its
+spring torque (eq. 28); for any other input the difference is what the spring
+would have to add. Shapes: ``q, qd, qdd`` (n,), ``theta, thetad, thetadd`` (n_e,)
+in the order of :attr:`ElasticModel.elastic_names`; ``fext`` (n, 6) wrenches
+``[force, torque]`` applied to each body in its frame (hua's ``f_e``, eq. 20, 26).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import FastCall, add3, cross, dot3, jit, put3, scale3, vec3
+from rnea_ros.core.dynamics.rnea import (
+    _W_COLS,
+    _W_DW,
+    _W_F,
+    _W_N,
+    _W_W,
+    backward_pass,
+    forward_pass,
+)
+from rnea_ros.core.elastic.model import (
+    E_D,
+    E_ELASTIC,
+    E_INDEX,
+    E_K,
+    M_AXIS,
+    M_BODY,
+    M_ETA,
+    M_IZ,
+    M_JOINT,
+    ElasticModel,
+)
+from rnea_ros.core.errors import StateError
+from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector
+
+Array = NDArray[np.float64]
+
+
+class ElasticTorques(NamedTuple):
+    """Result of :func:`elastic_rnea`: motor torques ``tau`` (n,), link-side joint
+    torques ``tau_link`` (n,) and the joint wrenches ``wrenches`` (n, 6)
+    ``[f_b, tau_b]`` body ``parent[i]`` exerts on body ``i``, in body ``i``'s frame."""
+
+    tau: Array
+    tau_link: Array
+    wrenches: Array
+
+
+@jit
+def elastic_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array,
+                 thetad: Array, qdd: Array, thetadd: Array, g: Array, fext: Array,
+                 use_fext: bool, tau: Array, tau_link: Array, work: Array) -> bool:
+    """Algorithm 1 into ``tau`` and ``tau_link``; ``work`` (n, 30) as :func:`rnea_pass`'s."""
+    n = q.shape[0]
+    forward_pass(fp, q, qd, qdd, g, fext, use_fext, work)
+    for j in range(n):
+        tau[j] = 0.0
+    for m in range(mp.shape[0]):  # rotor spin: eq. 23-25 on the carrier, eq. 27/29 terms
+        j = int(mp[m, M_JOINT])
+        c = int(mp[m, M_BODY])
+        eta, Iz = mp[m, M_ETA], mp[m, M_IZ]
+        z = vec3(mp, m, M_AXIS)
+        k = int(ep[j, E_INDEX])
+        psid, psidd = (qd[j], qdd[j]) if k < 0 else (thetad[k], thetadd[k])
+        z_dw = 0.0
+        if c >= 0:
+            w_c = vec3(work, c, _W_W)
+            z_dw = dot3(z, vec3(work, c, _W_DW))
+            spin = add3(scale3(z, psidd), cross(w_c, scale3(z, psid)))
+            put3(work, c, _W_N, add3(vec3(work, c, _W_N), scale3(spin, eta * Iz)))
+        tau[j] = eta * Iz * (z_dw + eta * psidd)
+    ok = backward_pass(fp, qd, qdd, True, tau_link, work)
+    for j in range(n):
+        k = int(ep[j, E_INDEX])
+        if k < 0:
+            tau[j] += tau_link[j]
+        else:
+            tau[j] += ep[j, E_K] * (theta[k] - q[j]) + ep[j, E_D] * (thetad[k] - qd[j])
+    return ok and bool(np.isfinite(tau.sum()))
+
+
+@jit
+def _elastic_call(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array,
+                  thetad: Array, qdd: Array, thetadd: Array, g: Array, fext: Array,
+                  use_fext: bool, tau: Array, tau_link: Array, wrenches: Array) -> bool:
+    n, ne = fp.shape[0], 0
+    for i in range(n):
+        ne += int(ep[i, E_ELASTIC])
+    if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or theta.shape[0] != ne
+            or thetad.shape[0] != ne or thetadd.shape[0] != ne or g.shape[0] != 3):
+        return False  # the caller explains
+    work = np.empty((n, _W_COLS))
+    ok = elastic_pass(fp, ep, mp, q, theta, qd, thetad, qdd, thetadd, g, fext, use_fext,
+                      tau, tau_link, work)
+    for i in range(wrenches.shape[0]):
+        for k in range(3):
+            wrenches[i, k] = work[i, _W_F + k]
+            wrenches[i, 3 + k] = work[i, _W_N + k]
+    return ok
+
+
+_fast = FastCall(_elastic_call)
+_NO_WRENCH = np.zeros((0, 6))
+_asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
+
+
+def motor_vector(model: ElasticModel, x: object, name: str) -> Array:
+    """``x`` as a float64 array of shape ``(n_e,)``, else :class:`StateError`."""
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.shape != (model.n_elastic,):
+        raise StateError(f"{name} has shape {a.shape}, expected ({model.n_elastic},): one per "
+                         f"elastic joint of '{model.name}' ({', '.join(model.elastic_names)})")
+    return a
+
+
+def check_finite(model: ElasticModel, **inputs: Array) -> None:
+    """Raise :class:`StateError` naming the first non-finite link or motor coordinate."""
+    for name, a in inputs.items():
+        bad = np.flatnonzero(~np.isfinite(a))
+        if bad.size:
+            names = model.motor_names if name.startswith("theta") else model.links.joint_names
+            raise StateError(f"{name} of '{names[bad[0]]}' is {a[bad[0]]}: not finite")
+    raise StateError(f"model '{model.name}': result is not finite for finite inputs")
+
+
+def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thetad: object,
+                 qdd: object, thetadd: object, *, gravity: object | None = None,
+                 fext: object | None = None, wrenches: bool = False) -> ElasticTorques:
+    """Motor torques of a mixed rigid/elastic robot (hua-2024 Algorithm 1).
+
+    ``wrenches=True`` also returns the joint wrenches (else an empty (0, 6) array).
+    """
+    # The 1 kHz path, kept lean as rnea()'s: the kernel checks the lengths.
+    args = {"q": _asc(q, _f64), "theta": _asc(theta, _f64), "qd": _asc(qd, _f64),
+            "thetad": _asc(thetad, _f64), "qdd": _asc(qdd, _f64), "thetadd": _asc(thetadd, _f64)}
+    links = model.links
+    if fext is None:
+        f, use_fext = _NO_WRENCH, False
+    else:
+        f, use_fext = body_wrenches(links, fext), True
+    g = links.gravity if gravity is None else gravity_vector(links, gravity)
+    n = model.n
+    tau, tau_link = _empty(n), _empty(n)
+    out = _empty((n if wrenches else 0, 6))
+    if any(a.ndim != 1 for a in args.values()) or not _fast.call(
+            model.unified.kernel_floats, model.joint_floats, model.motor_floats, args["q"],
+            args["theta"], args["qd"], args["thetad"], args["qdd"], args["thetadd"], g, f,
+            use_fext, tau, tau_link, out):
+        for name in ("q", "qd", "qdd"):
+            joint_vector(links, args[name], name)
+        for name in ("theta", "thetad", "thetadd"):
+            motor_vector(model, args[name], name)
+        check_finite(model, **args)
+    return ElasticTorques(tau, tau_link, out)
+
+
+__all__ = ["ElasticTorques", "check_finite", "elastic_pass", "elastic_rnea", "motor_vector"]

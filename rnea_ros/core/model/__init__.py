@@ -1,0 +1,9 @@
+"""Robot models and their builders.
+
+``robot_model`` holds the immutable :class:`RobotModel`; ``tree`` is the one
+back end every builder goes through (link and joint specs → model); the
+builders are ``urdf`` (our parser), ``dh`` (standard DH, Barman), ``mdh``
+(modified DH, Khalil–Kleinfinger trees); ``drives`` reads rotor inertia, gear
+ratio and friction from a side YAML; ``payload`` returns a model with a load
+welded to a link.
+"""

@@ -1,0 +1,103 @@
+"""Models from modified Denavit-Hartenberg tables (Khalil & Kleinfinger; Khalil 2010 section 2).
+
+Frame ``R_j`` is attached to link ``j`` with ``z_j`` along joint ``j``;
+relative to the frame of its antecedent link ``a(j)`` (Khalil 2010 eq. 1)::
+
+    ^{a(j)}T_j = Rot(z, gamma_j) Tran(z, b_j) Rot(x, alpha_j) Tran(x, d_j)
+                 Rot(z, theta_j) Tran(z, r_j)
+
+with ``q_j = sigma_bar_j theta_j + sigma_j r_j``: ``sigma = 0`` revolute
+(``theta_j = theta + q_j``), ``1`` prismatic (``r_j = r + q_j``), ``2`` a frame
+fixed to ``a(j)``. ``gamma_j = b_j = 0`` and ``a(j) = j - 1`` give a serial
+chain in Craig's notation (``alpha_{i-1} = alpha_j``, ``a_{i-1} = d_j``,
+``d_i = r_j``) as used by Guarino Lo Bianco 2009. The link's COM and inertia
+(about the COM) are given in frame ``R_j``, which is body ``j``'s frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rnea_ros.core import spatial
+from rnea_ros.core.errors import DHError
+from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, RobotModel
+from rnea_ros.core.model.tree import INF, JointSpec, LinkSpec, as_inertia, as_vector3, build_model
+
+SIGMA_TYPES = {0: "revolute", 1: "prismatic", 2: "fixed"}
+
+
+@dataclass(frozen=True)
+class MDHLink:
+    """One row ``j`` of a Khalil-Kleinfinger table plus inertial and drive data.
+
+    ``antecedent`` is ``a(j)``, the 1-based row of the antecedent link (0 = the
+    base; ``None`` = the previous row). ``inertia`` is about the COM in frame
+    ``R_j`` axes: 3, 6 (xx, yy, zz, xy, xz, yz) or 9 numbers. Units: m, rad,
+    kg, kg m^2. ``armature``, ``coulomb``, ``viscous`` are Khalil eq. 31's
+    ``Ia_j``, ``Fs_j``, ``Fv_j``.
+    """
+
+    sigma: int = 0
+    gamma: float = 0.0
+    b: float = 0.0
+    alpha: float = 0.0
+    d: float = 0.0
+    theta: float = 0.0
+    r: float = 0.0
+    antecedent: int | None = None
+    mass: float = 0.0
+    com: Sequence[float] = (0.0, 0.0, 0.0)
+    inertia: Sequence[float] = field(default=(0.0, 0.0, 0.0))
+    name: str | None = None
+    link_name: str | None = None
+    effort_limit: float = INF
+    velocity_limit: float = INF
+    lower_limit: float = -INF
+    upper_limit: float = INF
+    armature: float = 0.0
+    coulomb: float = 0.0
+    viscous: float = 0.0
+
+
+def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "link0",
+             gravity: Sequence[float] = STANDARD_GRAVITY, inertia_check: str = "strict"
+             ) -> RobotModel:
+    """Tree model from a modified-DH table (rows ``j = 1..n``, antecedents first)."""
+    if not links:
+        raise DHError("a modified-DH table needs at least one row")
+    link_names = [base] + [row.link_name or f"link{j}" for j, row in enumerate(links, start=1)]
+    link_specs = [LinkSpec(base)]
+    joint_specs: list[JointSpec] = []
+    for j, row in enumerate(links, start=1):
+        joint_name = row.name or f"joint{j}"
+        where = f"MDH row {j} (joint '{joint_name}')"
+        if row.sigma not in SIGMA_TYPES:
+            raise DHError(f"{where}: sigma = {row.sigma!r} must be 0 (revolute), 1 (prismatic) "
+                          "or 2 (fixed)")
+        antecedent = j - 1 if row.antecedent is None else row.antecedent
+        if not 0 <= antecedent < j:
+            raise DHError(f"{where}: antecedent a(j) = {antecedent} must be in 0..{j - 1} "
+                          "(rows are numbered from the base, antecedents first)")
+        values = (row.gamma, row.b, row.alpha, row.d, row.theta, row.r)
+        if not all(np.isfinite(v) for v in values):
+            raise DHError(f"{where}: gamma, b, alpha, d, theta, r must be finite, got {values}")
+        origin = spatial.identity()
+        for step in (
+            spatial.rotation(spatial.rot_z(row.gamma)), spatial.translation(0.0, 0.0, row.b),
+            spatial.rotation(spatial.rot_x(row.alpha)), spatial.translation(row.d, 0.0, 0.0),
+            spatial.rotation(spatial.rot_z(row.theta)), spatial.translation(0.0, 0.0, row.r),
+        ):
+            origin = spatial.compose(origin, step)
+        link_specs.append(LinkSpec(link_names[j], float(row.mass),
+                                   as_vector3(row.com, f"{where} com", DHError),
+                                   as_inertia(row.inertia, where, DHError)))
+        joint_specs.append(JointSpec(
+            joint_name, SIGMA_TYPES[row.sigma], link_names[antecedent], link_names[j], origin,
+            np.array([0.0, 0.0, 1.0]), row.effort_limit, row.velocity_limit, row.lower_limit,
+            row.upper_limit, row.armature, row.coulomb, row.viscous,
+        ))
+    return build_model(name, link_specs, joint_specs, gravity=gravity, error=DHError,
+                       inertia_check=inertia_check)
