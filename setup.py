@@ -46,8 +46,8 @@ setup(
             "controller = rnea_ros.nodes.controller:main",
             "simulator = rnea_ros.nodes.simulator:main",
             "rate_limiter = rnea_ros.nodes.rate_limiter:main",
-            "rnea_bag = rnea_ros.tools.bag_analysis:main",
-            "rnea-bag = rnea_ros.tools.bag_analysis:main",
+            "rnea_bag = rnea_ros.tools.bag.cli:main",
+            "rnea-bag = rnea_ros.tools.bag.cli:main",
         ],
     },
 )

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rnea_ros.core.gfd import rnea_derivative_batch
-from rnea_ros.core.rnea import gravity_batch, rnea_batch
+from rnea_ros.core.dynamics.gfd import rnea_derivative_batch
+from rnea_ros.core.dynamics.rnea import gravity_batch, rnea_batch
 from rnea_ros.samples import load_robot, sample_urdf
 
 TARGET = 200_000  # samples/s
@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_bag(bag, load_robot("arm7"), duration=args.messages / 1000.0, storage="mcap")
         print(f"wrote a {args.messages:,}-state bag in {time.perf_counter() - start:.1f} s")
         code = ("import resource, sys, time\n"
-                "from rnea_ros.tools.bag_analysis import main\n"
+                "from rnea_ros.tools.bag import main\n"
                 "t = time.perf_counter()\n"
                 f"rc = main([{str(bag)!r}, '--urdf', {str(sample_urdf('arm7'))!r}, "
                 f"'--out', {tmp + '/out'!r}, '--quiet'])\n"

@@ -10,7 +10,7 @@ import pytest
 
 from rnea_ros.oracle import PinocchioOracle
 from rnea_ros.samples import example_robot_urdf, load_robot, sample_urdf
-from rnea_ros.tools.bag_analysis import Options, analyse, main
+from rnea_ros.tools.bag import Options, analyse, main
 from rnea_ros.tools.synthetic_bag import write_bag
 
 MODEL = load_robot("arm7")
