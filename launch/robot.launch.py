@@ -5,58 +5,80 @@ The stack must run ``joint_state_broadcaster`` and a
 ``interface_name: effort`` (see config/arm7_ros2_controllers.yaml)::
 
     ros2 launch rnea_ros robot.launch.py robot:=arm7
-    ros2 launch rnea_ros robot.launch.py command_topic:=/my_effort_controller/commands
+    ros2 launch rnea_ros robot.launch.py robot:=stanford_arm namespace:=left
+    ros2 launch rnea_ros robot.launch.py command_topic:=my_effort_controller/commands
 
-The robot model is read from the URDF file (the same one the hardware stack
-uses); topics are remappable.
+``robot:=NAME`` selects ``urdf/NAME.urdf`` (plain URDF, the model the
+controller computes with) and ``config/NAME_controller.yaml``; an unknown name
+ends the launch with one line listing the available robots. Topics are
+relative to ``namespace`` and remappable. When the controller exits, the
+launch shuts down: ``forward_command_controller`` would otherwise keep
+applying the last command (see README, "When commands stop").
 """
 
 PACKAGE = "rnea_ros"
 
 ARGUMENTS = {
-    "robot": ("arm7", "robot model: a URDF file in rnea_ros/urdf, without the .urdf suffix"),
-    "controller_config": ("controller.yaml",
-                          "controller parameter file in rnea_ros/config (keyed rnea_controller)"),
-    "mode": ("gravity", "controller mode: 'gravity' or 'inverse_dynamics'"),
-    "state_topic": ("/joint_states", "sensor_msgs/JointState input"),
-    "command_topic": ("/effort_controller/commands",
-                      "std_msgs/Float64MultiArray effort command output"),
+    "robot": ("arm7", "robot shipped in rnea_ros/urdf: selects urdf/<robot>.urdf and "
+              "config/<robot>_controller.yaml"),
+    "namespace": ("", "ROS namespace of the controller and its topics"),
+    "controller_config": ("", "controller parameter file in rnea_ros/config; "
+                          "empty: <robot>_controller.yaml"),
+    "mode": ("", "controller mode: 'gravity' or 'inverse_dynamics'; empty: the "
+             "controller file's"),
+    "state_topic": ("joint_states", "sensor_msgs/JointState input (relative: under namespace)"),
+    "command_topic": ("effort_controller/commands",
+                      "std_msgs/Float64MultiArray effort command output (relative)"),
     "use_sim_time": ("false", "use /clock instead of the system clock"),
 }
 
-NODES = (("rnea_ros", "controller", "rnea_controller", "controller_config"),)
-REMAPPINGS = {"/joint_states": "state_topic", "/effort_controller/commands": "command_topic"}
+NODES = (("rnea_ros", "controller", "rnea_controller", "controller"),)
+REMAPPINGS = {"joint_states": "state_topic", "effort_controller/commands": "command_topic"}
+
+
+def launch_robot(context, *args, **kwargs):
+    """The controller for the chosen robot (an OpaqueFunction: files depend on robot:=)."""
+    from pathlib import Path
+
+    from ament_index_python.packages import get_package_share_directory
+    from launch.actions import RegisterEventHandler, Shutdown
+    from launch.event_handlers import OnProcessExit
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+    from launch_ros.parameter_descriptions import ParameterValue
+
+    from rnea_ros.samples import robot_files
+
+    def arg(name):
+        return LaunchConfiguration(name).perform(context)
+
+    files = robot_files(arg("robot"), Path(get_package_share_directory(PACKAGE)),
+                        controller=arg("controller_config"))
+    actions = []
+    for package, executable, name, which in NODES:
+        node = Node(
+            package=package, executable=executable, name=name, namespace=arg("namespace"),
+            output="screen",
+            parameters=[
+                str(getattr(files, which)),
+                {"robot_description": ParameterValue(files.urdf.read_text(), value_type=str)},
+                {"use_sim_time": ParameterValue(arg("use_sim_time"), value_type=bool)},
+                *([{"mode": arg("mode")}] if arg("mode") else []),
+            ],
+            remappings=[(topic, arg(argument)) for topic, argument in REMAPPINGS.items()],
+        )
+        actions += [RegisterEventHandler(OnProcessExit(target_action=node, on_exit=[
+            Shutdown(reason=f"{name} exited")])), node]
+    return actions
 
 
 def generate_launch_description():
-    from launch.actions import DeclareLaunchArgument
-    from launch.substitutions import (
-        Command,
-        FindExecutable,
-        LaunchConfiguration,
-        PathJoinSubstitution,
-    )
-    from launch_ros.actions import Node
-    from launch_ros.parameter_descriptions import ParameterValue
-    from launch_ros.substitutions import FindPackageShare
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
 
     from launch import LaunchDescription
 
-    share = FindPackageShare(PACKAGE)
-    urdf = [PathJoinSubstitution([share, "urdf", LaunchConfiguration("robot")]), ".urdf"]
-    entities = [DeclareLaunchArgument(name, default_value=default, description=description)
-                for name, (default, description) in ARGUMENTS.items()]
-    for package, executable, name, config in NODES:
-        entities.append(Node(
-            package=package, executable=executable, name=name, output="screen",
-            parameters=[
-                PathJoinSubstitution([share, "config", LaunchConfiguration(config)]),
-                {"robot_description": ParameterValue(
-                    Command([FindExecutable(name="xacro"), " ", *urdf]), value_type=str)},
-                {"mode": LaunchConfiguration("mode")},
-                {"use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"),
-                                                value_type=bool)},
-            ],
-            remappings=[(topic, LaunchConfiguration(arg)) for topic, arg in REMAPPINGS.items()],
-        ))
-    return LaunchDescription(entities)
+    return LaunchDescription([
+        *(DeclareLaunchArgument(name, default_value=default, description=description)
+          for name, (default, description) in ARGUMENTS.items()),
+        OpaqueFunction(function=launch_robot),
+    ])

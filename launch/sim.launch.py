@@ -1,12 +1,23 @@
 """Embedded simulator + RNEA controller (+ robot_state_publisher when installed).
 
-For machines without Gazebo::
+For machines without Gazebo. ``robot:=NAME`` selects a complete configuration
+of a robot shipped in ``urdf/``: ``urdf/NAME.urdf`` (plain URDF, no xacro),
+``config/NAME_controller.yaml`` and ``config/NAME_simulator.yaml`` (joints,
+gains, initial pose, mode)::
 
-    ros2 launch rnea_ros sim.launch.py                      # hold the arm against gravity
+    ros2 launch rnea_ros sim.launch.py                      # arm7, held against gravity
+    ros2 launch rnea_ros sim.launch.py robot:=stanford_arm
     ros2 launch rnea_ros sim.launch.py mode:=inverse_dynamics
-    ros2 launch rnea_ros sim.launch.py robot:=mixed_3dof mode:=elastic \
-        controller_config:=mixed_3dof_controller.yaml \
-        simulator_config:=mixed_3dof_simulator.yaml          # elastic joint (hua-2024)
+    ros2 launch rnea_ros sim.launch.py robot:=mixed_3dof     # elastic joint (hua-2024)
+    ros2 launch rnea_ros sim.launch.py namespace:=left       # topics under /left
+    ros2 launch rnea_ros sim.launch.py namespace:=right robot:=two_link_pr publish_clock:=false
+
+An unknown robot ends the launch with one line listing the available ones.
+When the simulator or the controller exits, the whole launch shuts down.
+Topic names are relative (``<namespace>/joint_states``,
+``<namespace>/effort_controller/commands``); ``/clock`` and ``/diagnostics``
+are global, so with several simulated robots exactly one should publish
+``/clock`` (``publish_clock:=false`` on the others).
 
 The module-level tables are what the launch description is built from; the
 test suite checks them without ``launch`` installed.
@@ -16,59 +27,91 @@ PACKAGE = "rnea_ros"
 
 # name: (default, description)
 ARGUMENTS = {
-    "robot": ("arm7", "robot model: a URDF file in rnea_ros/urdf, without the .urdf suffix"),
-    "mode": ("gravity", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic' (needs "
-             "a controller_config with elastic_file)"),
-    "controller_config": ("controller.yaml",
-                          "controller parameter file in rnea_ros/config (keyed rnea_controller)"),
-    "simulator_config": ("simulator.yaml",
-                         "simulator parameter file in rnea_ros/config (keyed rnea_simulator)"),
+    "robot": ("arm7", "robot shipped in rnea_ros/urdf (arm7, mixed_3dof, stanford_arm, "
+              "two_link_pr, two_link_rr): selects urdf/<robot>.urdf, "
+              "config/<robot>_controller.yaml and config/<robot>_simulator.yaml"),
+    "namespace": ("", "ROS namespace of every node and topic (several robots side by side)"),
+    "mode": ("", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic'; "
+             "empty: the robot's controller file's"),
+    "controller_config": ("", "controller parameter file in rnea_ros/config; "
+                          "empty: <robot>_controller.yaml"),
+    "simulator_config": ("", "simulator parameter file in rnea_ros/config; "
+                         "empty: <robot>_simulator.yaml"),
     "use_sim_time": ("true", "run the controller on the simulator's /clock"),
+    "publish_clock": ("true", "the simulator publishes /clock (false on all but one "
+                      "of several simulated robots)"),
 }
 
-# The nodes: package, executable, node name, parameter-file argument.
+# The nodes: package, executable, node name, which of the robot's files it loads.
 NODES = (
-    ("rnea_ros", "simulator", "rnea_simulator", "simulator_config"),
-    ("rnea_ros", "controller", "rnea_controller", "controller_config"),
+    ("rnea_ros", "simulator", "rnea_simulator", "simulator"),
+    ("rnea_ros", "controller", "rnea_controller", "controller"),
 )
 OPTIONAL_NODES = (("robot_state_publisher", "robot_state_publisher", "robot_state_publisher"),)
 
 
-def generate_launch_description():
+def installed(package: str) -> bool:
+    """Whether ``package`` is in the ament index."""
     from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-    from launch.actions import DeclareLaunchArgument
-    from launch.substitutions import (
-        Command,
-        FindExecutable,
-        LaunchConfiguration,
-        PathJoinSubstitution,
-    )
+    try:
+        get_package_share_directory(package)
+    except (PackageNotFoundError, OSError, ValueError, LookupError):
+        return False
+    return True
+
+
+def launch_robot(context, *args, **kwargs):
+    """The nodes of the chosen robot (an OpaqueFunction: file names depend on robot:=)."""
+    from pathlib import Path
+
+    from ament_index_python.packages import get_package_share_directory
+    from launch.actions import RegisterEventHandler, Shutdown
+    from launch.event_handlers import OnProcessExit
+    from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
-    from launch_ros.substitutions import FindPackageShare
+
+    from rnea_ros.samples import robot_files
+
+    def arg(name):
+        return LaunchConfiguration(name).perform(context)
+
+    files = robot_files(arg("robot"), Path(get_package_share_directory(PACKAGE)),
+                        controller=arg("controller_config"),
+                        simulator=arg("simulator_config"))
+    namespace = arg("namespace")
+    robot_description = {"robot_description": ParameterValue(files.urdf.read_text(),
+                                                             value_type=str)}
+    use_sim_time = {"use_sim_time": ParameterValue(arg("use_sim_time"), value_type=bool)}
+    per_node = {
+        "rnea_simulator": [{"publish_clock": ParameterValue(arg("publish_clock"),
+                                                             value_type=bool)}],
+        "rnea_controller": [use_sim_time] + ([{"mode": arg("mode")}] if arg("mode") else []),
+    }
+    actions = []
+    for package, executable, name, which in NODES:
+        node = Node(package=package, executable=executable, name=name, namespace=namespace,
+                    output="screen", parameters=[str(getattr(files, which)), robot_description,
+                                                 *per_node[name]])
+        # A dead simulator or controller must not leave the rest running.
+        actions.append(RegisterEventHandler(OnProcessExit(target_action=node, on_exit=[
+            Shutdown(reason=f"{name} exited")])))
+        actions.append(node)
+    for package, executable, name in OPTIONAL_NODES:
+        if installed(package):
+            actions.append(Node(package=package, executable=executable, name=name,
+                                namespace=namespace, output="screen",
+                                parameters=[robot_description, use_sim_time]))
+    return actions
+
+
+def generate_launch_description():
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
 
     from launch import LaunchDescription
 
-    share = FindPackageShare(PACKAGE)
-    urdf = [PathJoinSubstitution([share, "urdf", LaunchConfiguration("robot")]), ".urdf"]
-    robot_description = {"robot_description": ParameterValue(
-        Command([FindExecutable(name="xacro"), " ", *urdf]), value_type=str)}
-    use_sim_time = {"use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"),
-                                                   value_type=bool)}
-    entities = [DeclareLaunchArgument(name, default_value=default, description=description)
-                for name, (default, description) in ARGUMENTS.items()]
-    for package, executable, name, config in NODES:
-        parameters = [PathJoinSubstitution([share, "config", LaunchConfiguration(config)]),
-                      robot_description]
-        if name == "rnea_controller":
-            parameters += [{"mode": LaunchConfiguration("mode")}, use_sim_time]
-        entities.append(Node(package=package, executable=executable, name=name,
-                             parameters=parameters, output="screen"))
-    for package, executable, name in OPTIONAL_NODES:
-        try:
-            get_package_share_directory(package)
-        except (PackageNotFoundError, OSError):  # not installed, or no ament index at all
-            continue
-        entities.append(Node(package=package, executable=executable, name=name,
-                             parameters=[robot_description, use_sim_time], output="screen"))
-    return LaunchDescription(entities)
+    return LaunchDescription([
+        *(DeclareLaunchArgument(name, default_value=default, description=description)
+          for name, (default, description) in ARGUMENTS.items()),
+        OpaqueFunction(function=launch_robot),
+    ])

@@ -8,6 +8,7 @@ was built with colcon, else next to the installed data files
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -115,3 +116,57 @@ def elastic_robot_drives(name: str) -> Path:
 def load_elastic_robot(name: str) -> ElasticModel:
     """:class:`ElasticModel` of an elastic sample robot by name."""
     return elastic_model(load_robot(name), elastic_robot_drives(name))
+
+
+# ---------------------------------------------------------------- launch files
+@dataclass(frozen=True)
+class RobotFiles:
+    """Everything ``robot:=<name>`` selects in the launch files (share-directory paths).
+
+    ``gazebo`` (``urdf/<name>.gazebo.urdf.xacro``) and ``ros2_controllers``
+    (``config/<name>_ros2_controllers.yaml``) are ``None`` for robots Gazebo
+    cannot run (the elastic-joint ones).
+    """
+
+    name: str
+    urdf: Path
+    controller: Path
+    simulator: Path
+    ros2_controllers: Path | None
+    gazebo: Path | None
+
+
+def shipped_robots(share: Path | None = None) -> tuple[str, ...]:
+    """Names of the robots in ``urdf/`` (plain ``<name>.urdf`` files), sorted."""
+    folder = (share or share_directory()) / "urdf"
+    return tuple(sorted(p.name[:-len(".urdf")] for p in folder.glob("*.urdf")))
+
+
+def robot_files(name: str, share: Path | None = None, *, controller: str = "",
+                simulator: str = "", ros2_controllers: str = "") -> RobotFiles:
+    """The complete configuration of shipped robot ``name``: its URDF and
+    ``config/<name>_{controller,simulator,ros2_controllers}.yaml``; a non-empty
+    ``controller``/``simulator``/``ros2_controllers`` names another file in
+    ``config/`` (or an absolute path). One-line :class:`ModelError` for an
+    unknown robot or a missing file."""
+    share = share or share_directory()
+    robots = shipped_robots(share)
+    if name not in robots:
+        raise ModelError(f"unknown robot '{name}'; available robots: {', '.join(robots)}")
+    config = share / "config"
+
+    def pick(given: str, default: str) -> Path:
+        path = config / (given or default)
+        if not path.is_file():
+            raise ModelError(f"robot '{name}': no parameter file {path}")
+        return path
+
+    gazebo = share / "urdf" / f"{name}.gazebo.urdf.xacro"
+    has_gazebo = gazebo.is_file()
+    return RobotFiles(
+        name=name, urdf=share / "urdf" / f"{name}.urdf",
+        controller=pick(controller, f"{name}_controller.yaml"),
+        simulator=pick(simulator, f"{name}_simulator.yaml"),
+        ros2_controllers=pick(ros2_controllers, f"{name}_ros2_controllers.yaml")
+        if has_gazebo else None,
+        gazebo=gazebo if has_gazebo else None)

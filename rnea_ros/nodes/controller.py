@@ -1,17 +1,18 @@
 """The RNEA torque controller node.
 
-Subscribes ``/joint_states`` (``sensor_msgs/JointState``, best-effort QoS, so
+Subscribes ``joint_states`` (``sensor_msgs/JointState``, best-effort QoS, so
 reliable and best-effort publishers both match; ``qos_overrides`` allowed) and
 ``~/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, reference of the
-``inverse_dynamics`` mode); publishes ``/effort_controller/commands``
+``inverse_dynamics`` mode); publishes ``effort_controller/commands``
 (``std_msgs/Float64MultiArray`` ordered by the ``joints`` parameter: what
 ros2_control's ``forward_command_controller`` with ``interface_name: effort``
 expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
 ``/diagnostics``. With ``elastic_file`` (robots with elastic joints, mode
-``elastic``), ``/joint_states`` also carries each elastic joint's motor as
-``<joint>_motor`` and the commands are motor torques. Topics are remappable. Parameters: see
+``elastic``), ``joint_states`` also carries each elastic joint's motor as
+``<joint>_motor`` and the commands are motor torques. Topic names are relative
+(``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
 :data:`rnea_ros.control.config.CONTROLLER_PARAMETERS` and
-``config/controller.yaml``; the logic lives in
+``config/arm7_controller.yaml``; the logic lives in
 :class:`rnea_ros.control.controller.TorqueController`.
 """
 
@@ -86,7 +87,7 @@ class ControllerNode(Node):
         urdf = urdf_source(self.values)
         self.controller = TorqueController(model, config, pinocchio_oracle_factory(urdf),
                                            elastic=elastic)
-        self.command_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands",
+        self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
         self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
                            if self.values["publish_effort_state"] else None)
@@ -94,7 +95,7 @@ class ControllerNode(Node):
         # Introspection of the predictive time scaling: [s, s_dot, s_ddot].
         self.scaling_pub = self.create_publisher(Float64MultiArray, "~/time_scaling", 10)
         self.scaling_msg = Float64MultiArray()
-        self.create_subscription(JointState, "/joint_states", self.on_joint_state, STATE_QOS,
+        self.create_subscription(JointState, "joint_states", self.on_joint_state, STATE_QOS,
                                  qos_overriding_options=QoSOverridingOptions
                                  .with_default_policies())
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10)

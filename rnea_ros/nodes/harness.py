@@ -48,19 +48,21 @@ class Recording:
 
 
 class Probe(Node):
-    """Records /joint_states, commands and /diagnostics; publishes trajectories and states."""
+    """Records joint_states, commands and /diagnostics; publishes trajectories and states
+    (topic names relative to ``namespace``, like the nodes')."""
 
-    def __init__(self, context: Context, controller_name: str = "rnea_controller") -> None:
-        super().__init__("rnea_probe", context=context)
+    def __init__(self, context: Context, controller_name: str = "rnea_controller",
+                 namespace: str = "") -> None:
+        super().__init__("rnea_probe", context=context, namespace=namespace)
         self.recording = Recording()
-        self.create_subscription(JointState, "/joint_states", self.on_state, 100)
-        self.create_subscription(Float64MultiArray, "/effort_controller/commands",
+        self.create_subscription(JointState, "joint_states", self.on_state, 100)
+        self.create_subscription(Float64MultiArray, "effort_controller/commands",
                                  lambda m: self.recording.commands.append(np.array(m.data)), 100)
         self.create_subscription(DiagnosticArray, "/diagnostics",
                                  self.recording.diagnostics.append, 10)
         self.trajectory_pub = self.create_publisher(
-            JointTrajectory, f"/{controller_name}/joint_trajectory", 10)
-        self.state_pub = self.create_publisher(JointState, "/joint_states", 10)
+            JointTrajectory, f"{controller_name}/joint_trajectory", 10)
+        self.state_pub = self.create_publisher(JointState, "joint_states", 10)
 
     def on_state(self, msg: JointState) -> None:
         if msg.effort:  # the simulator's states carry the applied effort; ours don't
@@ -92,8 +94,9 @@ class ClosedLoop:
     """Simulator (lockstep by default) + controller + probe on one executor."""
 
     def __init__(self, controller: Mapping[str, Any] | None,
-                 simulator: Mapping[str, Any] | None) -> None:
-        """``None`` leaves that node out (e.g. a controller fed by the probe)."""
+                 simulator: Mapping[str, Any] | None, namespace: str = "") -> None:
+        """``None`` leaves that node out (e.g. a controller fed by the probe);
+        every node in ``namespace`` (several robots side by side)."""
         self.context = Context()
         rclpy.init(context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
@@ -101,15 +104,15 @@ class ClosedLoop:
         self.simulator = None
         if simulator is not None:
             sim_params = {"lockstep": True, "publish_clock": True, **simulator}
-            self.simulator = SimulatorNode(context=self.context,
+            self.simulator = SimulatorNode(context=self.context, namespace=namespace,
                                            parameter_overrides=overrides(sim_params))
         self.controller = None
         if controller is not None:
             self.controller = ControllerNode(
-                context=self.context,
+                context=self.context, namespace=namespace,
                 parameter_overrides=overrides({"use_sim_time": simulator is not None,
                                                **controller}))
-        self.probe = Probe(self.context)
+        self.probe = Probe(self.context, namespace=namespace)
         for node in (self.simulator, self.controller, self.probe):
             if node is not None:
                 self.executor.add_node(node)

@@ -2,13 +2,14 @@
 
 Integrates the robot with Pinocchio's ABA (not our code, see
 :mod:`rnea_ros.simulation`), subscribes the effort topic of gz_ros2_control's
-forward command controller (``/effort_controller/commands``,
+forward command controller (``effort_controller/commands``,
 ``std_msgs/Float64MultiArray`` in ``joints`` order) and publishes
-``/joint_states`` (position, velocity, applied effort; stamped with the
-simulated time) and, when ``publish_clock`` is set, ``/clock`` so that
+``joint_states`` (position, velocity, applied effort; stamped with the
+simulated time) and, when ``publish_clock`` is set, ``/clock`` (global) so that
 ``use_sim_time`` works. With ``elastic_file`` it simulates a robot with
 elastic joints (:class:`rnea_ros.simulation.ElasticSimulator`): link and motor
-states, the motors published as ``<joint>_motor``.
+states, the motors published as ``<joint>_motor``. Topic names are relative
+(``<namespace>/joint_states``) except ``/clock``.
 
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
 real time with the last command (zero effort once ``command_timeout`` has
@@ -107,11 +108,11 @@ class SimulatorNode(Node):
         self.wait_for_command = bool(v["wait_for_command"])
         self.rejected = 0
         self.lockstep = bool(v["lockstep"])
-        self.state_pub = self.create_publisher(JointState, "/joint_states", 10)
+        self.state_pub = self.create_publisher(JointState, "joint_states", 10)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if v["publish_clock"] \
             else None
         self.command_sub = self.create_subscription(
-            Float64MultiArray, "/effort_controller/commands", self.on_command, 10)
+            Float64MultiArray, "effort_controller/commands", self.on_command, 10)
         self.add_on_set_parameters_callback(self.on_set_parameters)
         self.last_publish_wall = -np.inf
         if self.lockstep:

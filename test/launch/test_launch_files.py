@@ -1,10 +1,12 @@
 """Launch files reference only things that exist and agree with each other.
 
 ``launch``/``launch_ros`` are not on PyPI, so the launch files keep what they
-reference in module-level tables (arguments, nodes, executables, controllers,
-files) and import ``launch`` inside ``generate_launch_description``; this test
-imports them without it and checks every table entry. Where ``launch`` is
-installed (a ROS workspace), the descriptions are also built.
+reference in module-level tables (arguments, nodes, executables, controllers)
+and import ``launch`` inside their functions; ``robot:=NAME`` is resolved by
+:func:`rnea_ros.samples.robot_files`. This test imports them without ``launch``
+and checks every table entry and every shipped robot's complete configuration
+(URDF, controller, simulator, ros2_controllers, Gazebo description). Where
+``launch`` is installed (a ROS workspace), the descriptions are also built.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import re
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 import yaml
 
@@ -27,10 +31,18 @@ from rnea_ros.control.config import (
     load_elastic,
     load_model,
 )
+from rnea_ros.core import gravity_torques
+from rnea_ros.core.errors import ModelError
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS
-from rnea_ros.samples import ELASTIC_ROBOTS
+from rnea_ros.samples import (
+    ELASTIC_ROBOTS,
+    NONPHYSICAL_INERTIA,
+    SAMPLE_ROBOTS,
+    robot_files,
+    shipped_robots,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
@@ -38,6 +50,9 @@ NODE_PARAMETERS = {"rnea_controller": CONTROLLER_PARAMETERS,
                    "rnea_simulator": SIMULATOR_PARAMETERS,
                    "rnea_rate_limiter": RATE_LIMITER_PARAMETERS}
 COMMON_PARAMETERS = {"use_sim_time"}
+ROBOTS = shipped_robots(ROOT)
+GAZEBO_ROBOTS = tuple(r for r in ROBOTS if robot_files(r, ROOT).gazebo is not None)
+WILDCARD = "/**"  # parameter files apply to their node under any namespace
 
 
 def load(path: Path) -> ModuleType:
@@ -69,14 +84,17 @@ def flat_values(params: dict, prefix: str = "") -> dict:
     return out
 
 
-def flatten(params: dict, prefix: str = "") -> set[str]:
-    names = set()
-    for key, value in params.items():
-        if isinstance(value, dict):
-            names |= flatten(value, f"{prefix}{key}.")
-        else:
-            names.add(prefix + key)
-    return names
+def node_parameters(path: Path) -> dict:
+    """The flat ``ros__parameters`` of a one-node parameter file keyed ``/**``."""
+    data = yaml.safe_load(path.read_text())
+    assert set(data) == {WILDCARD}, f"{path.name} must be keyed '{WILDCARD}' (any namespace)"
+    return flat_values(data[WILDCARD]["ros__parameters"])
+
+
+def quiet_model(values: dict):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # hua-2024 table I (mixed_3dof)
+        return load_model(values)
 
 
 def test_the_three_launch_files_exist() -> None:
@@ -84,136 +102,205 @@ def test_the_three_launch_files_exist() -> None:
                                              "robot.launch.py"}
 
 
+def test_every_sample_robot_is_shipped_and_gazebo_has_all_but_the_elastic_ones() -> None:
+    assert set(ROBOTS) == set(SAMPLE_ROBOTS + ELASTIC_ROBOTS)
+    assert set(GAZEBO_ROBOTS) == set(ROBOTS) - set(ELASTIC_ROBOTS)
+
+
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
-def test_arguments_are_described_and_defaults_exist(path: Path) -> None:
+def test_arguments_are_described_with_namespace_and_sim_time(path: Path) -> None:
     module = load(path)
     assert callable(module.generate_launch_description)
+    assert {"robot", "namespace", "use_sim_time", "mode", "controller_config"} \
+        <= set(module.ARGUMENTS)
     for name, (default, description) in module.ARGUMENTS.items():
         assert len(description) > 15, f"{path.name}: argument '{name}' needs a description"
         if name == "robot":
-            urdf = ROOT / "urdf" / f"{default}.urdf"
-            assert urdf.is_file()
-            load_urdf(urdf)  # parses with our own reader
-        if name.endswith("_config"):
-            assert (ROOT / "config" / default).is_file()
+            assert default in ROBOTS
+        if name.endswith("_config") or name == "mode":
+            assert default == "", f"{name}: empty = the robot's own file"
+    assert module.ARGUMENTS["namespace"][0] == ""
+    # Gazebo's clock is an argument too (true by default), not hard-coded.
+    assert module.ARGUMENTS["use_sim_time"][0] in ("true", "false")
+    source = path.read_text()
+    assert "use_sim_time\": True" not in source and "use_sim_time': True" not in source
 
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
-def test_nodes_use_existing_executables_and_declared_parameters(path: Path) -> None:
+def test_nodes_use_existing_executables_and_our_nodes_shut_the_launch_down(path: Path) -> None:
     module = load(path)
     scripts = console_scripts()
-    for package, executable, node_name, config_argument in module.NODES:
+    for package, executable, node_name, which in module.NODES:
         assert package == "rnea_ros" and executable in scripts
         target_module, function = scripts[executable].split(":")
         assert callable(getattr(importlib.import_module(target_module), function))
-        config = ROOT / "config" / module.ARGUMENTS[config_argument][0]
-        data = yaml.safe_load(config.read_text())
-        assert set(data) == {node_name}, f"{config.name} must be keyed by '{node_name}'"
-        names = flatten(data[node_name]["ros__parameters"])
-        unknown = names - set(NODE_PARAMETERS[node_name]) - COMMON_PARAMETERS
-        assert not unknown, f"{config.name}: undeclared parameters {sorted(unknown)}"
+        assert node_name in NODE_PARAMETERS and which in ("controller", "simulator")
     for package, executable in getattr(module, "EXECUTABLES", ()):
         if package == "rnea_ros":
             assert executable in scripts
+    source = path.read_text()
+    assert "OnProcessExit(target_action=node" in source or \
+        "OnProcessExit(target_action=controller" in source
+    assert "Shutdown(reason=" in source and "namespace=" in source
 
 
-def test_every_declared_parameter_is_in_the_yaml_files() -> None:
-    for node_name, file_name in (("rnea_controller", "controller.yaml"),
-                                 ("rnea_simulator", "simulator.yaml"),
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_robot_selects_a_complete_consistent_configuration(robot: str) -> None:
+    """robot:=<robot>: URDF, controller and simulator files that agree with each other
+    (joints, initial pose within limits) and validate as the nodes would."""
+    files = robot_files(robot, ROOT)
+    assert files.urdf.is_file() and "$(" not in files.urdf.read_text()  # plain URDF
+    controller = node_parameters(files.controller)
+    simulator = node_parameters(files.simulator)
+    assert set(controller) <= set(CONTROLLER_PARAMETERS) | COMMON_PARAMETERS
+    assert set(simulator) <= set(SIMULATOR_PARAMETERS) | COMMON_PARAMETERS
+    values = {**default_values(), **controller, "urdf_path": str(files.urdf)}
+    model = quiet_model(values)
+    elastic = load_elastic(values, model)
+    config = controller_config(values, model, elastic)
+    assert list(config.joints) == simulator["joints"] == list(model.joint_names)
+    assert simulator.get("elastic_file", "") == controller.get("elastic_file", "")
+    assert (elastic is not None) == (robot in ELASTIC_ROBOTS)
+    if robot in ELASTIC_ROBOTS:
+        assert config.mode == "elastic"
+    q0 = np.array(simulator["initial_positions"], dtype=float)
+    assert q0.shape == (model.nv,)
+    assert np.all(q0 >= model.lower_limit) and np.all(q0 <= model.upper_limit)
+    if elastic is None:  # the start pose can be held within the effort limits
+        assert np.all(np.abs(gravity_torques(model, q0)) < model.effort_limit)
+
+
+def test_unknown_robot_is_one_line_listing_the_robots() -> None:
+    with pytest.raises(ModelError) as error:
+        robot_files("ur5e", ROOT)
+    message = str(error.value)
+    assert "\n" not in message and "'ur5e'" in message
+    assert all(robot in message for robot in ROBOTS)
+    with pytest.raises(ModelError, match="no parameter file"):
+        robot_files("arm7", ROOT, controller="missing.yaml")
+
+
+def test_every_declared_parameter_is_in_the_reference_files() -> None:
+    for node_name, file_name in (("rnea_controller", "arm7_controller.yaml"),
+                                 ("rnea_simulator", "arm7_simulator.yaml"),
                                  ("rnea_rate_limiter", "rate_limiter.yaml")):
-        data = yaml.safe_load((ROOT / "config" / file_name).read_text())
-        names = flatten(data[node_name]["ros__parameters"])
+        names = set(node_parameters(ROOT / "config" / file_name))
         from_launch = {"robot_description", "urdf_path", "drives_file"}
         missing = set(NODE_PARAMETERS[node_name]) - names - from_launch
         assert not missing, f"{file_name} does not document {sorted(missing)}"
+        assert not names - set(NODE_PARAMETERS[node_name])
 
 
-def controller_file(robot: str) -> Path:
-    return ROOT / "config" / ("controller.yaml" if robot == "arm7" else f"{robot}_controller.yaml")
-
-
-GAZEBO_ROBOTS = sorted(p.stem for p in (ROOT / "urdf").glob("*.urdf")
-                       if ET.parse(p).getroot().find("ros2_control") is not None)
-
-
-def test_every_sample_robot_is_gazebo_ready() -> None:
-    """All but the elastic-joint robots: Gazebo/gz_ros2_control have no geared elastic
-    drives, those run on the embedded simulator (next test)."""
-    assert GAZEBO_ROBOTS == sorted(p.stem for p in (ROOT / "urdf").glob("*.urdf")
-                                   if p.stem not in ELASTIC_ROBOTS)
-
-
-@pytest.mark.parametrize("robot", ELASTIC_ROBOTS)
-def test_elastic_robots_have_valid_sim_configs(robot: str) -> None:
-    """sim.launch.py with robot:=<robot> and its two config files: every parameter is
-    declared and validates against the model (elastic side file included)."""
-    sim = load(ROOT / "launch" / "sim.launch.py")
-    assert "elastic" in sim.ARGUMENTS["mode"][1]
-    for node_name, suffix in (("rnea_controller", "controller"), ("rnea_simulator", "simulator")):
-        data = yaml.safe_load((ROOT / "config" / f"{robot}_{suffix}.yaml").read_text())
-        params = flat_values(data[node_name]["ros__parameters"])
-        assert set(params) <= set(NODE_PARAMETERS[node_name])
-        assert params["elastic_file"] == f"package://rnea_ros/config/{robot}_elastic.yaml"
-    values = {**default_values(), **flat_values(
-        yaml.safe_load((ROOT / "config" / f"{robot}_controller.yaml").read_text())
-        ["rnea_controller"]["ros__parameters"]), "urdf_path": f"package://rnea_ros/urdf/{robot}.urdf"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # hua-2024 table I
-        model = load_model(values)
-    elastic = load_elastic(values, model)
-    config = controller_config(values, model, elastic)
-    assert config.mode == "elastic" and elastic is not None and elastic.n_elastic > 0
+def test_every_parameter_file_applies_under_any_namespace() -> None:
+    for path in sorted((ROOT / "config").glob("*.yaml")):
+        keys = set(yaml.safe_load(path.read_text()))
+        if path.name.endswith("_elastic.yaml"):
+            assert keys == {"joints"}  # a side file, not ROS parameters
+        elif path.name.endswith("_ros2_controllers.yaml"):
+            assert keys == {"/**/controller_manager", "/**/effort_controller"}, path.name
+        else:
+            assert keys == {WILDCARD}, path.name
 
 
 @pytest.mark.parametrize("robot", GAZEBO_ROBOTS)
-def test_gazebo_controllers_urdf_and_controller_agree(robot: str) -> None:
+def test_gazebo_description_controllers_and_start_pose_agree(robot: str) -> None:
+    """urdf/<robot>.gazebo.urdf.xacro: the plain URDF + <ros2_control>; its start pose is
+    the simulator's and its initial efforts are g(q0), so the arm does not fall before
+    our first command; the ros2_controllers YAML commands the controller's joints."""
     gazebo = load(ROOT / "launch" / "gazebo.launch.py")
-    controllers_file = ROOT / "config" / f"{robot}{gazebo.CONTROLLERS_FILE_SUFFIX}"
-    controllers = yaml.safe_load(controllers_file.read_text())
-    manager = controllers["controller_manager"]["ros__parameters"]
+    files = robot_files(robot, ROOT)
+    assert files.gazebo is not None and files.ros2_controllers is not None
+    assert files.gazebo.name.endswith(".urdf.xacro") and "$(find" in files.gazebo.read_text()
+    controllers = yaml.safe_load(files.ros2_controllers.read_text())
+    manager = controllers["/**/controller_manager"]["ros__parameters"]
     for name in gazebo.CONTROLLERS:
         assert "type" in manager[name], f"controller '{name}' has no type"
     assert manager["effort_controller"]["type"] == \
         "forward_command_controller/ForwardCommandController"
-    effort = controllers["effort_controller"]["ros__parameters"]
+    effort = controllers["/**/effort_controller"]["ros__parameters"]
     assert effort["interface_name"] == "effort"
-    ours = yaml.safe_load(controller_file(robot).read_text())
-    ours_joints = ours["rnea_controller"]["ros__parameters"]["joints"]
-    assert effort["joints"] == ours_joints
-    urdf_path = ROOT / "urdf" / f"{robot}.urdf"
-    root = ET.parse(urdf_path).getroot()
+    ours = node_parameters(files.controller)
+    model = load_urdf(files.urdf)
+    assert effort["joints"] == ours["joints"] == list(model.joint_names)
+    assert model.root_link == "world"  # fixed in the Gazebo world
+
+    root = ET.parse(files.gazebo).getroot()
+    xacro = "{http://www.ros.org/wiki/xacro}"
+    assert [e.get("filename") for e in root.iter(f"{xacro}include")] == \
+        [f"$(find rnea_ros)/urdf/{robot}.urdf"]
+    args = {e.get("name"): e.get("default") for e in root.iter(f"{xacro}arg")}
+    assert args == {"controllers_file":
+                    f"$(find rnea_ros)/config/{files.ros2_controllers.name}", "namespace": ""}
     system = root.find("ros2_control")
     assert system is not None
     assert system.find("hardware/plugin").text == "gz_ros2_control/GazeboSimSystem"
-    hw_joints = [j.get("name") for j in system.findall("joint")]
-    model = load_urdf(urdf_path)
-    assert hw_joints == ours_joints == list(model.joint_names)
-    assert model.root_link == "world"  # fixed in the Gazebo world
-    for joint in system.findall("joint"):
+    joints = system.findall("joint")
+    assert [j.get("name") for j in joints] == ours["joints"]
+    q0 = np.array(node_parameters(files.simulator)["initial_positions"], dtype=float)
+    g0 = gravity_torques(model, q0)
+    for joint, q, g in zip(joints, q0, g0, strict=True):
         assert [c.get("name") for c in joint.findall("command_interface")] == ["effort"]
-        assert {s.get("name") for s in joint.findall("state_interface")} >= {"position",
-                                                                             "velocity"}
+        states = {s.get("name"): s for s in joint.findall("state_interface")}
+        assert set(states) == {"position", "velocity", "effort"}
+        assert float(states["position"].find("param").text) == pytest.approx(q, abs=1e-6)
+        assert float(states["effort"].find("param").text) == pytest.approx(g, abs=1e-5)
     plugin = root.find("gazebo/plugin")
     assert plugin.get("filename") == "gz_ros2_control-system"
-    assert plugin.find("parameters").text.endswith(f"config/{controllers_file.name}")
-    names = flatten(ours["rnea_controller"]["ros__parameters"])
-    assert not names - set(CONTROLLER_PARAMETERS)
-    values = default_values()  # the file is a valid configuration for that robot
-    values.update(flat_values(ours["rnea_controller"]["ros__parameters"]))
-    controller_config(values, model)
+    assert plugin.find("parameters").text == "$(arg controllers_file)"
+    assert plugin.find("hold_joints").text == "true"
+    assert plugin.find("ros/namespace").text == "$(arg namespace)"
 
 
-def test_simulator_config_matches_the_default_robot() -> None:
-    simulator = yaml.safe_load((ROOT / "config" / "simulator.yaml").read_text())
-    ours = yaml.safe_load((ROOT / "config" / "controller.yaml").read_text())
-    assert simulator["rnea_simulator"]["ros__parameters"]["joints"] == \
-        ours["rnea_controller"]["ros__parameters"]["joints"]
+def test_files_with_xacro_are_named_urdf_xacro() -> None:
+    for path in sorted((ROOT / "urdf").iterdir()):
+        text = path.read_text()
+        uses_xacro = "$(" in text or "http://www.ros.org/wiki/xacro" in text
+        assert uses_xacro == path.name.endswith(".urdf.xacro"), path.name
+        if path.name.endswith(".urdf"):
+            check = "warn" if path.name[:-len(".urdf")] in NONPHYSICAL_INERTIA else "strict"
+            load_urdf(path, inertia_check=check)  # loads without xacro
+
+
+def test_gazebo_without_xacro_or_packages_is_one_line() -> None:
+    gazebo = load(ROOT / "launch" / "gazebo.launch.py")
+    with pytest.raises(RuntimeError) as error:
+        gazebo.check_requirements(which=lambda name: None, installed=lambda p: True)
+    assert "xacro" in str(error.value) and "\n" not in str(error.value)
+    with pytest.raises(RuntimeError) as error:
+        gazebo.check_requirements(which=lambda name: "/usr/bin/" + name,
+                                  installed=lambda p: p != "gz_ros2_control")
+    assert str(error.value) == ("gazebo.launch.py needs gz_ros2_control: sudo apt install "
+                                "ros-$ROS_DISTRO-gz-ros2-control")
+    gazebo.check_requirements(which=lambda name: "/usr/bin/" + name, installed=lambda p: True)
+
+
+def test_gazebo_is_not_a_dependency_of_the_package() -> None:
+    root = ET.parse(ROOT / "package.xml").getroot()
+    depends = {e.text for e in root if e.tag in ("depend", "exec_depend")}
+    gazebo = load(ROOT / "launch" / "gazebo.launch.py")
+    assert {"launch", "launch_ros"} <= depends
+    assert not depends & set(gazebo.GAZEBO_PACKAGES)
+
+
+def test_node_topic_names_are_relative_except_diagnostics_and_clock() -> None:
+    topics = []
+    for path in sorted((ROOT / "rnea_ros" / "nodes").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in (
+                    "create_publisher", "create_subscription") and len(node.args) >= 2:
+                name = node.args[1]
+                text = name.value if isinstance(name, ast.Constant) else ast.unparse(name)
+                topics.append((path.name, text))
+    assert ("controller.py", "effort_controller/commands") in topics
+    assert ("simulator.py", "joint_states") in topics
+    absolute = {t for _, t in topics if re.match(r"f?['\"]?/", t)}
+    assert absolute <= {"/diagnostics", "/clock"}, absolute
 
 
 def test_installed_data_files_cover_launch_config_and_urdf() -> None:
     setup = (ROOT / "setup.py").read_text()
     for folder, pattern in (("launch", "launch/*.launch.py"), ("config", "config/*.yaml"),
-                            ("urdf", "urdf/*.urdf")):
+                            ("urdf", "urdf/*.urdf"), ("urdf", "urdf/*.urdf.xacro")):
         assert f'glob("{pattern}")' in setup and f"share/{{PACKAGE}}/{folder}" in setup
 
 
@@ -222,4 +309,4 @@ def test_launch_description_builds_where_launch_is_installed(path: Path) -> None
     pytest.importorskip("launch_ros", reason="launch/launch_ros are not on PyPI; built in a "
                         "ROS workspace and in the scratch check described in the README")
     description = load(path).generate_launch_description()
-    assert len(description.entities) >= len(load(path).ARGUMENTS)
+    assert len(description.entities) == len(load(path).ARGUMENTS) + 1
