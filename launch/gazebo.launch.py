@@ -94,10 +94,13 @@ def launch_robot(context, *args, **kwargs):
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
-    from rnea_ros.samples import robot_files, shipped_robots
+    from rnea_ros.samples import launch_flag, robot_files, shipped_robots
 
     def arg(name):
         return LaunchConfiguration(name).perform(context)
+
+    def flag(name):
+        return launch_flag(name, arg(name))
 
     share = Path(get_package_share_directory(PACKAGE))
     files = robot_files(arg("robot"), share, controller=arg("controller_config"),
@@ -113,7 +116,7 @@ def launch_robot(context, *args, **kwargs):
     robot_description = {"robot_description": ParameterValue(Command([
         FindExecutable(name="xacro"), " ", str(files.gazebo),
         " controllers_file:=", controllers_file, " namespace:=", namespace]), value_type=str)}
-    use_sim_time = {"use_sim_time": ParameterValue(arg("use_sim_time"), value_type=bool)}
+    use_sim_time = {"use_sim_time": flag("use_sim_time")}
 
     package, launch_file = INCLUDED_LAUNCH_FILES[0]
     gz_sim = IncludeLaunchDescription(

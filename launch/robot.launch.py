@@ -47,10 +47,13 @@ def launch_robot(context, *args, **kwargs):
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
-    from rnea_ros.samples import robot_files
+    from rnea_ros.samples import launch_flag, robot_files
 
     def arg(name):
         return LaunchConfiguration(name).perform(context)
+
+    def flag(name):
+        return launch_flag(name, arg(name))
 
     files = robot_files(arg("robot"), Path(get_package_share_directory(PACKAGE)),
                         controller=arg("controller_config"))
@@ -62,7 +65,7 @@ def launch_robot(context, *args, **kwargs):
             parameters=[
                 str(getattr(files, which)),
                 {"robot_description": ParameterValue(files.urdf.read_text(), value_type=str)},
-                {"use_sim_time": ParameterValue(arg("use_sim_time"), value_type=bool)},
+                {"use_sim_time": flag("use_sim_time")},
                 *([{"mode": arg("mode")}] if arg("mode") else []),
             ],
             remappings=[(topic, arg(argument)) for topic, argument in REMAPPINGS.items()],

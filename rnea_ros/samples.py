@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 from rnea_ros.core.elastic.model import ElasticModel, elastic_model
-from rnea_ros.core.errors import ModelError, options
+from rnea_ros.core.errors import ModelError, ParameterError, options
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
 
@@ -170,3 +170,12 @@ def robot_files(name: str, share: Path | None = None, *, controller: str = "",
         ros2_controllers=pick(ros2_controllers, f"{name}_ros2_controllers.yaml")
         if has_gazebo else None,
         gazebo=gazebo if has_gazebo else None)
+
+
+def launch_flag(name: str, text: str) -> bool:
+    """A boolean launch argument (``true``/``false``, any case) as a bool; one-line
+    :class:`ParameterError` otherwise."""
+    value = text.strip().lower()
+    if value not in ("true", "false"):
+        raise ParameterError(f"launch argument '{name}' is '{text}'; valid: true, false")
+    return value == "true"

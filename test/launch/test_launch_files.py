@@ -32,7 +32,7 @@ from rnea_ros.control.config import (
     load_model,
 )
 from rnea_ros.core import gravity_torques
-from rnea_ros.core.errors import ModelError
+from rnea_ros.core.errors import ModelError, ParameterError
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS
@@ -40,6 +40,7 @@ from rnea_ros.samples import (
     ELASTIC_ROBOTS,
     NONPHYSICAL_INERTIA,
     SAMPLE_ROBOTS,
+    launch_flag,
     robot_files,
     shipped_robots,
 )
@@ -178,6 +179,13 @@ def test_unknown_robot_is_one_line_listing_the_robots() -> None:
     assert all(robot in message for robot in ROBOTS)
     with pytest.raises(ModelError, match="no parameter file"):
         robot_files("arm7", ROOT, controller="missing.yaml")
+
+
+def test_boolean_launch_arguments() -> None:
+    assert launch_flag("use_sim_time", "True") is True
+    assert launch_flag("use_sim_time", "false") is False
+    with pytest.raises(ParameterError, match="'publish_clock' is 'yes'; valid: true, false"):
+        launch_flag("publish_clock", "yes")
 
 
 def test_every_declared_parameter_is_in_the_reference_files() -> None:
