@@ -5,7 +5,7 @@ time step is the receipt time on a steady clock) or ``~/input_state``
 (``sensor_msgs/JointState`` efforts mapped by name to ``joints``,
 ``input_type: joint_state``; the time step comes from the header stamps).
 Output ``~/output`` (``std_msgs/Float64MultiArray``; remap it to e.g.
-``/effort_controller/commands``): ``|tau_k - tau_{k-1}| <= effort_rate_limits
+``effort_controller/commands``): ``|tau_k - tau_{k-1}| <= effort_rate_limits
 * dt``, optionally clipped to ``effort_limits``. A zero or negative time step
 keeps the previous command; bad messages (length, NaN) are rejected and
 counted; ``/diagnostics`` reports the counters.
