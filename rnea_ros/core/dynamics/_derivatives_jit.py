@@ -213,12 +213,9 @@ def b_matrix(m: float, h: Vec, I6: Sym, v: Motion) -> tuple[Sym, Vec]:
     ``B11 = W I_o - I_o W - U H - H U = A + A^T - h u^T - u h^T + 2 (u.h) 1``, ``A = W I_o``.
     """
     w, u = v
-    c0 = sym_times(I6, (1.0, 0.0, 0.0))
-    c1 = sym_times(I6, (0.0, 1.0, 0.0))
-    c2 = sym_times(I6, (0.0, 0.0, 1.0))
-    A0 = cross(w, c0)  # columns of A
-    A1 = cross(w, c1)
-    A2 = cross(w, c2)
+    A0 = cross(w, (I6[0], I6[3], I6[4]))  # columns of A = W I_o
+    A1 = cross(w, (I6[3], I6[1], I6[5]))
+    A2 = cross(w, (I6[4], I6[5], I6[2]))
     uh = 2.0 * dot3(u, h)
     B6 = (2.0 * A0[0] - 2.0 * h[0] * u[0] + uh,
           2.0 * A1[1] - 2.0 * h[1] * u[1] + uh,
