@@ -58,6 +58,8 @@ the sensitivities, :func:`rnea_ros.core.dynamics.derivatives.rnea_derivative_sen
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -103,8 +105,11 @@ from rnea_ros.core._jit import (
     to_parent,
     vec3,
 )
+from rnea_ros.core.dynamics.gfd import gfd_pass
 
 Array = NDArray[np.float64]
+CArray = NDArray[np.complex128]
+Arr = NDArray[Any]  # float64, or complex128 for the complex step
 Sym = tuple[float, float, float, float, float, float]  # xx yy zz xy xz yz
 
 # Work columns per body (world frame); row n is the base.
@@ -244,10 +249,10 @@ def _store_wrench_column(D: Array, i: int, k: int, x: Motion) -> None:
 
 
 @jit
-def derivatives_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, fext: Array,
-                     use_fext: bool, drive: bool, tau: Array, dq: Array, dv: Array, M: Array,
-                     want_wrenches: bool, W: Array, dWq: Array, dWv: Array, dWa: Array,
-                     work: Array) -> bool:
+def derivatives_pass(fp: Array, q: Arr, qd: Arr, qdd: Arr, g: Array, fext: Arr,
+                     use_fext: bool, drive: bool, tau: Arr, dq: Arr, dv: Arr, M: Arr,
+                     want_wrenches: bool, W: Arr, dWq: Arr, dWv: Arr, dWa: Arr,
+                     work: Arr) -> bool:
     """``tau`` (n,), ``dtau/dq``, ``dtau/dqd``, ``M`` (n, n) into the given arrays.
 
     ``dq, dv, M`` (and ``dWq, dWv, dWa`` (n, 6, n)) must be zero on entry: only
@@ -380,3 +385,52 @@ def _wrench_columns(fp: Array, work: Array, i: int, m: float, h: Vec, I6: Sym, B
             _store_wrench_column(dWv, k, i, force_to_body(Rk, pk, Gam))
             _store_wrench_column(dWa, k, i, force_to_body(Rk, pk, P))
         k = parent(fp, k)
+
+
+# ---- tau_dot sensitivities: gfd's tau_dot and a complex step of derivatives_pass
+
+
+@jit
+def tau_dot_sensitivities_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array,
+                               g: Array, fext: Array, fext_dot: Array, use_fext: bool, h: float,
+                               tau_dot: Array, out: Array, xc: CArray, fc: CArray,
+                               Dc: CArray, work_c: CArray, work_g: Array, scratch: Array
+                               ) -> bool:
+    """``tau_dot`` (n,) and ``out`` (4, n, n) = d tau_dot / d(q, qd, qdd, qddd).
+
+    ``tau_dot`` from :func:`rnea_ros.core.dynamics.gfd.gfd_pass`. The kernel
+    :func:`derivatives_pass` (rigid part, no drive terms) runs once at
+    ``(q, qd, qdd) + i h (qd, qdd, qddd)``, ``fext + i h fext_dot``: its real
+    part is ``(tau_q, tau_qd, M)``, its imaginary part ``h d/dt`` of them. Then
+    ``out = (d/dt tau_q, d/dt tau_qd + tau_q, d/dt M + tau_qd + Fv, M + Ia)``.
+    Workspaces: ``xc`` (4, n) and ``Dc`` (3, n, n) complex, ``fc`` (n or 0, 6)
+    complex, ``work_c`` (n + 1, 73) complex, ``work_g`` (n, 72), ``scratch`` (3, n).
+    """
+    n = q.shape[0]
+    ok = gfd_pass(fp, q, qd, qdd, qddd, qddd, g, fext, fext_dot, fext_dot, use_fext, False,
+                  scratch[0], tau_dot, scratch[1], work_g)
+    for i in range(n):
+        xc[0, i] = q[i] + 1j * h * qd[i]
+        xc[1, i] = qd[i] + 1j * h * qdd[i]
+        xc[2, i] = qdd[i] + 1j * h * qddd[i]
+    if use_fext:
+        for i in range(n):
+            for r in range(6):
+                fc[i, r] = fext[i, r] + 1j * h * fext_dot[i, r]
+    for c in range(3):
+        for i in range(n):
+            for k in range(n):
+                Dc[c, i, k] = 0.0
+    none2 = Dc[0, :0, :6]
+    none3 = Dc[:0, :6, :]
+    ok = derivatives_pass(fp, xc[0], xc[1], xc[2], g, fc, use_fext, False, xc[3], Dc[0], Dc[1],
+                          Dc[2], False, none2, none3, none3, none3, work_c) and ok
+    for i in range(n):
+        for k in range(n):
+            out[0, i, k] = Dc[0, i, k].imag / h
+            out[1, i, k] = Dc[1, i, k].imag / h + Dc[0, i, k].real
+            out[2, i, k] = Dc[2, i, k].imag / h + Dc[1, i, k].real
+            out[3, i, k] = Dc[2, i, k].real
+        out[2, i, i] += fp[i, F_VISCOUS]
+        out[3, i, i] += fp[i, F_ARMATURE]
+    return ok

@@ -42,8 +42,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._jit import FastCall, jit
-from rnea_ros.core.dynamics._derivatives_jit import W_COLS, derivatives_pass
-from rnea_ros.core.dynamics.gfd import rnea_derivative
+from rnea_ros.core.dynamics._derivatives_jit import (
+    W_COLS,
+    derivatives_pass,
+    tau_dot_sensitivities_pass,
+)
+from rnea_ros.core.dynamics.gfd import _W_COLS as GFD_COLS
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -64,11 +68,17 @@ _COMPLEX_STEP = 1e-20
 
 @jit
 def _derivatives_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, out: Array) -> bool:
-    """The per-call entry (no wrenches, drive terms): ``out`` (3, n, n) zeros gets
-    ``dq, dv, M``. Checks the lengths; False: wrong length or non-finite result."""
+    """The per-call entry (no wrenches, drive terms): ``out`` (3, n, n), uninitialised,
+    gets ``dq, dv, M``. Checks the lengths; False: wrong length or non-finite result."""
     n = fp.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
         return False
+    if out.shape[0] != 3 or out.shape[1] != n or out.shape[2] != n:
+        return False
+    for c in range(3):
+        for i in range(n):
+            for k in range(n):
+                out[c, i, k] = 0.0
     work = np.empty((n + 1, W_COLS))
     tau = np.empty(n)
     none2 = work[:0, :6]
@@ -108,7 +118,7 @@ def _derivatives_batch(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array, fex
 
 
 _fast = FastCall(_derivatives_call)
-_asc, _f64, _zeros = np.ascontiguousarray, np.float64, np.zeros
+_asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 
 
 def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
@@ -126,7 +136,7 @@ def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
         q, v, a = _asc(q, _f64), _asc(v, _f64), _asc(a, _f64)
         if q.ndim == v.ndim == a.ndim == 1:
             n = model.nv
-            out = _zeros((3, n, n))
+            out = _empty((3, n, n))
             g = model.gravity if gravity is None else gravity_vector(model, gravity)
             if _fast.call(model.kernel_floats, q, v, a, g, out):
                 return out[0], out[1], out[2]
@@ -217,22 +227,32 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
     return W, dW[0], dW[1], dW[2]
 
 
-def _time_derivatives(model: RobotModel, q: Array, v: Array, a: Array, j: Array, g: Array,
-                      fext: Array, fext_dot: Array, use_fext: bool
-                      ) -> tuple[Array, Array, Array, Array, Array, Array]:
-    """Rigid-body ``(dtau/dq, dtau/dqd, M)`` and their time derivatives, by complex step."""
-    n = model.nv
-    h = _COMPLEX_STEP
-    qc, vc, ac = q + 1j * h * v, v + 1j * h * a, a + 1j * h * j
-    fc = (fext + 1j * h * fext_dot) if use_fext else np.zeros((0, 6), dtype=np.complex128)
-    tau = np.empty(n, dtype=np.complex128)
-    dq, dv, M = (np.zeros((n, n), dtype=np.complex128) for _ in range(3))
-    none2 = np.zeros((0, 6), dtype=np.complex128)
-    none3 = np.zeros((0, 6, 0), dtype=np.complex128)
-    if not _derivatives_general(model.kernel_floats, qc, vc, ac, g, fc, use_fext, False, tau, dq,
-                                dv, M, False, none2, none3, none3, none3):
-        raise_non_finite(model, q=q, qd=v, qdd=a, qddd=j)
-    return dq.real, dv.real, M.real, dq.imag / h, dv.imag / h, M.imag / h
+@jit
+def _sensitivities_call(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array,
+                        fext: Array, fext_dot: Array, use_fext: bool, tau_dot: Array,
+                        out: Array) -> bool:
+    n = q.shape[0]
+    return tau_dot_sensitivities_pass(
+        fp, q, qd, qdd, qddd, g, fext, fext_dot, use_fext, _COMPLEX_STEP, tau_dot, out,
+        np.empty((4, n), dtype=np.complex128), np.empty((fext.shape[0], 6), dtype=np.complex128),
+        np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS), dtype=np.complex128),
+        np.empty((n, GFD_COLS)), np.empty((3, n)))
+
+
+@jit
+def _sensitivities_batch(fp: Array, Q: Array, QD: Array, QDD: Array, QDDD: Array, g: Array,
+                         TAU_DOT: Array, OUT: Array) -> bool:
+    n = Q.shape[1]
+    xc, fc = np.empty((4, n), dtype=np.complex128), np.empty((0, 6), dtype=np.complex128)
+    Dc, work_c = np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS),
+                                                                   dtype=np.complex128)
+    work_g, scratch, none = np.empty((n, GFD_COLS)), np.empty((3, n)), np.empty((0, 6))
+    ok = True
+    for s in range(Q.shape[0]):
+        ok = tau_dot_sensitivities_pass(fp, Q[s], QD[s], QDD[s], QDDD[s], g, none, none, False,
+                                        _COMPLEX_STEP, TAU_DOT[s], OUT[s], xc, fc, Dc, work_c,
+                                        work_g, scratch) and ok
+    return ok
 
 
 def rnea_derivative_sensitivities(model: RobotModel, q: object, v: object, a: object, j: object,
@@ -244,7 +264,8 @@ def rnea_derivative_sensitivities(model: RobotModel, q: object, v: object, a: ob
     ``tau_dot`` is :func:`~rnea_ros.core.dynamics.gfd.rnea_derivative`'s (jerk ``j``),
     with armature ``Ia qddd`` and viscous ``Fv qdd`` terms; ``fext`` (n, 6) are
     body-frame wrenches and ``fext_dot`` their body-frame rates. See the module
-    docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with armature).
+    docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
+    armature). The four matrices are views of one (4, n, n) block.
     """
     q = joint_vector(model, q, "q")
     v = joint_vector(model, v, "qd")
@@ -252,17 +273,14 @@ def rnea_derivative_sensitivities(model: RobotModel, q: object, v: object, a: ob
     j = joint_vector(model, j, "qddd")
     g = gravity_vector(model, gravity)
     use_fext = fext is not None or fext_dot is not None
-    f = body_wrenches(model, fext) if fext is not None else np.zeros((model.nv, 6))
-    fd = body_wrenches(model, fext_dot, "fext_dot") if fext_dot is not None \
-        else np.zeros((model.nv, 6))
-    _, tau_dot = rnea_derivative(model, q, v, a, j, gravity=g,
-                                 fext=f if use_fext else None, fext_dot=fd if use_fext else None)
-    dq, dv, M, dq_dot, dv_dot, M_dot = _time_derivatives(model, q, v, a, j, g, f, fd, use_fext)
-    d_dq = dq_dot
-    d_dv = dv_dot + dq
-    d_da = M_dot + dv + np.diag(model.viscous)
-    d_dj = M + np.diag(model.armature)
-    return tau_dot, d_dq, d_dv, d_da, d_dj
+    n = model.nv
+    f = body_wrenches(model, fext) if fext is not None else np.zeros((n, 6))
+    fd = body_wrenches(model, fext_dot, "fext_dot") if fext_dot is not None else np.zeros((n, 6))
+    tau_dot, out = np.empty(n), np.empty((4, n, n))
+    if not _sensitivities_call(model.kernel_floats, q, v, a, j, g, f if use_fext else _NO_W2,
+                               fd if use_fext else _NO_W2, use_fext, tau_dot, out):
+        raise_non_finite(model, q=q, qd=v, qdd=a, qddd=j)
+    return tau_dot, out[0], out[1], out[2], out[3]
 
 
 def rnea_derivative_sensitivities_batch(model: RobotModel, q: object, v: object, a: object,
@@ -272,9 +290,12 @@ def rnea_derivative_sensitivities_batch(model: RobotModel, q: object, v: object,
     ``tau_dot`` (N, n) and four (N, n, n)."""
     Q, V, A = _batch_inputs(model, q, v, a)
     J = joint_batch(model, j, "qddd", Q.shape[0])
-    results = [rnea_derivative_sensitivities(model, *s, gravity=gravity)
-               for s in zip(Q, V, A, J, strict=True)]
-    return tuple(np.array([r[k] for r in results]) for k in range(5))  # type: ignore[return-value]
+    N, n = Q.shape
+    tau_dot, out = np.empty((N, n)), np.empty((N, 4, n, n))
+    if not _sensitivities_batch(model.kernel_floats, Q, V, A, J, gravity_vector(model, gravity),
+                                tau_dot, out):
+        raise_non_finite(model, q=Q, qd=V, qdd=A, qddd=J)
+    return tau_dot, out[:, 0], out[:, 1], out[:, 2], out[:, 3]
 
 
 __all__ = [
