@@ -275,8 +275,13 @@ def derivatives_pass(fp: Array, q: Arr, qd: Arr, qdd: Arr, g: Array, fext: Arr,
         R_par = mat3(work, lam, _R)
         R = mm(R_par, Rl)
         p = add3(vec3(work, lam, _P), mv(R_par, pl))
-        z = mv(R, vec3(fp, i, F_AXIS))
-        if kind(fp, i) == PRISMATIC:
+        jk = kind(fp, i)
+        if jk >= REVOLUTE_X:  # axis +-e_k: z is +-column k of R
+            c = jk - REVOLUTE_X
+            z = scale3((R[c], R[3 + c], R[6 + c]), fp[i, F_AXIS + c])
+        else:
+            z = mv(R, vec3(fp, i, F_AXIS))
+        if jk == PRISMATIC:
             S = (scale3(z, 0.0), z)
         else:
             S = (z, cross(p, z))
@@ -315,11 +320,11 @@ def derivatives_pass(fp: Array, q: Arr, qd: Arr, qdd: Arr, g: Array, fext: Arr,
         B6, cb = sym_get(work, i, _B), vec3(work, i, _C)
         psi, alpha = mget(work, i, _PSI), mget(work, i, _ALPHA)
         P = inertia_apply(m, h, I6, S)
-        Q = madd(b_apply(B6, cb, S), mscale(fcross(S, hC), -1.0))
+        BS, SxH = b_apply(B6, cb, S), fcross(S, hC)
+        Q = madd(BS, mscale(SxH, -1.0))
         Phi = madd(madd(fcross(S, F), inertia_apply(m, h, I6, alpha)),
                    madd(fcross(psi, hC), b_apply(B6, cb, psi)))
-        Gam = madd(madd(mscale(inertia_apply(m, h, I6, psi), 2.0), fcross(S, hC)),
-                   b_apply(B6, cb, S))
+        Gam = madd(mscale(inertia_apply(m, h, I6, psi), 2.0), madd(SxH, BS))
         t = dot6(S, F)
         if drive:
             qdd_i, qd_i = qdd[i], qd[i]
