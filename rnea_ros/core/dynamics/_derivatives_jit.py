@@ -426,8 +426,8 @@ def tau_dot_sensitivities_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd:
         for i in range(n):
             for k in range(n):
                 Dc[c, i, k] = 0.0
-    none2 = Dc[0, :0, :6]
-    none3 = Dc[:0, :6, :]
+    none2 = np.empty((0, 6), dtype=np.complex128)
+    none3 = np.empty((0, 6, 0), dtype=np.complex128)
     ok = derivatives_pass(fp, xc[0], xc[1], xc[2], g, fc, use_fext, False, xc[3], Dc[0], Dc[1],
                           Dc[2], False, none2, none3, none3, none3, work_c) and ok
     for i in range(n):

@@ -81,8 +81,8 @@ def _derivatives_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, out:
                 out[c, i, k] = 0.0
     work = np.empty((n + 1, W_COLS))
     tau = np.empty(n)
-    none2 = work[:0, :6]
-    none3 = out[:0, :6, :]
+    none2 = np.empty((0, 6))  # C-contiguous like the other entries': one compiled signature
+    none3 = np.empty((0, 6, 0))
     return derivatives_pass(fp, q, qd, qdd, g, none2, False, True, tau, out[0], out[1], out[2],
                             False, none2, none3, none3, none3, work)
 

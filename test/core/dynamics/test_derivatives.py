@@ -226,3 +226,14 @@ def test_bad_input_is_a_state_error_naming_the_joint() -> None:
         rnea_derivative_sensitivities(model, q * 0, q * 0, q * 0, np.zeros(2))
     with pytest.raises(StateError, match=rf"expected \(3, {n}\)"):
         rnea_derivatives_batch(model, np.zeros((3, n)), np.zeros((2, n)), np.zeros((3, n)))
+
+
+def test_gravity_keyword_equals_a_model_with_that_gravity() -> None:
+    model = load_robot("ur5")
+    q, qd, qdd = (x[0] for x in random_states(model, 1, seed=8))
+    g = np.array([1.0, 2.0, -3.0])
+    for ours, ref in zip(rnea_derivatives(model, q, qd, qdd, gravity=g),
+                         rnea_derivatives(model.replace(gravity=g), q, qd, qdd), strict=True):
+        np.testing.assert_array_equal(ours, ref)
+    zero_g = rnea_derivatives(model, q, qd, qdd, gravity=np.zeros(3))
+    assert np.abs(zero_g[0] - rnea_derivatives(model, q, qd, qdd)[0]).max() > 1.0
