@@ -30,6 +30,12 @@ from rnea_ros.core.dynamics.kinematics import (
     link_pose,
     potential_energy,
 )
+from rnea_ros.core.dynamics.regressor import (
+    joint_torque_regressor,
+    joint_torque_regressor_batch,
+)
+from rnea_ros.core.dynamics.regressor import parameter_names as regressor_parameter_names
+from rnea_ros.core.dynamics.regressor import parameter_vector as regressor_parameters
 from rnea_ros.core.dynamics.rnea import (
     friction_torques,
     gravity_batch,
@@ -112,6 +118,8 @@ __all__ = [
     "from_mdh",
     "gravity_batch",
     "gravity_torques",
+    "joint_torque_regressor",
+    "joint_torque_regressor_batch",
     "kinetic_energy",
     "link_pose",
     "load_drive_file",
@@ -122,6 +130,8 @@ __all__ = [
     "nonlinear_effects_batch",
     "parse_urdf",
     "potential_energy",
+    "regressor_parameter_names",
+    "regressor_parameters",
     "rnea",
     "rnea_batch",
     "rnea_derivative",
