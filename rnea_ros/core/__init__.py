@@ -60,6 +60,7 @@ from rnea_ros.core.elastic.rnea import ElasticTorques, elastic_rnea
 from rnea_ros.core.errors import (
     BagError,
     DHError,
+    IdentificationError,
     InertiaError,
     InertiaWarning,
     JointNameError,
@@ -85,6 +86,7 @@ __all__ = [
     "ElasticTorques",
     "Feedforward",
     "Frame",
+    "IdentificationError",
     "InertiaError",
     "InertiaWarning",
     "JointDrive",
