@@ -51,8 +51,8 @@ def pseudo_inertia(m: Any, h: Any, Io: Any) -> Any:
 def parameter_scales(model: RobotModel, prior: Array) -> Array:
     """A scale per standard parameter (the prior term's units): mass ``M``,
     first moment ``M L``, inertia ``M L^2`` with the body's mass (at least
-    1% of the robot's) and ``L = 0.1 m``; drive terms from the prior or 1% of
-    the largest."""
+    1% of the robot's) and ``L = 0.1 m``; drive terms: the prior's value, at
+    least ``0.1`` for ``Ia`` and ``1`` for ``Fv, Fc, off`` (SI units)."""
     n = model.nv
     mass = np.maximum(prior[0:10 * n:10], 0.01 * max(float(prior[0:10 * n:10].sum()), 1e-3))
     scales = np.empty_like(prior)
@@ -60,8 +60,9 @@ def parameter_scales(model: RobotModel, prior: Array) -> Array:
         M = float(mass[j])
         scales[10 * j:10 * j + 10] = [M, *([0.1 * M] * 3), *([0.01 * M] * 6)]
     drive = np.abs(prior[10 * n:]).reshape(n, 4)
-    floor = np.maximum(0.01 * drive.max(axis=0), [1e-3, 1e-3, 1e-2, 1e-2])
-    scales[10 * n:] = np.maximum(drive, floor).ravel()
+    # Drive terms are often unknown (0) in a URDF: generous scales, so the prior does
+    # not hold back what the data determine (Ia [kg m^2], Fv [N m s], Fc, off [N m]).
+    scales[10 * n:] = np.maximum(drive, [0.1, 1.0, 1.0, 1.0]).ravel()
     return scales
 
 

@@ -62,3 +62,28 @@ def true_torques(urdf, truth: RobotModel, q, qd, qdd, offsets=None, band: float 
     if offsets is not None:
         tau += offsets
     return tau
+
+
+def write_states_bag(path, names, t, q, effort, storage: str = "mcap",
+                     velocity: np.ndarray | None = None) -> None:
+    """A rosbag2 of ``sensor_msgs/JointState`` on ``/joint_states`` (header stamps ``t``)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    ts = get_typestore(Stores.ROS2_KILTED)
+    JointState = ts.types["sensor_msgs/msg/JointState"]
+    Header = ts.types["std_msgs/msg/Header"]
+    Time = ts.types["builtin_interfaces/msg/Time"]
+    plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+    empty = np.zeros(0)
+    with Writer(path, version=9, storage_plugin=plugin) as writer:
+        states = writer.add_connection("/joint_states", JointState.__msgtype__, typestore=ts)
+        for k in range(t.size):
+            stamp = float(t[k]) + 1.0
+            sec = int(stamp)
+            msg = JointState(header=Header(stamp=Time(sec=sec, nanosec=round((stamp - sec) * 1e9)),
+                                           frame_id=""),
+                             name=list(names), position=q[k],
+                             velocity=velocity[k] if velocity is not None else empty,
+                             effort=effort[k])
+            writer.write(states, round(stamp * 1e9), ts.serialize_cdr(msg, JointState.__msgtype__))
