@@ -108,7 +108,9 @@ def base_parameters(model: RobotModel, *, samples: int | None = None, seed: int 
     independent = np.flatnonzero((diag > tol * norms) & nonzero)
     dependent = np.setdiff1d(np.arange(W.shape[1]), independent)
     W1, W2 = W[:, independent], W[:, dependent]
-    beta = np.linalg.lstsq(W1, W2, rcond=None)[0] if dependent.size else np.zeros((0, 0))
+    beta = np.zeros((independent.size, dependent.size))
+    if dependent.size:
+        beta[:] = np.linalg.lstsq(W1, W2, rcond=None)[0]
     beta[np.abs(beta) < 1e-12 * max(1.0, float(np.abs(beta).max(initial=0.0)))] = 0.0
     K = np.zeros((independent.size, W.shape[1]))
     K[np.arange(independent.size), independent] = 1.0

@@ -47,7 +47,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--states-topic", default="/joint_states")
     p.add_argument("--time-base", default="header", choices=("header", "receive"))
     p.add_argument("--cutoff", type=float, default=10.0, help="zero-phase low-pass [Hz]")
-    p.add_argument("--rate", type=float, default=25.0, help="rate after decimation [Hz]")
+    p.add_argument("--rate", type=float, default=15.0,
+                   help="rate after decimation [Hz]; about 1.5 x cutoff keeps the noise of "
+                        "successive samples nearly independent")
     p.add_argument("--validation", type=float, default=0.2,
                    help="fraction of the recording (its end) kept for validation")
     p.add_argument("--band", type=float, default=0.01,

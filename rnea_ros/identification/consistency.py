@@ -29,6 +29,7 @@ parameters: ``Ia, Fv, Fc >= 0``. Solved by cvxpy (Clarabel, else SCS).
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from typing import Any
 
@@ -86,7 +87,7 @@ def consistent_parameters(model: RobotModel, K: Array, R: Array, x: Array, prior
     ``weight`` is ``lam``; ``eps`` the margin of each pseudo-inertia relative
     to its prior's trace.
     """
-    import cvxpy as cp
+    cp: Any = importlib.import_module("cvxpy")  # untyped at runtime use: keep mypy out
 
     n = model.nv
     p = parameters.count(model)

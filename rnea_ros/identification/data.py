@@ -7,8 +7,12 @@ backward, ``scipy.signal.sosfiltfilt``), velocities and accelerations are
 central differences of the filtered positions (``numpy.gradient``), the
 torques get the same zero-phase filter, and both are **decimated** (the
 filter already removed what lies above the new Nyquist frequency, so keeping
-every ``d``-th sample is the decimation): samples ``1/rate`` apart carry
-nearly independent noise, which the least-squares covariance assumes.
+every ``d``-th sample is the decimation). The default ``rate = 1.5 cutoff``
+keeps samples far enough apart that their (filtered) noise is nearly
+independent, as the least-squares covariance assumes: on the synthetic arm7
+tests the standard deviations are then honest (median ``|error| / sigma``
+about 0.67, as for a Gaussian); at ``2.5 cutoff`` they are about 20 % too
+small.
 
 A recording splits into segments at time gaps (> 1.5 nominal periods) and at
 unusable samples (non-finite position or effort); each segment is filtered on
@@ -123,7 +127,7 @@ def saturation(effort: Array, limit: Array) -> BoolArray:
 
 
 def prepare(rec: Recording, model: RobotModel, *, cutoff: float = 10.0,
-            rate: float = 25.0, band: float = 0.01) -> Prepared:
+            rate: float = 15.0, band: float = 0.01) -> Prepared:
     """Filter (zero phase, ``cutoff`` Hz), differentiate and decimate to about ``rate`` Hz."""
     names = model.joint_names
     N = rec.t.size
@@ -139,10 +143,8 @@ def prepare(rec: Recording, model: RobotModel, *, cutoff: float = 10.0,
         raise IdentificationError(
             f"cutoff {cutoff:g} Hz must be below 0.45 x the sampling rate {fs:.4g} Hz")
     decimation = max(1, int(fs / rate))
-    if fs / decimation < 2.0 * cutoff:
-        decimation = max(1, int(fs / (2.0 * cutoff)))
     trim = int(np.ceil(2.0 * fs / cutoff))  # filter transients at the ends of a segment
-    usable = np.isfinite(rec.q).all(axis=1) & np.isfinite(rec.effort).all(axis=1)
+    usable = np.asarray(np.isfinite(rec.q).all(axis=1) & np.isfinite(rec.effort).all(axis=1))
     notes = []
     bad = int((~usable).sum())
     if bad:

@@ -41,7 +41,7 @@ class Settings:
     ``band`` [rad/s or m/s], the rank tolerance, the regressor chunk size."""
 
     cutoff: float = 10.0
-    rate: float = 25.0
+    rate: float = 15.0
     validation: float = 0.2
     band: float = 0.01
     rank_tol: float = 1e-7
