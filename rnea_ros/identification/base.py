@@ -8,7 +8,7 @@ then the drive parameters). Column ``k`` is dependent when ``|R_kk|`` is
 negligible against its own norm: it is then a combination of the columns
 before it, ``W_2 = W_1 beta``. This greedy order eliminates what Khalil's
 symbolic rules eliminate for serial chains (``m_j, mz_j, Iyy_j`` into the
-parameters of body ``j - 1``: Khalil & Dombre eq. 12.26-12.30), so
+parameters of body ``j - 1``: Khalil & Dombre 2002, ch. 12), so
 
     ``theta_base = theta_1 + beta theta_2``, ``tau = W_1 theta_base``.
 

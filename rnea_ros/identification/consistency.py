@@ -1,7 +1,7 @@
 """Physically consistent standard parameters from identified base parameters.
 
 A convex problem (Wensing, Kim, Slotine 2017, "Linear matrix inequalities for
-physically consistent inertial parameter identification", eq. 9-13; Sousa &
+physically consistent inertial parameter identification", the pseudo-inertia LMI; Sousa &
 Cortesao 2014 for the regularised form): find the standard parameters
 ``theta`` (14 n,) minimising
 

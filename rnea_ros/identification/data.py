@@ -1,7 +1,7 @@
 """Measurements for identification: read a bag, filter, differentiate, decimate.
 
 Gautier's data processing (Gautier 1997, "Dynamic identification of robots
-with power model"; Khalil & Dombre section 14.5): the positions are low-pass
+with power model"; Khalil & Dombre 2002, ch. 14): the positions are low-pass
 filtered **without phase shift** (a Butterworth filter run forward and
 backward, ``scipy.signal.sosfiltfilt``), velocities and accelerations are
 central differences of the filtered positions (``numpy.gradient``), the

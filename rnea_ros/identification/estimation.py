@@ -10,7 +10,7 @@ previous factor stacked on the new rows (a tall-skinny QR), so memory is
 With ``[W_i y_i] = Q_i [[R_i, z_i], [0, rho_i]]``, the residual of joint
 ``i`` at any ``x`` is ``||W_i x - y_i||^2 = ||R_i x - z_i||^2 + rho_i^2``.
 
-Estimation (Gautier & Poignet 2001; Khalil & Dombre eq. 14.13-14.15):
+Estimation (Gautier & Poignet 2001; Khalil & Dombre 2002, ch. 14):
 
 1. ordinary least squares on all joints;
 2. per joint the residual variance ``sigma_i^2 = ||y_i - W_i x||^2 / (r_i - c_i)``

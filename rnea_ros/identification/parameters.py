@@ -6,7 +6,7 @@ Ixx, Ixy, Iyy, Ixz, Iyz, Izz`` about the body origin), then four drive
 parameters per joint: armature ``Ia`` (``qdd``), viscous ``Fv`` (``qd``),
 Coulomb ``Fc`` (``sgn_band(qd)``) and an offset ``off`` (1): Khalil 2010
 eq. 31 plus the offset of Gautier's friction model (Khalil & Dombre,
-Modeling, Identification and Control of Robots, eq. 14.3). The Coulomb sign
+Modeling, Identification and Control of Robots, ch. 14). The Coulomb sign
 is smoothed over a band ``|qd| < band`` (linear, ``sgn_band(x) = clip(x /
 band, -1, 1)``; ``band = 0`` is the exact sign of the core's RNEA).
 

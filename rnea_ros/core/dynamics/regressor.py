@@ -1,8 +1,11 @@
 """Joint torque regressor ``Y(q, qd, qdd)``: inverse dynamics linear in the parameters.
 
-``tau = Y(q, qd, qdd) pi`` (Khalil 2010 eq. 33-34; Atkeson, An, Hollerbach 1986),
-with ``pi`` (p,) = 10 inertial parameters per body, then 3 drive parameters
-per joint (``p = 13 n``):
+``tau = Y(q, qd, qdd) pi`` (Atkeson, An & Hollerbach 1986): the Newton-Euler
+body wrenches are linear in Khalil's standard inertial parameters ``M_j,
+MS_j, J_j`` (Khalil 2010 eq. 11: mass, first moments, inertia about the
+origin), and the joint torque of eq. 31 in the drive parameters ``Ia_j,
+Fv_j, Fs_j``. ``pi`` (p,) = 10 inertial parameters per body, then 3 drive
+parameters per joint (``p = 13 n``):
 
 * body ``j``, columns ``10 j .. 10 j + 9``, Pinocchio's order
   (``pin.Inertia.toDynamicParameters``): ``m, m c_x, m c_y, m c_z, Ixx, Ixy,
