@@ -98,11 +98,26 @@ def markdown(result: Identification, links: dict[str, Inertial], *, bag: str, ur
     out += ["", "## Drive parameters", "",
             "| joint | armature Ia | viscous Fv | Coulomb Fc | offset | Fc+ | Fc- |",
             "|---|---|---|---|---|---|---|"]
+    alone = set(base.independent[~np.any(base.beta != 0.0, axis=1)].tolist())
+    marked = False
     for i, joint in enumerate(model.joint_names):
-        v = {k: float(result.theta[parameters.drive_index(model, i, k)])
-             for k in parameters.DRIVE_NAMES}
-        out.append(f"| {joint} | {_g(v['Ia'])} | {_g(v['Fv'])} | {_g(v['Fc'])} | "
-                   f"{_g(v['off'])} | {_g(v['Fc'] + v['off'])} | {_g(v['Fc'] - v['off'])} |")
+        cell: dict[str, str] = {}
+        for key in parameters.DRIVE_NAMES:
+            index = parameters.drive_index(model, i, key)
+            cell[key] = _g(float(result.theta[index]))
+            if index not in alone:
+                cell[key] += "*"
+                marked = True
+        fc, off = (float(result.theta[parameters.drive_index(model, i, key)])
+                   for key in ("Fc", "off"))
+        out.append(f"| {joint} | {cell['Ia']} | {cell['Fv']} | {cell['Fc']} | {cell['off']} | "
+                   f"{_g(fc + off)} | {_g(fc - off)} |")
+    if marked:
+        out += ["", "\\* identifiable only in a combination with other parameters (see the "
+                "base parameters): the split between its terms follows the prior."]
+    out += ["", "Link inertials: most standard inertial parameters enter the torques only "
+            "through the base parameters above; the data fix those combinations, the URDF "
+            "prior (closest in a scaled norm, physically consistent) fixes the rest."]
     out += ["", "## Link inertials written", "",
             "| link | mass [kg] (prior) | COM [m] | principal moments about the COM [kg m²] |",
             "|---|---|---|---|"]
