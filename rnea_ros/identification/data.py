@@ -18,7 +18,8 @@ A recording splits into segments at time gaps (> 1.5 nominal periods) and at
 unusable samples (non-finite position or effort); each segment is filtered on
 its own and loses ``2/cutoff`` seconds at both ends (filter transients).
 Saturated efforts (``|tau| >= 0.995`` of the URDF effort limit, or a
-plateau: the joint's extreme value held by more than 0.5 % of the samples)
+plateau: the joint's extreme value held by more than 0.5 % of the samples,
+but not by half of them: a constant signal is not clipping)
 are excluded per joint, with the filter's support around them.
 """
 
@@ -121,7 +122,8 @@ def saturation(effort: Array, limit: Array) -> BoolArray:
             continue
         for extreme in (column[finite].max(), column[finite].min()):
             held = column == extreme
-            if extreme != 0.0 and held.sum() > 0.005 * finite.sum():
+            # Clipping holds the extreme for a while; a constant signal is not clipping.
+            if extreme != 0.0 and 0.005 * finite.sum() < held.sum() < 0.5 * finite.sum():
                 mask[:, j] |= held
     return mask
 

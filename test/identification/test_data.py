@@ -74,10 +74,12 @@ def test_filtered_derivatives_match_the_motion_and_gaps_split_segments() -> None
 
 def test_saturation_finds_limits_and_clipping_plateaus() -> None:
     rng = np.random.default_rng(0)
-    effort = rng.normal(0.0, 10.0, (10_000, 3))
+    effort = rng.normal(0.0, 10.0, (10_000, 4))
+    effort[:, 3] = 5.0  # a constant signal is not clipping
     effort[:, 1] = np.clip(effort[:, 1], -12.0, 12.0)  # clipped drive
     effort[:50, 2] = 87.0  # at the limit
-    mask = saturation(effort, np.array([np.inf, np.inf, 87.0]))
+    mask = saturation(effort, np.array([np.inf, np.inf, 87.0, np.inf]))
     assert not mask[:, 0].any()
     assert mask[:, 1].sum() == np.sum(np.abs(effort[:, 1]) == 12.0) > 500
     assert mask[:50, 2].all() and mask[:, 2].sum() == 50
+    assert not mask[:, 3].any()
