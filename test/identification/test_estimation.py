@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from synthetic import fourier_motion, true_robot, true_torques
+from trees import random_tree
 
+from rnea_ros.core.dynamics.rnea import rnea_batch
 from rnea_ros.identification import parameters
 from rnea_ros.identification.base import base_parameters
 from rnea_ros.identification.data import Recording
@@ -86,3 +88,20 @@ def test_noisy_validation_residual_near_the_noise(noisy) -> None:
     assert result.data.t[~result.fit].min() > result.data.t[result.fit].max()  # held out
     assert np.all(result.rms_after <= 1.2 * noise), result.rms_after / noise
     assert np.all(result.rms_after < result.rms_before)  # the URDF was off
+
+
+@pytest.mark.parametrize("seed", [3, 5])
+def test_noiseless_recovery_on_trees_with_prismatic_and_fixed_joints(seed: int) -> None:
+    """Random trees (branches, prismatic, continuous and welded links); torques from our
+    RNEA with the model's own drive terms (exact sign)."""
+    model = random_tree(seed)
+    base = base_parameters(model)
+    t = np.arange(0.0, 60.0, 0.02)
+    q, qd, qdd = fourier_motion(model, t, seed=seed, harmonics=5)
+    tau = rnea_batch(model, q, qd, qdd)
+    acc = Accumulator(model.nv, base.rank)
+    acc.add(base.columns(parameters.regressor(model, q, qd, qdd)), tau)
+    est = estimate(acc)
+    want = base.of(parameters.from_model(model))
+    assert est.unidentifiable == []
+    assert np.abs(est.x - want).max() <= 1e-8 * np.abs(want).max()
