@@ -126,9 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = model.joint_names
     print(f"{PROG}: {model.name}: {result.base.rank} base parameters from "
           f"{int(result.fit.sum())} samples; condition number {result.estimate.cond:.4g}")
-    print("  validation torque RMS, before -> after:")
-    for j, name in enumerate(names):
-        print(f"    {name:<20} {result.rms_before[j]:.4g} -> {result.rms_after[j]:.4g}")
+    if result.rms_before.size:
+        print("  validation torque RMS, before -> after:")
+        for j, name in enumerate(names):
+            print(f"    {name:<20} {result.rms_before[j]:.4g} -> {result.rms_after[j]:.4g}")
+    else:
+        print("  no validation segment; fitted torque RMS: "
+              + ", ".join(f"{name} {result.fit_rms_after[j]:.4g}" for j, name in enumerate(names)))
     for what, why in result.unidentified.items():
         print(f"  not identified (kept from the prior): {what}: {why}")
     print(f"  written: {a.out / 'robot_identified.urdf'}, {a.out / 'drives_identified.yaml'}, "

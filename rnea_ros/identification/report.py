@@ -75,10 +75,15 @@ def markdown(result: Identification, links: dict[str, Inertial], *, bag: str, ur
         out.append("")
     if result.notes:
         out += ["## Data notes", ""] + [f"* {note}" for note in result.notes] + [""]
-    out += ["## Torque residual RMS on the validation segment", "",
-            "| joint | before (URDF) | after (identified, consistent) | after / before | "
-            "least squares (base) |", "|---|---|---|---|---|"]
-    for j in range(n):
+    out += ["## Torque residual RMS on the validation segment", ""]
+    if result.rms_before.size == 0:
+        out += ["No validation segment (`--validation 0`): residual RMS on the fitted data: "
+                + ", ".join(f"{model.joint_names[j]} {_g(result.fit_rms_after[j])}"
+                            for j in range(n)), ""]
+    else:
+        out += ["| joint | before (URDF) | after (identified, consistent) | after / before | "
+                "least squares (base) |", "|---|---|---|---|---|"]
+    for j in range(result.rms_before.size):
         ratio = result.rms_after[j] / result.rms_before[j] if result.rms_before[j] else np.nan
         out.append(f"| {model.joint_names[j]} | {_g(result.rms_before[j])} | "
                    f"{_g(result.rms_after[j])} | {_g(ratio)} | {_g(result.rms_base[j])} |")

@@ -73,6 +73,11 @@ def test_identifies_and_writes_loadable_files(tmp_path: Path, motion, capsys) ->
     assert after.shape == (7,)
     assert np.all(after <= 1.2 * noise)
     assert "validation torque RMS" in printed
+    # Without a validation segment everything is fitted and the report says so.
+    assert main([str(tmp_path / "bag"), "--urdf", str(URDF), "--out", str(tmp_path / "all"),
+                 "--validation", "0", "--no-plots"]) == 0
+    assert "No validation segment" in (tmp_path / "all" / "report.md").read_text()
+    assert "fitted torque RMS" in capsys.readouterr().out
 
 
 def test_too_short_bag_writes_nothing(tmp_path: Path, motion, capsys) -> None:
