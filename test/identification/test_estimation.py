@@ -105,3 +105,16 @@ def test_noiseless_recovery_on_trees_with_prismatic_and_fixed_joints(seed: int) 
     want = base.of(parameters.from_model(model))
     assert est.unidentifiable == []
     assert np.abs(est.x - want).max() <= 1e-8 * np.abs(want).max()
+
+
+def test_a_joint_that_never_reverses_is_named(arm7) -> None:
+    model, truth, _ = arm7
+    t = np.arange(0.0, 40.0, 0.002)
+    q, qd, qdd = fourier_motion(model, t, seed=6)
+    q[:, 2], qd[:, 2], qdd[:, 2] = -1.0 + 0.05 * t, 0.05, 0.0  # joint3 turns one way only
+    tau = true_torques(robot_urdf("arm7"), truth, q, qd, qdd, OFFSETS, band=0.01)
+    result = identify(model, Recording(t, q, tau), Settings(),
+                      urdf=robot_urdf("arm7").read_text())
+    reasons = {what: why for what, why in result.unidentified.items() if "joint3" in what}
+    assert any("never reverses" in why for why in reasons.values()), result.unidentified
+    assert {"Fc@joint3", "off@joint3"} & set(" ".join(reasons).replace(" + ", " ").split())
