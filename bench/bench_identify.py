@@ -1,9 +1,11 @@
 """Speed of the regressor and of identification (rnea-identify), against peers in the same run.
 
 1. Joint torque regressor of a 7-DoF arm (arm7), per sample: our batch kernel
-   (``rc.joint_torque_regressor_batch``, ``--samples`` states, 10^4 by default
-   like the batch RNEA of ``bench_core.py``, into one (N, 7, 70) array) against ``pin.computeJointTorqueRegressor`` called in a Python loop,
-   each result stored in the same kind of array (target: ours >= 2x faster).
+   (``rc.joint_torque_regressor_batch`` on batches of 10^3 and ``--samples``
+   states, 10^4 by default like the batch RNEA of ``bench_core.py``, into one
+   (N, 7, 70) array) against ``pin.computeJointTorqueRegressor`` called in a
+   Python loop, each result stored in the same kind of array (target: ours
+   >= 2x faster).
 2. Identification of arm7 from ``--minutes`` of 1 kHz joint states and
    efforts already in memory (filtering, differentiation, decimation, base
    parameters, weighted least squares, LMI consistency, validation): wall time
