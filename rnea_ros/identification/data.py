@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.ndimage
 import scipy.signal
 from numpy.typing import NDArray
 
@@ -128,6 +127,18 @@ def saturation(effort: Array, limit: Array) -> BoolArray:
     return mask
 
 
+def widen(mask: BoolArray, half: int) -> BoolArray:
+    """``mask`` (N, n) widened by ``half`` samples on both sides (a moving-window any)."""
+    out = np.zeros_like(mask)
+    for j in np.flatnonzero(mask.any(axis=0)):
+        count = np.concatenate(([0], np.cumsum(mask[:, j], dtype=np.int64)))
+        index = np.arange(mask.shape[0])
+        hi = np.minimum(index + half + 1, mask.shape[0])
+        lo = np.maximum(index - half, 0)
+        out[:, j] = count[hi] - count[lo] > 0
+    return out
+
+
 def prepare(rec: Recording, model: RobotModel, *, cutoff: float = 10.0,
             rate: float = 15.0, band: float = 0.01) -> Prepared:
     """Filter (zero phase, ``cutoff`` Hz), differentiate and decimate to about ``rate`` Hz."""
@@ -159,8 +170,7 @@ def prepare(rec: Recording, model: RobotModel, *, cutoff: float = 10.0,
                      "(segments are cut there)")
     saturated = saturation(np.where(np.isfinite(rec.effort), rec.effort, 0.0),
                            model.effort_limit)
-    spread = scipy.ndimage.binary_dilation(saturated, structure=np.ones((2 * trim + 1, 1),
-                                                                        dtype=bool))
+    spread = widen(saturated, trim)
     cuts = np.flatnonzero((steps > 1.5 * dt) | (steps <= 0)) + 1
     edges = np.concatenate(([0], cuts, [N]))
     sos = scipy.signal.butter(4, cutoff, fs=fs, output="sos")

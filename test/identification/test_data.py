@@ -83,3 +83,13 @@ def test_saturation_finds_limits_and_clipping_plateaus() -> None:
     assert mask[:, 1].sum() == np.sum(np.abs(effort[:, 1]) == 12.0) > 500
     assert mask[:50, 2].all() and mask[:, 2].sum() == 50
     assert not mask[:, 3].any()
+
+
+def test_widen_is_a_moving_window_any() -> None:
+    from rnea_ros.identification.data import widen
+
+    mask = np.zeros((20, 2), dtype=bool)
+    mask[[0, 10], 0] = True
+    out = widen(mask, 2)
+    assert np.flatnonzero(out[:, 0]).tolist() == [0, 1, 2, 8, 9, 10, 11, 12]
+    assert not out[:, 1].any()
