@@ -11,6 +11,7 @@ ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
     "ros-diagnostic-msgs", "ros-builtin-interfaces",
 ]
 TOOLS = ["rosbags", "scipy", "matplotlib", "tqdm"]
+IDENTIFICATION = ["rosbags", "scipy", "matplotlib", "cvxpy", "threadpoolctl"]
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
 
 setup(
@@ -26,14 +27,16 @@ setup(
     ],
     python_requires=">=3.10",
     install_requires=["setuptools", "numpy>=1.24", "numba>=0.59", "PyYAML"],
-    # rnea-bag (rosbag analysis) needs rosbags, scipy, matplotlib, tqdm: the "tools" extra.
+    # rnea-bag (rosbag analysis) needs rosbags, scipy, matplotlib, tqdm: the "tools" extra;
+    # rnea-identify also cvxpy (its LMI solver Clarabel) and threadpoolctl: "identification".
     extras_require={
         "oracle": ["pin"],
         "examples": ["example-robot-data"],
         "ros": ROS_WHEELS,
         "tools": TOOLS,
+        "identification": IDENTIFICATION,
         "test": TEST,
-        "all": sorted(set(ROS_WHEELS + TEST + TOOLS)),
+        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + IDENTIFICATION)),
     },
     zip_safe=False,
     maintainer="rnea_ros developers",
@@ -48,6 +51,8 @@ setup(
             "rate_limiter = rnea_ros.nodes.rate_limiter:main",
             "rnea_bag = rnea_ros.tools.bag.cli:main",
             "rnea-bag = rnea_ros.tools.bag.cli:main",
+            "rnea_identify = rnea_ros.identification.cli:main",
+            "rnea-identify = rnea_ros.identification.cli:main",
         ],
     },
 )

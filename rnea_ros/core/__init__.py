@@ -38,6 +38,12 @@ from rnea_ros.core.dynamics.kinematics import (
     link_pose,
     potential_energy,
 )
+from rnea_ros.core.dynamics.regressor import (
+    joint_torque_regressor,
+    joint_torque_regressor_batch,
+)
+from rnea_ros.core.dynamics.regressor import parameter_names as regressor_parameter_names
+from rnea_ros.core.dynamics.regressor import parameter_vector as regressor_parameters
 from rnea_ros.core.dynamics.rnea import (
     friction_torques,
     gravity_batch,
@@ -62,6 +68,7 @@ from rnea_ros.core.elastic.rnea import ElasticTorques, elastic_rnea
 from rnea_ros.core.errors import (
     BagError,
     DHError,
+    IdentificationError,
     InertiaError,
     InertiaWarning,
     JointNameError,
@@ -87,6 +94,7 @@ __all__ = [
     "ElasticTorques",
     "Feedforward",
     "Frame",
+    "IdentificationError",
     "InertiaError",
     "InertiaWarning",
     "JointDrive",
@@ -120,6 +128,8 @@ __all__ = [
     "from_mdh",
     "gravity_batch",
     "gravity_torques",
+    "joint_torque_regressor",
+    "joint_torque_regressor_batch",
     "joint_wrench_derivatives",
     "joint_wrench_derivatives_batch",
     "kinetic_energy",
@@ -132,6 +142,8 @@ __all__ = [
     "nonlinear_effects_batch",
     "parse_urdf",
     "potential_energy",
+    "regressor_parameter_names",
+    "regressor_parameters",
     "rnea",
     "rnea_batch",
     "rnea_derivative",

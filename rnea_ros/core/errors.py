@@ -54,6 +54,11 @@ class BagError(RneaError):
     """A bag, topic or robot that a tool cannot analyse (one clear message)."""
 
 
+class IdentificationError(RneaError):
+    """Identification cannot give what was asked: unidentifiable parameters, unusable data,
+    or an optimisation that failed (one clear message naming what and why)."""
+
+
 def options(names: Iterable[str], limit: int = 12) -> str:
     """Format a list of valid options for an error message."""
     names = list(names)

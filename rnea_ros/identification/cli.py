@@ -1,0 +1,144 @@
+"""``rnea-identify``: dynamic parameters of a robot from a recorded bag.
+
+    rnea-identify BAG --urdf robot.urdf [--drives drives.yaml] --out DIR
+
+writes ``DIR/robot_identified.urdf`` (every moving link's ``<inertial>``
+replaced by physically consistent identified values, the rest of the file
+unchanged), ``DIR/drives_identified.yaml`` (armature, viscous and Coulomb
+friction per joint in the drive-file format; offsets aside) and
+``DIR/report.md`` with ``validation.png``. When the data cannot determine
+some parameters (a joint that never moves...), it names them and writes
+nothing unless ``--partial`` (then they keep their URDF/drive-file values and
+the report lists them). Exit codes: 0 written, 1 error or nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from rnea_ros.core.dynamics.regressor import parameter_vector
+from rnea_ros.core.errors import IdentificationError, RneaError
+from rnea_ros.core.model.drives import apply_drive_parameters
+from rnea_ros.core.model.urdf import load_urdf, parse_urdf
+from rnea_ros.identification.pipeline import Identification, Settings, read_and_identify
+from rnea_ros.identification.report import markdown, plot_validation
+from rnea_ros.identification.writers import (
+    Inertial,
+    drives_yaml,
+    fixed_parts,
+    own_link_inertials,
+    replace_inertials,
+)
+
+PROG = "rnea-identify"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].split(": ")[-1])
+    p.add_argument("bag", type=Path, help="ROS 1 .bag, rosbag2 directory, .mcap or .db3")
+    p.add_argument("--urdf", type=Path, required=True, help="robot URDF: the prior")
+    p.add_argument("--drives", type=Path, help="drive file (armature, friction) of the prior")
+    p.add_argument("--out", type=Path, default=Path("identification"), help="output directory")
+    p.add_argument("--states-topic", default="/joint_states")
+    p.add_argument("--time-base", default="header", choices=("header", "receive"))
+    p.add_argument("--cutoff", type=float, default=10.0, help="zero-phase low-pass [Hz]")
+    p.add_argument("--rate", type=float, default=15.0,
+                   help="rate after decimation [Hz]; about 1.5 x cutoff keeps the noise of "
+                        "successive samples nearly independent")
+    p.add_argument("--validation", type=float, default=0.2,
+                   help="fraction of the recording (its end) kept for validation")
+    p.add_argument("--band", type=float, default=0.01,
+                   help="Coulomb sign smoothing band [rad/s]")
+    p.add_argument("--partial", action="store_true",
+                   help="write files even when some parameters are not identifiable "
+                        "(they keep their prior values)")
+    p.add_argument("--no-plots", action="store_true")
+    return p
+
+
+def outputs(result: Identification, urdf_text: str) -> tuple[str, str, dict[str, Inertial]]:
+    """The identified URDF and drive-file texts, checked by loading them back."""
+    model = result.prior
+    fixed = fixed_parts(model, urdf_text)
+    links = own_link_inertials(model, result.theta, fixed)
+    new_urdf = replace_inertials(urdf_text, links)
+    header = (f"Identified by {PROG}: armature [kg m^2], coulomb [N m], viscous [N m s/rad]\n"
+              "per joint, read by the controller (drives:=this file).")
+    drives = drives_yaml(model, result.theta, header)
+    try:  # strict: positive masses, positive-definite inertias, triangle inequalities
+        import yaml
+
+        check = apply_drive_parameters(parse_urdf(new_urdf, inertia_check="strict"),
+                                       yaml.safe_load(drives))
+    except RneaError as exc:
+        raise IdentificationError(f"the identified files do not load back: {exc}") from None
+    expected = result.theta.copy()
+    n = model.nv
+    drive = expected[10 * n:].reshape(n, 4)
+    got = parameter_vector(check, drives=True)
+    want = np.concatenate([expected[:10 * n], np.maximum(drive[:, :3], 0.0).ravel()])
+    scale = np.abs(want).max()
+    if np.abs(got - want).max() > 1e-6 * scale:
+        raise IdentificationError("the identified files do not reproduce the identified "
+                                  "parameters (internal error)")
+    return new_urdf, drives, links
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Identify; 0 when the files were written, 1 with messages otherwise."""
+    a = parser().parse_args(argv)
+    if not 0.0 <= a.validation < 0.9 or a.cutoff <= 0 or a.rate <= 0 or a.band < 0:
+        print(f"{PROG}: error: need 0 <= --validation < 0.9, --cutoff > 0, --rate > 0, "
+              "--band >= 0", file=sys.stderr)
+        return 1
+    settings = Settings(cutoff=a.cutoff, rate=a.rate, validation=a.validation, band=a.band)
+    try:
+        model = load_urdf(a.urdf, drives=a.drives, inertia_check="warn")
+        urdf_text = a.urdf.read_text(encoding="utf-8")
+        result = read_and_identify(a.bag, model, settings, urdf=urdf_text,
+                                   states_topic=a.states_topic, time_base=a.time_base)
+        if result.unidentified and not a.partial:
+            print(f"{PROG}: error: these data cannot identify every parameter; nothing "
+                  "written (--partial keeps them at their URDF/drive-file values):",
+                  file=sys.stderr)
+            for what, why in result.unidentified.items():
+                print(f"  {what}: {why}", file=sys.stderr)
+            return 1
+        new_urdf, drives, links = outputs(result, urdf_text)
+    except RneaError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "robot_identified.urdf").write_text(new_urdf, encoding="utf-8")
+    (a.out / "drives_identified.yaml").write_text(drives, encoding="utf-8")
+    plots = []
+    if not a.no_plots and (~result.fit).any():
+        plot_validation(result, a.out / "validation.png", a.band)
+        plots.append("validation.png")
+    (a.out / "report.md").write_text(markdown(
+        result, links, bag=str(a.bag), urdf=str(a.urdf), band=a.band, plots=plots,
+        written=["robot_identified.urdf", "drives_identified.yaml"]), encoding="utf-8")
+    names = model.joint_names
+    print(f"{PROG}: {model.name}: {result.base.rank} base parameters from "
+          f"{int(result.fit.sum())} samples; condition number {result.estimate.cond:.4g}")
+    if result.rms_before.size:
+        print("  validation torque RMS, before -> after:")
+        for j, name in enumerate(names):
+            print(f"    {name:<20} {result.rms_before[j]:.4g} -> {result.rms_after[j]:.4g}")
+    else:
+        print("  no validation segment; fitted torque RMS: "
+              + ", ".join(f"{name} {result.fit_rms_after[j]:.4g}" for j, name in enumerate(names)))
+    for what, why in result.unidentified.items():
+        print(f"  not identified (kept from the prior): {what}: {why}")
+    print(f"  written: {a.out / 'robot_identified.urdf'}, {a.out / 'drives_identified.yaml'}, "
+          f"{a.out / 'report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,191 @@
+"""Identification from recorded joint states and efforts: the whole method.
+
+1. data (:mod:`~rnea_ros.identification.data`): zero-phase filtering,
+   differentiation, decimation; saturated and non-finite samples excluded;
+2. the last ``validation`` fraction of the time is set aside (never fitted);
+3. base parameters (:mod:`~rnea_ros.identification.base`) and weighted least
+   squares (:mod:`~rnea_ros.identification.estimation`) on the fitting part;
+4. what the data cannot determine is named (a joint that never moves or
+   never reverses, a combination not excited), not estimated;
+5. physically consistent standard parameters
+   (:mod:`~rnea_ros.identification.consistency`), the URDF as prior;
+6. torque residuals per joint on the validation part, before (the URDF and
+   drive file) and after.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
+
+from rnea_ros.core.errors import IdentificationError
+from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.identification import parameters
+from rnea_ros.identification.base import BaseParameters, base_parameters
+from rnea_ros.identification.consistency import consistent_parameters
+from rnea_ros.identification.data import Prepared, Recording, prepare
+from rnea_ros.identification.estimation import Accumulator, Estimate, estimate
+from rnea_ros.identification.writers import fixed_parts
+
+Array = NDArray[np.float64]
+
+
+@dataclass
+class Settings:
+    """How to identify: filter ``cutoff`` [Hz], decimated ``rate`` [Hz], the
+    ``validation`` fraction (last part of the time), the Coulomb smoothing
+    ``band`` [rad/s or m/s], the rank tolerance, the regressor chunk size."""
+
+    cutoff: float = 10.0
+    rate: float = 15.0
+    validation: float = 0.2
+    band: float = 0.01
+    rank_tol: float = 1e-7
+    chunk: int = 4000
+    min_motion: float = 0.01  # rad (m): a joint whose filtered range is below never moves
+
+
+@dataclass
+class Identification:
+    """Everything ``rnea-identify`` reports and writes."""
+
+    prior: RobotModel
+    base: BaseParameters
+    estimate: Estimate
+    theta_prior: Array
+    theta: Array  # physically consistent standard parameters (14 n,)
+    data: Prepared
+    fit: NDArray[np.bool_]  # (M,) samples used for fitting; the others validate
+    unidentified: dict[str, str]  # base-parameter expression -> why
+    notes: list[str] = field(default_factory=list)
+    rms_before: Array = field(default_factory=lambda: np.zeros(0))
+    rms_after: Array = field(default_factory=lambda: np.zeros(0))
+    rms_base: Array = field(default_factory=lambda: np.zeros(0))
+    fit_rms_after: Array = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def offsets(self) -> Array:
+        n = self.prior.nv
+        return self.theta[10 * n + 3::4]
+
+    def predict(self, theta: Array, rows: NDArray[np.bool_] | None = None,
+                band: float = 0.01) -> Array:
+        """Model torques (M, n) at the prepared samples for standard parameters ``theta``."""
+        d = self.data
+        keep = np.ones(d.t.size, dtype=bool) if rows is None else rows
+        out = np.empty((int(keep.sum()), self.prior.nv))
+        idx = np.flatnonzero(keep)
+        for s in range(0, idx.size, 4000):
+            k = idx[s:s + 4000]
+            out[s:s + k.size] = parameters.regressor(self.prior, d.q[k], d.qd[k], d.qdd[k],
+                                                     band) @ theta
+        return out
+
+
+def _rms(residual: Array, valid: NDArray[np.bool_]) -> Array:
+    r = np.where(valid, residual, 0.0)
+    count = np.maximum(valid.sum(axis=0), 1)
+    return np.asarray(np.sqrt((r**2).sum(axis=0) / count), dtype=np.float64)
+
+
+def _why(model: RobotModel, expression: str, still: list[int], one_way: list[int]) -> str:
+    """A reason for an unidentifiable base parameter, from the joints it involves."""
+    involved = set()
+    for term in expression.replace(" - ", " + ").split(" + "):
+        name = term.split("·")[-1].split("@")[-1]
+        if name in model.joint_names:
+            involved.add(model.joint_index(name))
+        elif name in model.body_names:
+            involved.add(model.body_names.index(name))
+    for i in sorted(involved):
+        if i in still:
+            return f"joint '{model.joint_names[i]}' never moves"
+    for i in sorted(involved):
+        if i in one_way and ("Fc@" in expression or "off@" in expression):
+            return (f"joint '{model.joint_names[i]}' never reverses: Coulomb friction and "
+                    "offset cannot be told apart")
+    return "not excited by this motion (no component in the observation matrix)"
+
+
+def identify_prepared(model: RobotModel, data: Prepared, settings: Settings,
+                      prior_theta: Array | None = None, urdf: str | None = None,
+                      base: BaseParameters | None = None) -> Identification:
+    """Steps 2-6 on prepared samples; ``urdf`` (the prior's text) for welded links."""
+    n, M = model.nv, data.t.size
+    base = base if base is not None else base_parameters(model)
+    prior = prior_theta if prior_theta is not None else parameters.from_model(model)
+    t_split = data.t[0] + (1.0 - settings.validation) * (data.t[-1] - data.t[0])
+    fit = data.t < t_split if settings.validation > 0 else np.ones(M, dtype=bool)
+    needed = 3 * base.rank // max(n, 1) + 10
+    if int(fit.sum()) < needed or int((~fit).sum()) < (10 if settings.validation > 0 else 0):
+        raise IdentificationError(
+            f"the recording is too short: {M} usable samples at "
+            f"{1.0 / (data.period * data.decimation):.3g} Hz ({data.t[-1] - data.t[0]:.3g} s); "
+            f"{base.rank} base parameters need at least "
+            f"{needed} fitting samples and 10 validation samples")
+    acc = Accumulator(n, base.rank)
+    idx = np.flatnonzero(fit)
+    with threadpool_limits(1):  # small dense QRs: threads only contend
+        for s in range(0, idx.size, settings.chunk):
+            k = idx[s:s + settings.chunk]
+            W = base.columns(parameters.regressor(model, data.q[k], data.qd[k], data.qdd[k],
+                                                  coulomb=data.coulomb[k]))
+            acc.add(W, data.tau[k], data.valid[k])
+        est = estimate(acc, settings.rank_tol)
+    span = data.q[fit].max(axis=0) - data.q[fit].min(axis=0)
+    still = [i for i in range(n) if span[i] < settings.min_motion]
+    moving = data.qd[fit] if fit.any() else data.qd
+    one_way = [i for i in range(n) if i not in still
+               and not ((moving[:, i] > settings.band).any()
+                        and (moving[:, i] < -settings.band).any())]
+    relations = base.relations(4)
+    unidentified = {relations[k]: _why(model, relations[k], still, one_way)
+                    for k in est.unidentifiable}
+    for i in still:
+        unidentified.setdefault(f"joint '{model.joint_names[i]}'",
+                                f"never moves (range {span[i]:.3g}): its friction, armature "
+                                "and the inertia only it would reveal are not identified")
+    fixed = fixed_parts(model, urdf) if urdf is not None else {}
+    with threadpool_limits(1):
+        theta = consistent_parameters(model, base.K, est.R, est.x, prior, fixed=fixed)
+    result = Identification(model, base, est, prior, theta, data, fit, unidentified,
+                            list(data.notes))
+    valid = ~fit
+    if valid.any():
+        measured = data.tau_raw[valid]
+        ok = data.valid[valid] & np.isfinite(measured)
+        result.rms_before = _rms(measured - result.predict(prior, valid, settings.band), ok)
+        result.rms_after = _rms(measured - result.predict(theta, valid, settings.band), ok)
+        x_std = np.zeros_like(theta)
+        x_std[base.independent] = est.x
+        result.rms_base = _rms(measured - result.predict(x_std, valid, settings.band), ok)
+    result.fit_rms_after = _rms(data.tau_raw[fit] - result.predict(theta, fit, settings.band),
+                                data.valid[fit])
+    return result
+
+
+def identify(model: RobotModel, recording: Recording, settings: Settings | None = None, *,
+             urdf: str | None = None, prior_theta: Array | None = None) -> Identification:
+    """Identify ``model``'s parameters from a raw ``recording`` (1-6 of the module docstring)."""
+    settings = settings or Settings()
+    data = prepare(recording, model, cutoff=settings.cutoff, rate=settings.rate,
+                   band=settings.band)
+    return identify_prepared(model, data, settings, prior_theta, urdf)
+
+
+def read_and_identify(bag: Path, model: RobotModel, settings: Settings, *, urdf: str,
+                      states_topic: str = "/joint_states",
+                      time_base: str = "header") -> Identification:
+    """:func:`identify` on the joint states of ``bag``."""
+    from rnea_ros.identification.data import read_bag
+
+    recording = read_bag(bag, model, states_topic=states_topic, time_base=time_base)
+    result = identify(model, recording, settings, urdf=urdf)
+    for key, count in recording.skipped.items():
+        if count:
+            result.notes.append(f"{count} joint states skipped by the reader ({key})")
+    return result
