@@ -13,8 +13,38 @@ if TYPE_CHECKING:
     from rnea_ros.tools.bag.analysis import Analysis
 
 
+def effort_unit(joint_type: str) -> str:
+    """``N m`` for a revolute joint, ``N`` for a prismatic one."""
+    return "N" if joint_type == "prismatic" else "N m"
+
+
+def units(analysis: Analysis) -> str:
+    """The robot's effort unit: ``N m``, ``N``, or ``N m / N`` for a mixed robot."""
+    kinds = {effort_unit(t) for t in analysis.model.joint_types}
+    return " / ".join(sorted(kinds, reverse=True))
+
+
+def _rate_panel(ax: Any, t: Any, rate: Any, limit: float, unit: str) -> None:
+    """tau_dot scaled to its data; the limits drawn when in view, else written in a corner."""
+    ax.plot(t, rate, lw=0.8, label="model τ̇")
+    finite = rate[np.isfinite(rate)]
+    peak = float(np.abs(finite).max()) if finite.size else 0.0
+    if peak >= 0.5 * limit:
+        for sign in (-1, 1):
+            ax.axhline(sign * limit, color="r", ls="--", lw=0.8,
+                       label=f"limit ±{limit:.4g}" if sign > 0 else None)
+        ax.set_ylim(-1.1 * max(peak, limit), 1.1 * max(peak, limit))
+    else:
+        ax.text(0.99, 0.95, f"limit ±{limit:.4g} {unit}/s (off scale; peak {peak:.3g})",
+                transform=ax.transAxes, ha="right", va="top", fontsize=8, color="r")
+    ax.legend(loc="upper left", fontsize=8)
+
+
 def plot_joints(analysis: Analysis) -> list[Path]:
-    """One PNG per joint: measured vs model vs command, residual, tau_dot with limits."""
+    """One PNG per joint: measured vs model vs command, residual, tau_dot with limits.
+
+    Time is from the first analysed sample (the bag's start), in seconds.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -22,25 +52,27 @@ def plot_joints(analysis: Analysis) -> list[Path]:
 
     data = {k: np.concatenate(v) if v else np.zeros((0, analysis.model.nv))
             for k, v in analysis.plot.items()}
-    t = data["t"].ravel()
+    t = data["t"].ravel() - analysis.t0
     paths = []
     model = analysis.model
     for j, name in enumerate(model.joint_names):
+        unit = effort_unit(model.joint_types[j])
         fig, axes = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
         axes[0].plot(t, data["effort"][:, j], label="measured", lw=0.8)
         axes[0].plot(t, data["tau"][:, j], label="model", lw=0.8)
         if np.isfinite(data["command"][:, j]).any():
             axes[0].plot(t, data["command"][:, j], label="command", lw=0.8)
-        axes[0].set_ylabel("effort")
-        axes[0].legend(loc="upper right")
+        axes[0].set_ylabel(f"effort [{unit}]")
+        axes[0].legend(loc="upper right", fontsize=8)
         axes[1].plot(t, data["tau"][:, j] - data["effort"][:, j], lw=0.8)
-        axes[1].set_ylabel("model - measured")
-        axes[2].plot(t, data["tau_dot"][:, j], lw=0.8, label="model tau_dot")
-        for sign in (-1, 1):
-            axes[2].axhline(sign * analysis.rate_limits[j], color="r", ls="--", lw=0.8)
-        axes[2].set_ylabel("effort rate")
-        axes[2].set_xlabel("time [s]")
-        fig.suptitle(f"{model.name}: {name}")
+        axes[1].set_ylabel(f"model − measured [{unit}]")
+        _rate_panel(axes[2], t, data["tau_dot"][:, j], float(analysis.rate_limits[j]), unit)
+        axes[2].set_ylabel(f"effort rate [{unit}/s]")
+        axes[2].set_xlabel("time from the bag's start [s]")
+        for ax in axes:
+            ax.ticklabel_format(axis="x", useOffset=False, style="plain")
+            ax.grid(alpha=0.3)
+        fig.suptitle(f"{model.name}: {name} ({model.joint_types[j]})")
         fig.tight_layout()
         path = analysis.options.out / f"joint_{name}.png"
         fig.savefig(path, dpi=80)
@@ -50,48 +82,72 @@ def plot_joints(analysis: Analysis) -> list[Path]:
 
 
 def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -> Path:
-    """``report.md``: message statistics, residual tables, violations, plots."""
+    """``report.md``: warnings, message statistics, residual tables, violations, plots."""
     model, opt = analysis.model, analysis.options
+    unit = units(analysis)
+    commands = (f"commands `{opt.commands_topic}`" if analysis.has_commands
+                else f"no command topic (`{opt.commands_topic}` is not in the bag)")
     lines = [f"# rnea-bag report: {opt.bag.name}", "",
              f"Robot **{model.name}** ({model.nv} joints), states `{opt.states_topic}` "
-             f"(time base: {opt.time_base}), commands `{opt.commands_topic}`.", "",
-             "## Messages", "", "| quantity | value |", "|---|---|"]
+             f"(time base: {opt.time_base}), {commands}. Times are from the first analysed "
+             f"sample, t0 = {analysis.t0:.6f} s ({opt.time_base} time); efforts in {unit}.",
+             ""]
+    warnings = stats.get("warnings", [])
+    if warnings:
+        lines += ["## Warnings", ""] + [f"- {w}" for w in warnings] + [""]
+    lines += ["## Messages", "", "| quantity | value |", "|---|---|"]
     _, jitter = rate_and_jitter(analysis.period_sums)
-    command_rate, command_jitter = rate_and_jitter(stats["command_periods"])
     rate = 1.0 / analysis.dt if analysis.dt else float("nan")
-    for key, value in (("joint states", stats["states"]), ("samples analysed", analysis.written),
-                       ("skipped: NaN", stats["skipped_nan"]),
-                       ("skipped: missing joints", stats["skipped_missing"]),
-                       ("commands", stats["commands"]),
-                       ("skipped commands (wrong length)", stats["skipped_commands"]),
-                       ("command rate [Hz] (receive time)", f"{command_rate:.1f}"),
-                       ("command jitter [ms]", f"{1e3 * command_jitter:.3f}"),
-                       ("longest command gap [ms]", f"{1e3 * stats['command_max_period']:.1f}"),
-                       ("rate [Hz]", f"{rate:.1f}"),
-                       ("jitter (std of the period) [ms]", f"{1e3 * jitter:.3f}"),
-                       ("gaps (> 5 periods)", analysis.gaps),
-                       ("holes (> 1.5 periods: new segment)", analysis.holes),
-                       ("segments", analysis.segments)):
-        lines.append(f"| {key} | {value} |")
-    for title, pair in (("Model - measured effort", analysis.model_vs_measured),
-                        ("Command - measured effort", analysis.command_vs_measured)):
+    rows: list[tuple[str, Any]] = [
+        ("joint states", stats["states"]), ("samples analysed", analysis.written),
+        ("skipped: NaN", stats["skipped_nan"]),
+        ("skipped: missing joints", stats["skipped_missing"])]
+    if analysis.has_commands:
+        command_rate, command_jitter = rate_and_jitter(stats["command_periods"])
+        rows += [("commands", stats["commands"]),
+                 ("skipped commands (wrong length)", stats["skipped_commands"]),
+                 ("command rate [Hz] (receive time)", f"{command_rate:.1f}"),
+                 ("command jitter [ms]", f"{1e3 * command_jitter:.3f}"),
+                 ("longest command gap [ms]", f"{1e3 * stats['command_max_period']:.1f}")]
+    rows += [("rate [Hz]", f"{rate:.1f}"),
+             ("jitter (std of the period) [ms]", f"{1e3 * jitter:.3f}"),
+             ("gaps (> 5 periods)", analysis.gaps),
+             ("holes (> 1.5 periods: new segment)", analysis.holes),
+             ("segments", analysis.segments)]
+    lines += [f"| {key} | {value} |" for key, value in rows]
+    pairs = [("Model - measured effort", analysis.model_vs_measured)]
+    if analysis.has_commands and stats["commands"]:
+        pairs.append(("Command - measured effort", analysis.command_vs_measured))
+    for title, pair in pairs:
         table = pair.table()
-        lines += ["", f"## {title}", "", "| joint | samples | RMS | MAE | max | bias | "
-                  "correlation |", "|---|---|---|---|---|---|---|"]
+        lines += ["", f"## {title}", "", "| joint | unit | samples | RMS | MAE | max | bias | "
+                  "correlation |", "|---|---|---|---|---|---|---|---|"]
         for j, name in enumerate(model.joint_names):
-            lines.append(f"| {name} | {int(table['samples'][j])} | {table['rms'][j]:.4g} | "
+            lines.append(f"| {name} | {effort_unit(model.joint_types[j])} | "
+                         f"{int(table['samples'][j])} | {table['rms'][j]:.4g} | "
                          f"{table['mae'][j]:.4g} | {table['max'][j]:.4g} | "
                          f"{table['bias'][j]:.4g} | {table['correlation'][j]:.4f} |")
+    if not analysis.has_commands:
+        lines += ["", "## Command - measured effort", "",
+                  f"None: the bag has no command topic `{opt.commands_topic}` "
+                  "(`--commands-topic` names another)."]
+    elif not stats["commands"]:
+        lines += ["", "## Command - measured effort", "",
+                  f"None: no command on `{opt.commands_topic}` has the robot's "
+                  f"{len(analysis.joints)} values."]
     violations = analysis.effort_violations.close() + analysis.rate_violations.close()
     lines += ["", "## Limit violations", ""]
     if violations:
-        lines += ["| joint | kind | start [s] | end [s] | peak | limit |",
-                  "|---|---|---|---|---|---|"]
-        lines += [f"| {v.joint} | {v.kind} | {v.start:.4f} | {v.end:.4f} | {v.peak:.4g} | "
-                  f"{v.limit:.4g} |" for v in violations]
+        lines += ["| joint | kind | start [s] | end [s] | peak | limit | unit |",
+                  "|---|---|---|---|---|---|---|"]
+        for v in violations:
+            u = effort_unit(model.joint_types[model.joint_index(v.joint)])
+            u = u if v.kind == "effort" else f"{u}/s"
+            lines.append(f"| {v.joint} | {v.kind} | {v.start - analysis.t0:.4f} | "
+                         f"{v.end - analysis.t0:.4f} | {v.peak:.4g} | {v.limit:.4g} | {u} |")
     else:
         lines.append("None.")
-    analysis.violations = violations  # type: ignore[attr-defined]
+    analysis.violations = violations
     if plots:
         lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
     lines += ["", f"Savitzky-Golay window {opt.window} s, order {opt.order}; velocities "

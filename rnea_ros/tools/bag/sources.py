@@ -1,0 +1,178 @@
+"""Where raw messages come from: ``rosbags`` (rosbag2 MCAP/sqlite3, ROS 1 ``.bag``), or a
+truncated MCAP read record by record up to the cut.
+
+A source gives its topics (:class:`Topic`: name, message type, serialisation
+``"cdr"`` or ``"ros1"``), its raw messages ``(topic, receive time [ns], bytes)``
+in time order, and ``deserialize(raw, topic)`` for the general case.
+
+A recording stopped by a crash or a power loss leaves an MCAP without its
+summary and footer (and a rosbag2 directory without ``metadata.yaml``).
+``rosbags`` refuses it ("File end magic is invalid"); :class:`McapStreamSource`
+reads it as ``mcap recover`` does: record after record, up to the last whole
+chunk, and says how much it read (:attr:`McapStreamSource.recovered`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rnea_ros.core.errors import BagError
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    msgtype: str
+    encoding: str  # "cdr" (ROS 2) or "ros1"
+
+
+def _typestore() -> Any:
+    from rosbags.typesys import Stores, get_typestore
+
+    return get_typestore(Stores.ROS2_KILTED)
+
+
+class RosbagsSource:
+    """What ``rosbags`` opens: a rosbag2 directory, an ``.mcap``/``.db3`` file, a ROS 1 ``.bag``."""
+
+    recovered: str | None = None
+
+    def __init__(self, path: Path) -> None:
+        from rosbags.highlevel import AnyReader
+
+        self.reader = AnyReader([path], default_typestore=_typestore())
+        self.reader.open()
+        encoding = "cdr" if self.reader.is2 else "ros1"
+        self.topics = {c.topic: Topic(c.topic, c.msgtype, encoding)
+                       for c in self.reader.connections}
+        self.counts: dict[str, int] = {}
+        for c in self.reader.connections:
+            self.counts[c.topic] = self.counts.get(c.topic, 0) + c.msgcount
+
+    def messages(self, topics: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
+        wanted = [c for c in self.reader.connections if c.topic in topics]
+        for connection, stamp_ns, raw in self.reader.messages(connections=wanted):
+            yield connection.topic, stamp_ns, raw
+
+    def deserialize(self, raw: bytes, topic: str) -> Any:
+        return self.reader.deserialize(raw, self.topics[topic].msgtype)
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+def mcap_files(path: Path) -> list[Path]:
+    """The MCAP files of ``path`` (a file or a rosbag2 directory), in name order."""
+    if path.is_dir():
+        return sorted(path.glob("*.mcap"))
+    return [path] if path.suffix == ".mcap" else []
+
+
+class McapStreamSource:
+    """An MCAP without (valid) summary or footer, read record by record up to its cut.
+
+    A first pass learns the topics and counts the messages; :meth:`messages`
+    streams the files again (memory does not grow with the bag), in their
+    written order, which is the receive order of a recording.
+    """
+
+    def __init__(self, files: list[Path]) -> None:
+        self.files = files
+        self.typestore = _typestore()
+        self.topics: dict[str, Topic] = {}
+        self.counts: dict[str, int] = {}
+        notes = []
+        for file in files:
+            read, position, cut = 0, 0, False
+            for item in self._records(file):
+                if isinstance(item, int):
+                    position, cut = item, True
+                elif item[0] is not None:
+                    self.counts[item[0]] = self.counts.get(item[0], 0) + 1
+                    read += 1
+            if cut:
+                size = file.stat().st_size
+                notes.append(f"'{file.name}' is truncated: read {read} messages, up to its last "
+                             f"whole chunk ({_mib(position)} of {_mib(size)})")
+        if not self.topics:
+            raise BagError("no MCAP channel found")
+        self.recovered = "; ".join(notes) or None
+
+    def _records(self, file: Path) -> Iterator[Any]:
+        """``(topic, log time, data)`` per message, then the byte offset of a cut, if any."""
+        from mcap.exceptions import McapError
+        from mcap.records import Channel, Message, Schema
+        from mcap.stream_reader import StreamReader
+
+        schemas: dict[int, Schema] = {}
+        channels: dict[int, str] = {}
+        with open(file, "rb") as stream:
+            position = 0
+            try:
+                reader = StreamReader(stream, record_size_limit=file.stat().st_size)
+                for record in reader.records:
+                    if isinstance(record, Message):
+                        yield channels.get(record.channel_id), record.log_time, record.data
+                        continue
+                    if isinstance(record, Schema):
+                        schemas[record.id] = record
+                    elif isinstance(record, Channel) and record.schema_id in schemas:
+                        schema = schemas[record.schema_id]
+                        self._register(schema.name, schema.encoding, schema.data)
+                        channels[record.id] = record.topic
+                        self.topics[record.topic] = Topic(record.topic, schema.name, "cdr")
+                    position = stream.tell()
+            except (McapError, ValueError, EOFError, OSError):
+                yield position
+
+    def _register(self, name: str, encoding: str, data: bytes) -> None:
+        if name in self.typestore.types or encoding != "ros2msg":
+            return
+        from rosbags.typesys import get_types_from_msg
+
+        try:
+            self.typestore.register(get_types_from_msg(data.decode(), name))
+        except Exception:  # an unparsable schema: its topic cannot be decoded, others can
+            return
+
+    def messages(self, topics: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
+        wanted = set(topics)
+        for file in self.files:
+            for item in self._records(file):
+                if not isinstance(item, int) and item[0] in wanted:
+                    yield item
+
+    def deserialize(self, raw: bytes, topic: str) -> Any:
+        return self.typestore.deserialize_cdr(raw, self.topics[topic].msgtype)
+
+    def close(self) -> None:
+        pass
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+def _is_mcap(path: Path) -> bool:
+    with open(path, "rb") as stream:
+        return stream.read(8) == b"\x89MCAP0\r\n"
+
+
+def open_source(path: Path) -> RosbagsSource | McapStreamSource:
+    """A source for ``path``; :class:`BagError` with one line when nothing can read it."""
+    if not path.exists():
+        raise BagError(f"bag '{path}' does not exist")
+    try:
+        return RosbagsSource(path)
+    except Exception as exc:  # rosbags raises several types for unreadable bags
+        error = exc
+    files = mcap_files(path)
+    if files and all(_is_mcap(f) for f in files):
+        try:
+            return McapStreamSource(files)
+        except BagError:
+            pass
+    raise BagError(f"cannot read bag '{path}': {error}")
