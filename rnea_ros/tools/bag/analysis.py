@@ -249,7 +249,8 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
                            f"positions, {stats['skipped_missing']} incomplete)")
         extra = [j for j in bag_joints if j not in model.joint_names]
         if extra:
-            warnings_.append(f"the bag's joint states have {len(extra)} joints the robot "
+            warnings_.append(f"the bag's joint states have {len(extra)} "
+                             f"joint{'s' if len(extra) > 1 else ''} the robot "
                              f"'{model.name}' lacks ({_names(extra)}): is it the right URDF? "
                              f"Only the robot's {model.nv} joints were analysed")
     finally:

@@ -36,7 +36,8 @@ def _rate_panel(ax: Any, t: Any, rate: Any, limit: float, unit: str) -> None:
         ax.set_ylim(-1.1 * max(peak, limit), 1.1 * max(peak, limit))
     else:
         ax.text(0.99, 0.95, f"limit ±{limit:.4g} {unit}/s (off scale; peak {peak:.3g})",
-                transform=ax.transAxes, ha="right", va="top", fontsize=8, color="r")
+                transform=ax.transAxes, ha="right", va="top", fontsize=8, color="r",
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     ax.legend(loc="upper left", fontsize=8)
 
 
@@ -73,7 +74,7 @@ def plot_joints(analysis: Analysis) -> list[Path]:
             ax.ticklabel_format(axis="x", useOffset=False, style="plain")
             ax.grid(alpha=0.3)
         fig.suptitle(f"{model.name}: {name} ({model.joint_types[j]})")
-        fig.tight_layout()
+        fig.subplots_adjust(left=0.11, right=0.98, bottom=0.08, top=0.93, hspace=0.12)
         path = analysis.options.out / f"joint_{name}.png"
         fig.savefig(path, dpi=80)
         plt.close(fig)
@@ -130,7 +131,7 @@ def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -
     if not analysis.has_commands:
         lines += ["", "## Command - measured effort", "",
                   f"None: the bag has no command topic `{opt.commands_topic}` "
-                  "(`--commands-topic` names another)."]
+                  "(pass `--commands-topic` if they were recorded under another name)."]
     elif not stats["commands"]:
         lines += ["", "## Command - measured effort", "",
                   f"None: no command on `{opt.commands_topic}` has the robot's "

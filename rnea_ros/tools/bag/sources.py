@@ -8,12 +8,14 @@ in time order, and ``deserialize(raw, topic)`` for the general case.
 A recording stopped by a crash or a power loss leaves an MCAP without its
 summary and footer (and a rosbag2 directory without ``metadata.yaml``).
 ``rosbags`` refuses it ("File end magic is invalid"); :class:`McapStreamSource`
-reads it as ``mcap recover`` does: record after record, up to the last whole
-chunk, and says how much it read (:attr:`McapStreamSource.recovered`).
+reads it as ``mcap recover`` does: record after record with the ``mcap``
+library's stream reader, then the whole messages of an uncompressed chunk cut
+short, and says how much it read (:attr:`McapStreamSource.recovered`).
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,8 +97,9 @@ class McapStreamSource:
                     read += 1
             if cut:
                 size = file.stat().st_size
-                notes.append(f"'{file.name}' is truncated: read {read} messages, up to its last "
-                             f"whole chunk ({_mib(position)} of {_mib(size)})")
+                notes.append(f"'{file.name}' is truncated (no footer: a recording cut short): "
+                             f"read {read} messages, the first {_mib(position)} of "
+                             f"{_mib(size)}")
         if not self.topics:
             raise BagError("no MCAP channel found")
         self.recovered = "; ".join(notes) or None
@@ -126,7 +129,12 @@ class McapStreamSource:
                         self.topics[record.topic] = Topic(record.topic, schema.name, "cdr")
                     position = stream.tell()
             except (McapError, ValueError, EOFError, OSError):
-                yield position
+                stream.seek(position)
+                cut = position
+                for channel, log_time, data, end in _partial_chunk(stream.read()):
+                    yield channels.get(channel), log_time, data
+                    cut = position + end
+                yield cut
 
     def _register(self, name: str, encoding: str, data: bytes) -> None:
         if name in self.typestore.types or encoding != "ros2msg":
@@ -152,8 +160,29 @@ class McapStreamSource:
         pass
 
 
+def _partial_chunk(tail: bytes) -> Iterator[tuple[int, int, bytes, int]]:
+    """The whole messages of an uncompressed chunk cut short: ``(channel id, log time, data,
+    bytes consumed)`` each (MCAP spec: Chunk, op 0x06; Message, op 0x05)."""
+    if len(tail) < 41 or tail[0] != 0x06:
+        return
+    at = 1 + 8 + 8 + 8 + 8 + 4  # opcode, length, start/end times, uncompressed size, CRC
+    (size,) = struct.unpack_from("<I", tail, at)
+    if size:  # compressed: a cut stream cannot be decompressed reliably
+        return
+    at += 4 + 8  # compression (empty), records length
+    while at + 9 <= len(tail):
+        opcode, length = tail[at], struct.unpack_from("<Q", tail, at + 1)[0]
+        end = at + 9 + length
+        if end > len(tail):
+            return
+        if opcode == 0x05 and length >= 22:
+            channel, _, log_time = struct.unpack_from("<HIQ", tail, at + 9)
+            yield channel, log_time, tail[at + 9 + 22:end], end
+        at = end
+
+
 def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f} MiB"
+    return f"{size / 2**20:.2f} MiB" if size >= 2**20 else f"{size} bytes"
 
 
 def _is_mcap(path: Path) -> bool:
