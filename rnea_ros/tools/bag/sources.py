@@ -15,6 +15,7 @@ short, and says how much it read (:attr:`McapStreamSource.recovered`).
 
 from __future__ import annotations
 
+import io
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -101,17 +102,30 @@ class McapStreamSource:
                              f"read {read} messages, the first {_mib(position)} of "
                              f"{_mib(size)}")
         if not self.topics:
-            raise BagError("no MCAP channel found")
+            size = sum(f.stat().st_size for f in files)
+            raise BagError(f"cut short after {_mib(size)}, before its first channel: "
+                           "no message to read")
         self.recovered = "; ".join(notes) or None
 
     def _records(self, file: Path) -> Iterator[Any]:
         """``(topic, log time, data)`` per message, then the byte offset of a cut, if any."""
+        from mcap.data_stream import ReadDataStream
         from mcap.exceptions import McapError
         from mcap.records import Channel, Message, Schema
         from mcap.stream_reader import StreamReader
 
         schemas: dict[int, Schema] = {}
         channels: dict[int, str] = {}
+
+        def learn(record: Any) -> None:
+            if isinstance(record, Schema):
+                schemas[record.id] = record
+            elif isinstance(record, Channel) and record.schema_id in schemas:
+                schema = schemas[record.schema_id]
+                self._register(schema.name, schema.encoding, schema.data)
+                channels[record.id] = record.topic
+                self.topics[record.topic] = Topic(record.topic, schema.name, "cdr")
+
         with open(file, "rb") as stream:
             position = 0
             try:
@@ -120,19 +134,18 @@ class McapStreamSource:
                     if isinstance(record, Message):
                         yield channels.get(record.channel_id), record.log_time, record.data
                         continue
-                    if isinstance(record, Schema):
-                        schemas[record.id] = record
-                    elif isinstance(record, Channel) and record.schema_id in schemas:
-                        schema = schemas[record.schema_id]
-                        self._register(schema.name, schema.encoding, schema.data)
-                        channels[record.id] = record.topic
-                        self.topics[record.topic] = Topic(record.topic, schema.name, "cdr")
+                    learn(record)
                     position = stream.tell()
-            except (McapError, ValueError, EOFError, OSError):
+            except (McapError, ValueError, EOFError, OSError, struct.error):
                 stream.seek(position)
                 cut = position
-                for channel, log_time, data, end in _partial_chunk(stream.read()):
-                    yield channels.get(channel), log_time, data
+                for opcode, body, end in _partial_chunk(stream.read()):
+                    data = ReadDataStream(io.BytesIO(body))
+                    if opcode == 0x05:
+                        message = Message.read(data, len(body))
+                        yield channels.get(message.channel_id), message.log_time, message.data
+                    elif opcode in (0x03, 0x04):
+                        learn((Schema if opcode == 0x03 else Channel).read(data))
                     cut = position + end
                 yield cut
 
@@ -160,9 +173,10 @@ class McapStreamSource:
         pass
 
 
-def _partial_chunk(tail: bytes) -> Iterator[tuple[int, int, bytes, int]]:
-    """The whole messages of an uncompressed chunk cut short: ``(channel id, log time, data,
-    bytes consumed)`` each (MCAP spec: Chunk, op 0x06; Message, op 0x05)."""
+def _partial_chunk(tail: bytes) -> Iterator[tuple[int, bytes, int]]:
+    """The whole records of an uncompressed chunk cut short: ``(opcode, body, bytes
+    consumed)`` each (MCAP spec: Chunk, op 0x06, holds Schema 0x03, Channel 0x04 and
+    Message 0x05 records)."""
     if len(tail) < 41 or tail[0] != 0x06:
         return
     at = 1 + 8 + 8 + 8 + 8 + 4  # opcode, length, start/end times, uncompressed size, CRC
@@ -175,9 +189,7 @@ def _partial_chunk(tail: bytes) -> Iterator[tuple[int, int, bytes, int]]:
         end = at + 9 + length
         if end > len(tail):
             return
-        if opcode == 0x05 and length >= 22:
-            channel, _, log_time = struct.unpack_from("<HIQ", tail, at + 9)
-            yield channel, log_time, tail[at + 9 + 22:end], end
+        yield opcode, tail[at + 9:end], end
         at = end
 
 
@@ -185,9 +197,13 @@ def _mib(size: int) -> str:
     return f"{size / 2**20:.2f} MiB" if size >= 2**20 else f"{size} bytes"
 
 
-def _is_mcap(path: Path) -> bool:
+def _starts_with(path: Path, magic: bytes) -> bool:
     with open(path, "rb") as stream:
-        return stream.read(8) == b"\x89MCAP0\r\n"
+        return stream.read(len(magic)) == magic
+
+
+def _is_mcap(path: Path) -> bool:
+    return _starts_with(path, b"\x89MCAP0\r\n")
 
 
 def open_source(path: Path) -> RosbagsSource | McapStreamSource:
@@ -202,6 +218,16 @@ def open_source(path: Path) -> RosbagsSource | McapStreamSource:
     if files and all(_is_mcap(f) for f in files):
         try:
             return McapStreamSource(files)
-        except BagError:
-            pass
-    raise BagError(f"cannot read bag '{path}': {error}")
+        except BagError as exc:
+            raise BagError(f"cannot read bag '{path}' as an MCAP file: {exc}") from None
+    kinds = {".bag": "a ROS 1 bag", ".mcap": "an MCAP file", ".db3": "an sqlite3 rosbag2 file"}
+    kind = "a rosbag2 directory" if path.is_dir() else kinds.get(path.suffix)
+    if kind is None:
+        raise BagError(f"cannot read bag '{path}': not a bag (expected a rosbag2 directory, or "
+                       "an .mcap, .db3 or ROS 1 .bag file)")
+    detail = str(error).strip().rstrip(".") or type(error).__name__
+    if path.suffix == ".bag" and not _starts_with(path, b"#ROSBAG V2.0"):
+        detail = "no '#ROSBAG V2.0' header"
+    elif path.suffix == ".bag":
+        detail += " (a ROS 1 recording cut short needs `rosbag reindex`)"
+    raise BagError(f"cannot read bag '{path}' as {kind}: {detail}")
