@@ -178,7 +178,7 @@ def write_rows(stream: Any, rows: Array) -> None:
         return
     dumps, numpy = orjson.dumps, orjson.OPT_SERIALIZE_NUMPY
     rows = np.ascontiguousarray(rows)
-    nan = np.isnan(rows).any(axis=1).tolist()
+    nan: list[bool] = np.asarray(np.isnan(rows).any(axis=1), dtype=bool).tolist()
     lines = [dumps(row, option=numpy)[1:-1] if not has_nan
              else dumps(row, option=numpy)[1:-1].replace(b"null", b"nan")
              for row, has_nan in zip(rows, nan, strict=True)]

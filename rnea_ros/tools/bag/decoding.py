@@ -196,5 +196,5 @@ def decode(raws: Sequence[bytes], kind: str, ros1: bool, deserialize: Deserializ
         match = template.matches(rows)
         groups.append((same[match], template, rows[match]))
         remaining = np.setdiff1d(remaining, same[match], assume_unique=True)
-    others = [(int(i), deserialize(raws[i])) for i in remaining]
+    others = [(i, deserialize(raws[i])) for i in remaining.tolist()]
     return Decoded(groups, others)

@@ -129,7 +129,7 @@ class BagReader:
             for index, _, sec, nsec, _ in self._state_fields(raws):
                 times[index] = sec.astype(np.float64) + 1e-9 * nsec.astype(np.float64)
         else:
-            times = np.array(stamps, dtype=np.int64) * 1e-9
+            times = np.asarray(np.array(stamps, dtype=np.int64) * 1e-9, dtype=np.float64)
         periods = np.diff(times)
         periods = periods[periods > 0]
         if periods.size == 0:
@@ -241,7 +241,7 @@ class BagReader:
             if self.options.time_base == "header":
                 t[index] = sec.astype(np.float64) + 1e-9 * nsec.astype(np.float64)
         if self.options.time_base != "header":
-            t = stamps[state_at] * 1e-9
+            t = np.asarray(stamps[state_at] * 1e-9, dtype=np.float64)
         finite = np.isfinite(q).all(axis=1)
         stats["skipped_missing"] += int((status == 1).sum())
         stats["skipped_nan"] += int(((status == 0) & ~finite).sum())
