@@ -89,18 +89,21 @@ class McapStreamSource:
         self.counts: dict[str, int] = {}
         notes = []
         for file in files:
-            read, position, cut = 0, 0, False
+            read, position, cut, first, last = 0, 0, False, None, None
             for item in self._records(file):
                 if isinstance(item, int):
                     position, cut = item, True
                 elif item[0] is not None:
                     self.counts[item[0]] = self.counts.get(item[0], 0) + 1
                     read += 1
+                    first = item[1] if first is None else first
+                    last = item[1]
             if cut:
-                size = file.stat().st_size
+                span = "" if first is None or last is None else \
+                    f" ({(last - first) * 1e-9:.2f} s of recording)"
                 notes.append(f"'{file.name}' is truncated (no footer: a recording cut short): "
-                             f"read {read} messages, the first {_mib(position)} of "
-                             f"{_mib(size)}")
+                             f"read {read} whole messages{span} from its "
+                             f"{_mib(file.stat().st_size)}, up to byte {position}")
         if not self.topics:
             size = sum(f.stat().st_size for f in files)
             raise BagError(f"cut short after {_mib(size)}, before its first channel: "
