@@ -344,3 +344,16 @@ def test_report_plots_and_units_on_a_mixed_robot(tmp_path: Path) -> None:
     assert "efforts in N m / N" in report and "| joint3 | N |" in report
     assert "| joint1 | N m |" in report and analysis.t0 == 1.0
     assert (tmp_path / "p" / "joint_joint3.png").stat().st_size > 10000
+
+
+def test_memory_kept_per_chunk_is_bounded(tmp_path: Path) -> None:
+    """What outlives a chunk is bounded: the plot buffers hold copies of at most
+    --plot-points samples, not views that would keep every chunk's arrays alive."""
+    bag = tmp_path / "long"
+    write_bag(bag, MODEL, duration=3.0)
+    analysis, _ = analyse(Options(bag=bag, out=tmp_path / "o", urdf=Path(URDF), chunk=500,
+                                  plot_points=200, plots=False, progress=False))
+    assert analysis.segments == 1 and analysis.written == 3000
+    for key, parts in analysis.plot.items():
+        assert len(parts) >= 6 and all(p.base is None for p in parts), key
+        assert 200 <= sum(len(p) for p in parts) <= 201, key
