@@ -317,21 +317,28 @@ def test_csv_rows_read_back_to_the_same_doubles() -> None:
 
 
 def test_plots_use_time_from_the_start_units_and_data_scaled_rates(tmp_path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from rnea_ros.tools.bag.report import _rate_panel
+    from rnea_ros.tools.bag.report import JointFigure
 
     t = np.linspace(0.0, 2.0, 200)
-    fig, (quiet, loud) = plt.subplots(2, 1)
-    _rate_panel(quiet, t, 50.0 * np.sin(t), 1000.0, "N m")
-    _rate_panel(loud, t, 1500.0 * np.sin(3 * t), 1000.0, "N")
-    assert len(quiet.lines) == 1 and quiet.get_ylim()[1] < 100.0  # scaled to the data
-    assert any("limit ±1000 N m/s (off scale" in x.get_text() for x in quiet.texts)
-    assert len(loud.lines) == 3 and loud.get_ylim()[1] > 1500.0  # limits in view: drawn
-    plt.close(fig)
+    figure = JointFigure()
+    try:
+        effort = np.sin(t)
+        figure.draw("quiet", "N m", t, effort, effort, np.full_like(t, np.nan), 50.0 * np.sin(t),
+                    1000.0)
+        top, _, bottom = figure.axes
+        assert bottom.get_ylim()[1] < 100.0  # scaled to the data, not to the limits
+        assert not any(line.get_visible() for line in figure.limits)
+        assert figure.note.get_visible() and "limit ±1000 N m/s (off scale" in \
+            figure.note.get_text()
+        assert not figure.command.get_visible() and top.get_ylabel() == "effort [N m]"
+        assert bottom.get_xlabel() == "time from the bag's start [s]"
+        figure.draw("loud", "N", t, effort, effort, effort + 0.1, 1500.0 * np.sin(3 * t),
+                    1000.0)
+        assert all(line.get_visible() for line in figure.limits) and bottom.get_ylim()[1] > 1500
+        assert not figure.note.get_visible() and figure.command.get_visible()
+        assert bottom.get_ylabel() == "effort rate [N/s]" and bottom.get_xlim() == (0.0, 2.0)
+    finally:
+        figure.close()
 
 
 def test_report_plots_and_units_on_a_mixed_robot(tmp_path: Path) -> None:

@@ -6,8 +6,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from rnea_ros.tools.bag.statistics import rate_and_jitter
+
+Array = NDArray[np.float64]
 
 if TYPE_CHECKING:
     from rnea_ros.tools.bag.analysis import Analysis
@@ -24,21 +27,82 @@ def units(analysis: Analysis) -> str:
     return " / ".join(sorted(kinds, reverse=True))
 
 
-def _rate_panel(ax: Any, t: Any, rate: Any, limit: float, unit: str) -> None:
-    """tau_dot scaled to its data; the limits drawn when in view, else written in a corner."""
-    ax.plot(t, rate, lw=0.8, label="model τ̇")
-    finite = rate[np.isfinite(rate)]
-    peak = float(np.abs(finite).max()) if finite.size else 0.0
-    if peak >= 0.5 * limit:
-        for sign in (-1, 1):
-            ax.axhline(sign * limit, color="r", ls="--", lw=0.8,
-                       label=f"limit ±{limit:.4g}" if sign > 0 else None)
-        ax.set_ylim(-1.1 * max(peak, limit), 1.1 * max(peak, limit))
-    else:
-        ax.text(0.99, 0.95, f"limit ±{limit:.4g} {unit}/s (off scale; peak {peak:.3g})",
-                transform=ax.transAxes, ha="right", va="top", fontsize=8, color="r",
-                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
-    ax.legend(loc="upper left", fontsize=8)
+class JointFigure:
+    """One figure redrawn for every joint (new figures cost a third more): effort
+    (measured, model, command), model - measured, and tau_dot with its limits."""
+
+    def __init__(self) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        self.fig, self.axes = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
+        top, middle, bottom = self.axes
+        self.measured = top.plot([], [], label="measured", lw=0.8)[0]
+        self.model = top.plot([], [], label="model", lw=0.8)[0]
+        self.command = top.plot([], [], label="command", lw=0.8)[0]
+        self.residual = middle.plot([], [], lw=0.8)[0]
+        self.rate = bottom.plot([], [], lw=0.8, label="model τ̇")[0]
+        self.limits = [bottom.axhline(0.0, color="r", ls="--", lw=0.8, label=label)
+                       for label in ("limit", None)]
+        self.note = bottom.text(0.99, 0.95, "", transform=bottom.transAxes, ha="right",
+                                va="top", fontsize=8, color="r",
+                                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+        bottom.set_xlabel("time from the bag's start [s]")
+        for ax in self.axes:
+            ax.ticklabel_format(axis="x", useOffset=False, style="plain")
+            ax.grid(alpha=0.3)
+        self.fig.subplots_adjust(left=0.11, right=0.98, bottom=0.08, top=0.93, hspace=0.12)
+
+    def draw(self, title: str, unit: str, t: Array, effort: Array, tau: Array, command: Array,
+             rate: Array, limit: float) -> None:
+        top, middle, bottom = self.axes
+        self.measured.set_data(t, effort)
+        self.model.set_data(t, tau)
+        has_command = bool(np.isfinite(command).any())
+        self.command.set_data(t, command)
+        self.command.set_visible(has_command)
+        top.legend(handles=[self.measured, self.model] + ([self.command] if has_command else []),
+                   loc="upper right", fontsize=8)
+        self.residual.set_data(t, tau - effort)
+        self.rate.set_data(t, rate)
+        for ax in (top, middle):
+            ax.relim(visible_only=True)
+            ax.autoscale_view()
+        if len(t):
+            bottom.set_xlim(float(t[0]), float(t[-1]) if t[-1] > t[0] else float(t[0]) + 1.0)
+        self.rate_limits(rate, limit, unit)
+        top.set_ylabel(f"effort [{unit}]")
+        middle.set_ylabel(f"model − measured [{unit}]")
+        bottom.set_ylabel(f"effort rate [{unit}/s]")
+        self.fig.suptitle(title)
+
+    def rate_limits(self, rate: Array, limit: float, unit: str) -> None:
+        """tau_dot scaled to its data; the limits drawn when in view, else written in a
+        corner."""
+        bottom = self.axes[2]
+        finite = rate[np.isfinite(rate)]
+        peak = float(np.abs(finite).max()) if finite.size else 0.0
+        shown = peak >= 0.5 * limit
+        for line, sign in zip(self.limits, (1, -1), strict=True):
+            line.set_ydata([sign * limit, sign * limit])
+            line.set_visible(shown)
+        self.limits[0].set_label(f"limit ±{limit:.4g}")
+        self.note.set_visible(not shown)
+        self.note.set_text(f"limit ±{limit:.4g} {unit}/s (off scale; peak {peak:.3g})")
+        span = 1.1 * (max(peak, limit) if shown else peak) or 1.0
+        bottom.set_ylim(-span, span)
+        bottom.legend(handles=[self.rate] + (self.limits[:1] if shown else []),
+                      loc="upper left", fontsize=8)
+
+    def save(self, path: Path) -> None:
+        self.fig.savefig(path, dpi=80)
+
+    def close(self) -> None:
+        import matplotlib.pyplot as plt
+
+        plt.close(self.fig)
 
 
 def plot_joints(analysis: Analysis) -> list[Path]:
@@ -46,39 +110,23 @@ def plot_joints(analysis: Analysis) -> list[Path]:
 
     Time is from the first analysed sample (the bag's start), in seconds.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     data = {k: np.concatenate(v) if v else np.zeros((0, analysis.model.nv))
             for k, v in analysis.plot.items()}
     t = data["t"].ravel() - analysis.t0
     paths = []
     model = analysis.model
-    for j, name in enumerate(model.joint_names):
-        unit = effort_unit(model.joint_types[j])
-        fig, axes = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
-        axes[0].plot(t, data["effort"][:, j], label="measured", lw=0.8)
-        axes[0].plot(t, data["tau"][:, j], label="model", lw=0.8)
-        if np.isfinite(data["command"][:, j]).any():
-            axes[0].plot(t, data["command"][:, j], label="command", lw=0.8)
-        axes[0].set_ylabel(f"effort [{unit}]")
-        axes[0].legend(loc="upper right", fontsize=8)
-        axes[1].plot(t, data["tau"][:, j] - data["effort"][:, j], lw=0.8)
-        axes[1].set_ylabel(f"model − measured [{unit}]")
-        _rate_panel(axes[2], t, data["tau_dot"][:, j], float(analysis.rate_limits[j]), unit)
-        axes[2].set_ylabel(f"effort rate [{unit}/s]")
-        axes[2].set_xlabel("time from the bag's start [s]")
-        for ax in axes:
-            ax.ticklabel_format(axis="x", useOffset=False, style="plain")
-            ax.grid(alpha=0.3)
-        fig.suptitle(f"{model.name}: {name} ({model.joint_types[j]})")
-        fig.subplots_adjust(left=0.11, right=0.98, bottom=0.08, top=0.93, hspace=0.12)
-        path = analysis.options.out / f"joint_{name}.png"
-        fig.savefig(path, dpi=80)
-        plt.close(fig)
-        paths.append(path)
+    figure = JointFigure()
+    try:
+        for j, name in enumerate(model.joint_names):
+            figure.draw(f"{model.name}: {name} ({model.joint_types[j]})",
+                        effort_unit(model.joint_types[j]), t, data["effort"][:, j],
+                        data["tau"][:, j], data["command"][:, j], data["tau_dot"][:, j],
+                        float(analysis.rate_limits[j]))
+            path = analysis.options.out / f"joint_{name}.png"
+            figure.save(path)
+            paths.append(path)
+    finally:
+        figure.close()
     return paths
 
 
