@@ -248,7 +248,8 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
                                f"{_names(missing)} (the bag has {_names(bag_joints)})")
             raise BagError(f"no usable joint state in '{options.states_topic}' "
                            f"({stats['states']} messages, {stats['skipped_nan']} with NaN "
-                           f"positions, {stats['skipped_missing']} incomplete)")
+                           f"positions, {stats['skipped_missing']} incomplete, "
+                           f"{stats['skipped_undecodable']} undecodable)")
         extra = [j for j in bag_joints if j not in model.joint_names]
         if extra:
             warnings_.append(f"the bag's joint states have {len(extra)} "

@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {name:<20} model - measured: RMS {table['rms'][j]:.4g}, bias "
               f"{table['bias'][j]:.4g} {effort_unit(analysis.model.joint_types[j])}")
     print(f"  limit violations: {len(analysis.violations)}; skipped samples: "
-          f"{stats['skipped_nan'] + stats['skipped_missing']}")
+          f"{stats['skipped_nan'] + stats['skipped_missing'] + stats['skipped_undecodable']}")
     return 0
 
 

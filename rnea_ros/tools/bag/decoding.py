@@ -135,13 +135,23 @@ def _same(a: Array, b: Any) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
+def _safe(deserialize: Deserialize, raw: bytes) -> Any:
+    """rosbags' message, or None if it cannot decode it (a corrupt message)."""
+    try:
+        return deserialize(raw)
+    except Exception:  # rosbags raises several types for corrupt data
+        return None
+
+
 def _checked_joint_state(raw: bytes, ros1: bool, deserialize: Deserialize) -> Template | None:
     """The template of ``raw`` if it decodes exactly as rosbags does, else None."""
     try:
         t = joint_state_template(raw, ros1)
     except (ValueError, struct.error, UnicodeDecodeError):
         return None
-    msg = deserialize(raw)
+    msg = _safe(deserialize, raw)
+    if msg is None or not hasattr(msg, "name"):
+        return None
     row = t.raw[None, :]
     assert t.stamp is not None
     sec = row[:, t.stamp[0]:t.stamp[0] + 4].copy().view(t.stamp[1])[0, 0]
@@ -155,7 +165,10 @@ def _checked_multi_array(raw: bytes, ros1: bool, deserialize: Deserialize) -> Te
         t = multi_array_template(raw, ros1)
     except (ValueError, struct.error, UnicodeDecodeError):
         return None
-    return t if _same(t.values(t.raw[None, :], "data")[0], deserialize(raw).data) else None
+    msg = _safe(deserialize, raw)
+    if msg is None or not hasattr(msg, "data"):
+        return None
+    return t if _same(t.values(t.raw[None, :], "data")[0], msg.data) else None
 
 
 @dataclass
@@ -163,7 +176,7 @@ class Decoded:
     """A batch of messages decoded by layout.
 
     ``groups``: ``(indices into the batch, template, rows)`` per layout;
-    ``others``: ``(index, rosbags message)`` for the rest.
+    ``others``: ``(index, rosbags message or None if undecodable)`` for the rest.
     """
 
     groups: list[tuple[NDArray[np.intp], Template, NDArray[np.uint8]]]
@@ -196,5 +209,5 @@ def decode(raws: Sequence[bytes], kind: str, ros1: bool, deserialize: Deserializ
         match = template.matches(rows)
         groups.append((same[match], template, rows[match]))
         remaining = np.setdiff1d(remaining, same[match], assume_unique=True)
-    others = [(i, deserialize(raws[i])) for i in remaining.tolist()]
+    others = [(i, _safe(deserialize, raws[i])) for i in remaining.tolist()]
     return Decoded(groups, others)

@@ -9,6 +9,7 @@ bag's (receive-time) order.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,14 +80,26 @@ class BagReader:
         self.recovered = self.source.recovered
         self.description = None
         if "/robot_description" in topics:
-            for _, _, raw in self.source.messages(["/robot_description"]):
-                self.description = str(self.source.deserialize(raw, "/robot_description").data)
-                break
+            with self._decoding():
+                for _, _, raw in self.source.messages(["/robot_description"]):
+                    self.description = str(self.source.deserialize(raw, "/robot_description"
+                                                                   ).data)
+                    break
         self._templates: dict[str, dict[int, Template | None]] = {"joint_state": {},
                                                                   "multi_array": {}}
 
     def close(self) -> None:
         self.source.close()
+
+    @contextmanager
+    def _decoding(self) -> Iterator[None]:
+        """Any failure to decode a message becomes one :class:`BagError` line."""
+        try:
+            yield
+        except BagError:
+            raise
+        except Exception as exc:
+            raise BagError(f"cannot decode bag '{self.options.bag}': {exc}") from None
 
     def _decode(self, raws: list[bytes], topic: str, kind: str) -> Any:
         return decode(raws, kind, self.ros1, lambda raw: self.source.deserialize(raw, topic),
@@ -104,6 +117,8 @@ class BagReader:
             parts.append((index, t.names, sec, nsec,
                           {f: t.values(rows, f) for f in ("position", "velocity", "effort")}))
         for i, msg in decoded.others:
+            if msg is None:
+                continue
             values = {f: np.asarray(getattr(msg, f), dtype=np.float64)[None, :]
                       for f in ("position", "velocity", "effort")}
             parts.append((np.array([i]), tuple(msg.name), np.array([msg.header.stamp.sec]),
@@ -112,12 +127,17 @@ class BagReader:
 
     def first_names(self) -> list[str]:
         """The joint names of the first joint state."""
-        for _, _, raw in self.source.messages([self.options.states_topic]):
-            return list(self.source.deserialize(raw, self.options.states_topic).name)
+        with self._decoding():
+            for _, _, raw in self.source.messages([self.options.states_topic]):
+                return list(self.source.deserialize(raw, self.options.states_topic).name)
         return []
 
     def nominal_period(self) -> float:
         """Median period of the first 200 joint states (from the chosen time base)."""
+        with self._decoding():
+            return self._nominal_period()
+
+    def _nominal_period(self) -> float:
         raws, stamps = [], []
         for _, stamp_ns, raw in self.source.messages([self.options.states_topic]):
             raws.append(raw)
@@ -147,7 +167,8 @@ class BagReader:
     def samples(self, model: RobotModel, command_index: NDArray[np.int64],
                 stats: dict[str, Any]) -> Iterator[Samples]:
         """Batches of valid joint states with their held command; invalid ones are counted."""
-        stats.update(states=0, skipped_nan=0, skipped_missing=0, commands=0,
+        stats.update(states=0, skipped_nan=0, skipped_missing=0, skipped_undecodable=0,
+                     commands=0,
                      skipped_commands=0, command_periods=[0, 0.0, 0.0], command_max_period=0.0,
                      bag_joints=[])
         self._held = np.full(model.nv, np.nan)
@@ -156,7 +177,7 @@ class BagReader:
         topics = [self.options.states_topic] + ([self.options.commands_topic]
                                                 if self.has_commands else [])
         batch: list[tuple[str, int, bytes]] = []
-        try:
+        with self._decoding():
             for message in self.source.messages(topics):
                 batch.append(message)
                 if len(batch) == BATCH:
@@ -164,10 +185,6 @@ class BagReader:
                     batch = []
             if batch:
                 yield self._batch(batch, model, command_index, stats)
-        except BagError:
-            raise
-        except Exception as exc:
-            raise BagError(f"cannot decode bag '{self.options.bag}': {exc}") from None
 
     def _commands(self, raws: list[bytes], stamps: NDArray[np.int64], n: int,
                   command_index: NDArray[np.int64], stats: dict[str, Any]
@@ -188,7 +205,7 @@ class BagReader:
         decoded = self._decode(raws, self.options.commands_topic, "multi_array")
         pieces = [(index, t.values(rows, "data")) for index, t, rows in decoded.groups]
         pieces += [(np.array([i]), np.asarray(msg.data, dtype=np.float64)[None, :])
-                   for i, msg in decoded.others]
+                   for i, msg in decoded.others if msg is not None]
         for index, data in pieces:
             if data.shape[1] == command_index.shape[0]:
                 good[index] = True
@@ -217,13 +234,14 @@ class BagReader:
                 held[last >= 0] = values[last[last >= 0]]
                 self._held = values[-1]
         stats["states"] += len(state_at)
-        status = np.ones(len(state_at), dtype=np.int8)  # 1: missing joints, 0: usable
+        status = np.full(len(state_at), 2, dtype=np.int8)  # 2 undecodable, 1 missing, 0 ok
         q, qd, effort = (np.full((len(state_at), n), np.nan) for _ in range(3))
         t = np.zeros(len(state_at))
         parts = self._state_fields([batch[i][2] for i in state_at]) if state_at.size else []
+        if parts and not stats["bag_joints"]:  # the joints of the first joint state
+            stats["bag_joints"] = list(min(parts, key=lambda part: part[0][0])[1])
         for index, names, sec, nsec, values in parts:
-            if not stats["bag_joints"]:
-                stats["bag_joints"] = list(names)
+            status[index] = 1
             mapping = self._index_cache.get(names, ())
             if isinstance(mapping, tuple):
                 where = {name: k for k, name in enumerate(names)}
@@ -244,6 +262,7 @@ class BagReader:
             t = np.asarray(stamps[state_at] * 1e-9, dtype=np.float64)
         finite = np.isfinite(q).all(axis=1)
         stats["skipped_missing"] += int((status == 1).sum())
+        stats["skipped_undecodable"] += int((status == 2).sum())
         stats["skipped_nan"] += int(((status == 0) & ~finite).sum())
         keep = (status == 0) & finite
         return Samples(t[keep], q[keep], qd[keep], effort[keep], held[keep])

@@ -150,11 +150,12 @@ def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -
     rows: list[tuple[str, Any]] = [
         ("joint states", stats["states"]), ("samples analysed", analysis.written),
         ("skipped: NaN", stats["skipped_nan"]),
-        ("skipped: missing joints", stats["skipped_missing"])]
+        ("skipped: missing joints", stats["skipped_missing"]),
+        ("skipped: undecodable", stats["skipped_undecodable"])]
     if analysis.has_commands:
         command_rate, command_jitter = rate_and_jitter(stats["command_periods"])
         rows += [("commands", stats["commands"]),
-                 ("skipped commands (wrong length)", stats["skipped_commands"]),
+                 ("skipped commands (wrong length or undecodable)", stats["skipped_commands"]),
                  ("command rate [Hz] (receive time)", f"{command_rate:.1f}"),
                  ("command jitter [ms]", f"{1e3 * command_jitter:.3f}"),
                  ("longest command gap [ms]", f"{1e3 * stats['command_max_period']:.1f}")]

@@ -221,7 +221,7 @@ def open_source(path: Path) -> RosbagsSource | McapStreamSource:
     if files and all(_is_mcap(f) for f in files):
         try:
             return McapStreamSource(files)
-        except BagError as exc:
+        except Exception as exc:  # whatever the cause: one line
             raise BagError(f"cannot read bag '{path}' as an MCAP file: {exc}") from None
     kinds = {".bag": "a ROS 1 bag", ".mcap": "an MCAP file", ".db3": "an sqlite3 rosbag2 file"}
     kind = "a rosbag2 directory" if path.is_dir() else kinds.get(path.suffix)
