@@ -17,9 +17,9 @@ from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.tools.bag.differentiation import derivatives, window_samples
 from rnea_ros.tools.bag.options import Options, check
-from rnea_ros.tools.bag.reading import BagReader, Samples, _sequential_sum
+from rnea_ros.tools.bag.reading import BagReader, Samples
 from rnea_ros.tools.bag.report import plot_joints, write_report
-from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker
+from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker, sequential_sum
 
 Array = NDArray[np.float64]
 
@@ -121,8 +121,8 @@ class Analysis:
                 periods = periods[1:]
             sums = self.period_sums
             sums[0] += len(periods)
-            sums[1] = _sequential_sum(sums[1], periods)
-            sums[2] = _sequential_sum(sums[2], periods * periods)
+            sums[1] = sequential_sum(sums[1], periods)
+            sums[2] = sequential_sum(sums[2], periods * periods)
             offset = len(batch) - len(periods)  # 1 for the very first sample, else 0
             # Savitzky-Golay needs uniform samples: a hole (a skipped or lost message)
             # starts a new segment, differentiated on its own.

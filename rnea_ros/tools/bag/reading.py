@@ -22,6 +22,7 @@ from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.tools.bag.decoding import Template, decode
 from rnea_ros.tools.bag.options import Options
 from rnea_ros.tools.bag.sources import open_source
+from rnea_ros.tools.bag.statistics import sequential_sum
 
 Array = NDArray[np.float64]
 BATCH = 4096  # raw messages decoded together
@@ -40,10 +41,6 @@ class Samples:
     def __len__(self) -> int:
         return len(self.t)
 
-    @staticmethod
-    def empty(n: int) -> Samples:
-        return Samples(np.zeros(0), *(np.zeros((0, n)) for _ in range(4)))
-
     def take(self, index: slice | NDArray[np.intp]) -> Samples:
         return Samples(self.t[index], self.q[index], self.qd[index], self.effort[index],
                        self.command[index])
@@ -54,13 +51,6 @@ class Samples:
             return parts[0]
         return Samples(*(np.concatenate([getattr(p, k) for p in parts])
                          for k in ("t", "q", "qd", "effort", "command")))
-
-
-def _sequential_sum(start: float, values: Array) -> float:
-    """``start + v0 + v1 + ...`` added in order (as a Python loop would: same rounding)."""
-    if values.size == 0:
-        return start
-    return float(np.cumsum(np.concatenate([[start], values]))[-1])
 
 
 class BagReader:
@@ -195,8 +185,8 @@ class BagReader:
         periods = np.diff(np.concatenate([previous, now]))
         sums = stats["command_periods"]
         sums[0] += len(periods)
-        sums[1] = _sequential_sum(sums[1], periods)
-        sums[2] = _sequential_sum(sums[2], periods * periods)
+        sums[1] = sequential_sum(sums[1], periods)
+        sums[2] = sequential_sum(sums[2], periods * periods)
         if periods.size:
             stats["command_max_period"] = max(stats["command_max_period"], float(periods.max()))
         self._last_command = int(stamps[-1])
