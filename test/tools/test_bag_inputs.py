@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -371,3 +372,51 @@ def test_memory_kept_per_chunk_is_bounded(tmp_path: Path) -> None:
     for key, parts in analysis.plot.items():
         assert len(parts) >= 6 and all(p.base is None for p in parts), key
         assert 200 <= sum(len(p) for p in parts) <= 201, key
+
+
+def _rechunk(source: Path, target: Path, compression: str, shuffle: int, chunk: int) -> None:
+    """``source``'s messages rewritten with the ``mcap`` library: chunks of ``chunk`` bytes,
+    compressed, every ``shuffle``-th message moved 3 ms late (out of order)."""
+    from mcap.reader import make_reader
+    from mcap.writer import CompressionType, Writer
+
+    kinds = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "": CompressionType.NONE}
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        writer = Writer(dst, chunk_size=chunk, compression=kinds[compression])
+        writer.start(profile="ros2")
+        schemas: dict[int, int] = {}
+        channels: dict[int, int] = {}
+        for k, (schema, channel, message) in enumerate(make_reader(src).iter_messages()):
+            if schema.id not in schemas:
+                schemas[schema.id] = writer.register_schema(schema.name, schema.encoding,
+                                                            schema.data)
+            if channel.id not in channels:
+                channels[channel.id] = writer.register_channel(
+                    channel.topic, channel.message_encoding, schemas[schema.id])
+            late = 3_000_000 if shuffle and k % shuffle == 0 else 0
+            writer.add_message(channels[channel.id], message.log_time + late, message.data,
+                               message.publish_time)
+        writer.finish()
+
+
+@pytest.mark.parametrize(("compression", "shuffle", "chunk"), [
+    ("zstd", 0, 20000), ("lz4", 0, 20000), ("", 0, 20000),
+    ("zstd", 97, 10**9),  # one chunk, out of order inside: sorted as rosbags sorts it
+    ("", 5, 20000),  # chunks overlapping in time: rosbags' own merge
+])
+def test_chunk_reader_gives_rosbags_messages_in_rosbags_order(
+        compression: str, shuffle: int, chunk: int, bags: dict[str, Path],
+        tmp_path: Path) -> None:
+    from rnea_ros.tools.bag.sources import RosbagsSource
+
+    target = tmp_path / "rechunked.mcap"
+    _rechunk(next(bags["mcap"].glob("*.mcap")), target, compression, shuffle, chunk)
+    source = RosbagsSource(target)
+    topics = ["/joint_states", "/effort_controller/commands"]
+    fast = list(source.messages(topics))
+    used_fast = source.fast is not None
+    source.fast = None  # rosbags' own reader
+    assert fast == list(source.messages(topics)) and len(fast) == 4000
+    assert used_fast == (shuffle != 5)
+    assert all(a[1] <= b[1] for a, b in pairwise(fast))  # by receive time
+    source.close()

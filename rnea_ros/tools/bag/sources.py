@@ -19,6 +19,7 @@ import io
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,14 @@ class RosbagsSource:
         for c in self.reader.connections:
             self.counts[c.topic] = self.counts.get(c.topic, 0) + c.msgcount
 
+        files = mcap_files(path)
+        self.fast = _chunk_plan(files[0]) if self.reader.is2 and len(files) == 1 else None
+        self.file = files[0] if self.fast is not None else None
+
     def messages(self, topics: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
+        if self.fast is not None and self.file is not None:
+            yield from _chunk_messages(self.file, *self.fast, set(topics))
+            return
         wanted = [c for c in self.reader.connections if c.topic in topics]
         for connection, stamp_ns, raw in self.reader.messages(connections=wanted):
             yield connection.topic, stamp_ns, raw
@@ -65,6 +73,84 @@ class RosbagsSource:
 
     def close(self) -> None:
         self.reader.close()
+
+
+def _chunk_plan(file: Path) -> tuple[list[Any], dict[int, str]] | None:
+    """The chunks of an indexed MCAP in file order and its channels' topics, when reading
+    them in file order gives rosbags' order; None otherwise.
+
+    rosbags yields an MCAP's messages by receive time, ties in file order (a heap merge of
+    the chunks, each sorted stably). When no chunk starts before the previous one ends,
+    that is each chunk in turn, sorted stably: what :func:`_chunk_messages` does.
+    """
+    from mcap.reader import make_reader
+
+    try:
+        with open(file, "rb") as stream:
+            summary = make_reader(stream).get_summary()
+    except Exception:  # no usable summary: rosbags' reader decides
+        return None
+    if summary is None or not summary.chunk_indexes:
+        return None
+    chunks = sorted(summary.chunk_indexes, key=lambda c: c.chunk_start_offset)
+    if any(a.message_end_time > b.message_start_time for a, b in pairwise(chunks)):
+        return None
+    return chunks, {cid: channel.topic for cid, channel in summary.channels.items()}
+
+
+def _chunk_messages(file: Path, chunks: list[Any], topics: dict[int, str], wanted: set[str]
+                    ) -> Iterator[tuple[str, int, bytes]]:
+    """``(topic, log time, data)`` of the wanted topics, chunk by chunk (MCAP spec: Chunk
+    record, op 0x06; Message, op 0x05), about 4 times faster than rosbags' reader."""
+    ids = {cid: topic for cid, topic in topics.items() if topic in wanted}
+    record = struct.Struct("<BQ").unpack_from
+    message = struct.Struct("<HIQ").unpack_from
+    with open(file, "rb") as stream:
+        for chunk in chunks:
+            if chunk.message_index_offsets and not any(c in ids for c in
+                                                       chunk.message_index_offsets):
+                continue
+            stream.seek(chunk.chunk_start_offset)
+            data = _chunk_records(stream.read(chunk.chunk_length))
+            low, high = chunk.message_start_time, chunk.message_end_time
+            out = []
+            at, size = 0, len(data)
+            while at < size:
+                opcode, length = record(data, at)
+                if opcode == 0x05:
+                    channel, _, log_time = message(data, at + 9)
+                    topic = ids.get(channel)
+                    if topic is not None and low <= log_time <= high:
+                        out.append((topic, log_time, data[at + 31:at + 9 + length]))
+                at += 9 + length
+            if any(a[1] > b[1] for a, b in pairwise(out)):
+                out.sort(key=lambda m: m[1])  # stable, as rosbags sorts a chunk
+            yield from out
+
+
+def _chunk_records(chunk: bytes) -> bytes:
+    """The records of a Chunk record, decompressed and checked as rosbags does."""
+    import zlib
+
+    # opcode, record length, message start and end times, then these:
+    size, crc, name = struct.unpack_from("<QII", chunk, 25)
+    compression = chunk[41:41 + name].decode()
+    at = 41 + name
+    (length,) = struct.unpack_from("<Q", chunk, at)
+    data = chunk[at + 8:at + 8 + length]
+    if compression == "zstd":
+        import zstandard
+
+        data = zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
+    elif compression == "lz4":
+        import lz4.frame  # type: ignore[import-untyped]
+
+        data = lz4.frame.decompress(data)
+    elif compression:
+        raise ValueError(f"unsupported chunk compression '{compression}'")
+    if len(data) != size or (crc and zlib.crc32(data) != crc):
+        raise ValueError("chunk size or checksum mismatch")
+    return data
 
 
 def mcap_files(path: Path) -> list[Path]:
