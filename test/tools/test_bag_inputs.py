@@ -420,3 +420,59 @@ def test_chunk_reader_gives_rosbags_messages_in_rosbags_order(
     assert used_fast == (shuffle != 5)
     assert all(a[1] <= b[1] for a, b in pairwise(fast))  # by receive time
     source.close()
+
+
+def test_batches_give_the_numbers_of_the_sample_by_sample_pipeline(bags: dict[str, Path],
+                                                                   tmp_path: Path) -> None:
+    """rnea-bag before batches: rosbags' messages one at a time, a hole (here the NaN
+    sample) flushing the chunk, a full chunk evaluated with a half-window of overlap. Its
+    CSV and statistics are those of the batch pipeline, to the last bit."""
+    from rnea_ros.tools.bag.analysis import Analysis
+    from rnea_ros.tools.bag.statistics import sequential_sum
+
+    options = Options(bag=bags["mcap"], out=tmp_path / "batch", urdf=Path(URDF), chunk=500,
+                      plots=False, progress=False)
+    batch, _ = analyse(options)
+    reference = reference_samples(bags["mcap"], MODEL)
+    old = Analysis(MODEL, Options(bag=bags["mcap"], out=tmp_path / "old", chunk=500,
+                                  plots=False, progress=False), list(MODEL.joint_names))
+    old.dt = batch.dt
+    assert old.dt is not None
+    old.stride = batch.stride
+    chunk: list[int] = []
+    head = 0
+
+    def flush(final: bool) -> int:
+        part = reference.take(np.array(chunk, dtype=np.intp))
+        if final:
+            old.segments += 1
+            old.process(part, head, 0)
+            return 0
+        half = old.window_samples() // 2
+        old.process(part, head, half)
+        del chunk[:len(chunk) - 2 * half]
+        return half
+
+    for k in range(len(reference)):
+        if k:
+            period = float(reference.t[k] - reference.t[k - 1])
+            old.period_sums[0] += 1
+            old.period_sums[1] = sequential_sum(old.period_sums[1], np.array([period]))
+            if period > 1.5 * old.dt or period <= 0:
+                old.holes += 1
+                if chunk:
+                    flush(True)
+                chunk, head = [], 0
+        chunk.append(k)
+        if len(chunk) >= 500:
+            head = flush(False)
+    flush(True)
+    old.csv_file.close()
+    assert (old.segments, old.holes) == (batch.segments, batch.holes) == (2, 1)
+    assert old.period_sums[:2] == batch.period_sums[:2]
+    for a, b in ((old.model_vs_measured, batch.model_vs_measured),
+                 (old.command_vs_measured, batch.command_vs_measured)):
+        for key, value in a.table().items():
+            assert np.array_equal(value, b.table()[key], equal_nan=True), key
+    assert (tmp_path / "old" / "series.csv").read_bytes() == \
+        (tmp_path / "batch" / "series.csv").read_bytes()
