@@ -10,8 +10,8 @@ ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
     "ros-rclpy[fastrtps]", "ros-sensor-msgs", "ros-std-msgs", "ros-trajectory-msgs",
     "ros-diagnostic-msgs", "ros-builtin-interfaces",
 ]
-TOOLS = ["rosbags", "scipy", "matplotlib", "tqdm"]
-IDENTIFICATION = ["rosbags", "scipy", "matplotlib", "cvxpy", "threadpoolctl"]
+TOOLS = ["rosbags", "mcap", "orjson", "scipy", "matplotlib", "tqdm"]
+IDENTIFICATION = [*TOOLS, "cvxpy", "threadpoolctl"]
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
 
 setup(
@@ -27,8 +27,9 @@ setup(
     ],
     python_requires=">=3.10",
     install_requires=["setuptools", "numpy>=1.24", "numba>=0.59", "PyYAML"],
-    # rnea-bag (rosbag analysis) needs rosbags, scipy, matplotlib, tqdm: the "tools" extra;
-    # rnea-identify also cvxpy (its LMI solver Clarabel) and threadpoolctl: "identification".
+    # rnea-bag (rosbag analysis) needs rosbags, mcap, orjson, scipy, matplotlib, tqdm: the
+    # "tools" extra; rnea-identify also cvxpy (its LMI solver Clarabel) and threadpoolctl:
+    # "identification".
     extras_require={
         "oracle": ["pin"],
         "examples": ["example-robot-data"],

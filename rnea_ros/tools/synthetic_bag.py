@@ -1,4 +1,4 @@
-"""Write rosbag2 files of a simulated robot with known dynamics (tests, bench, demos).
+"""Write rosbag2 (or ROS 1) files of a simulated robot with known dynamics (tests, bench, demos).
 
 The joint motion is a sum of sinusoids; the recorded ``effort`` is the exact
 inverse dynamics (with the model's friction) plus Gaussian noise of a given
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,20 +26,23 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
               noise: float = 0.05, command_offset: float = 0.1, storage: str = "mcap",
               spikes: Sequence[tuple[float, float, int, float]] = (), seed: int = 0,
               nan_samples: Sequence[int] = (), robot_description: str | None = None,
-              chunk: int = 50000,
+              chunk: int = 50000, commands: bool = True,
               inverse_dynamics: Callable[[Array, Array, Array], Array] | None = None
               ) -> dict[str, object]:
     """Write the bag; returns the ground truth (times, positions) for checks.
 
-    ``spikes``: ``(start [s], duration [s], joint index, effort)`` overrides of
-    the recorded effort; ``nan_samples``: sample indices whose position is NaN;
-    ``inverse_dynamics(Q, QD, QDD)`` gives the true torques (N, n), by default
-    our batch RNEA (tests pass Pinocchio's, to stay independent).
+    ``storage``: ``"mcap"`` or ``"sqlite3"`` (rosbag2 directory ``path``), or
+    ``"ros1"`` (a ROS 1 ``.bag`` file ``path``); ``commands=False`` records no
+    command topic. ``spikes``: ``(start [s], duration [s], joint index,
+    effort)`` overrides of the recorded effort; ``nan_samples``: sample indices
+    whose position is NaN; ``inverse_dynamics(Q, QD, QDD)`` gives the true
+    torques (N, n), by default our batch RNEA (tests pass Pinocchio's, to stay
+    independent).
     """
-    from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
 
-    ts = get_typestore(Stores.ROS2_KILTED)
+    ros1 = storage == "ros1"
+    ts = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_KILTED)
     JointState = ts.types["sensor_msgs/msg/JointState"]
     Header = ts.types["std_msgs/msg/Header"]
     Time = ts.types["builtin_interfaces/msg/Time"]
@@ -50,17 +54,18 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
     amp, omega, phase = rng.uniform(0.2, 0.6, n), rng.uniform(1.0, 4.0, n), rng.uniform(0, 6, n)
     mid = np.where(np.isfinite(model.lower_limit),
                    0.5 * (model.lower_limit + model.upper_limit), 0.0)
-    plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
     count = round(duration * rate)
     names = list(model.joint_names)
-    with Writer(path, version=9, storage_plugin=plugin) as writer:
+    serialize = ts.serialize_ros1 if ros1 else ts.serialize_cdr
+    with _writer(path, storage) as writer:
         states = writer.add_connection("/joint_states", JointState.__msgtype__, typestore=ts)
-        commands = writer.add_connection("/effort_controller/commands", Multi.__msgtype__,
-                                         typestore=ts)
+        if commands:
+            command_topic = writer.add_connection("/effort_controller/commands",
+                                                  Multi.__msgtype__, typestore=ts)
         if robot_description is not None:
             desc = writer.add_connection("/robot_description", String.__msgtype__, typestore=ts)
-            writer.write(desc, 0, ts.serialize_cdr(String(data=robot_description),
-                                                   String.__msgtype__))
+            writer.write(desc, 0 if not ros1 else 10**9,
+                         serialize(String(data=robot_description), String.__msgtype__))
         for start in range(0, count, chunk):
             t = (np.arange(start, min(start + chunk, count)) / rate)[:, None]
             arg = omega * t + phase
@@ -80,15 +85,28 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
                 position = q[k].copy()
                 if index in nan_samples:
                     position[0] = np.nan
-                msg = JointState(header=Header(stamp=Time(sec=sec, nanosec=round((stamp - sec)
-                                                                                * 1e9)),
-                                               frame_id=""),
-                                 name=names, position=position, velocity=qd[k],
-                                 effort=effort[k])
+                time = Time(sec=sec, nanosec=round((stamp - sec) * 1e9))
+                header = (Header(seq=index, stamp=time, frame_id="") if ros1
+                          else Header(stamp=time, frame_id=""))
+                msg = JointState(header=header, name=names, position=position,
+                                 velocity=qd[k], effort=effort[k])
                 ns = round(stamp * 1e9)
-                writer.write(states, ns, ts.serialize_cdr(msg, JointState.__msgtype__))
-                command = Multi(layout=Layout(dim=[], data_offset=0),
-                                data=tau[k] + command_offset)
-                writer.write(commands, ns + 500_000, ts.serialize_cdr(command,
-                                                                      Multi.__msgtype__))
+                writer.write(states, ns, serialize(msg, JointState.__msgtype__))
+                if commands:
+                    command = Multi(layout=Layout(dim=[], data_offset=0),
+                                    data=tau[k] + command_offset)
+                    writer.write(command_topic, ns + 500_000,
+                                 serialize(command, Multi.__msgtype__))
     return {"count": count, "noise": noise, "offset": command_offset}
+
+
+def _writer(path: Path, storage: str) -> Any:
+    """A rosbags writer: rosbag2 (``"mcap"``, ``"sqlite3"``) or ROS 1 (``"ros1"``)."""
+    if storage == "ros1":
+        from rosbags.rosbag1 import Writer as Writer1
+
+        return Writer1(path)
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+    return Writer(path, version=9, storage_plugin=plugin)

@@ -1,6 +1,7 @@
 """``rnea-bag``: model torques, torque rates and limit violations from a recorded bag.
 
-Reads a rosbag2 (MCAP or sqlite3) with ``rosbags`` (no ROS install needed),
+Reads a rosbag2 (MCAP or sqlite3) or a ROS 1 bag with ``rosbags`` (no ROS
+install needed; a truncated MCAP up to its cut with ``mcap``),
 takes the robot from ``--urdf`` or the bag's ``/robot_description``, and for
 every valid ``sensor_msgs/JointState`` sample computes, on the batch core:
 ``q_dot`` (recorded, or differentiated), ``q_ddot`` and ``q_dddot`` by
@@ -22,13 +23,18 @@ segments differentiated apart; gaps of more than 5 periods are reported.
 Memory stays bounded: samples are processed in chunks (``--chunk``) with
 overlap for the filter, series are appended to the CSV as they come, and the
 statistics are running sums; plots use at most ``--plot-points`` points.
+Speed: raw messages are decoded a batch at a time by layout (numpy views of
+their bytes, checked against rosbags), the CSV formatted by ``orjson``.
 
 Outputs in ``--out``: ``series.csv`` (every sample), ``joint_<name>.png``
-(measured vs model vs command, residual, ``tau_dot`` with limits),
+(measured vs model vs command, residual, ``tau_dot`` with limits; time from
+the bag's start, efforts in N m or N),
 ``report.md`` (tables and plots).
 
 The pipeline, one stage per module: ``options`` (what the user asked for) →
-``reading`` (bag → joint states in model order, held commands) →
+``sources`` (raw messages: rosbags, or a truncated MCAP) → ``decoding``
+(batches of raw messages → arrays) → ``reading`` (joint states in model
+order, held commands) →
 ``differentiation`` (Savitzky-Golay derivatives of a uniform segment) →
 ``analysis`` (chunking, model evaluation on the batch core) → ``statistics``
 (running residuals, limit violations) → ``report`` (plots, ``report.md``);

@@ -10,6 +10,7 @@ from pathlib import Path
 from rnea_ros.core.errors import RneaError
 from rnea_ros.tools.bag.analysis import analyse
 from rnea_ros.tools.bag.options import Options
+from rnea_ros.tools.bag.report import effort_unit
 
 PROG = "rnea-bag"
 
@@ -17,7 +18,7 @@ PROG = "rnea-bag"
 def parse(argv: Sequence[str] | None) -> Options:
     p = argparse.ArgumentParser(
         prog=PROG, description="model torques, torque rates and limit violations from a bag")
-    p.add_argument("bag", type=Path, help="rosbag2 directory or .mcap/.db3 file")
+    p.add_argument("bag", type=Path, help="rosbag2 directory, .mcap/.db3 file or ROS 1 .bag")
     p.add_argument("--urdf", type=Path, help="robot URDF (default: /robot_description in the bag)")
     p.add_argument("--out", type=Path, default=Path("rnea_bag_report"), help="output directory")
     p.add_argument("--states-topic", default="/joint_states")
@@ -25,18 +26,16 @@ def parse(argv: Sequence[str] | None) -> Options:
     p.add_argument("--joints", nargs="+", help="joint order of the command arrays")
     p.add_argument("--time-base", default="header", help="'header' stamps or 'receive' time")
     p.add_argument("--window", type=float, default=0.05, help="Savitzky-Golay window [s]")
-    p.add_argument("--order", type=int, default=4, help="Savitzky-Golay polynomial order")
+    p.add_argument("--order", type=int, default=4, help="Savitzky-Golay polynomial order, 3 to 10")
     p.add_argument("--differentiate-velocity", action="store_true",
                    help="differentiate positions even when velocities are recorded")
     p.add_argument("--effort-rate-limits", type=float, nargs="+", default=[1000.0],
-                   help="per joint or one [N m/s]")
+                   help="per joint or one, > 0 [N m/s or N/s]")
     p.add_argument("--chunk", type=int, default=20000, help="samples per processing chunk")
     p.add_argument("--plot-points", type=int, default=4000)
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
-    if a.order < 3 or a.window <= 0 or a.chunk < 100:
-        p.error("--order must be >= 3 (jerk), --window > 0, --chunk >= 100")
     return Options(bag=a.bag, out=a.out, urdf=a.urdf, states_topic=a.states_topic,
                    commands_topic=a.commands_topic, joints=a.joints, time_base=a.time_base,
                    window=a.window, order=a.order, recorded_velocity=not a.differentiate_velocity,
@@ -52,15 +51,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RneaError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+    for warning in stats["warnings"]:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
     table = analysis.model_vs_measured.table()
     print(f"{PROG}: {analysis.written} samples of {analysis.model.name}; report in "
           f"{options.out / 'report.md'}")
     for j, name in enumerate(analysis.model.joint_names):
         print(f"  {name:<20} model - measured: RMS {table['rms'][j]:.4g}, bias "
-              f"{table['bias'][j]:.4g}")
-    violations = getattr(analysis, "violations", [])
-    print(f"  limit violations: {len(violations)}; skipped samples: "
-          f"{stats['skipped_nan'] + stats['skipped_missing']}")
+              f"{table['bias'][j]:.4g} {effort_unit(analysis.model.joint_types[j])}")
+    print(f"  limit violations: {len(analysis.violations)}; skipped samples: "
+          f"{stats['skipped_nan'] + stats['skipped_missing'] + stats['skipped_undecodable']}")
     return 0
 
 

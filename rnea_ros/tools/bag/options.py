@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnea_ros.core.errors import BagError
+
 
 @dataclass
 class Options:
@@ -23,3 +25,23 @@ class Options:
     plot_points: int = 4000
     plots: bool = True
     progress: bool = True
+
+
+MAX_ORDER = 10  # higher Savitzky-Golay orders are ill-conditioned (numpy warns past ~15)
+
+
+def check(options: Options) -> None:
+    """Reject options that cannot give a meaningful analysis (:class:`BagError`, one line)."""
+    if options.time_base not in ("header", "receive"):
+        raise BagError(f"--time-base '{options.time_base}' must be 'header' or 'receive'")
+    if not 3 <= options.order <= MAX_ORDER:
+        raise BagError(f"--order {options.order}: must be 3 (the jerk needs it) to "
+                       f"{MAX_ORDER} (higher orders are ill-conditioned)")
+    if not options.window > 0:
+        raise BagError(f"--window {options.window}: must be > 0 s")
+    if options.chunk < 100:
+        raise BagError(f"--chunk {options.chunk}: must be >= 100 samples")
+    bad = [v for v in options.effort_rate_limits if not v > 0 or v == float("inf")]
+    if bad or not options.effort_rate_limits:
+        raise BagError(f"--effort-rate-limits {' '.join(map(str, bad))}: limits must be "
+                       "finite and > 0")

@@ -1,9 +1,16 @@
-"""Reading a bag: joint states in model order, commands held and aligned on receive time."""
+"""Reading a bag: joint states in model order, commands held and aligned on receive time.
+
+Messages are read raw, a batch at a time, and decoded by layout
+(:mod:`~rnea_ros.tools.bag.decoding`); a batch gives arrays of samples. The
+command held for a state is the last well-formed command before it in the
+bag's (receive-time) order.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,81 +19,127 @@ from numpy.typing import NDArray
 from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
+from rnea_ros.tools.bag.decoding import Template, decode
 from rnea_ros.tools.bag.options import Options
+from rnea_ros.tools.bag.sources import open_source
+from rnea_ros.tools.bag.statistics import sequential_sum
 
 Array = NDArray[np.float64]
+BATCH = 4096  # raw messages decoded together
 
 
 @dataclass
 class Samples:
-    """A chunk of joint-state samples (model order) with the aligned command."""
+    """Joint-state samples (model order) with the aligned command: arrays of equal length."""
 
-    t: list[float] = field(default_factory=list)
-    q: list[Array] = field(default_factory=list)
-    qd: list[Array] = field(default_factory=list)
-    effort: list[Array] = field(default_factory=list)
-    command: list[Array] = field(default_factory=list)
+    t: Array
+    q: Array
+    qd: Array
+    effort: Array
+    command: Array
 
     def __len__(self) -> int:
         return len(self.t)
 
-    def arrays(self) -> tuple[Array, Array, Array, Array, Array]:
-        return (np.array(self.t), np.array(self.q), np.array(self.qd), np.array(self.effort),
-                np.array(self.command))
+    def take(self, index: slice | NDArray[np.intp]) -> Samples:
+        return Samples(self.t[index], self.q[index], self.qd[index], self.effort[index],
+                       self.command[index])
 
-    def keep_last(self, count: int) -> None:
-        for name in ("t", "q", "qd", "effort", "command"):
-            values = getattr(self, name)
-            del values[:len(values) - count]
+    @staticmethod
+    def join(parts: list[Samples]) -> Samples:
+        if len(parts) == 1:
+            return parts[0]
+        return Samples(*(np.concatenate([getattr(p, k) for p in parts])
+                         for k in ("t", "q", "qd", "effort", "command")))
 
 
 class BagReader:
     """Joint states (model order) and held commands from a bag, in time order."""
 
     def __init__(self, options: Options) -> None:
-        from rosbags.highlevel import AnyReader
-        from rosbags.typesys import Stores, get_typestore
-
-        if not options.bag.exists():
-            raise BagError(f"bag '{options.bag}' does not exist")
-        try:
-            self.reader = AnyReader([options.bag],
-                                    default_typestore=get_typestore(Stores.ROS2_KILTED))
-            self.reader.open()
-        except Exception as exc:  # rosbags raises several types for unreadable bags
-            raise BagError(f"cannot read bag '{options.bag}': {exc}") from None
-        topics = {c.topic: c for c in self.reader.connections}
+        self.options = options
+        self.source = open_source(options.bag)
+        topics = self.source.topics
         if options.states_topic not in topics:
+            self.source.close()
             raise BagError(f"topic '{options.states_topic}' is not in the bag; topics: "
                            f"{', '.join(sorted(topics)) or 'none'}")
-        self.options = options
-        self.states = [c for c in self.reader.connections if c.topic == options.states_topic]
-        self.commands = [c for c in self.reader.connections
-                         if c.topic == options.commands_topic]
-        self.state_count = sum(c.msgcount for c in self.states)
+        self.ros1 = topics[options.states_topic].encoding == "ros1"
+        self.has_commands = options.commands_topic in topics
+        self.state_count = self.source.counts.get(options.states_topic, 0)
+        self.recovered = self.source.recovered
         self.description = None
-        described = [c for c in self.reader.connections if c.topic == "/robot_description"]
-        if described:
-            for connection, _, raw in self.reader.messages(connections=described):
-                message: Any = self.reader.deserialize(raw, connection.msgtype)
-                self.description = str(message.data)
-                break
+        if "/robot_description" in topics:
+            with self._decoding():
+                for _, _, raw in self.source.messages(["/robot_description"]):
+                    self.description = str(self.source.deserialize(raw, "/robot_description"
+                                                                   ).data)
+                    break
+        self._templates: dict[str, dict[int, Template | None]] = {"joint_state": {},
+                                                                  "multi_array": {}}
 
     def close(self) -> None:
-        self.reader.close()
+        self.source.close()
+
+    @contextmanager
+    def _decoding(self) -> Iterator[None]:
+        """Any failure to decode a message becomes one :class:`BagError` line."""
+        try:
+            yield
+        except BagError:
+            raise
+        except Exception as exc:
+            raise BagError(f"cannot decode bag '{self.options.bag}': {exc}") from None
+
+    def _decode(self, raws: list[bytes], topic: str, kind: str) -> Any:
+        return decode(raws, kind, self.ros1, lambda raw: self.source.deserialize(raw, topic),
+                      self._templates[kind])
+
+    def _state_fields(self, raws: list[bytes]) -> list[tuple[Any, ...]]:
+        """Per layout: ``(indices, names, stamp sec, nanosec, {field: values})``."""
+        decoded = self._decode(raws, self.options.states_topic, "joint_state")
+        parts = []
+        for index, t, rows in decoded.groups:
+            assert t.stamp is not None
+            at, dtype = t.stamp
+            sec = rows[:, at:at + 4].copy().view(dtype)[:, 0]
+            nsec = rows[:, at + 4:at + 8].copy().view("<u4")[:, 0]
+            parts.append((index, t.names, sec, nsec,
+                          {f: t.values(rows, f) for f in ("position", "velocity", "effort")}))
+        for i, msg in decoded.others:
+            if msg is None:
+                continue
+            values = {f: np.asarray(getattr(msg, f), dtype=np.float64)[None, :]
+                      for f in ("position", "velocity", "effort")}
+            parts.append((np.array([i]), tuple(msg.name), np.array([msg.header.stamp.sec]),
+                          np.array([msg.header.stamp.nanosec]), values))
+        return parts
+
+    def first_names(self) -> list[str]:
+        """The joint names of the first joint state."""
+        with self._decoding():
+            for _, _, raw in self.source.messages([self.options.states_topic]):
+                return list(self.source.deserialize(raw, self.options.states_topic).name)
+        return []
 
     def nominal_period(self) -> float:
         """Median period of the first 200 joint states (from the chosen time base)."""
-        times = []
-        header = self.options.time_base == "header"
-        for connection, stamp_ns, raw in self.reader.messages(connections=self.states):
-            if header:
-                msg: Any = self.reader.deserialize(raw, connection.msgtype)
-                times.append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
-            else:
-                times.append(stamp_ns * 1e-9)
-            if len(times) > 200:
+        with self._decoding():
+            return self._nominal_period()
+
+    def _nominal_period(self) -> float:
+        raws, stamps = [], []
+        for _, stamp_ns, raw in self.source.messages([self.options.states_topic]):
+            raws.append(raw)
+            stamps.append(stamp_ns)
+            if len(raws) > 200:
                 break
+        if self.options.time_base == "header":
+            times = np.zeros(len(raws))
+            for index, _, sec, nsec, _ in self._state_fields(raws):
+                times[index] = sec.astype(np.float64) + 1e-9 * nsec.astype(np.float64)
+        else:
+            times = np.asarray(np.array(stamps, dtype=np.int64) * 1e-9, dtype=np.float64)
         periods = np.diff(times)
         periods = periods[periods > 0]
         if periods.size == 0:
@@ -102,65 +155,104 @@ class BagReader:
                          inertia_check="warn")
 
     def samples(self, model: RobotModel, command_index: NDArray[np.int64],
-                stats: dict[str, Any]) -> Iterator[tuple[float, Array, Array, Array, Array]]:
-        """``(t, q, qd, effort, command)`` per valid joint state; invalid ones are counted."""
+                stats: dict[str, Any]) -> Iterator[Samples]:
+        """Batches of valid joint states with their held command; invalid ones are counted."""
+        stats.update(states=0, skipped_nan=0, skipped_missing=0, skipped_undecodable=0,
+                     commands=0,
+                     skipped_commands=0, command_periods=[0, 0.0, 0.0], command_max_period=0.0,
+                     bag_joints=[])
+        self._held = np.full(model.nv, np.nan)
+        self._last_command: int | None = None
+        self._index_cache: dict[tuple[str, ...], NDArray[np.intp] | None] = {}
+        topics = [self.options.states_topic] + ([self.options.commands_topic]
+                                                if self.has_commands else [])
+        batch: list[tuple[str, int, bytes]] = []
+        with self._decoding():
+            for message in self.source.messages(topics):
+                batch.append(message)
+                if len(batch) == BATCH:
+                    yield self._batch(batch, model, command_index, stats)
+                    batch = []
+            if batch:
+                yield self._batch(batch, model, command_index, stats)
+
+    def _commands(self, raws: list[bytes], stamps: NDArray[np.int64], n: int,
+                  command_index: NDArray[np.int64], stats: dict[str, Any]
+                  ) -> tuple[NDArray[np.bool_], Array]:
+        """Which commands are well formed, and their values in model order."""
+        now = stamps * 1e-9  # commands carry no stamp: receive time
+        previous = [] if self._last_command is None else [self._last_command * 1e-9]
+        periods = np.diff(np.concatenate([previous, now]))
+        sums = stats["command_periods"]
+        sums[0] += len(periods)
+        sums[1] = sequential_sum(sums[1], periods)
+        sums[2] = sequential_sum(sums[2], periods * periods)
+        if periods.size:
+            stats["command_max_period"] = max(stats["command_max_period"], float(periods.max()))
+        self._last_command = int(stamps[-1])
+        good = np.zeros(len(raws), dtype=bool)
+        values = np.full((len(raws), n), np.nan)
+        decoded = self._decode(raws, self.options.commands_topic, "multi_array")
+        pieces = [(index, t.values(rows, "data")) for index, t, rows in decoded.groups]
+        pieces += [(np.array([i]), np.asarray(msg.data, dtype=np.float64)[None, :])
+                   for i, msg in decoded.others if msg is not None]
+        for index, data in pieces:
+            if data.shape[1] == command_index.shape[0]:
+                good[index] = True
+                values[np.ix_(index, command_index)] = data
+        stats["commands"] += int(good.sum())
+        stats["skipped_commands"] += int((~good).sum())
+        return good, values
+
+    def _batch(self, batch: list[tuple[str, int, bytes]], model: RobotModel,
+               command_index: NDArray[np.int64], stats: dict[str, Any]) -> Samples:
         n = model.nv
-        command = np.full(n, np.nan)
-        cache: dict[tuple[str, ...], NDArray[np.int64] | None] = {}
-        header = self.options.time_base == "header"
-        stats.update(states=0, skipped_nan=0, skipped_missing=0, commands=0,
-                     skipped_commands=0, command_periods=[0, 0.0, 0.0], command_max_period=0.0)
-        last_command: float | None = None
-        try:
-            messages = self.reader.messages(connections=self.states + self.commands)
-            for connection, stamp_ns, raw in messages:
-                msg: Any = self.reader.deserialize(raw, connection.msgtype)
-                if connection.topic != self.options.states_topic:
-                    now = stamp_ns * 1e-9  # commands carry no stamp: receive time
-                    if last_command is not None:
-                        period, sums = now - last_command, stats["command_periods"]
-                        sums[0] += 1
-                        sums[1] += period
-                        sums[2] += period * period
-                        stats["command_max_period"] = max(stats["command_max_period"], period)
-                    last_command = now
-                    data = np.asarray(msg.data, dtype=np.float64)
-                    if data.shape != command_index.shape:
-                        stats["skipped_commands"] += 1
-                        continue
-                    command = np.full(n, np.nan)
-                    command[command_index] = data
-                    stats["commands"] += 1
-                    continue
-                stats["states"] += 1
-                key = tuple(msg.name)
-                if key not in cache:
-                    position = {name: k for k, name in enumerate(key)}
-                    cache[key] = (np.array([position[j] for j in model.joint_names])
-                                  if all(j in position for j in model.joint_names) else None)
-                index = cache[key]
-                if index is None or len(msg.position) != len(key):
-                    stats["skipped_missing"] += 1
-                    continue
-                q = np.asarray(msg.position, dtype=np.float64)[index]
-                qd = (np.asarray(msg.velocity, dtype=np.float64)[index]
-                      if len(msg.velocity) == len(key) else np.full(n, np.nan))
-                effort = (np.asarray(msg.effort, dtype=np.float64)[index]
-                          if len(msg.effort) == len(key) else np.full(n, np.nan))
-                if not np.isfinite(q).all():
-                    stats["skipped_nan"] += 1
-                    continue
-                t = (msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec) if header \
-                    else stamp_ns * 1e-9
-                yield t, q, qd, effort, command
-        except BagError:
-            raise
-        except Exception as exc:
-            raise BagError(f"cannot decode bag '{self.options.bag}': {exc}") from None
-
-
-def names_in_bag(reader: BagReader) -> str:
-    for connection, _, raw in reader.reader.messages(connections=reader.states):
-        message: Any = reader.reader.deserialize(raw, connection.msgtype)
-        return ", ".join(message.name)
-    return "none"
+        states_topic = self.options.states_topic
+        is_state = np.fromiter((m[0] == states_topic for m in batch), dtype=bool,
+                               count=len(batch))
+        stamps = np.fromiter((m[1] for m in batch), dtype=np.int64, count=len(batch))
+        state_at = np.flatnonzero(is_state)
+        command_at = np.flatnonzero(~is_state)
+        # The command held at each state: the last well-formed one before it.
+        held = np.tile(self._held, (len(state_at), 1))
+        if command_at.size:
+            good, values = self._commands([batch[i][2] for i in command_at], stamps[command_at],
+                                          n, command_index, stats)
+            good_at, values = command_at[good], values[good]
+            if good_at.size:
+                last = np.searchsorted(good_at, state_at) - 1
+                held[last >= 0] = values[last[last >= 0]]
+                self._held = values[-1]
+        stats["states"] += len(state_at)
+        status = np.full(len(state_at), 2, dtype=np.int8)  # 2 undecodable, 1 missing, 0 ok
+        q, qd, effort = (np.full((len(state_at), n), np.nan) for _ in range(3))
+        t = np.zeros(len(state_at))
+        parts = self._state_fields([batch[i][2] for i in state_at]) if state_at.size else []
+        if parts and not stats["bag_joints"]:  # the joints of the first joint state
+            stats["bag_joints"] = list(min(parts, key=lambda part: part[0][0])[1])
+        for index, names, sec, nsec, values in parts:
+            status[index] = 1
+            mapping = self._index_cache.get(names, ())
+            if isinstance(mapping, tuple):
+                where = {name: k for k, name in enumerate(names)}
+                mapping = self._index_cache[names] = (
+                    np.array([where[j] for j in model.joint_names])
+                    if all(j in where for j in model.joint_names) else None)
+            if mapping is None or values["position"].shape[1] != len(names):
+                continue
+            status[index] = 0
+            q[index] = values["position"][:, mapping]
+            if values["velocity"].shape[1] == len(names):
+                qd[index] = values["velocity"][:, mapping]
+            if values["effort"].shape[1] == len(names):
+                effort[index] = values["effort"][:, mapping]
+            if self.options.time_base == "header":
+                t[index] = sec.astype(np.float64) + 1e-9 * nsec.astype(np.float64)
+        if self.options.time_base != "header":
+            t = np.asarray(stamps[state_at] * 1e-9, dtype=np.float64)
+        finite = np.isfinite(q).all(axis=1)
+        stats["skipped_missing"] += int((status == 1).sum())
+        stats["skipped_undecodable"] += int((status == 2).sum())
+        stats["skipped_nan"] += int(((status == 0) & ~finite).sum())
+        keep = (status == 0) & finite
+        return Samples(t[keep], q[keep], qd[keep], effort[keep], held[keep])

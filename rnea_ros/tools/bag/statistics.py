@@ -100,3 +100,11 @@ def rate_and_jitter(sums: Sequence[float]) -> tuple[float, float]:
         return math.nan, math.nan
     mean = total / count
     return 1.0 / mean, math.sqrt(max(squares / count - mean**2, 0.0))
+
+
+def sequential_sum(start: float, values: Array) -> float:
+    """``start + v0 + v1 + ...`` added in order, as a Python loop adds them (same rounding:
+    a running sum over batches equals the sum over single messages)."""
+    if values.size == 0:
+        return start
+    return float(np.cumsum(np.concatenate([[start], values]))[-1])
