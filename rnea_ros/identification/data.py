@@ -61,28 +61,22 @@ def read_bag(bag: Path, model: RobotModel, *, states_topic: str = "/joint_states
     (:class:`rnea_ros.tools.bag.reading.BagReader`).
     """
     from rnea_ros.tools.bag.options import Options
-    from rnea_ros.tools.bag.reading import BagReader
+    from rnea_ros.tools.bag.reading import BagReader, Samples
 
     reader = BagReader(Options(bag=Path(bag), out=Path("."), states_topic=states_topic,
                                time_base=time_base))
+    stats: dict[str, Any] = {}
     try:
-        size = max(int(reader.state_count), 1)
-        t, q, effort = np.empty(size), np.empty((size, model.nv)), np.empty((size, model.nv))
-        stats: dict[str, Any] = {}
-        k = 0
-        for stamp, position, _, measured, _ in reader.samples(
-                model, np.arange(model.nv, dtype=np.int64), stats):
-            if k == size:
-                size *= 2
-                t, q, effort = (np.resize(t, size), np.resize(q, (size, model.nv)),
-                                np.resize(effort, (size, model.nv)))
-            t[k], q[k], effort[k] = stamp, position, measured
-            k += 1
+        batches = list(reader.samples(model, np.arange(model.nv, dtype=np.int64), stats))
     finally:
         reader.close()
+    samples = Samples.join(batches) if batches else None
     skipped = {"nan": int(stats.get("skipped_nan", 0)),
                "missing": int(stats.get("skipped_missing", 0))}
-    return Recording(t[:k].copy(), q[:k].copy(), effort[:k].copy(), skipped)
+    if samples is None:
+        empty = np.zeros((0, model.nv))
+        return Recording(np.zeros(0), empty, empty.copy(), skipped)
+    return Recording(samples.t, samples.q, samples.effort, skipped)
 
 
 @dataclass
