@@ -73,6 +73,12 @@ def jit_fma(fn: Fn) -> Fn:
                                fastmath={"contract"})(fn))
 
 
+def jit_entry(fn: Fn) -> Fn:
+    """:func:`jit_fma` for a per-call entry point: the GIL is kept, since releasing
+    and re-taking it costs ~35 ns, more than a microsecond call can gain by it."""
+    return cast(Fn, numba.njit(cache=_CACHE, error_model="numpy", fastmath={"contract"})(fn))
+
+
 def inline(helper: Any) -> Any:
     """A copy of ``helper`` (jitted or plain) that numba inlines into its callers
     (IR level), so it is compiled with the caller's flags (e.g. :func:`jit_fma`'s)."""
@@ -241,6 +247,45 @@ def rotate_about_coordinate_axis(R0: Mat, k: int, c: float, s: float) -> Mat:
     return (R0[0], c * R0[1] + s * R0[2], c * R0[2] - s * R0[1],
             R0[3], c * R0[4] + s * R0[5], c * R0[5] - s * R0[4],
             R0[6], c * R0[7] + s * R0[8], c * R0[8] - s * R0[7])
+
+
+# sin and cos on [-pi/4, pi/4]: FreeBSD msun's k_sin.c / k_cos.c minimax polynomials
+# (error < 1 ulp); pi/2 in three parts for the reduction (e_rem_pio2.c: 33 + 33 + 53 bits).
+_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
+_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
+_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+_INV_PIO2 = 6.36619772367581382433e-01
+_PIO2_1, _PIO2_2 = 1.57079632673412561417e+00, 6.07710050630396597660e-11
+_PIO2_3 = 2.02226624871116645580e-21
+SINCOS_RANGE = 1.0e5  # |x| beyond it, inf and nan: libm
+
+
+@jit
+def sincos(x: float) -> tuple[float, float]:
+    """``(cos x, sin x)`` to within ~1e-16 of libm's, in one inlinable body.
+
+    ``x = n pi/2 + r``, ``|r| <= pi/4`` (Cody-Waite: exact products for
+    ``|x| <= SINCOS_RANGE``), then FreeBSD's polynomials in ``r`` and the
+    quadrant ``n mod 4`` chosen without branches (random angles would
+    mispredict them). Inlined in a kernel it costs less than libm's two calls.
+    """
+    if not abs(x) <= SINCOS_RANGE:
+        return math.cos(x), math.sin(x)
+    fn = math.floor(x * _INV_PIO2 + 0.5)
+    r = ((x - fn * _PIO2_1) - fn * _PIO2_2) - fn * _PIO2_3
+    z = r * r
+    w = z * z
+    sr = _S2 + z * (_S3 + z * _S4) + z * w * (_S5 + z * _S6)
+    s = r + z * r * (_S1 + z * sr)
+    cr = z * (_C1 + z * (_C2 + z * _C3)) + w * w * (_C4 + z * (_C5 + z * _C6))
+    hz = 0.5 * z
+    c1 = 1.0 - hz
+    c = c1 + (((1.0 - c1) - hz) + z * cr)
+    n = int(fn)
+    odd = (n & 1) == 1
+    return ((s if odd else c) * float(1 - ((n + 1) & 2)),
+            (c if odd else s) * float(1 - (n & 2)))
 
 
 @jit

@@ -25,23 +25,29 @@ from rnea_ros.core._jit import (
     F_H,
     F_KIND,
     F_MASS,
+    F_P,
     F_PARENT,
+    F_R,
     F_VISCOUS,
+    PRISMATIC,
     REVOLUTE,
     REVOLUTE_X,
     Mat,
     Vec,
     add3,
+    axis_rotation,
     cross,
     dot3,
     inertia_times,
     inline,
     jit_fma,
-    joint_transform,
+    mm,
     mtv,
     mv,
+    rotate_about_coordinate_axis,
     scale3,
     sign,
+    sincos,
 )
 
 Array = NDArray[np.float64]
@@ -52,8 +58,9 @@ _W_COLS = 30
 
 # Leaf tuple helpers inlined, so the kernels' FMA contraction reaches them.
 _add3, _scale3, _dot3, _cross = (inline(f) for f in (add3, scale3, dot3, cross))
-_mv, _mtv = inline(mv), inline(mtv)
-_joint_transform, _inertia_times = inline(joint_transform), inline(inertia_times)
+_mv, _mtv, _mm, _axis_rotation = inline(mv), inline(mtv), inline(mm), inline(axis_rotation)
+_rotate_k, _sincos = inline(rotate_about_coordinate_axis), inline(sincos)
+_inertia_times = inline(inertia_times)
 
 
 @inline
@@ -78,6 +85,22 @@ def _set3(a: Array, i: int, k: int, x: tuple[float, float, float]) -> None:
     a[i, k] = x[0]
     a[i, k + 1] = x[1]
     a[i, k + 2] = x[2]
+
+
+@inline
+def _joint_transform(fp: Array, i: int, q: float) -> tuple[Mat, Vec]:
+    """``joint_transform`` of ``_jit`` with its :func:`~rnea_ros.core._jit.sincos`."""
+    R0 = _get9(fp, i, F_R)
+    p0 = _get3(fp, i, F_P)
+    u = _get3(fp, i, F_AXIS)
+    jk = int(fp[i, F_KIND])
+    if jk == PRISMATIC:
+        return R0, _add3(p0, _mv(R0, _scale3(u, q)))
+    c, s = _sincos(q)
+    if jk == REVOLUTE:
+        return _mm(R0, _axis_rotation(u, c, s)), p0
+    k = jk - REVOLUTE_X
+    return _rotate_k(R0, k, c, s * u[k]), p0
 
 
 @inline

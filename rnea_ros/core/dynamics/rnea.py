@@ -36,6 +36,7 @@ from rnea_ros.core._jit import (
     inertia_times,
     inline,
     jit,
+    jit_entry,
     jit_fma,
     joint_transform,
     kind,
@@ -155,7 +156,7 @@ def backward_pass(fp: Array, qd: Array, qdd: Array, drive: bool, tau: Array,
     return bool(np.isfinite(total))
 
 
-@jit
+@jit_entry
 def _rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array) -> bool:
     """The 1 kHz entry: drive terms, no external wrenches (six arguments to unbox).
 
@@ -194,7 +195,7 @@ def gravity_pass(fp: Array, q: Array, g: Array, tau: Array,
     return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
 
 
-@jit_fma
+@jit_entry
 def _gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
     """The 1 kHz entry of :func:`gravity_pass`; False: wrong length or non-finite result."""
     n = fp.shape[0]
