@@ -47,6 +47,7 @@ from rnea_ros.core._jit import (
     put3,
     put9,
     scale3,
+    scratch,
     sign,
     sub3,
     vec3,
@@ -166,7 +167,7 @@ def _rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array)
     n = fp.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
         return False
-    work = np.empty((n, _W_COLS))
+    work = scratch(n, _W_COLS)
     return rnea_pass(fp, q, qd, qdd, g, work[:0], False, True, tau, work)
 
 
@@ -201,7 +202,7 @@ def _gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
     n = fp.shape[0]
     if q.shape[0] != n or g.shape[0] != 3:
         return False
-    work = np.empty((n, _W_COLS))
+    work = scratch(n, _W_COLS)
     return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
 
 

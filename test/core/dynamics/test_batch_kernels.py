@@ -10,7 +10,7 @@ import pytest
 from trees import random_tree
 
 from rnea_ros.core import errors
-from rnea_ros.core._jit import F_KIND, PRISMATIC, REVOLUTE, REVOLUTE_X
+from rnea_ros.core._jit import F_KIND, PRISMATIC, REVOLUTE, REVOLUTE_X, STACK_ROWS
 from rnea_ros.core.dynamics.rnea import (
     gravity_batch,
     gravity_torques,
@@ -106,3 +106,24 @@ def test_non_finite_sample_in_gravity_batch_is_named() -> None:
         gravity_batch(model, q)
     with pytest.raises(errors.StateError, match=r"is nan"):
         gravity_torques(model, np.full(model.nv, np.nan))
+
+
+def tree_with_joints(n: int) -> RobotModel:
+    """A random tree of exactly ``n`` joints (fixed joints merge bodies away)."""
+    bodies = n
+    while (model := random_tree(11, bodies=bodies)).nv < n:
+        bodies += 1
+    assert model.nv == n
+    return model
+
+
+@pytest.mark.parametrize("n", [STACK_ROWS, STACK_ROWS + 1, 70])
+def test_per_call_scratch_on_the_stack_and_on_the_heap(n: int) -> None:
+    """Up to STACK_ROWS bodies the per-call kernels work on the stack, beyond on the heap."""
+    model = tree_with_joints(n)
+    q, qd, qdd = samples(model, 11, count=5)
+    zero = np.zeros(model.nv)
+    for x, xd, xdd in zip(q, qd, qdd, strict=True):
+        assert relative(rnea(model, x, xd, xdd), rnea_batch(model, x[None], xd[None],
+                                                           xdd[None])[0]) <= TOL
+        assert relative(gravity_torques(model, x), rnea(model, x, zero, zero)) <= TOL
