@@ -78,8 +78,14 @@ def jit_fma(fn: Fn) -> Fn:
 
 
 def jit_entry(fn: Fn) -> Fn:
-    """:func:`jit_fma` for a per-call entry point: the GIL is kept, since releasing
-    and re-taking it costs ~35 ns, more than a microsecond call can gain by it."""
+    """:func:`jit` for a per-call entry point: the GIL is kept, since releasing and
+    re-taking it costs ~35 ns, more than a microsecond call can gain by it."""
+    return cast(Fn, numba.njit(cache=_CACHE, error_model="numpy")(fn))
+
+
+def jit_entry_fma(fn: Fn) -> Fn:
+    """:func:`jit_entry` with :func:`jit_fma`'s contraction, for entries whose
+    kernels are FMA-compiled (contraction can reach the passes LLVM inlines)."""
     return cast(Fn, numba.njit(cache=_CACHE, error_model="numpy", fastmath={"contract"})(fn))
 
 
@@ -434,7 +440,14 @@ def scratch(rows: int, cols: int) -> NDArray[np.float64]:
     """Uninitialised ``(rows, cols)`` work array for a per-call entry point: on the
     calling kernel's stack when ``rows <= STACK_ROWS`` (no heap allocation, ~60 ns
     less), else ``np.empty``. Valid until that kernel returns: never return it or
-    keep it. ``cols`` must be a compile-time constant (a module-level int)."""
+    keep it. ``cols`` must be a compile-time constant (a module-level int).
+
+    Used by the RNEA and gravity entries, whose results are bit-identical to the
+    heap-work paths (checked on the 18 agreement robots). The elastic and tau_dot
+    entries keep ``np.empty``: on the stack their results moved by ~1e-14 (cause
+    not found; their passes do not read unwritten entries), which breaks the
+    exact batch == per-call check of tau_dot.
+    """
     if rows <= STACK_ROWS:
         return _stack_matrix(rows, cols)  # type: ignore[call-arg]
     return np.empty((rows, cols))

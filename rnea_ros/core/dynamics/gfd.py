@@ -58,6 +58,7 @@ from rnea_ros.core._jit import (
     dot3,
     fcross,
     jit,
+    jit_entry,
     joint_motion,
     joint_transform,
     kind,
@@ -208,7 +209,7 @@ def _wrench_or_empty(model: RobotModel, x: object | None, name: str) -> Array:
     return body_wrenches(model, x, name) if x is not None else np.zeros((model.nv, 6))
 
 
-@jit
+@jit_entry
 def _gfd_fast(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array, tau: Array,
               tau_dot: Array) -> bool:
     """The control-rate entry of ``(tau, tau_dot)``: no wrenches, lengths checked here."""

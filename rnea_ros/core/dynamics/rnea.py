@@ -37,6 +37,7 @@ from rnea_ros.core._jit import (
     inline,
     jit,
     jit_entry,
+    jit_entry_fma,
     jit_fma,
     joint_transform,
     kind,
@@ -196,7 +197,7 @@ def gravity_pass(fp: Array, q: Array, g: Array, tau: Array,
     return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
 
 
-@jit_entry
+@jit_entry_fma
 def _gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
     """The 1 kHz entry of :func:`gravity_pass`; False: wrong length or non-finite result."""
     n = fp.shape[0]

@@ -35,7 +35,17 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall, add3, cross, dot3, jit, put3, scale3, vec3
+from rnea_ros.core._jit import (
+    FastCall,
+    add3,
+    cross,
+    dot3,
+    jit,
+    jit_entry,
+    put3,
+    scale3,
+    vec3,
+)
 from rnea_ros.core.dynamics.rnea import (
     _W_COLS,
     _W_DW,
@@ -106,7 +116,7 @@ def elastic_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Ar
     return ok and bool(np.isfinite(tau.sum()))
 
 
-@jit
+@jit_entry
 def _elastic_call(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array,
                   thetad: Array, qdd: Array, thetadd: Array, g: Array, fext: Array,
                   use_fext: bool, tau: Array, tau_link: Array, wrenches: Array) -> bool:
