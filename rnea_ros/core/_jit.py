@@ -442,11 +442,8 @@ def scratch(rows: int, cols: int) -> NDArray[np.float64]:
     less), else ``np.empty``. Valid until that kernel returns: never return it or
     keep it. ``cols`` must be a compile-time constant (a module-level int).
 
-    Used by the RNEA and gravity entries, whose results are bit-identical to the
-    heap-work paths (checked on the 18 agreement robots). The elastic and tau_dot
-    entries keep ``np.empty``: on the stack their results moved by ~1e-14 (cause
-    not found; their passes do not read unwritten entries), which breaks the
-    exact batch == per-call check of tau_dot.
+    The kernel must write every entry before reading it (unwritten stack memory
+    is undefined to the optimiser; ``np.empty``'s garbage is merely stale).
     """
     if rows <= STACK_ROWS:
         return _stack_matrix(rows, cols)  # type: ignore[call-arg]

@@ -1,14 +1,17 @@
-"""RNEA over many samples: the batch kernels behind ``rnea_batch`` and ``gravity_batch``.
+"""Throughput kernels: RNEA and gravity over many samples (``rnea_batch``,
+``gravity_batch``, ``nonlinear_effects_batch``) and the gravity of ``gravity_torques``.
 
-Same algorithms as :mod:`rnea_ros.core.dynamics.rnea` (Featherstone's RNEA,
-Table 5.1; gravity as the fictitious base acceleration ``-g``), written for
+Same RNEA as :mod:`rnea_ros.core.dynamics.rnea` (Featherstone's RNEA, Table
+5.1; gravity as the fictitious base acceleration ``-g``), written for
 throughput: one kernel call walks all ``N`` samples, reads ``Q[k, i]`` in
 place (no per-sample array views, whose reference counting cost more than a
 joint's arithmetic), keeps one ``(n, 30)`` work array, and is compiled with
 fused multiply-adds (:func:`~rnea_ros.core._jit.jit_fma`; results move by
-rounding only, ~1e-16 relative). Revolute joints about ``+-x/y/z`` add their
-velocity on one coordinate (``S qd = +-qd e_k``) instead of a full 3-vector
-product.
+rounding only, ~1e-16 relative) with its tuple helpers inlined. Revolute
+joints about ``+-x/y/z`` add their velocity on one coordinate (``S qd = +-qd
+e_k``) instead of a full 3-vector product; sin and cos come from
+:func:`~rnea_ros.core._jit.sincos`. Gravity uses composite first moments
+(:func:`gravity_row`).
 
 Shapes: ``Q, QD, QDD, TAU`` (N, n), C-contiguous float64; ``g`` (3,).
 """
@@ -224,8 +227,8 @@ def gravity_row(fp: Array, Q: Array, k: int, g: Array, TAU: Array, work: Array) 
     One forward pass rotates ``-g`` into each body, one backward pass gathers
     ``h^C_par += R_i h^C_i + m^C_i p_i`` (the force-transform of the parent
     frame; Featherstone's composite-body idea, RBDA section 6.2, on the first
-    moments only). ``work`` (n, 30): pose in 0-12, ``a`` in 21-24, ``h^C, m^C``
-    in 24-28.
+    moments only). ``work`` (n, 30): ``R, p`` in columns 0-11, ``a`` in 21-23,
+    ``h^C`` in 24-26, ``m^C`` in 27.
     """
     n = fp.shape[0]
     for i in range(n):

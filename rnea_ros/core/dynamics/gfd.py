@@ -72,6 +72,7 @@ from rnea_ros.core._jit import (
     parent,
     put3,
     put9,
+    scratch,
     sign,
     to_child,
     to_parent,
@@ -216,7 +217,7 @@ def _gfd_fast(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array,
     n = fp.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or qddd.shape[0] != n:
         return False
-    work = np.empty((n, _W_COLS))
+    work = scratch(n, _W_COLS)
     none = work[:0]
     return gfd_pass(fp, q, qd, qdd, qddd, qddd, g, none, none, none, False, False, tau,
                     tau_dot, tau_dot, work)

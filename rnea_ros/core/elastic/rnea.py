@@ -44,6 +44,7 @@ from rnea_ros.core._jit import (
     jit_entry,
     put3,
     scale3,
+    scratch,
     vec3,
 )
 from rnea_ros.core.dynamics.rnea import (
@@ -126,7 +127,7 @@ def _elastic_call(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: A
     if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or theta.shape[0] != ne
             or thetad.shape[0] != ne or thetadd.shape[0] != ne or g.shape[0] != 3):
         return False  # the caller explains
-    work = np.empty((n, _W_COLS))
+    work = scratch(n, _W_COLS)
     ok = elastic_pass(fp, ep, mp, q, theta, qd, thetad, qdd, thetadd, g, fext, use_fext,
                       tau, tau_link, work)
     for i in range(wrenches.shape[0]):
