@@ -13,6 +13,7 @@ from rnea_ros.core import errors
 from rnea_ros.core._jit import F_KIND, PRISMATIC, REVOLUTE, REVOLUTE_X, STACK_ROWS
 from rnea_ros.core.dynamics.rnea import (
     gravity_batch,
+    gravity_pass,
     gravity_torques,
     nonlinear_effects,
     nonlinear_effects_batch,
@@ -127,3 +128,12 @@ def test_per_call_scratch_on_the_stack_and_on_the_heap(n: int) -> None:
         assert relative(rnea(model, x, xd, xdd), rnea_batch(model, x[None], xd[None],
                                                            xdd[None])[0]) <= TOL
         assert relative(gravity_torques(model, x), rnea(model, x, zero, zero)) <= TOL
+
+
+def test_gravity_pass_kernel_is_the_per_call_gravity() -> None:
+    model = random_tree(4)
+    q = samples(model, 4, count=3)[0]
+    tau, work = np.empty(model.nv), np.empty((model.nv, 30))
+    for x in q:
+        assert gravity_pass(model.kernel_floats, x, model.gravity, tau, work)
+        assert np.array_equal(tau, gravity_torques(model, x))
