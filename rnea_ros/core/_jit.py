@@ -29,6 +29,10 @@ from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 from numpy.typing import NDArray
 
 PRISMATIC = 0
@@ -59,6 +63,36 @@ _CACHE = os.environ.get("RNEA_ROS_NO_JIT_CACHE", "") != "1"
 def jit(fn: Fn) -> Fn:
     """``numba.njit`` with the project's options (cached, no GIL, numpy error model)."""
     return cast(Fn, numba.njit(cache=_CACHE, nogil=True, error_model="numpy")(fn))
+
+
+def jit_fma(fn: Fn) -> Fn:
+    """:func:`jit` with fused multiply-add contraction (numba's ``contract`` fast-math flag only).
+
+    Each ``a * b + c`` may become one FMA, rounded once: results move by a few
+    ulp (~1e-16 relative), nothing else changes -- NaN and inf still propagate,
+    so a kernel can still report a non-finite result. Helpers called from such
+    a kernel keep their own flags unless inlined with :func:`inline`.
+    """
+    return cast(Fn, numba.njit(cache=_CACHE, nogil=True, error_model="numpy",
+                               fastmath={"contract"})(fn))
+
+
+def jit_entry(fn: Fn) -> Fn:
+    """:func:`jit` for a per-call entry point: the GIL is kept, since releasing and
+    re-taking it costs ~35 ns, more than a microsecond call can gain by it."""
+    return cast(Fn, numba.njit(cache=_CACHE, error_model="numpy")(fn))
+
+
+def jit_entry_fma(fn: Fn) -> Fn:
+    """:func:`jit_entry` with :func:`jit_fma`'s contraction, for entries whose
+    kernels are FMA-compiled (contraction can reach the passes LLVM inlines)."""
+    return cast(Fn, numba.njit(cache=_CACHE, error_model="numpy", fastmath={"contract"})(fn))
+
+
+def inline(helper: Any) -> Any:
+    """A copy of ``helper`` (jitted or plain) that numba inlines into its callers
+    (IR level), so it is compiled with the caller's flags (e.g. :func:`jit_fma`'s)."""
+    return numba.njit(inline="always")(getattr(helper, "py_func", helper))
 
 
 def joint_kind(prismatic: bool, axis: NDArray[np.float64]) -> int:
@@ -225,6 +259,45 @@ def rotate_about_coordinate_axis(R0: Mat, k: int, c: float, s: float) -> Mat:
             R0[6], c * R0[7] + s * R0[8], c * R0[8] - s * R0[7])
 
 
+# sin and cos on [-pi/4, pi/4]: FreeBSD msun's k_sin.c / k_cos.c minimax polynomials
+# (error < 1 ulp); pi/2 in three parts for the reduction (e_rem_pio2.c: 33 + 33 + 53 bits).
+_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
+_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
+_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+_INV_PIO2 = 6.36619772367581382433e-01
+_PIO2_1, _PIO2_2 = 1.57079632673412561417e+00, 6.07710050630396597660e-11
+_PIO2_3 = 2.02226624871116645580e-21
+SINCOS_RANGE = 1.0e5  # |x| beyond it, inf and nan: libm
+
+
+@jit
+def sincos(x: float) -> tuple[float, float]:
+    """``(cos x, sin x)`` to within ~1e-16 of libm's, in one inlinable body.
+
+    ``x = n pi/2 + r``, ``|r| <= pi/4`` (Cody-Waite: exact products for
+    ``|x| <= SINCOS_RANGE``), then FreeBSD's polynomials in ``r`` and the
+    quadrant ``n mod 4`` chosen without branches (random angles would
+    mispredict them). Inlined in a kernel it costs less than libm's two calls.
+    """
+    if not abs(x) <= SINCOS_RANGE:
+        return math.cos(x), math.sin(x)
+    fn = math.floor(x * _INV_PIO2 + 0.5)
+    r = ((x - fn * _PIO2_1) - fn * _PIO2_2) - fn * _PIO2_3
+    z = r * r
+    w = z * z
+    sr = _S2 + z * (_S3 + z * _S4) + z * w * (_S5 + z * _S6)
+    s = r + z * r * (_S1 + z * sr)
+    cr = z * (_C1 + z * (_C2 + z * _C3)) + w * w * (_C4 + z * (_C5 + z * _C6))
+    hz = 0.5 * z
+    c1 = 1.0 - hz
+    c = c1 + (((1.0 - c1) - hz) + z * cr)
+    n = int(fn)
+    odd = (n & 1) == 1
+    return ((s if odd else c) * float(1 - ((n + 1) & 2)),
+            (c if odd else s) * float(1 - (n & 2)))
+
+
 @jit
 def joint_transform(fp: NDArray[np.float64], i: int, q: float
                     ) -> tuple[Mat, Vec]:
@@ -333,6 +406,48 @@ def sign(x: float) -> float:
     if x < 0.0:
         return -1.0
     return 0.0
+
+
+STACK_ROWS = 32  # bodies that fit the per-call scratch on the stack
+
+
+@intrinsic
+def _stack_matrix(typingctx: Any, rows: Any, cols: Any) -> Any:
+    """A ``(rows, cols)`` float64 array in the calling kernel's stack frame
+    (``STACK_ROWS * cols`` doubles reserved in its entry block); ``cols`` a literal."""
+    if not isinstance(cols, types.IntegerLiteral) or not isinstance(rows, types.Integer):
+        return None
+    ncols = cols.literal_value
+    aryty = types.Array(types.float64, 2, "C")
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        data = cgutils.alloca_once(  # type: ignore[no-untyped-call]
+            builder, ir.DoubleType(), size=STACK_ROWS * ncols)
+        intp = context.get_value_type(types.intp)
+        nrows = context.cast(builder, args[0], signature.args[0], types.intp)
+        ary = make_array(aryty)(context, builder)  # type: ignore[no-untyped-call]
+        populate_array(  # type: ignore[no-untyped-call]
+            ary, data=data, shape=[nrows, ir.Constant(intp, ncols)],
+            strides=[ir.Constant(intp, 8 * ncols), ir.Constant(intp, 8)],
+            itemsize=ir.Constant(intp, 8), meminfo=None)
+        return ary._getvalue()
+
+    return aryty(rows, cols), codegen
+
+
+@numba.njit(inline="always")  # inlined, so the stack is the calling kernel's
+def scratch(rows: int, cols: int) -> NDArray[np.float64]:
+    """Uninitialised ``(rows, cols)`` work array for a per-call entry point: on the
+    calling kernel's stack when ``rows <= STACK_ROWS`` (no heap allocation, ~60 ns
+    less), else ``np.empty``. Valid until that kernel returns: never return it or
+    keep it. ``cols`` must be a compile-time constant (a module-level int).
+
+    The kernel must write every entry before reading it (unwritten stack memory
+    is undefined to the optimiser; ``np.empty``'s garbage is merely stale).
+    """
+    if rows <= STACK_ROWS:
+        return _stack_matrix(rows, cols)  # type: ignore[call-arg]
+    return np.empty((rows, cols))
 
 
 class FastCall:

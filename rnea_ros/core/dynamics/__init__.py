@@ -4,5 +4,6 @@ One algorithm per module: ``rnea`` (inverse dynamics, gravity, internal
 wrenches), ``crba`` (mass matrix), ``coriolis`` (C and C·x), ``aba``
 (articulated-body forward dynamics), ``forward_dynamics`` (mass-matrix based),
 ``gfd`` (τ̇ and τ̈ by differentiating the recursion, Guarino Lo Bianco 2009),
-``kinematics`` (poses, energies).
+``kinematics`` (poses, energies); ``batch_kernels`` holds the throughput kernels
+behind ``rnea``'s batch forms and its gravity.
 """

@@ -58,6 +58,7 @@ from rnea_ros.core._jit import (
     dot3,
     fcross,
     jit,
+    jit_entry,
     joint_motion,
     joint_transform,
     kind,
@@ -71,6 +72,7 @@ from rnea_ros.core._jit import (
     parent,
     put3,
     put9,
+    scratch,
     sign,
     to_child,
     to_parent,
@@ -208,14 +210,14 @@ def _wrench_or_empty(model: RobotModel, x: object | None, name: str) -> Array:
     return body_wrenches(model, x, name) if x is not None else np.zeros((model.nv, 6))
 
 
-@jit
+@jit_entry
 def _gfd_fast(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array, tau: Array,
               tau_dot: Array) -> bool:
     """The control-rate entry of ``(tau, tau_dot)``: no wrenches, lengths checked here."""
     n = fp.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or qddd.shape[0] != n:
         return False
-    work = np.empty((n, _W_COLS))
+    work = scratch(n, _W_COLS)
     none = work[:0]
     return gfd_pass(fp, q, qd, qdd, qddd, qddd, g, none, none, none, False, False, tau,
                     tau_dot, tau_dot, work)

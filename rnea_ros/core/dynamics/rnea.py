@@ -27,8 +27,6 @@ from rnea_ros.core._jit import (
     F_ARMATURE,
     F_AXIS,
     F_COULOMB,
-    F_H,
-    F_MASS,
     F_VISCOUS,
     PRISMATIC,
     FastCall,
@@ -36,7 +34,11 @@ from rnea_ros.core._jit import (
     cross,
     dot3,
     inertia_times,
+    inline,
     jit,
+    jit_entry,
+    jit_entry_fma,
+    jit_fma,
     joint_transform,
     kind,
     mat3,
@@ -46,10 +48,12 @@ from rnea_ros.core._jit import (
     put3,
     put9,
     scale3,
+    scratch,
     sign,
     sub3,
     vec3,
 )
+from rnea_ros.core.dynamics.batch_kernels import gravity_row, gravity_rows, rnea_rows
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -65,6 +69,7 @@ Array = NDArray[np.float64]
 # Work array columns (per body).
 _W_R, _W_P, _W_W, _W_V, _W_DW, _W_A, _W_N, _W_F = 0, 9, 12, 15, 18, 21, 24, 27
 _W_COLS = 30
+_gravity_row = inline(gravity_row)
 
 
 @jit
@@ -153,7 +158,7 @@ def backward_pass(fp: Array, qd: Array, qdd: Array, drive: bool, tau: Array,
     return bool(np.isfinite(total))
 
 
-@jit
+@jit_entry
 def _rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array) -> bool:
     """The 1 kHz entry: drive terms, no external wrenches (six arguments to unbox).
 
@@ -163,7 +168,7 @@ def _rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array)
     n = fp.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
         return False
-    work = np.empty((n, _W_COLS))
+    work = scratch(n, _W_COLS)
     return rnea_pass(fp, q, qd, qdd, g, work[:0], False, True, tau, work)
 
 
@@ -182,57 +187,24 @@ def _rnea_general_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
     return ok
 
 
-@jit
+@jit_fma
 def gravity_pass(fp: Array, q: Array, g: Array, tau: Array,
                  work: Array) -> bool:
-    """``g(q)``: :func:`rnea_pass` with ``qd = qdd = 0``, no drive terms, into ``tau``.
-
-    With the robot at rest, ``w = dw = 0`` in every body: the forward pass only
-    rotates the fictitious base acceleration ``-g`` into each body frame and
-    the body force reduces to ``(h x a, m a)``.
-    """
+    """``g(q)`` into ``tau``: :func:`rnea_pass` with ``qd = qdd = 0`` and no drive terms,
+    by composite first moments (:func:`~.batch_kernels.gravity_row`); whether ``tau``
+    is finite. ``q``, ``tau`` C-contiguous (n,), ``work`` (n, 30)."""
     n = q.shape[0]
-    for i in range(n):
-        R, p = joint_transform(fp, i, q[i])
-        put9(work, i, _W_R, R)
-        put3(work, i, _W_P, p)
-        par = parent(fp, i)
-        a_p = (-g[0], -g[1], -g[2]) if par < 0 else vec3(work, par, _W_A)
-        a = mtv(R, a_p)
-        put3(work, i, _W_A, a)
-        put3(work, i, _W_N, cross(vec3(fp, i, F_H), a))
-        put3(work, i, _W_F, scale3(a, fp[i, F_MASS]))
-    return backward_pass(fp, q, q, False, tau, work)  # qd, qdd unused without drive terms
+    return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
 
 
-@jit
+@jit_entry_fma
 def _gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
     """The 1 kHz entry of :func:`gravity_pass`; False: wrong length or non-finite result."""
     n = fp.shape[0]
     if q.shape[0] != n or g.shape[0] != 3:
         return False
-    return gravity_pass(fp, q, g, tau, np.empty((n, _W_COLS)))
-
-
-@jit
-def _gravity_batch(fp: Array, Q: Array, g: Array, TAU: Array) -> bool:
-    work = np.empty((Q.shape[1], _W_COLS))
-    ok = True
-    for k in range(Q.shape[0]):
-        ok = gravity_pass(fp, Q[k], g, TAU[k], work) and ok
-    return ok
-
-
-@jit
-def _rnea_batch(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array,
-                drive: bool, TAU: Array) -> bool:
-    n = Q.shape[1]
-    work = np.empty((n, _W_COLS))
-    no_fext = np.empty((0, 6))
-    ok = True
-    for k in range(Q.shape[0]):
-        ok = rnea_pass(fp, Q[k], QD[k], QDD[k], g, no_fext, False, drive, TAU[k], work) and ok
-    return ok
+    work = scratch(n, _W_COLS)
+    return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
 
 
 _NO_WRENCH = np.zeros((0, 6))
@@ -334,7 +306,7 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
     QDD = joint_batch(model, qdd, "qdd", Q.shape[0])
     g = gravity_vector(model, gravity)
     tau = np.empty_like(Q)
-    if not _rnea_batch(model.kernel_floats, Q, QD, QDD, g, True, tau):
+    if not rnea_rows(model.kernel_floats, Q, QD, QDD, g, True, tau):
         raise_non_finite(model, q=Q, qd=QD, qdd=QDD)
     return tau
 
@@ -343,8 +315,7 @@ def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None
     """:func:`gravity_torques` over N samples: ``q`` (N, n) gives (N, n)."""
     Q = joint_batch(model, q, "q")
     tau = np.empty_like(Q)
-    if not _gravity_batch(model.kernel_floats, Q,
-                          gravity_vector(model, gravity), tau):
+    if not gravity_rows(model.kernel_floats, Q, gravity_vector(model, gravity), tau):
         raise_non_finite(model, q=Q)
     return tau
 
@@ -355,8 +326,8 @@ def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])
     tau = np.empty_like(Q)
-    if not _rnea_batch(model.kernel_floats, Q, QD, np.zeros_like(Q),
-                       gravity_vector(model, gravity), False, tau):
+    if not rnea_rows(model.kernel_floats, Q, QD, np.zeros_like(Q),
+                     gravity_vector(model, gravity), False, tau):
         raise_non_finite(model, q=Q, qd=QD)
     return tau
 
