@@ -15,8 +15,26 @@ match ``name`` in length (``length_mismatch``); a model joint's position or
 velocity is NaN/inf (``non_finite``); its stamp is older than the last stamp
 of one of its joints (``time_backwards``); it has no velocities in
 ``inverse_dynamics`` mode (``missing_velocity``, gravity mode then assumes 0).
-Before the first complete state no command is produced; such messages are
-merged but counted (``missing_joints``).
+A model joint named twice is rejected (``duplicate_names``: which value wins
+would be undefined). Before the first complete state no command is produced;
+such messages are merged but counted (``missing_joints``).
+
+Clock resets (a simulator reset, a bag played in a loop, a zero stamp followed
+by simulated time): a stamp older than a joint's last one is ``time_backwards``,
+one ahead of the newest accepted stamp by more than the wall time elapsed since
+plus ``clock_reset_threshold`` is ``time_future``; both are rejected. When
+``clock_reset_count`` consecutive messages are rejected so and agree with each
+other (strictly increasing stamps, each within the threshold of the previous
+one), the clock was reset: the merged stamps, the reference trajectory and the
+time scaling are shifted onto the new clock (the motion continues), the message
+is merged, :attr:`TorqueController.clock_resets` counts it and
+:attr:`Result.event` says so. A single out-of-order or future-dated message
+never gets that far.
+
+Rate limit: every output (state-driven, watchdog, after a mode switch or a
+clock reset) goes through the slew limiter; the time step is the stamp
+difference between consecutive state-driven commands, else the steady-clock
+time since the previous output.
 
 Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
 a steady clock), :meth:`TorqueController.watchdog` returns the stale command:
@@ -64,9 +82,11 @@ from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
+Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...]]
 Oracle = Callable[[Step], Array]
 
-MERGED, NON_FINITE, BACKWARDS, INCOMPLETE, TOO_OLD = 0, 1, 2, 3, 4
+MERGED, NON_FINITE, BACKWARDS, INCOMPLETE, TOO_OLD, FUTURE = 0, 1, 2, 3, 4, 5
+_CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
 _NO_VELOCITY = np.zeros(0)
 
 
@@ -112,6 +132,7 @@ class Result:
     command: Array | None = None
     reason: str | None = None
     message: str = ""
+    event: str = ""  # e.g. a clock reset (the message was accepted)
 
 
 class TorqueController:
@@ -126,10 +147,20 @@ class TorqueController:
         # Elastic robots: the motor positions come as '<joint>_motor' after the joints.
         self.state_names = model.joint_names + (elastic.motor_names if elastic else ())
         n = len(self.state_names)
+        self._state_index = {name: i for i, name in enumerate(self.state_names)}
         self._q = np.zeros(n)
         self._qd = np.zeros(n)
         self._stamp = np.full(n, -math.inf)
-        self._name_cache: dict[tuple[str, ...], tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
+        self._name_cache: dict[tuple[str, ...], Indices] = {}
+        self._newest = -math.inf  # newest accepted stamp [s], and its steady-clock time
+        self._newest_wall = -math.inf
+        self._streak = 0  # consecutive backwards/future-dated stamps, the last of them
+        self._streak_stamp = -math.inf
+        self.clock_resets = 0
+        self.last_clock_jump = 0.0  # [s], new clock minus old
+        self._output_stamp: float | None = None  # stamp of the last state-driven output
+        self._output_wall: float | None = None  # steady time of the last output
+        self._last_output: Array | None = None
         self.reference = Reference()
         self.rejected: Counter[str] = Counter()
         self.accepted = 0
@@ -191,6 +222,8 @@ class TorqueController:
         if self.slew is not None and previous is not None:  # keep the last command: no jump
             self.slew.previous, self.slew.last_time = previous.previous, previous.last_time
             self.slew.limited, self.slew.bad_dt = previous.limited, previous.bad_dt
+        elif self.slew is not None and self._last_output is not None:  # limiting turned on
+            self.slew.previous, self.slew.last_time = self._last_output.copy(), 0.0
         self.config = config
         self.oracle = (self.oracle_factory(self.model, config)
                        if config.oracle_enable and self.oracle_factory else None)
@@ -212,15 +245,23 @@ class TorqueController:
         gravity_torques(self.full_model, z)  # the watchdog's "hold"
 
     # ------------------------------------------------------------------ inputs
-    def _indices(self, names: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def _indices(self, names: Sequence[str]) -> Indices:
+        """(message index, model index) of the model joints in ``names``, and the
+        model joints named more than once."""
         key = tuple(names)
         cached = self._name_cache.get(key)
         if cached is None:
-            position = {name: k for k, name in enumerate(key)}
+            position: dict[str, int] = {}
+            duplicates: list[str] = []
+            for k, name in enumerate(key):
+                if name in position and name in self._state_index:
+                    duplicates.append(name)
+                position.setdefault(name, k)
             model_idx = [i for i, j in enumerate(self.state_names) if j in position]
             msg_idx = [position[self.state_names[i]] for i in model_idx]
-            cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64))
-            if len(self._name_cache) < 64:
+            cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64),
+                      tuple(dict.fromkeys(duplicates)))
+            if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
                 self._name_cache[key] = cached
         return cached
 
@@ -243,40 +284,101 @@ class TorqueController:
                                 f"{len(velocity)} velocities")
         if not math.isfinite(stamp):
             return self._reject("time_backwards", f"stamp {stamp} is not finite")
-        msg_idx, model_idx = self._indices(names)
+        msg_idx, model_idx, duplicates = self._indices(names)
         if len(model_idx) == 0:
             return Result()  # nothing for us (e.g. another robot's joints)
+        if duplicates:
+            return self._reject("duplicate_names", f"joints {options(duplicates)} are named "
+                                                   "more than once")
         has_velocity = len(velocity) > 0
         if not has_velocity and self.config.mode != "gravity":
             return self._reject("missing_velocity", "message has no velocities, "
                                 f"{self.config.mode} mode needs them")
         p = np.ascontiguousarray(position, dtype=np.float64)
         v = np.ascontiguousarray(velocity, dtype=np.float64) if has_velocity else _NO_VELOCITY
-        status = _merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
-                                  model_idx, stamp, self.config.watchdog_timeout)
+        status = FUTURE if self._future(stamp, now) else self._merge(
+            p, v, has_velocity, msg_idx, model_idx, stamp)
+        event = ""
+        if status in (BACKWARDS, FUTURE):
+            if self._reset_confirmed(stamp):
+                event = self._resync(stamp)
+                status = self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
+            elif status == BACKWARDS:
+                return self._reject("time_backwards",
+                                    f"stamp {stamp:.6f} s is older than the last one "
+                                    f"({float(self._stamp[model_idx].max()):.6f} s)")
+            else:
+                return self._reject("time_future",
+                                    f"stamp {stamp:.6f} s is {stamp - self._newest:.3f} s after "
+                                    f"the last one, {now - self._newest_wall:.3f} s ago")
+        else:
+            self._streak = 0
         if status == NON_FINITE:
             bad = [self.state_names[i] for k, i in enumerate(model_idx)
                    if not (math.isfinite(p[msg_idx[k]])
                            and (not has_velocity or math.isfinite(v[msg_idx[k]])))]
             return self._reject("non_finite", f"non-finite position or velocity for joints "
                                               f"{options(bad)}")
-        if status == BACKWARDS:
-            return self._reject("time_backwards",
-                                f"stamp {stamp:.6f} s is older than the last one "
-                                f"({float(self._stamp[model_idx].max()):.6f} s)")
         self.accepted += 1
+        if stamp >= self._newest:
+            self._newest, self._newest_wall = stamp, now
         if status == INCOMPLETE:
             missing = [j for j, s in zip(self.state_names, self._stamp, strict=True)
                        if not math.isfinite(s)]
             self.rejected["missing_joints"] += 1  # merged, but no command yet
             return Result(reason="missing_joints",
-                          message=f"no state yet for joints {options(missing)}")
+                          message=f"no state yet for joints {options(missing)}", event=event)
         if status == TOO_OLD:
-            return Result()  # some joint's sample is too old to be combined
+            return Result(event=event)  # some joint's sample is too old to be combined
         self.last_valid_wall = now
         self.last_state_time = stamp
         self.stale = False
-        return Result(command=self._compute(stamp))
+        return Result(command=self._compute(stamp, now), event=event)
+
+    def _merge(self, p: Array, v: Array, has_velocity: bool, msg_idx: NDArray[np.int64],
+               model_idx: NDArray[np.int64], stamp: float) -> int:
+        return int(_merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
+                                    model_idx, stamp, self.config.watchdog_timeout))
+
+    def _future(self, stamp: float, now: float) -> bool:
+        """``stamp`` is ahead of the newest accepted one by more than the steady time
+        elapsed since plus the threshold."""
+        elapsed = max(now - self._newest_wall, 0.0)
+        return stamp - self._newest > elapsed + self.config.clock_reset_threshold
+
+    def _reset_confirmed(self, stamp: float) -> bool:
+        """Count a backwards/future-dated stamp; True once ``clock_reset_count`` of them in
+        a row agree (strictly increasing, each within the threshold of the previous)."""
+        step = stamp - self._streak_stamp
+        agree = self._streak > 0 and 0.0 < step <= self.config.clock_reset_threshold
+        self._streak = self._streak + 1 if agree else 1
+        self._streak_stamp = stamp
+        return self._streak >= self.config.clock_reset_count
+
+    def _resync(self, stamp: float) -> str:
+        """Move the merged stamps, the reference and the time scaling onto the new
+        clock (the newest sample at ``stamp``); returns the event text."""
+        jump = stamp - self._newest
+        known = np.isfinite(self._stamp)
+        self._stamp[known] += jump
+        self._newest = stamp
+        self._streak = 0
+        self._output_stamp = None  # the next rate-limit step is measured on the steady clock
+        reference = self.reference
+        if reference.trajectory is not None:
+            reference.trajectory = dataclasses.replace(reference.trajectory,
+                                                       times=reference.trajectory.times + jump)
+        scaling = reference.scaling
+        if scaling is not None:
+            if scaling.t_prev is not None:
+                scaling.t_prev += jump
+            scaling.last_update += jump
+        if self.last_state_time is not None:
+            self.last_state_time += jump
+        self.clock_resets += 1
+        self.last_clock_jump = jump
+        return (f"clock reset: joint-state stamps jumped by {jump:+.6f} s; "
+                "re-synchronised on the new clock")
 
     def trajectory(self, joint_names: Sequence[str], times: Array, positions: Array,
                    velocities: Array | None, accelerations: Array | None,
@@ -318,7 +420,23 @@ class TorqueController:
                                else start)
 
     # --------------------------------------------------------------- computing
-    def _compute(self, t: float) -> Array:
+    def _limit(self, command: Array, now: float, stamp: float | None) -> Array:
+        """Slew-limit an output (``stamp`` None: a watchdog output) on the command
+        clock: stamp differences between state-driven outputs, else steady time."""
+        if self._output_wall is None:
+            dt = 0.0
+        elif stamp is not None and self._output_stamp is not None:
+            dt = stamp - self._output_stamp
+        else:
+            dt = now - self._output_wall
+        self._output_stamp, self._output_wall = stamp, now
+        slew = self.slew
+        if slew is not None:
+            command = slew(command, 0.0 if slew.previous is None else slew.last_time + dt)
+        self._last_output = command
+        return command
+
+    def _compute(self, t: float, now: float) -> Array:
         started = time.perf_counter()
         n = self.model.nv
         if self.elastic is None:
@@ -330,8 +448,7 @@ class TorqueController:
             stage(step)
         command, clipped = saturate(step.tau[self.config.command_index],
                                     self.config.effort_limits)
-        if self.slew is not None:
-            command = self.slew(command, t)
+        command = self._limit(command, now, t)
         self.compute_us.append((time.perf_counter() - started) * 1e6)
         self.saturated += clipped
         self.commands += 1
@@ -353,10 +470,10 @@ class TorqueController:
             self.stale = True
             self.stale_events += 1
         if self.config.stale_behavior == "zero":
-            return np.zeros(len(self.config.joints))
+            return self._limit(np.zeros(len(self.config.joints)), now, None)
         hold = gravity_torques(self.full_model, self._q[:self.model.nv])
         hold = hold[self.config.command_index]
-        return saturate(hold, self.config.effort_limits)[0]
+        return self._limit(saturate(hold, self.config.effort_limits)[0], now, None)
 
     # ------------------------------------------------------------- statistics
     def compute_percentiles(self) -> tuple[float, float]:

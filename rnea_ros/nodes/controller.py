@@ -17,6 +17,7 @@ expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
 
 from __future__ import annotations
 
+import math
 import time
 from array import array
 from collections import deque
@@ -111,6 +112,7 @@ class ControllerNode(Node):
         self.messages_since_diagnostics = 0
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
         self.last_diagnostics = time.monotonic()
+        self.last_event_wall = -math.inf  # last clock reset
         self.get_logger().info(
             f"{model.name}: {model.nv} joints, mode '{config.mode}', commanding "
             f"{len(config.joints)} joints on {self.command_pub.topic_name}")
@@ -123,6 +125,9 @@ class ControllerNode(Node):
         if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
             stamp = self.get_clock().now().nanoseconds * 1e-9
         result = self.controller.joint_state(msg.name, msg.position, msg.velocity, stamp)
+        if result.event:
+            self.last_event_wall = time.monotonic()
+            self.get_logger().warning(result.event, throttle_duration_sec=1.0)
         if result.reason == "missing_joints":
             self.get_logger().warning(f"waiting for joints: {result.message}",
                                       throttle_duration_sec=5.0)
@@ -219,6 +224,8 @@ class ControllerNode(Node):
         oracle_bad = c.oracle is not None and c.oracle_discrepancy > c.config.oracle_tolerance
         if oracle_bad:
             level, message = DiagnosticStatus.ERROR, "model disagrees with Pinocchio"
+        if now - self.last_event_wall < 5.0:
+            level, message = DiagnosticStatus.WARN, "clock reset: re-synchronised"
         if c.stale:
             level, message = DiagnosticStatus.ERROR, "watchdog: joint states stopped"
         values = {
@@ -234,6 +241,8 @@ class ControllerNode(Node):
             "saturated": str(c.saturated),
             "watchdog": "stale" if c.stale else "ok",
             "stale events": str(c.stale_events),
+            "clock resets": str(c.clock_resets),
+            "last clock jump [s]": f"{c.last_clock_jump:+.6f}",
             "oracle discrepancy": f"{c.oracle_discrepancy:.3e}" if c.oracle else "disabled",
             "rate limited": str(c.slew.limited) if c.slew else "disabled",
             "bad dt": str(c.slew.bad_dt) if c.slew else "disabled",
