@@ -15,7 +15,8 @@ match ``name`` in length (``length_mismatch``); a model joint's position or
 velocity is NaN/inf (``non_finite``); its stamp is older than the last stamp
 of one of its joints (``time_backwards``); it has no velocities in
 ``inverse_dynamics`` mode (``missing_velocity``, gravity mode then assumes 0).
-A model joint named twice is rejected (``duplicate_names``: which value wins
+A position or velocity above ``MAX_STATE`` (1e6) in magnitude is
+``out_of_range``. A model joint named twice is rejected (``duplicate_names``: which value wins
 would be undefined). Before the first complete state no command is produced;
 such messages are merged but counted (``missing_joints``).
 
@@ -54,6 +55,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -70,7 +72,6 @@ from rnea_ros.control.laws import (
     Reference,
     Stage,
     Step,
-    saturate,
 )
 from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
@@ -85,7 +86,8 @@ Array = NDArray[np.float64]
 Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...]]
 Oracle = Callable[[Step], Array]
 
-MERGED, NON_FINITE, BACKWARDS, INCOMPLETE, TOO_OLD, FUTURE = 0, 1, 2, 3, 4, 5
+MERGED, NON_FINITE, BACKWARDS, INCOMPLETE, TOO_OLD, FUTURE, OUT_OF_RANGE = 0, 1, 2, 3, 4, 5, 6
+MAX_STATE = 1e6  # |position| [rad or m] and |velocity| [rad/s or m/s] beyond: out_of_range
 _CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
 _NO_VELOCITY = np.zeros(0)
 
@@ -96,8 +98,9 @@ def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: A
                 stamp: float, window: float) -> int:
     """Validate a message and merge it into ``q, qd, stamps`` (model order).
 
-    Nothing is written unless every position/velocity is finite (``NON_FINITE``)
-    and no joint's stamp goes backwards (``BACKWARDS``). After the merge:
+    Nothing is written unless every position/velocity is finite (``NON_FINITE``),
+    at most ``MAX_STATE`` in magnitude (``OUT_OF_RANGE``) and no joint's stamp goes
+    backwards (``BACKWARDS``). After the merge:
     ``INCOMPLETE`` while some joint was never received, ``TOO_OLD`` when the
     oldest joint sample is more than ``window`` before ``stamp``, else ``MERGED``.
     """
@@ -106,6 +109,11 @@ def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: A
             return NON_FINITE
         if has_velocity and not np.isfinite(velocity[msg_idx[k]]):
             return NON_FINITE
+    for k in range(model_idx.shape[0]):
+        if abs(position[msg_idx[k]]) > MAX_STATE:
+            return OUT_OF_RANGE
+        if has_velocity and abs(velocity[msg_idx[k]]) > MAX_STATE:
+            return OUT_OF_RANGE
         if stamps[model_idx[k]] > stamp:
             return BACKWARDS
     for k in range(model_idx.shape[0]):
@@ -122,6 +130,40 @@ def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: A
 
 
 _merge_fast = FastCall(merge_state)
+
+
+@jit
+def saturate_and_slew(tau: Array, index: NDArray[np.int64], limits: Array, previous: Array,
+                      rate: Array, dt: float, out: Array) -> tuple[int, int]:
+    """``out = tau[index]`` clipped to ``+-limits``, then (``previous`` not empty) moved
+    at most ``rate * dt`` from ``previous``; returns (clipped, rate-limited) counts, or
+    (-1, 0) with ``out`` unwritten when some ``tau[index]`` is not finite."""
+    clipped = 0
+    limited = 0
+    for i in range(index.shape[0]):
+        if not np.isfinite(tau[index[i]]):
+            return -1, 0
+    for i in range(index.shape[0]):
+        x = tau[index[i]]
+        c = min(max(x, -limits[i]), limits[i])
+        clipped += c != x
+        if previous.shape[0] > 0:
+            step = rate[i] * dt
+            y = previous[i] + min(max(c - previous[i], -step), step)
+            limited += y != c
+            c = y
+        out[i] = c
+    return clipped, limited
+
+
+_finish_fast = FastCall(saturate_and_slew)
+
+
+def _as_array(values: Sequence[float]) -> Array:
+    """float64 array over ``values`` (no copy for rclpy's ``array('d')`` fields)."""
+    if type(values) is array and values.typecode == "d":
+        return np.frombuffer(values, dtype=np.float64)
+    return np.ascontiguousarray(values, dtype=np.float64)
 
 
 @dataclass
@@ -164,6 +206,7 @@ class TorqueController:
         self.reference = Reference()
         self.rejected: Counter[str] = Counter()
         self.accepted = 0
+        self.ignored = 0
         self.commands = 0
         self.saturated = 0
         self.stale = False
@@ -286,7 +329,8 @@ class TorqueController:
             return self._reject("time_backwards", f"stamp {stamp} is not finite")
         msg_idx, model_idx, duplicates = self._indices(names)
         if len(model_idx) == 0:
-            return Result()  # nothing for us (e.g. another robot's joints)
+            self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
+            return Result()
         if duplicates:
             return self._reject("duplicate_names", f"joints {options(duplicates)} are named "
                                                    "more than once")
@@ -294,10 +338,13 @@ class TorqueController:
         if not has_velocity and self.config.mode != "gravity":
             return self._reject("missing_velocity", "message has no velocities, "
                                 f"{self.config.mode} mode needs them")
-        p = np.ascontiguousarray(position, dtype=np.float64)
-        v = np.ascontiguousarray(velocity, dtype=np.float64) if has_velocity else _NO_VELOCITY
-        status = FUTURE if self._future(stamp, now) else self._merge(
-            p, v, has_velocity, msg_idx, model_idx, stamp)
+        p = _as_array(position)
+        v = _as_array(velocity) if has_velocity else _NO_VELOCITY
+        # Future-dated: ahead of the newest accepted stamp by more than the steady time
+        # elapsed since plus the threshold.
+        future = stamp - self._newest > max(now - self._newest_wall, 0.0) + \
+            self.config.clock_reset_threshold
+        status = FUTURE if future else self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
         event = ""
         if status in (BACKWARDS, FUTURE):
             if self._reset_confirmed(stamp):
@@ -313,6 +360,9 @@ class TorqueController:
                                     f"the last one, {now - self._newest_wall:.3f} s ago")
         else:
             self._streak = 0
+        if status == OUT_OF_RANGE:
+            return self._reject("out_of_range", f"a position or velocity is beyond "
+                                                f"{MAX_STATE:g} in magnitude")
         if status == NON_FINITE:
             bad = [self.state_names[i] for k, i in enumerate(model_idx)
                    if not (math.isfinite(p[msg_idx[k]])
@@ -339,12 +389,6 @@ class TorqueController:
                model_idx: NDArray[np.int64], stamp: float) -> int:
         return int(_merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
                                     model_idx, stamp, self.config.watchdog_timeout))
-
-    def _future(self, stamp: float, now: float) -> bool:
-        """``stamp`` is ahead of the newest accepted one by more than the steady time
-        elapsed since plus the threshold."""
-        elapsed = max(now - self._newest_wall, 0.0)
-        return stamp - self._newest > elapsed + self.config.clock_reset_threshold
 
     def _reset_confirmed(self, stamp: float) -> bool:
         """Count a backwards/future-dated stamp; True once ``clock_reset_count`` of them in
@@ -386,14 +430,31 @@ class TorqueController:
         """Replace the reference by a ``trajectory_msgs/JointTrajectory``.
 
         ``times`` (K,) are ``time_from_start`` [s], relative to ``start``; the
-        arrays (K, len(joint_names)). Every commanded joint must be named; model
-        joints that are not commanded hold their current position. Raises
-        :class:`StateError` on a bad trajectory.
+        arrays (K, len(joint_names)). Every commanded joint must be named, once,
+        every name must be a model joint and every position within its joint's
+        limits; model joints that are not commanded hold their current position.
+        Raises :class:`StateError` on a bad trajectory (non-finite values and
+        non-increasing times too).
         """
         missing = [j for j in self.config.joints if j not in joint_names]
         if missing:
             raise StateError(f"trajectory lacks commanded joints {options(missing)}")
         model = self.base_model
+        unknown = [j for j in joint_names if j not in model.joint_names]
+        if unknown:
+            raise StateError(f"trajectory names joints {options(unknown)} not in the model; "
+                             f"valid: {options(model.joint_names)}")
+        if len(set(joint_names)) != len(joint_names):
+            raise StateError("trajectory names a joint more than once")
+        P = np.asarray(positions, dtype=np.float64)
+        if P.ndim == 2 and P.shape[1] == len(joint_names) and np.all(np.isfinite(P)):
+            index = [model.joint_index(j) for j in joint_names]
+            low, high = model.lower_limit[index], model.upper_limit[index]
+            outside = np.any((P < low) | (P > high), axis=0)
+            if np.any(outside):
+                bad = [j for j, o in zip(joint_names, outside, strict=True) if o]
+                raise StateError(f"trajectory positions of joints {options(bad)} are beyond "
+                                 "their limits")
         K = len(times)
         base = self.reference.last[0] if self.reference.last is not None else \
             self._q[:model.nv]
@@ -420,9 +481,10 @@ class TorqueController:
                                else start)
 
     # --------------------------------------------------------------- computing
-    def _limit(self, command: Array, now: float, stamp: float | None) -> Array:
-        """Slew-limit an output (``stamp`` None: a watchdog output) on the command
-        clock: stamp differences between state-driven outputs, else steady time."""
+    def _output(self, tau: Array, now: float, stamp: float | None) -> Array:
+        """The command from model-order torques ``tau``: commanded joints, saturated,
+        slew-limited (``stamp`` None: a watchdog output) on the command clock -- stamp
+        differences between state-driven outputs, else steady time."""
         if self._output_wall is None:
             dt = 0.0
         elif stamp is not None and self._output_stamp is not None:
@@ -431,8 +493,26 @@ class TorqueController:
             dt = now - self._output_wall
         self._output_stamp, self._output_wall = stamp, now
         slew = self.slew
+        previous = _NO_VELOCITY if slew is None or slew.previous is None else slew.previous
+        if previous.shape[0] and not (math.isfinite(dt) and dt > 0.0):
+            assert slew is not None
+            slew.bad_dt += 1  # no time has passed: keep the previous command
+            return previous.copy()
+        command = np.empty(len(self.config.joints))
+        clipped, limited = _finish_fast.call(
+            np.ascontiguousarray(tau, dtype=np.float64), self.config.command_index,
+            self.config.effort_limits, previous,
+            self.config.effort_rate_limits if slew is None else slew.rate, dt, command)
+        if clipped < 0:  # a non-finite torque (no finite state gives one; never published)
+            self.rejected["non_finite_torque"] += 1
+            if slew is not None and slew.previous is not None:
+                return slew.previous.copy()
+            return np.zeros(len(self.config.joints))
+        self.saturated += clipped
         if slew is not None:
-            command = slew(command, 0.0 if slew.previous is None else slew.last_time + dt)
+            slew.limited += limited
+            slew.last_time = 0.0 if slew.previous is None else slew.last_time + dt
+            slew.previous = command
         self._last_output = command
         return command
 
@@ -441,16 +521,14 @@ class TorqueController:
         n = self.model.nv
         if self.elastic is None:
             step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(n))
+        # (a fresh Step: stages may keep references to its arrays)
         else:  # links, then the motors
             step = Step(self.model, t, self._q[:n].copy(), self._qd[:n].copy(),
                         tau=np.zeros(n), theta=self._q[n:].copy(), thetad=self._qd[n:].copy())
         for stage in self.stages:
             stage(step)
-        command, clipped = saturate(step.tau[self.config.command_index],
-                                    self.config.effort_limits)
-        command = self._limit(command, now, t)
+        command = self._output(step.tau, now, t)
         self.compute_us.append((time.perf_counter() - started) * 1e6)
-        self.saturated += clipped
         self.commands += 1
         if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
             reference = self.oracle(step)
@@ -470,10 +548,8 @@ class TorqueController:
             self.stale = True
             self.stale_events += 1
         if self.config.stale_behavior == "zero":
-            return self._limit(np.zeros(len(self.config.joints)), now, None)
-        hold = gravity_torques(self.full_model, self._q[:self.model.nv])
-        hold = hold[self.config.command_index]
-        return self._limit(saturate(hold, self.config.effort_limits)[0], now, None)
+            return self._output(np.zeros(self.model.nv), now, None)
+        return self._output(gravity_torques(self.full_model, self._q[:self.model.nv]), now, None)
 
     # ------------------------------------------------------------- statistics
     def compute_percentiles(self) -> tuple[float, float]:

@@ -108,6 +108,7 @@ class ControllerNode(Node):
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
         self.command_msg = Float64MultiArray()
+        self.command_view = np.zeros(0)  # numpy view of command_msg.data
         self.effort_msg = JointState()
         self.messages_since_diagnostics = 0
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
@@ -121,7 +122,8 @@ class ControllerNode(Node):
     def on_joint_state(self, msg: JointState) -> None:
         received = time.perf_counter()
         self.messages_since_diagnostics += 1
-        stamp = stamp_seconds(msg.header.stamp)
+        header_stamp = msg.header.stamp
+        stamp = header_stamp.sec + 1e-9 * header_stamp.nanosec
         if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
             stamp = self.get_clock().now().nanoseconds * 1e-9
         result = self.controller.joint_state(msg.name, msg.position, msg.velocity, stamp)
@@ -175,18 +177,19 @@ class ControllerNode(Node):
 
     def publish_command(self, command: np.ndarray, stamp: Any,
                         received: float | None = None) -> None:
-        # Messages are reused (publish serialises at once) and filled from
-        # array.array, which skips the per-element checks of list assignment.
-        data = array("d")
-        data.frombytes(command.tobytes())
-        self.command_msg.data = data
+        # The message is reused (publish serialises at once); its array('d') is
+        # written in place through a numpy view, without per-element checks.
+        if command.shape != self.command_view.shape:
+            self.command_msg.data = array("d", command.tobytes())
+            self.command_view = np.frombuffer(self.command_msg.data, dtype=np.float64)
+        self.command_view[:] = command
         self.command_pub.publish(self.command_msg)
         if received is not None:  # receipt of the state to publication of the command
             self.callback_us.append((time.perf_counter() - received) * 1e6)
         if self.effort_pub is not None:
             self.effort_msg.header.stamp = stamp
             self.effort_msg.name = list(self.controller.config.joints)
-            self.effort_msg.effort = data
+            self.effort_msg.effort = self.command_msg.data
             self.effort_pub.publish(self.effort_msg)
 
     # ------------------------------------------------------------ parameters
@@ -201,7 +204,7 @@ class ControllerNode(Node):
             config = controller_config(values, self.controller.base_model,
                                        self.controller.elastic)
             self.controller.configure(config)
-        except RneaError as exc:
+        except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         self.values = values
         self.get_logger().info("parameters updated: " + ", ".join(p.name for p in params))
@@ -236,6 +239,7 @@ class ControllerNode(Node):
             "receipt to publish p50 [us]": f"{cb50:.1f}",
             "receipt to publish p99 [us]": f"{cb99:.1f}",
             "accepted": str(c.accepted),
+            "ignored (no model joint)": str(c.ignored),
             "commands": str(c.commands),
             "rejected": str(sum(c.rejected.values())),
             "saturated": str(c.saturated),

@@ -7,8 +7,9 @@ time step is the receipt time on a steady clock) or ``~/input_state``
 Output ``~/output`` (``std_msgs/Float64MultiArray``; remap it to e.g.
 ``/effort_controller/commands``): ``|tau_k - tau_{k-1}| <= effort_rate_limits
 * dt``, optionally clipped to ``effort_limits``. A zero or negative time step
-keeps the previous command; bad messages (length, NaN) are rejected and
-counted; ``/diagnostics`` reports the counters.
+keeps the previous command; bad messages (length, NaN, a joint named twice,
+a missing joint) are rejected and counted; ``/diagnostics`` reports the
+counters.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ class RateLimiterNode(Node):
             limits = per_joint(v, "effort_limits", n, -math.inf)
             self.limits = positive_limits(limits, "effort_limits")
         self.rejected: Counter[str] = Counter()
+        self.joint_set = set(self.joints)
+        self.index_cache: dict[tuple[str, ...], np.ndarray] = {}
         self.output = self.create_publisher(Float64MultiArray, "~/output", 10)
         self.msg = Float64MultiArray()
         if v["input_type"] == "array":
@@ -79,13 +82,29 @@ class RateLimiterNode(Node):
         self.limit(np.asarray(msg.data, dtype=np.float64), time.monotonic())
 
     def on_state(self, msg: JointState) -> None:
-        position = {name: k for k, name in enumerate(msg.name)}
-        missing = [j for j in self.joints if j not in position]
-        if missing or len(msg.effort) != len(msg.name):
-            self.reject("missing_joints" if missing else "length_mismatch")
+        names = msg.name
+        if len(msg.effort) != len(names):
+            self.reject("length_mismatch")
             return
-        effort = np.asarray(msg.effort, dtype=np.float64)
-        self.limit(effort[[position[j] for j in self.joints]], stamp_seconds(msg.header.stamp))
+        key = tuple(names)
+        index = self.index_cache.get(key)
+        if index is None:
+            position = {name: k for k, name in enumerate(key)}
+            ours = [n for n in key if n in self.joint_set]
+            if len(ours) != len(set(ours)):
+                self.reject("duplicate_names")  # which value wins would be undefined
+                return
+            if any(j not in position for j in self.joints):
+                self.reject("missing_joints")
+                return
+            index = np.array([position[j] for j in self.joints], dtype=np.int64)
+            if len(self.index_cache) < 16 and sum(map(len, key)) <= 4096:
+                self.index_cache[key] = index
+        t = stamp_seconds(msg.header.stamp)
+        if not math.isfinite(t):
+            self.reject("non_finite")
+            return
+        self.limit(np.asarray(msg.effort, dtype=np.float64)[index], t)
 
     def reject(self, reason: str) -> None:
         self.rejected[reason] += 1
