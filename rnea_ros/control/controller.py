@@ -446,11 +446,12 @@ class TorqueController:
                              f"valid: {options(model.joint_names)}")
         if len(set(joint_names)) != len(joint_names):
             raise StateError("trajectory names a joint more than once")
-        P = np.asarray(positions, dtype=np.float64)
-        if P.ndim == 2 and P.shape[1] == len(joint_names) and np.all(np.isfinite(P)):
+        given = np.asarray(positions, dtype=np.float64)
+        if given.ndim == 2 and given.shape[1] == len(joint_names) and \
+                np.all(np.isfinite(given)):
             index = [model.joint_index(j) for j in joint_names]
             low, high = model.lower_limit[index], model.upper_limit[index]
-            outside = np.any((P < low) | (P > high), axis=0)
+            outside = np.any((given < low) | (given > high), axis=0)
             if np.any(outside):
                 bad = [j for j, o in zip(joint_names, outside, strict=True) if o]
                 raise StateError(f"trajectory positions of joints {options(bad)} are beyond "
@@ -497,7 +498,8 @@ class TorqueController:
         if previous.shape[0] and not (math.isfinite(dt) and dt > 0.0):
             assert slew is not None
             slew.bad_dt += 1  # no time has passed: keep the previous command
-            return previous.copy()
+            held: Array = previous.copy()
+            return held
         command = np.empty(len(self.config.joints))
         clipped, limited = _finish_fast.call(
             np.ascontiguousarray(tau, dtype=np.float64), self.config.command_index,
@@ -505,9 +507,9 @@ class TorqueController:
             self.config.effort_rate_limits if slew is None else slew.rate, dt, command)
         if clipped < 0:  # a non-finite torque (no finite state gives one; never published)
             self.rejected["non_finite_torque"] += 1
-            if slew is not None and slew.previous is not None:
-                return slew.previous.copy()
-            return np.zeros(len(self.config.joints))
+            held = np.zeros(len(self.config.joints)) if slew is None or slew.previous is None \
+                else slew.previous.copy()
+            return held
         self.saturated += clipped
         if slew is not None:
             slew.limited += limited
