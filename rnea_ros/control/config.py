@@ -88,6 +88,10 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
     "time_scaling.horizon": ParameterSpec(0.25, "look-ahead along the reference [s]"),
     "time_scaling.margin": ParameterSpec(0.9, "predicted tau and d tau/dt kept below margin "
                                          "times the limits"),
+    "trajectory.max_bytes": ParameterSpec(
+        262144, "largest serialised trajectory accepted (256 KiB: ~2600 points of 7 "
+        "positions) [bytes]; rclpy deserialises in Python (~35 us per point) in the executor, "
+        "so a larger one would stall the state callbacks and the watchdog"),
     "watchdog_timeout": ParameterSpec(
         0.1, "joint-state silence after which the stale behaviour applies [s]"),
     "clock_reset.threshold": ParameterSpec(
@@ -283,6 +287,8 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     tolerance = float(values["oracle.tolerance"])
     if every_n < 1 or not tolerance > 0.0:
         raise ParameterError("parameters 'oracle.every_n' >= 1 and 'oracle.tolerance' > 0")
+    if int(values["trajectory.max_bytes"]) < 1:
+        raise ParameterError("parameter 'trajectory.max_bytes' must be >= 1")
     period = float(values["diagnostics_period"])
     if not period > 0.0:
         raise ParameterError(f"parameter 'diagnostics_period' must be > 0 s, got {period}")

@@ -30,6 +30,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -98,7 +99,9 @@ class ControllerNode(Node):
         self.create_subscription(JointState, "/joint_states", self.on_joint_state, STATE_QOS,
                                  qos_overriding_options=QoSOverridingOptions
                                  .with_default_policies())
-        self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10)
+        # Raw: the size is checked before rclpy deserialises (slowly, in Python).
+        self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory_raw,
+                                 10, raw=True)
         self.add_on_set_parameters_callback(self.on_set_parameters)
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
         self.create_timer(min(config.watchdog_timeout / 4, 0.02), self.on_watchdog,
@@ -111,6 +114,7 @@ class ControllerNode(Node):
         self.command_view = np.zeros(0)  # numpy view of command_msg.data
         self.effort_msg = JointState()
         self.messages_since_diagnostics = 0
+        self.messages_received = 0
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
         self.last_diagnostics = time.monotonic()
         self.last_event_wall = -math.inf  # last clock reset
@@ -122,10 +126,12 @@ class ControllerNode(Node):
     def on_joint_state(self, msg: JointState) -> None:
         received = time.perf_counter()
         self.messages_since_diagnostics += 1
+        self.messages_received += 1
         header_stamp = msg.header.stamp
         stamp = header_stamp.sec + 1e-9 * header_stamp.nanosec
         if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
-            stamp = self.get_clock().now().nanoseconds * 1e-9
+            header_stamp = self.get_clock().now().to_msg()
+            stamp = header_stamp.sec + 1e-9 * header_stamp.nanosec
         result = self.controller.joint_state(msg.name, msg.position, msg.velocity, stamp)
         if result.event:
             self.last_event_wall = time.monotonic()
@@ -137,11 +143,21 @@ class ControllerNode(Node):
             self.get_logger().warning(f"rejected joint state ({result.reason}): "
                                       f"{result.message}", throttle_duration_sec=1.0)
         elif result.command is not None:
-            self.publish_command(result.command, msg.header.stamp, received)
+            self.publish_command(result.command, header_stamp, received)
             scaling = self.controller.reference.scaling
             if scaling is not None and self.controller.reference.trajectory is not None:
                 self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
                 self.scaling_pub.publish(self.scaling_msg)
+
+    def on_trajectory_raw(self, data: bytes) -> None:
+        limit = int(self.values["trajectory.max_bytes"])
+        if len(data) > limit:
+            self.controller.rejected["trajectory"] += 1
+            self.get_logger().warning(
+                f"rejected trajectory: {len(data)} bytes serialised, more than "
+                f"'trajectory.max_bytes' = {limit}", throttle_duration_sec=1.0)
+            return
+        self.on_trajectory(deserialize_message(data, JointTrajectory))
 
     def on_trajectory(self, msg: JointTrajectory) -> None:
         points = msg.points
@@ -238,6 +254,7 @@ class ControllerNode(Node):
             "compute p99 [us]": f"{p99:.1f}",
             "receipt to publish p50 [us]": f"{cb50:.1f}",
             "receipt to publish p99 [us]": f"{cb99:.1f}",
+            "received": str(self.messages_received),
             "accepted": str(c.accepted),
             "ignored (no model joint)": str(c.ignored),
             "commands": str(c.commands),
