@@ -4,8 +4,8 @@ One node per mode (gravity, inverse_dynamics) is shared by the cases of this
 module; every command it publishes is recorded and, at the end of each case,
 checked: finite, within the effort limits, within the torque-rate limit across
 mode switches, watchdog transitions and resumption (on the stamps between
-state-driven commands, the robot's time, else on the steady clock; see
-:func:`fuzzing.check_outputs`). Each case checks that the
+state-driven commands, the robot's time, else on the steady clock at which the
+controller produced them; see :func:`fuzzing.check_outputs`). Each case checks that the
 bad input was rejected and counted under its reason, reported on /diagnostics,
 and that the node recovers when good data returns.
 """
@@ -47,8 +47,10 @@ class Fuzz:
         self.recorder = Recorder()
         publish = self.node.publish_command
 
-        def record(command, stamp, received=None):  # what goes out, with its stamp
-            self.recorder.add(command, stamp.sec + 1e-9 * stamp.nanosec, received is not None)
+        def record(command, stamp, received=None):  # what goes out, and its times
+            c = self.c
+            self.recorder.add(command, c._output_wall,
+                              math.nan if c._output_stamp is None else c._output_stamp)
             publish(command, stamp, received)
         self.node.publish_command = record
         self.loop.spin_until(lambda: self.loop.probe.state_pub.get_subscription_count() >= 1,
