@@ -270,6 +270,8 @@ class TorqueController:
         self.config = config
         self.oracle = (self.oracle_factory(self.model, config)
                        if config.oracle_enable and self.oracle_factory else None)
+        self._gravity_only = (config.mode == "gravity" and not config.friction_compensation
+                              and self.oracle is None and self.elastic is None)
         self.warm_up()
 
     def warm_up(self) -> None:
@@ -520,6 +522,11 @@ class TorqueController:
 
     def _compute(self, t: float, now: float) -> Array:
         started = time.perf_counter()
+        if self._gravity_only:  # tau = g(q): no Step, no stage loop (the common case)
+            command = self._output(gravity_torques(self.model, self._q), now, t)
+            self.compute_us.append((time.perf_counter() - started) * 1e6)
+            self.commands += 1
+            return command
         n = self.model.nv
         if self.elastic is None:
             step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(n))
