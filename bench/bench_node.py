@@ -18,7 +18,7 @@ target, pooled over the rounds:
 
 Targets (issue 16): end-to-end p99 <= 1 ms; node / relay <= 1.15 at p50 and p99.
 
-    python bench/bench_node.py --rounds 6 --duration 10     # or: make bench-node
+    python bench/bench_node.py --rounds 3 --duration 20     # (make bench)
 """
 
 from __future__ import annotations
@@ -149,8 +149,8 @@ def wait_for(target: Target, process: subprocess.Popen[bytes], timeout: float = 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=6, help="alternations node/relay")
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds per target "
+    parser.add_argument("--rounds", type=int, default=3, help="alternations node/relay")
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds per target "
                         "and round")
     parser.add_argument("--rate", type=float, default=1000.0, help="joint-state rate [Hz]")
     parser.add_argument("--serve-relay", action="store_true", help=argparse.SUPPRESS)
