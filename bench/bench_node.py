@@ -5,8 +5,9 @@ gravity mode) and a **relay** -- the least a Python node can do: subscribe
 ``sensor_msgs/JointState``, publish a fixed ``std_msgs/Float64MultiArray``,
 same executor (:func:`rnea_ros.nodes.common.make_executor`), same QoS, nothing
 else. They run side by side on their own topics; this process drives them
-**alternately** (node, relay, node, relay...) with the same 1 kHz stream
-stamped with the send time, so both see the same machine load. Reported per
+**alternately** (node, relay, node, relay... in short rounds, 4 s by default:
+the load of a shared machine changes by the minute) with the same 1 kHz
+stream stamped with the send time, so both see the same machine load. Reported per
 target, pooled over the rounds:
 
 * end-to-end latency, publisher stamp -> command received here, p50 / p99
@@ -18,7 +19,7 @@ target, pooled over the rounds:
 
 Targets (issue 16): end-to-end p99 <= 1 ms; node / relay <= 1.15 at p50 and p99.
 
-    python bench/bench_node.py --rounds 3 --duration 20     # (make bench)
+    python bench/bench_node.py --rounds 15 --duration 4     # (make bench)
 """
 
 from __future__ import annotations
@@ -149,8 +150,8 @@ def wait_for(target: Target, process: subprocess.Popen[bytes], timeout: float = 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3, help="alternations node/relay")
-    parser.add_argument("--duration", type=float, default=20.0, help="seconds per target "
+    parser.add_argument("--rounds", type=int, default=15, help="alternations node/relay")
+    parser.add_argument("--duration", type=float, default=4.0, help="seconds per target "
                         "and round")
     parser.add_argument("--rate", type=float, default=1000.0, help="joint-state rate [Hz]")
     parser.add_argument("--serve-relay", action="store_true", help=argparse.SUPPRESS)
