@@ -55,7 +55,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -65,6 +64,18 @@ from numpy.typing import NDArray
 
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.elastic import ElasticStage
+from rnea_ros.control.joint_state import (
+    BACKWARDS,
+    FUTURE,
+    INCOMPLETE,
+    MAX_STATE,
+    NON_FINITE,
+    OUT_OF_RANGE,
+    TOO_OLD,
+    ClockWatch,
+    as_array,
+    merge_fast,
+)
 from rnea_ros.control.laws import (
     FrictionCompensation,
     GravityCompensation,
@@ -86,50 +97,8 @@ Array = NDArray[np.float64]
 Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...]]
 Oracle = Callable[[Step], Array]
 
-MERGED, NON_FINITE, BACKWARDS, INCOMPLETE, TOO_OLD, FUTURE, OUT_OF_RANGE = 0, 1, 2, 3, 4, 5, 6
-MAX_STATE = 1e6  # |position| [rad or m] and |velocity| [rad/s or m/s] beyond: out_of_range
 _CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
 _NO_VELOCITY = np.zeros(0)
-
-
-@jit
-def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: Array,
-                has_velocity: bool, msg_idx: NDArray[np.int64], model_idx: NDArray[np.int64],
-                stamp: float, window: float) -> int:
-    """Validate a message and merge it into ``q, qd, stamps`` (model order).
-
-    Nothing is written unless every position/velocity is finite (``NON_FINITE``),
-    at most ``MAX_STATE`` in magnitude (``OUT_OF_RANGE``) and no joint's stamp goes
-    backwards (``BACKWARDS``). After the merge:
-    ``INCOMPLETE`` while some joint was never received, ``TOO_OLD`` when the
-    oldest joint sample is more than ``window`` before ``stamp``, else ``MERGED``.
-    """
-    for k in range(model_idx.shape[0]):
-        if not np.isfinite(position[msg_idx[k]]):
-            return NON_FINITE
-        if has_velocity and not np.isfinite(velocity[msg_idx[k]]):
-            return NON_FINITE
-    for k in range(model_idx.shape[0]):
-        if abs(position[msg_idx[k]]) > MAX_STATE:
-            return OUT_OF_RANGE
-        if has_velocity and abs(velocity[msg_idx[k]]) > MAX_STATE:
-            return OUT_OF_RANGE
-        if stamps[model_idx[k]] > stamp:
-            return BACKWARDS
-    for k in range(model_idx.shape[0]):
-        i = model_idx[k]
-        q[i] = position[msg_idx[k]]
-        qd[i] = velocity[msg_idx[k]] if has_velocity else 0.0
-        stamps[i] = stamp
-    oldest = np.inf
-    for i in range(stamps.shape[0]):
-        if not np.isfinite(stamps[i]):
-            return INCOMPLETE
-        oldest = min(oldest, stamps[i])
-    return TOO_OLD if stamp - oldest > window else MERGED
-
-
-_merge_fast = FastCall(merge_state)
 
 
 @jit
@@ -157,13 +126,6 @@ def saturate_and_slew(tau: Array, index: NDArray[np.int64], limits: Array, previ
 
 
 _finish_fast = FastCall(saturate_and_slew)
-
-
-def _as_array(values: Sequence[float]) -> Array:
-    """float64 array over ``values`` (no copy for rclpy's ``array('d')`` fields)."""
-    if type(values) is array and values.typecode == "d":
-        return np.frombuffer(values, dtype=np.float64)
-    return np.ascontiguousarray(values, dtype=np.float64)
 
 
 @dataclass
@@ -194,12 +156,7 @@ class TorqueController:
         self._qd = np.zeros(n)
         self._stamp = np.full(n, -math.inf)
         self._name_cache: dict[tuple[str, ...], Indices] = {}
-        self._newest = -math.inf  # newest accepted stamp [s], and its steady-clock time
-        self._newest_wall = -math.inf
-        self._streak = 0  # consecutive backwards/future-dated stamps, the last of them
-        self._streak_stamp = -math.inf
-        self.clock_resets = 0
-        self.last_clock_jump = 0.0  # [s], new clock minus old
+        self.clock = ClockWatch()
         self._output_stamp: float | None = None  # stamp of the last state-driven output
         self._output_wall: float | None = None  # steady time of the last output
         self._last_output: Array | None = None
@@ -340,16 +297,14 @@ class TorqueController:
         if not has_velocity and self.config.mode != "gravity":
             return self._reject("missing_velocity", "message has no velocities, "
                                 f"{self.config.mode} mode needs them")
-        p = _as_array(position)
-        v = _as_array(velocity) if has_velocity else _NO_VELOCITY
-        # Future-dated: ahead of the newest accepted stamp by more than the steady time
-        # elapsed since plus the threshold.
-        future = stamp - self._newest > max(now - self._newest_wall, 0.0) + \
-            self.config.clock_reset_threshold
-        status = FUTURE if future else self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
+        p = as_array(position)
+        v = as_array(velocity) if has_velocity else _NO_VELOCITY
+        clock, threshold = self.clock, self.config.clock_reset_threshold
+        status = FUTURE if clock.future(stamp, now, threshold) else \
+            self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
         event = ""
         if status in (BACKWARDS, FUTURE):
-            if self._reset_confirmed(stamp):
+            if clock.confirm(stamp, threshold, self.config.clock_reset_count):
                 event = self._resync(stamp)
                 status = self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
             elif status == BACKWARDS:
@@ -358,10 +313,10 @@ class TorqueController:
                                     f"({float(self._stamp[model_idx].max()):.6f} s)")
             else:
                 return self._reject("time_future",
-                                    f"stamp {stamp:.6f} s is {stamp - self._newest:.3f} s after "
-                                    f"the last one, {now - self._newest_wall:.3f} s ago")
+                                    f"stamp {stamp:.6f} s is {stamp - clock.newest:.3f} s after "
+                                    f"the last one, {now - clock.newest_wall:.3f} s ago")
         else:
-            self._streak = 0
+            clock.streak = 0
         if status == OUT_OF_RANGE:
             return self._reject("out_of_range", f"a position or velocity is beyond "
                                                 f"{MAX_STATE:g} in magnitude")
@@ -372,8 +327,7 @@ class TorqueController:
             return self._reject("non_finite", f"non-finite position or velocity for joints "
                                               f"{options(bad)}")
         self.accepted += 1
-        if stamp >= self._newest:
-            self._newest, self._newest_wall = stamp, now
+        clock.accept(stamp, now)
         if status == INCOMPLETE:
             missing = [j for j, s in zip(self.state_names, self._stamp, strict=True)
                        if not math.isfinite(s)]
@@ -389,26 +343,15 @@ class TorqueController:
 
     def _merge(self, p: Array, v: Array, has_velocity: bool, msg_idx: NDArray[np.int64],
                model_idx: NDArray[np.int64], stamp: float) -> int:
-        return int(_merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
+        return int(merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
                                     model_idx, stamp, self.config.watchdog_timeout))
-
-    def _reset_confirmed(self, stamp: float) -> bool:
-        """Count a backwards/future-dated stamp; True once ``clock_reset_count`` of them in
-        a row agree (strictly increasing, each within the threshold of the previous)."""
-        step = stamp - self._streak_stamp
-        agree = self._streak > 0 and 0.0 < step <= self.config.clock_reset_threshold
-        self._streak = self._streak + 1 if agree else 1
-        self._streak_stamp = stamp
-        return self._streak >= self.config.clock_reset_count
 
     def _resync(self, stamp: float) -> str:
         """Move the merged stamps, the reference and the time scaling onto the new
         clock (the newest sample at ``stamp``); returns the event text."""
-        jump = stamp - self._newest
+        jump = self.clock.resync(stamp)
         known = np.isfinite(self._stamp)
         self._stamp[known] += jump
-        self._newest = stamp
-        self._streak = 0
         self._output_stamp = None  # the next rate-limit step is measured on the steady clock
         reference = self.reference
         if reference.trajectory is not None:
@@ -421,8 +364,6 @@ class TorqueController:
             scaling.last_update += jump
         if self.last_state_time is not None:
             self.last_state_time += jump
-        self.clock_resets += 1
-        self.last_clock_jump = jump
         return (f"clock reset: joint-state stamps jumped by {jump:+.6f} s; "
                 "re-synchronised on the new clock")
 
@@ -561,6 +502,16 @@ class TorqueController:
         return self._output(gravity_torques(self.full_model, self._q[:self.model.nv]), now, None)
 
     # ------------------------------------------------------------- statistics
+    @property
+    def clock_resets(self) -> int:
+        """Clock resets detected (see the module docstring)."""
+        return self.clock.resets
+
+    @property
+    def last_clock_jump(self) -> float:
+        """The last reset's jump [s], new clock minus old."""
+        return self.clock.last_jump
+
     def compute_percentiles(self) -> tuple[float, float]:
         """(p50, p99) of the recent compute times [us] (0 when none)."""
         if not self.compute_us:
