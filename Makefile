@@ -31,7 +31,7 @@ test: lint
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python bench/bench_node.py --duration 60
+	$(BIN)/python bench/bench_node.py --rounds 15 --duration 4
 	$(BIN)/python bench/bench_core.py
 	$(BIN)/python bench/bench_bag.py
 

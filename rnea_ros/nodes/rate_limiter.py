@@ -6,8 +6,10 @@ time step is the receipt time on a steady clock) or ``~/input_state``
 ``input_type: joint_state``; the time step comes from the header stamps).
 Output ``~/output`` (``std_msgs/Float64MultiArray``; remap it to e.g.
 ``effort_controller/commands``): ``|tau_k - tau_{k-1}| <= effort_rate_limits
-* dt``, optionally clipped to ``effort_limits``. A zero or negative time step
-keeps the previous command; bad messages (length, NaN) are rejected and
+* dt``, optionally clipped to ``effort_limits``. A zero or negative time step,
+or a future-dated stamp, keeps the previous command (``clock_reset.count``
+such stamps in a row that agree are a clock reset: re-synchronised); bad
+messages (length, NaN, a joint named twice, a missing joint) are rejected and
 counted; ``/diagnostics`` reports the counters.
 """
 
@@ -41,6 +43,12 @@ RATE_LIMITER_PARAMETERS: dict[str, ParameterSpec] = {
     "effort_limits": ParameterSpec([0.0], "|tau| per joint or one for all [N m or N]; "
                                    "[0.0]: no clipping", True),
     "diagnostics_period": ParameterSpec(1.0, "period of /diagnostics [s]", True),
+    "clock_reset.threshold": ParameterSpec(
+        1.0, "joint_state input: a stamp ahead of the last one by more than the steady time "
+        "elapsed plus this is future-dated [s]", True),
+    "clock_reset.count": ParameterSpec(
+        5, "joint_state input: consecutive backwards/future-dated stamps (increasing, each "
+        "within the threshold of the previous) taken as a clock reset", True),
 }
 
 
@@ -62,6 +70,16 @@ class RateLimiterNode(Node):
             limits = per_joint(v, "effort_limits", n, -math.inf)
             self.limits = positive_limits(limits, "effort_limits")
         self.rejected: Counter[str] = Counter()
+        self.threshold = float(v["clock_reset.threshold"])
+        self.reset_count = int(v["clock_reset.count"])
+        if not (math.isfinite(self.threshold) and self.threshold > 0 and self.reset_count >= 2):
+            raise ParameterError("parameters 'clock_reset.threshold' > 0 and "
+                                 "'clock_reset.count' >= 2")
+        self.last_output_wall = -math.inf
+        self.streak, self.streak_stamp = 0, -math.inf
+        self.clock_resets = 0
+        self.joint_set = set(self.joints)
+        self.index_cache: dict[tuple[str, ...], np.ndarray] = {}
         self.output = self.create_publisher(Float64MultiArray, "~/output", 10)
         self.msg = Float64MultiArray()
         if v["input_type"] == "array":
@@ -79,13 +97,49 @@ class RateLimiterNode(Node):
         self.limit(np.asarray(msg.data, dtype=np.float64), time.monotonic())
 
     def on_state(self, msg: JointState) -> None:
-        position = {name: k for k, name in enumerate(msg.name)}
-        missing = [j for j in self.joints if j not in position]
-        if missing or len(msg.effort) != len(msg.name):
-            self.reject("missing_joints" if missing else "length_mismatch")
+        names = msg.name
+        if len(msg.effort) != len(names):
+            self.reject("length_mismatch")
             return
-        effort = np.asarray(msg.effort, dtype=np.float64)
-        self.limit(effort[[position[j] for j in self.joints]], stamp_seconds(msg.header.stamp))
+        key = tuple(names)
+        index = self.index_cache.get(key)
+        if index is None:
+            position = {name: k for k, name in enumerate(key)}
+            ours = [n for n in key if n in self.joint_set]
+            if len(ours) != len(set(ours)):
+                self.reject("duplicate_names")  # which value wins would be undefined
+                return
+            if any(j not in position for j in self.joints):
+                self.reject("missing_joints")
+                return
+            index = np.array([position[j] for j in self.joints], dtype=np.int64)
+            if len(self.index_cache) < 16 and sum(map(len, key)) <= 4096:
+                self.index_cache[key] = index
+        t = self.on_stamp(stamp_seconds(msg.header.stamp), time.monotonic())
+        self.limit(np.asarray(msg.effort, dtype=np.float64)[index], t)
+
+    def on_stamp(self, t: float, now: float) -> float:
+        """The time to limit on: ``t``, or NaN (hold the previous command, counted as a
+        bad time step) for a backwards or future-dated stamp -- until
+        ``clock_reset.count`` of them in a row agree: a clock reset, re-synchronised
+        (the time step is then the steady time since the last output)."""
+        last = self.slew.last_time
+        if self.slew.previous is None or not math.isfinite(last):
+            return t
+        d, wall = t - last, max(now - self.last_output_wall, 0.0)
+        if 0.0 <= d <= wall + self.threshold:
+            self.streak = 0
+            return t
+        agree = self.streak > 0 and 0.0 < t - self.streak_stamp <= self.threshold
+        self.streak, self.streak_stamp = (self.streak + 1 if agree else 1), t
+        if self.streak < self.reset_count:
+            return math.nan
+        self.streak = 0
+        self.clock_resets += 1
+        self.slew.last_time = t - wall
+        self.get_logger().warning(f"clock reset: effort stamps jumped by {d:+.6f} s",
+                                  throttle_duration_sec=1.0)
+        return t
 
     def reject(self, reason: str) -> None:
         self.rejected[reason] += 1
@@ -99,6 +153,7 @@ class RateLimiterNode(Node):
             self.reject("non_finite")
             return
         out = self.slew(np.minimum(np.maximum(tau, -self.limits), self.limits), t)
+        self.last_output_wall = time.monotonic()
         data = array("d")
         data.frombytes(out.tobytes())
         self.msg.data = data
@@ -106,6 +161,7 @@ class RateLimiterNode(Node):
 
     def publish_diagnostics(self) -> None:
         values = {"rate limited": str(self.slew.limited), "bad dt": str(self.slew.bad_dt),
+                  "clock resets": str(self.clock_resets),
                   **{f"rejected: {k}": str(v) for k, v in sorted(self.rejected.items())}}
         level = DiagnosticStatus.WARN if sum(self.rejected.values()) else DiagnosticStatus.OK
         status = DiagnosticStatus(level=level, name=f"{self.get_name()}: rate limiter",

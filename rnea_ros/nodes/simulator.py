@@ -5,11 +5,13 @@ Integrates the robot with Pinocchio's ABA (not our code, see
 forward command controller (``effort_controller/commands``,
 ``std_msgs/Float64MultiArray`` in ``joints`` order) and publishes
 ``joint_states`` (position, velocity, applied effort; stamped with the
-simulated time) and, when ``publish_clock`` is set, ``/clock`` (global) so that
-``use_sim_time`` works. With ``elastic_file`` it simulates a robot with
-elastic joints (:class:`rnea_ros.simulation.ElasticSimulator`): link and motor
-states, the motors published as ``<joint>_motor``. Topic names are relative
-(``<namespace>/joint_states``) except ``/clock``.
+simulated time; commands of the wrong length or non-finite are rejected,
+efforts clamped to the URDF limits, both counted on ``/diagnostics``) and,
+when ``publish_clock`` is set, ``/clock`` (global) so that ``use_sim_time`` works.
+With ``elastic_file`` it simulates a robot with elastic joints
+(:class:`rnea_ros.simulation.ElasticSimulator`): link and motor states, the
+motors published as ``<joint>_motor``. Topic names are relative
+(``<namespace>/joint_states``) except ``/clock`` and ``/diagnostics``.
 
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
 real time with the last command (zero effort once ``command_timeout`` has
@@ -28,6 +30,7 @@ import time
 from typing import Any
 
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -107,6 +110,8 @@ class SimulatorNode(Node):
         self.command_timeout = float(v["command_timeout"])
         self.wait_for_command = bool(v["wait_for_command"])
         self.rejected = 0
+        self.clamped = 0
+        self.effort_limit = model.effort_limit[self.command_index]  # inf when absent
         self.lockstep = bool(v["lockstep"])
         self.state_pub = self.create_publisher(JointState, "joint_states", 10)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if v["publish_clock"] \
@@ -114,6 +119,8 @@ class SimulatorNode(Node):
         self.command_sub = self.create_subscription(
             Float64MultiArray, "effort_controller/commands", self.on_command, 10)
         self.add_on_set_parameters_callback(self.on_set_parameters)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_timer(1.0, self.publish_diagnostics, clock=steady_clock())
         self.last_publish_wall = -np.inf
         if self.lockstep:
             self.create_timer(0.05, self.resend, clock=steady_clock())
@@ -145,7 +152,7 @@ class SimulatorNode(Node):
         values.update({p.name: p.value for p in params})
         try:
             sim = self.make_simulator(values, self.links)
-        except RneaError as exc:
+        except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         if isinstance(sim, ElasticSimulator) and isinstance(self.sim, ElasticSimulator):
             sim.x, sim.t0 = self.sim.x.copy(), self.sim.t
@@ -163,8 +170,11 @@ class SimulatorNode(Node):
                                       f"(expected {self.command_index.size} finite)",
                                       throttle_duration_sec=1.0)
             return
+        # Like a drive: the effort is clamped to the URDF limits (counted).
+        clamped = np.clip(data, -self.effort_limit, self.effort_limit)
+        self.clamped += int(np.count_nonzero(clamped != data))
         self.tau = np.zeros(self.n)
-        self.tau[self.command_index] = data
+        self.tau[self.command_index] = clamped
         self.last_command_wall = time.monotonic()
         if self.lockstep:
             self.sim.step(self.tau)
@@ -214,6 +224,16 @@ class SimulatorNode(Node):
             clock = Clock()
             clock.clock = msg.header.stamp
             self.clock_pub.publish(clock)
+
+
+    def publish_diagnostics(self) -> None:
+        level = DiagnosticStatus.WARN if self.rejected else DiagnosticStatus.OK
+        values = {"simulated time [s]": f"{self.sim.t:.3f}", "rejected commands":
+                  str(self.rejected), "clamped efforts": str(self.clamped)}
+        status = DiagnosticStatus(level=level, name=f"{self.get_name()}: simulation",
+                                  message="rejecting some commands" if self.rejected else "ok",
+                                  values=[KeyValue(key=k, value=v) for k, v in values.items()])
+        self.diagnostics_pub.publish(DiagnosticArray(status=[status]))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -1,0 +1,110 @@
+"""Joint-state intake, free of ROS: validation and merging of one message into
+the controller's state (a compiled kernel), and the watch on the stamps' clock
+that tells a single out-of-order or future-dated message from a clock reset
+(see :mod:`rnea_ros.control.controller` for the rules)."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import FastCall, jit
+
+Array = NDArray[np.float64]
+
+MERGED, NON_FINITE, BACKWARDS, INCOMPLETE, TOO_OLD, FUTURE, OUT_OF_RANGE = 0, 1, 2, 3, 4, 5, 6
+MAX_STATE = 1e6  # |position| [rad or m] and |velocity| [rad/s or m/s] beyond: out_of_range
+_CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
+_NO_VELOCITY = np.zeros(0)
+
+
+@jit
+def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: Array,
+                has_velocity: bool, msg_idx: NDArray[np.int64], model_idx: NDArray[np.int64],
+                stamp: float, window: float) -> int:
+    """Validate a message and merge it into ``q, qd, stamps`` (model order).
+
+    Nothing is written unless every position/velocity is finite (``NON_FINITE``),
+    at most ``MAX_STATE`` in magnitude (``OUT_OF_RANGE``) and no joint's stamp goes
+    backwards (``BACKWARDS``). After the merge:
+    ``INCOMPLETE`` while some joint was never received, ``TOO_OLD`` when the
+    oldest joint sample is more than ``window`` before ``stamp``, else ``MERGED``.
+    """
+    for k in range(model_idx.shape[0]):
+        if not np.isfinite(position[msg_idx[k]]):
+            return NON_FINITE
+        if has_velocity and not np.isfinite(velocity[msg_idx[k]]):
+            return NON_FINITE
+    for k in range(model_idx.shape[0]):
+        if abs(position[msg_idx[k]]) > MAX_STATE:
+            return OUT_OF_RANGE
+        if has_velocity and abs(velocity[msg_idx[k]]) > MAX_STATE:
+            return OUT_OF_RANGE
+        if stamps[model_idx[k]] > stamp:
+            return BACKWARDS
+    for k in range(model_idx.shape[0]):
+        i = model_idx[k]
+        q[i] = position[msg_idx[k]]
+        qd[i] = velocity[msg_idx[k]] if has_velocity else 0.0
+        stamps[i] = stamp
+    oldest = np.inf
+    for i in range(stamps.shape[0]):
+        if not np.isfinite(stamps[i]):
+            return INCOMPLETE
+        oldest = min(oldest, stamps[i])
+    return TOO_OLD if stamp - oldest > window else MERGED
+
+
+merge_fast = FastCall(merge_state)
+
+
+def as_array(values: Sequence[float]) -> Array:
+    """float64 array over ``values`` (no copy for rclpy's ``array('d')`` fields)."""
+    if type(values) is array and values.typecode == "d":
+        return np.frombuffer(values, dtype=np.float64)
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
+class ClockWatch:
+    """The newest accepted stamp and the streak of backwards/future-dated ones.
+
+    A stamp is **future-dated** when it is ahead of the newest accepted one by
+    more than the steady time elapsed since plus ``threshold``; a run of ``count``
+    rejected stamps (backwards or future-dated) that agree with each other --
+    strictly increasing, each within ``threshold`` of the previous -- is a clock
+    reset.
+    """
+
+    def __init__(self) -> None:
+        self.newest = -math.inf  # newest accepted stamp [s]
+        self.newest_wall = -math.inf  # steady time it was accepted [s]
+        self.streak = 0  # consecutive rejected stamps that agree, the last of them
+        self.streak_stamp = -math.inf
+        self.resets = 0
+        self.last_jump = 0.0  # [s], new clock minus old
+
+    def future(self, stamp: float, now: float, threshold: float) -> bool:
+        return stamp - self.newest > max(now - self.newest_wall, 0.0) + threshold
+
+    def accept(self, stamp: float, now: float) -> None:
+        if stamp >= self.newest:
+            self.newest, self.newest_wall = stamp, now
+
+    def confirm(self, stamp: float, threshold: float, count: int) -> bool:
+        """Count a rejected stamp; True once ``count`` of them in a row agree."""
+        agree = self.streak > 0 and 0.0 < stamp - self.streak_stamp <= threshold
+        self.streak = self.streak + 1 if agree else 1
+        self.streak_stamp = stamp
+        return self.streak >= count
+
+    def resync(self, stamp: float) -> float:
+        """Take ``stamp`` as the newest on the new clock; returns the jump [s]."""
+        jump = stamp - self.newest
+        self.newest, self.streak = stamp, 0
+        self.resets += 1
+        self.last_jump = jump
+        return jump
