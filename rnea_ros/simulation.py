@@ -7,6 +7,14 @@ State ``(q, qd)`` in our model's joint order; the applied effort is
 ``semi_implicit`` (symplectic Euler: ``qd += dt qdd; q += dt qd``) and
 ``rk4``. Optional joint damping and Coulomb friction (``sign(qd)``, no
 stiction) act against the motion.
+
+Hard stops: like a real arm (and Gazebo), a joint cannot leave its URDF
+position limits -- a position beyond one is put back on it and the velocity
+into the stop is zeroed (an inelastic stop, counted in ``stops``). Without
+them an unpowered arm swings freely, and a 1 kHz integrator of a light
+distal link can diverge. A step whose result is not finite (a diverged
+integration) is not taken: the state stays, at rest (counted in
+``diverged``), so no non-finite state is ever published.
 """
 
 from __future__ import annotations
@@ -35,7 +43,8 @@ class Simulator:
 
     def __init__(self, urdf: str | Path, model: RobotModel, *, dt: float = 1e-3,
                  integrator: str = "semi_implicit", damping: Array | None = None,
-                 friction: Array | None = None, payload: Payload | None = None) -> None:
+                 friction: Array | None = None, payload: Payload | None = None,
+                 hard_stops: bool = True) -> None:
         if integrator not in INTEGRATORS:
             raise ParameterError(f"integrator '{integrator}' is not one of {INTEGRATORS}")
         if not dt > 0.0:
@@ -52,6 +61,9 @@ class Simulator:
         self.qd = np.zeros(model.nv)
         self.t0, self.steps = 0.0, 0  # t = t0 + steps * dt, without accumulating rounding
         self.effort = np.zeros(model.nv)
+        self.hard_stops = hard_stops
+        self.stops = 0  # steps that met a joint's position limit
+        self.diverged = 0  # steps whose result was not finite (not taken)
 
     @property
     def t(self) -> float:
@@ -86,8 +98,25 @@ class Simulator:
             k4q, k4v = qd + dt * k3v, self.acceleration(q + dt * k3q, qd + dt * k3v, tau)
             q = q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
             qd = qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
-        self.q, self.qd, self.effort = q, qd, tau
+        if np.all(np.isfinite(q)) and np.all(np.isfinite(qd)):
+            self.q, self.qd = self.stop_at_limits(q, qd) if self.hard_stops else (q, qd)
+        else:
+            self.qd = np.zeros(self.model.nv)
+            self.diverged += 1
+        self.effort = tau
         self.steps += 1
+
+    def stop_at_limits(self, q: Array, qd: Array) -> tuple[Array, Array]:
+        """``(q, qd)`` with positions beyond the URDF limits put back on them and the
+        velocity into the stop zeroed (inelastic)."""
+        lower, upper = self.model.lower_limit, self.model.upper_limit
+        below, above = q < lower, q > upper
+        if not (below.any() or above.any()):
+            return q, qd
+        self.stops += 1
+        q = np.clip(q, lower, upper)
+        qd = np.where((below & (qd < 0.0)) | (above & (qd > 0.0)), 0.0, qd)
+        return q, qd
 
 
 class ElasticSimulator:

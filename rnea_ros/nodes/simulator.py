@@ -227,11 +227,20 @@ class SimulatorNode(Node):
 
 
     def publish_diagnostics(self) -> None:
-        level = DiagnosticStatus.WARN if self.rejected else DiagnosticStatus.OK
         values = {"simulated time [s]": f"{self.sim.t:.3f}", "rejected commands":
                   str(self.rejected), "clamped efforts": str(self.clamped)}
+        diverged = getattr(self.sim, "diverged", 0)
+        if isinstance(self.sim, Simulator):
+            values.update({"steps at a joint limit": str(self.sim.stops),
+                           "diverged steps (not taken)": str(diverged)})
+        if diverged:
+            level, message = DiagnosticStatus.ERROR, "integration diverged: state held at rest"
+        elif self.rejected:
+            level, message = DiagnosticStatus.WARN, "rejecting some commands"
+        else:
+            level, message = DiagnosticStatus.OK, "ok"
         status = DiagnosticStatus(level=level, name=f"{self.get_name()}: simulation",
-                                  message="rejecting some commands" if self.rejected else "ok",
+                                  message=message,
                                   values=[KeyValue(key=k, value=v) for k, v in values.items()])
         self.diagnostics_pub.publish(DiagnosticArray(status=[status]))
 
