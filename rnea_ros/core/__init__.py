@@ -17,6 +17,14 @@ packed model), ``inputs`` (argument checks), ``errors``.
 from rnea_ros.core.dynamics.aba import aba, aba_batch
 from rnea_ros.core.dynamics.coriolis import coriolis_matrix, coriolis_product
 from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch
+from rnea_ros.core.dynamics.derivatives import (
+    joint_wrench_derivatives,
+    joint_wrench_derivatives_batch,
+    rnea_derivative_sensitivities,
+    rnea_derivative_sensitivities_batch,
+    rnea_derivatives,
+    rnea_derivatives_batch,
+)
 from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.dynamics.gfd import (
     rnea_derivative,
@@ -112,6 +120,8 @@ __all__ = [
     "from_mdh",
     "gravity_batch",
     "gravity_torques",
+    "joint_wrench_derivatives",
+    "joint_wrench_derivatives_batch",
     "kinetic_energy",
     "link_pose",
     "load_drive_file",
@@ -126,6 +136,10 @@ __all__ = [
     "rnea_batch",
     "rnea_derivative",
     "rnea_derivative_batch",
+    "rnea_derivative_sensitivities",
+    "rnea_derivative_sensitivities_batch",
+    "rnea_derivatives",
+    "rnea_derivatives_batch",
     "rnea_second_derivative",
     "rnea_second_derivative_batch",
     "rnea_with_wrenches",

@@ -1,0 +1,308 @@
+"""Analytic sensitivities of inverse dynamics: ``dtau/dq``, ``dtau/dqd``, ``M``, the
+internal joint wrenches' derivatives, and the sensitivities of ``tau_dot``.
+
+* :func:`rnea_derivatives` -- ``(dtau/dq, dtau/dqd, dtau/dqdd = M)`` (n, n), the layout of
+  Pinocchio's ``computeRNEADerivatives``: row ``i`` is ``tau_i``, column ``k`` the
+  variable ``q_k``. One O(n d) recursion (d: depth of the tree), not n RNEA calls,
+  derived in the kernel module :mod:`rnea_ros.core.dynamics._derivatives_jit`.
+* :func:`joint_wrench_derivatives` -- the wrenches every joint transmits (exactly
+  :func:`~rnea_ros.core.dynamics.rnea.rnea_with_wrenches`' ``[force, moment]`` onto
+  body ``i`` in body ``i``'s frame; Barman 2020 eq. 2.1-2.2) and their derivatives
+  w.r.t. ``q, qd, qdd`` (Barman ch. III, step 9: ``F_jp,i``, ``tau_jp,i``, ``,i'``,
+  ``,i''``, eq. 3.72-3.91), so that joint reaction forces can be optimisation
+  constraints.
+* :func:`rnea_derivative_sensitivities` -- ``tau_dot`` from the gfd recursion
+  (:func:`~rnea_ros.core.dynamics.gfd.rnea_derivative`) and its derivatives
+  w.r.t. ``q, qd, qdd, qddd``. With ``x = (q, qd, qdd)`` and ``tau_dot = tau_x(x) x_dot``,
+  symmetry of second derivatives gives::
+
+      d tau_dot/d q    = d/dt (dtau/dq)
+      d tau_dot/d qd   = d/dt (dtau/dqd) + dtau/dq
+      d tau_dot/d qdd  = d/dt M + dtau/dqd         (d/dt M = M_dot)
+      d tau_dot/d qddd = M
+
+  where ``d/dt`` is the derivative along the motion. It is evaluated exactly
+  (to rounding, no truncation error) by running the same analytic kernel once
+  in complex arithmetic at ``x + i h x_dot`` (complex step, Martins et al. 2003).
+
+Drive terms (Khalil eq. 31) are included as in :func:`~rnea_ros.core.dynamics.rnea.rnea`:
+armature on the diagonal of ``M``; viscous friction ``Fv`` on the diagonal of
+``dtau/dqd``; Coulomb friction ``Fs sign(qd)`` contributes nothing (its
+derivative is 0 wherever ``qd != 0``; at ``qd = 0`` it is not differentiable and
+0 is returned). External wrenches ``fext`` (n, 6) are ``[force, torque]`` fixed
+in each body's frame (they turn with the body, which the ``q`` derivatives
+account for). Fixed-base trees only (no floating base yet).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import FastCall, jit
+from rnea_ros.core.dynamics._derivatives_jit import (
+    W_COLS,
+    derivatives_pass,
+    tau_dot_sensitivities_pass,
+)
+from rnea_ros.core.dynamics.gfd import _W_COLS as GFD_COLS
+from rnea_ros.core.inputs import (
+    body_wrenches,
+    gravity_vector,
+    joint_batch,
+    joint_vector,
+    raise_bad_input,
+    raise_non_finite,
+)
+from rnea_ros.core.model.robot_model import RobotModel
+
+Array = NDArray[np.float64]
+AnyArray = NDArray[Any]  # float64, or complex128 for the complex step
+
+_NO_W2 = np.zeros((0, 6))
+_NO_W3 = np.zeros((0, 6, 0))
+_COMPLEX_STEP = 1e-20
+
+
+@jit
+def _derivatives_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, out: Array) -> bool:
+    """The per-call entry (no wrenches, drive terms): ``out`` (3, n, n), uninitialised,
+    gets ``dq, dv, M``. Checks the lengths; False: wrong length or non-finite result."""
+    n = fp.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
+        return False
+    if out.shape[0] != 3 or out.shape[1] != n or out.shape[2] != n:
+        return False
+    for c in range(3):
+        for i in range(n):
+            for k in range(n):
+                out[c, i, k] = 0.0
+    work = np.empty((n + 1, W_COLS))
+    tau = np.empty(n)
+    none2 = np.empty((0, 6))  # C-contiguous like the other entries': one compiled signature
+    none3 = np.empty((0, 6, 0))
+    return derivatives_pass(fp, q, qd, qdd, g, none2, False, True, tau, out[0], out[1], out[2],
+                            False, none2, none3, none3, none3, work)
+
+
+@jit
+def _derivatives_general(fp: Array, q: AnyArray, qd: AnyArray, qdd: AnyArray, g: Array,
+                         fext: AnyArray, use_fext: bool, drive: bool, tau: AnyArray,
+                         dq: AnyArray, dv: AnyArray, M: AnyArray, want_wrenches: bool,
+                         W: AnyArray, dWq: AnyArray, dWv: AnyArray, dWa: AnyArray) -> bool:
+    """Any-input entry, float64 or complex128 (complex step) state and outputs."""
+    work = np.empty((q.shape[0] + 1, W_COLS), dtype=q.dtype)
+    return derivatives_pass(fp, q, qd, qdd, g, fext, use_fext, drive, tau, dq, dv, M,
+                            want_wrenches, W, dWq, dWv, dWa, work)
+
+
+@jit
+def _derivatives_batch(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array, fext: Array,
+                       use_fext: bool, DQ: Array, DV: Array, MM: Array, want_wrenches: bool,
+                       W: Array, DWQ: Array, DWV: Array, DWA: Array) -> bool:
+    """Loop over samples with one work array; outputs zero on entry."""
+    n = Q.shape[1]
+    work = np.empty((n + 1, W_COLS))
+    tau = np.empty(n)
+    ok = True
+    for s in range(Q.shape[0]):
+        if want_wrenches:
+            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, fext, use_fext, True, tau, DQ[s],
+                                  DV[s], MM[s], True, W[s], DWQ[s], DWV[s], DWA[s], work) and ok
+        else:
+            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, fext, use_fext, True, tau, DQ[s],
+                                  DV[s], MM[s], False, W[0], DWQ[0], DWV[0], DWA[0], work) and ok
+    return ok
+
+
+_fast = FastCall(_derivatives_call)
+_asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
+
+
+def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
+                     gravity: object | None = None, fext: object | None = None
+                     ) -> tuple[Array, Array, Array]:
+    """``(dtau/dq, dtau/dqd, M)``, each (n, n), of :func:`~rnea_ros.core.dynamics.rnea.rnea`.
+
+    ``v, a`` are ``qd, qdd``. ``M`` includes armature (as
+    :func:`~rnea_ros.core.dynamics.crba.mass_matrix`), ``dtau/dqd`` the viscous
+    friction; Coulomb friction has zero derivative (see the module docstring).
+    ``gravity`` (3,) overrides ``model.gravity``; ``fext`` (n, 6) ``[force, torque]``
+    applied to each body in its frame. The three arrays are views of one (3, n, n) block.
+    """
+    if fext is None:  # the lean path: the kernel checks the lengths
+        q, v, a = _asc(q, _f64), _asc(v, _f64), _asc(a, _f64)
+        if q.ndim == v.ndim == a.ndim == 1:
+            n = model.nv
+            out = _empty((3, n, n))
+            g = model.gravity if gravity is None else gravity_vector(model, gravity)
+            if _fast.call(model.kernel_floats, q, v, a, g, out):
+                return out[0], out[1], out[2]
+        raise_bad_input(model, q=q, qd=v, qdd=a)
+    _, dq, dv, M, _, _, _, _ = _general(model, q, v, a, gravity, fext, False)
+    return dq, dv, M
+
+
+def joint_wrench_derivatives(model: RobotModel, q: object, v: object, a: object, *,
+                             gravity: object | None = None, fext: object | None = None
+                             ) -> tuple[Array, Array, Array, Array]:
+    """``(W (n, 6), dW/dq, dW/dqd, dW/dqdd (n, 6, n))``: internal joint wrenches and sensitivities.
+
+    ``W[i]`` is the wrench ``[force, moment]`` that body ``parent[i]`` exerts on
+    body ``i`` through joint ``i``, in body ``i``'s frame at its origin -- exactly
+    the second output of :func:`~rnea_ros.core.dynamics.rnea.rnea_with_wrenches`.
+    ``dW_dq[i, r, k] = d W[i, r] / d q_k``. Armature and friction act in the
+    drive, not through the joint structure, so they do not appear here.
+    """
+    _, _, _, _, W, dWq, dWv, dWa = _general(model, q, v, a, gravity, fext, True)
+    return W, dWq, dWv, dWa
+
+
+def _general(model: RobotModel, q: object, v: object, a: object, gravity: object | None,
+             fext: object | None, want_wrenches: bool
+             ) -> tuple[Array, Array, Array, Array, Array, Array, Array, Array]:
+    q = joint_vector(model, q, "q")
+    v = joint_vector(model, v, "qd")
+    a = joint_vector(model, a, "qdd")
+    g = gravity_vector(model, gravity)
+    use_fext = fext is not None
+    f = body_wrenches(model, fext) if use_fext else _NO_W2
+    n = model.nv
+    tau = np.empty(n)
+    dq, dv, M = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+    if want_wrenches:
+        W = np.empty((n, 6))
+        dWq, dWv, dWa = np.zeros((n, 6, n)), np.zeros((n, 6, n)), np.zeros((n, 6, n))
+    else:
+        W, dWq, dWv, dWa = _NO_W2, _NO_W3, _NO_W3, _NO_W3
+    if not _derivatives_general(model.kernel_floats, q, v, a, g, f, use_fext, True, tau, dq, dv,
+                                M, want_wrenches, W, dWq, dWv, dWa):
+        raise_non_finite(model, q=q, qd=v, qdd=a)
+    return tau, dq, dv, M, W, dWq, dWv, dWa
+
+
+def _batch_inputs(model: RobotModel, q: object, v: object, a: object
+                  ) -> tuple[Array, Array, Array]:
+    Q = joint_batch(model, q, "q")
+    return Q, joint_batch(model, v, "qd", Q.shape[0]), joint_batch(model, a, "qdd", Q.shape[0])
+
+
+def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *,
+                           gravity: object | None = None, fext: object | None = None
+                           ) -> tuple[Array, Array, Array]:
+    """:func:`rnea_derivatives` over N samples: (N, n) inputs give three (N, n, n).
+
+    ``fext`` (n, 6), if given, is the same for every sample.
+    """
+    Q, V, A = _batch_inputs(model, q, v, a)
+    N, n = Q.shape
+    use_fext = fext is not None
+    f = body_wrenches(model, fext) if use_fext else _NO_W2
+    out = np.zeros((3, N, n, n))
+    if not _derivatives_batch(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
+                              use_fext, out[0], out[1], out[2], False, np.zeros((1, n, 6)),
+                              np.zeros((1, n, 6, n)), np.zeros((1, n, 6, n)),
+                              np.zeros((1, n, 6, n))):
+        raise_non_finite(model, q=Q, qd=V, qdd=A)
+    return out[0], out[1], out[2]
+
+
+def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *,
+                                   gravity: object | None = None, fext: object | None = None
+                                   ) -> tuple[Array, Array, Array, Array]:
+    """:func:`joint_wrench_derivatives` over N samples: ``W`` (N, n, 6), three (N, n, 6, n)."""
+    Q, V, A = _batch_inputs(model, q, v, a)
+    N, n = Q.shape
+    use_fext = fext is not None
+    f = body_wrenches(model, fext) if use_fext else _NO_W2
+    W = np.empty((N, n, 6))
+    dW = np.zeros((3, N, n, 6, n))
+    scratch = np.zeros((N, n, n))
+    if not _derivatives_batch(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
+                              use_fext, scratch, scratch.copy(), scratch.copy(), True, W,
+                              dW[0], dW[1], dW[2]):
+        raise_non_finite(model, q=Q, qd=V, qdd=A)
+    return W, dW[0], dW[1], dW[2]
+
+
+@jit
+def _sensitivities_call(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array,
+                        fext: Array, fext_dot: Array, use_fext: bool, tau_dot: Array,
+                        out: Array) -> bool:
+    n = q.shape[0]
+    return tau_dot_sensitivities_pass(
+        fp, q, qd, qdd, qddd, g, fext, fext_dot, use_fext, _COMPLEX_STEP, tau_dot, out,
+        np.empty((4, n), dtype=np.complex128), np.empty((fext.shape[0], 6), dtype=np.complex128),
+        np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS), dtype=np.complex128),
+        np.empty((n, GFD_COLS)), np.empty((3, n)))
+
+
+@jit
+def _sensitivities_batch(fp: Array, Q: Array, QD: Array, QDD: Array, QDDD: Array, g: Array,
+                         TAU_DOT: Array, OUT: Array) -> bool:
+    n = Q.shape[1]
+    xc, fc = np.empty((4, n), dtype=np.complex128), np.empty((0, 6), dtype=np.complex128)
+    Dc, work_c = np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS),
+                                                                   dtype=np.complex128)
+    work_g, scratch, none = np.empty((n, GFD_COLS)), np.empty((3, n)), np.empty((0, 6))
+    ok = True
+    for s in range(Q.shape[0]):
+        ok = tau_dot_sensitivities_pass(fp, Q[s], QD[s], QDD[s], QDDD[s], g, none, none, False,
+                                        _COMPLEX_STEP, TAU_DOT[s], OUT[s], xc, fc, Dc, work_c,
+                                        work_g, scratch) and ok
+    return ok
+
+
+def rnea_derivative_sensitivities(model: RobotModel, q: object, v: object, a: object, j: object,
+                                  *, gravity: object | None = None, fext: object | None = None,
+                                  fext_dot: object | None = None
+                                  ) -> tuple[Array, Array, Array, Array, Array]:
+    """``(tau_dot (n,), d tau_dot/dq, /dqd, /dqdd, /dqddd (n, n))``.
+
+    ``tau_dot`` is :func:`~rnea_ros.core.dynamics.gfd.rnea_derivative`'s (jerk ``j``),
+    with armature ``Ia qddd`` and viscous ``Fv qdd`` terms; ``fext`` (n, 6) are
+    body-frame wrenches and ``fext_dot`` their body-frame rates. See the module
+    docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
+    armature). The four matrices are views of one (4, n, n) block.
+    """
+    q = joint_vector(model, q, "q")
+    v = joint_vector(model, v, "qd")
+    a = joint_vector(model, a, "qdd")
+    j = joint_vector(model, j, "qddd")
+    g = gravity_vector(model, gravity)
+    use_fext = fext is not None or fext_dot is not None
+    n = model.nv
+    f = body_wrenches(model, fext) if fext is not None else np.zeros((n, 6))
+    fd = body_wrenches(model, fext_dot, "fext_dot") if fext_dot is not None else np.zeros((n, 6))
+    tau_dot, out = np.empty(n), np.empty((4, n, n))
+    if not _sensitivities_call(model.kernel_floats, q, v, a, j, g, f if use_fext else _NO_W2,
+                               fd if use_fext else _NO_W2, use_fext, tau_dot, out):
+        raise_non_finite(model, q=q, qd=v, qdd=a, qddd=j)
+    return tau_dot, out[0], out[1], out[2], out[3]
+
+
+def rnea_derivative_sensitivities_batch(model: RobotModel, q: object, v: object, a: object,
+                                        j: object, *, gravity: object | None = None
+                                        ) -> tuple[Array, Array, Array, Array, Array]:
+    """:func:`rnea_derivative_sensitivities` over N samples: (N, n) inputs give
+    ``tau_dot`` (N, n) and four (N, n, n)."""
+    Q, V, A = _batch_inputs(model, q, v, a)
+    J = joint_batch(model, j, "qddd", Q.shape[0])
+    N, n = Q.shape
+    tau_dot, out = np.empty((N, n)), np.empty((N, 4, n, n))
+    if not _sensitivities_batch(model.kernel_floats, Q, V, A, J, gravity_vector(model, gravity),
+                                tau_dot, out):
+        raise_non_finite(model, q=Q, qd=V, qdd=A, qddd=J)
+    return tau_dot, out[:, 0], out[:, 1], out[:, 2], out[:, 3]
+
+
+__all__ = [
+    "joint_wrench_derivatives",
+    "joint_wrench_derivatives_batch",
+    "rnea_derivative_sensitivities",
+    "rnea_derivative_sensitivities_batch",
+    "rnea_derivatives",
+    "rnea_derivatives_batch",
+]
