@@ -50,7 +50,7 @@ class DenseCheck:
 
     def ok(self, tol: float = 0.0) -> bool:
         return (max(self.velocity, self.torque, self.torque_rate, self.force) <= 1.0 + tol
-                and self.position <= tol)
+                and self.position <= tol + 1e-9)
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,7 +110,7 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
     check_waypoints(model, W, limits)
     rate_limited = bool(np.isfinite(limits.torque_rate).any())
     degree = (4 if rate_limited else 3) if degree is None else degree
-    m = control_points or (16 * (W.shape[0] - 1) + degree + 1)
+    m = control_points or (12 * (W.shape[0] - 1) + degree + 1)
     basis = Basis(m, degree)
     zero = np.zeros(model.nv)
     problem = Problem(
@@ -134,7 +134,7 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
             break
         # Between grid points the limit is exceeded (by ~1e-5 of it): add those points to
         # the grid and back off the grid constraints by twice that excess.
-        excess = max(check.torque, check.torque_rate, check.force) - 1.0
+        excess = max(check.velocity, check.torque, check.torque_rate, check.force) - 1.0
         problem.margin = max(problem.margin, 2.0 * excess)
         problem.set_grid(np.concatenate([problem.grid, extra]))
     P, _, T = problem.unpack(x)

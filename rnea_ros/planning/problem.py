@@ -195,11 +195,11 @@ class Problem:
         C = self.D1 @ P  # velocity control points, in per-unit-s
         for j in np.flatnonzero(np.isfinite(lim.velocity)):
             for sign in (1.0, -1.0):
-                rows.append(T - sign * C[:, j] / lim.velocity[j])
+                rows.append((1.0 - MARGIN) * T - sign * C[:, j] / lim.velocity[j])
                 jac = np.zeros((C.shape[0], nx))
                 jac[:, :m * n] = -sign * np.einsum("ra,ab->rb", self.D1, eye_p[:, j]) \
                     / lim.velocity[j]
-                jac[:, -1] = 1.0
+                jac[:, -1] = 1.0 - MARGIN
                 jacs.append(jac)
         v = self.values(x)
         self._grid_rows(rows, jacs, v.tau, v.dtau, lim.torque, square=False)
