@@ -62,7 +62,7 @@ class Basis:
         if order:
             spline = spline.derivative(order)
         out = spline(s)
-        return np.nan_to_num(np.asarray(out, dtype=float))
+        return np.asarray(np.nan_to_num(np.asarray(out, dtype=float)), dtype=np.float64)
 
     def derivative_control_matrix(self, order: int = 1) -> Array:
         """(m - order, m) ``D``: ``D @ P`` are the control points of ``d^order q / ds^order``."""
@@ -99,7 +99,7 @@ class JointSpline:
     def sample(self, dt: float) -> tuple[Array, list[Array]]:
         """Times ``0, dt, ..., T`` (T always included) and ``[q, qd, qdd, qddd]`` there."""
         steps = int(np.floor(self.T / dt + 1e-9))
-        t = np.arange(steps + 1) * dt
+        t: Array = np.arange(steps + 1, dtype=float) * dt
         if self.T - t[-1] > 1e-9:
             t = np.append(t, self.T)
         return t, self.derivatives(t)

@@ -17,6 +17,7 @@ docs/design.md for the choice) on the NLP of :mod:`rnea_ros.planning.problem`:
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 
@@ -77,7 +78,7 @@ class Plan:
         return t, q, qd, qdd
 
     def dynamics(self, t: Array) -> tuple[Array, Array, Array]:
-        """``(tau, tau_dot, |F|)`` (N, n) at times t: torques, torque rates, internal force norms."""
+        """``(tau, tau_dot, |F|)`` (N, n) at times t: torques, rates, internal force norms."""
         q, qd, qdd, qddd = self.spline.derivatives(t)
         tau, tau_dot = rc.rnea_derivative_batch(self.model, q, qd, qdd, qddd)
         force = np.array([np.linalg.norm(rc.rnea_with_wrenches(self.model, *x)[1][:, :3], axis=1)
@@ -159,7 +160,8 @@ def _vector(model: RobotModel, value: object | None, default: Array, name: str) 
 
 
 def _solve(problem: Problem, x0: Array, max_iter: int, tol: float):  # type: ignore[no-untyped-def]
-    bounds = [(None, None)] * (problem.nx - 1) + [(1e-3, None)]
+    bounds: list[tuple[float | None, float | None]] = [(None, None)] * (problem.nx - 1)
+    bounds.append((1e-3, None))
     for i in range(problem.n_via):
         bounds[problem.basis.m * problem.n + i] = (0.0, 1.0)
     constraints = [
@@ -198,7 +200,7 @@ def dense_check(problem: Problem, x: Array) -> tuple[DenseCheck, Array]:
     """Worst ratios 10x finer than the grid, and the dense points exceeding a limit."""
     grid = problem.grid
     dense = np.unique(np.concatenate([np.linspace(a, b, DENSE + 1) for a, b in
-                                      zip(grid[:-1], grid[1:], strict=True)]))
+                                      itertools.pairwise(grid)]))
     P, _, T = problem.unpack(x)
     spline = JointSpline(problem.basis, P, T)
     q, qd, qdd, qddd = spline.derivatives(dense * T)
@@ -229,7 +231,7 @@ def dense_check(problem: Problem, x: Array) -> tuple[DenseCheck, Array]:
 
 def _failure(problem: Problem, x: Array, message: str, nit: int, eq: float, ineq: float) -> str:
     """Say which constraint is violated at the solver's last iterate, and why it stopped."""
-    P, _, T = problem.unpack(x)
+    _P, _, T = problem.unpack(x)
     check, _ = dense_check(problem, x)
     quantity, joint, t = check.worst
     ratio = getattr(check, quantity)

@@ -28,7 +28,7 @@ def trajectory_message(plan: Plan, dt: float) -> dict[str, Any]:
     points = []
     for k, tk in enumerate(t):
         sec = int(np.floor(tk))
-        nanosec = min(int(round((tk - sec) * 1e9)), 999_999_999)
+        nanosec = min(round((tk - sec) * 1e9), 999_999_999)
         points.append({"positions": q[k].tolist(), "velocities": qd[k].tolist(),
                        "accelerations": qdd[k].tolist(), "effort": tau[k].tolist(),
                        "time_from_start": {"sec": sec, "nanosec": nanosec}})

@@ -75,7 +75,7 @@ class Problem:
 
     @property
     def n_via(self) -> int:
-        return self.waypoints.shape[0] - 2
+        return int(self.waypoints.shape[0]) - 2
 
     @property
     def nx(self) -> int:
@@ -104,12 +104,12 @@ class Problem:
         key = x.tobytes()
         if self._cache.get("key") == key:
             return self._cache["values"]  # type: ignore[return-value]
-        P, _, T = self.unpack(x)
+        _P, _, T = self.unpack(x)
         S = self.states(x)
         mn = self.basis.m * self.n
 
         def widen(dP: Array, dT: Array) -> Array:
-            out = np.zeros(dP.shape[:2] + (self.nx,))
+            out = np.zeros((*dP.shape[:2], self.nx))
             out[:, :, :mn], out[:, :, -1] = dP, dT
             return out
 
@@ -193,7 +193,7 @@ class Problem:
                     jac[:, :m * n] = sign * eye_p[:, j]
                     jacs.append(jac)
         C = self.D1 @ P  # velocity control points, in per-unit-s
-        for j in np.flatnonzero(np.isfinite(lim.velocity)):
+        for j in map(int, np.flatnonzero(np.isfinite(lim.velocity))):
             for sign in (1.0, -1.0):
                 rows.append((1.0 - MARGIN) * T - sign * C[:, j] / lim.velocity[j])
                 jac = np.zeros((C.shape[0], nx))

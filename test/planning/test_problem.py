@@ -41,7 +41,7 @@ def _fd(f, x: np.ndarray, h: float = 1e-6) -> np.ndarray:  # type: ignore[no-unt
 def test_constraint_and_objective_gradients_match_central_differences(name: str) -> None:
     problem, x = _problem(name, weight=0.3)
     for fun in (problem.equalities, problem.inequalities):
-        value, jac = fun(x)
+        _value, jac = fun(x)
         fd = _fd(lambda y, fun=fun: fun(y)[0], x)
         scale = max(1.0, np.abs(fd).max())
         assert np.abs(jac - fd).max() <= 2e-6 * scale
