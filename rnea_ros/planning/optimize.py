@@ -10,8 +10,8 @@ docs/design.md for the choice) on the NLP of :mod:`rnea_ros.planning.problem`:
 3. solve on a grid of ``grid_per_interval`` points per knot interval;
 4. check the solution 10x finer (:func:`dense_check`); where a grid
    constraint is exceeded between grid points, add those points to the grid,
-   tighten the grid constraints by twice the excess (typically 1e-5 of the
-   limit) and re-solve from the solution (at most ``refine`` times), so the
+   once the excess is below 1e-3 of the limit also tighten the grid
+   constraints by twice it (typically 1e-5), and re-solve from the solution (at most ``refine`` times), so the
    returned trajectory is within every limit on the dense grid too.
 """
 
@@ -91,7 +91,7 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
                   zero_acceleration: bool | None = None, weight: float = 0.0,
                   control_points: int | None = None, degree: int | None = None,
                   grid_per_interval: int = 4, max_iter: int = 300, tol: float = 1e-9,
-                  T_guess: float | None = None, refine: int = 3) -> Plan:
+                  T_guess: float | None = None, refine: int = 5) -> Plan:
     """Minimum-time trajectory through ``waypoints`` (K >= 2, n) within ``limits``.
 
     ``weight`` is Barman's ``u`` of eq. 4.18 (0: minimum time, eq. 4.16).
@@ -133,10 +133,11 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
         check, extra = dense_check(problem, x)
         if check.ok():
             break
-        # Between grid points the limit is exceeded (by ~1e-5 of it): add those points to
-        # the grid and back off the grid constraints by twice that excess.
+        # Between grid points the limit is exceeded: add those points to the grid and, once
+        # the excess is small (< 1e-3 of the limit), back off the grid constraints by twice it.
         excess = max(check.velocity, check.torque, check.torque_rate, check.force) - 1.0
-        problem.margin = max(problem.margin, 2.0 * excess)
+        if excess < 1e-3:
+            problem.margin = max(problem.margin, 2.0 * excess)
         problem.set_grid(np.concatenate([problem.grid, extra]))
     P, _, T = problem.unpack(x)
     if not check.ok():
