@@ -11,6 +11,7 @@ ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
     "ros-diagnostic-msgs", "ros-builtin-interfaces",
 ]
 TOOLS = ["rosbags", "scipy", "matplotlib", "tqdm"]
+PLANNING = ["scipy>=1.11", "matplotlib", "toppra"]  # rnea-plan; toppra only for bench_plan
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
 
 setup(
@@ -32,8 +33,9 @@ setup(
         "examples": ["example-robot-data"],
         "ros": ROS_WHEELS,
         "tools": TOOLS,
+        "planning": PLANNING,
         "test": TEST,
-        "all": sorted(set(ROS_WHEELS + TEST + TOOLS)),
+        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + PLANNING)),
     },
     zip_safe=False,
     maintainer="rnea_ros developers",
@@ -48,6 +50,8 @@ setup(
             "rate_limiter = rnea_ros.nodes.rate_limiter:main",
             "rnea_bag = rnea_ros.tools.bag.cli:main",
             "rnea-bag = rnea_ros.tools.bag.cli:main",
+            "rnea_plan = rnea_ros.planning.cli:main",
+            "rnea-plan = rnea_ros.planning.cli:main",
         ],
     },
 )
