@@ -331,7 +331,8 @@ def derivatives_pass(fp: Array, q: Arr, qd: Arr, qdd: Arr, g: Array, fext: Arr,
             t += (fp[i, F_ARMATURE] * qdd_i + fp[i, F_COULOMB] * sign(qd_i.real)
                   + fp[i, F_VISCOUS] * qd_i)
         tau[i] = t
-        total += t.real
+        # Finiteness from the per-body factors of every pair product (no sum in the pair loop).
+        total += (t + dot6(S, madd(madd(P, Q), madd(Phi, Gam)))).real
         k = i
         while k >= 0:
             Sk, psik, alphak = mget(work, k, _S), mget(work, k, _PSI), mget(work, k, _ALPHA)
@@ -339,12 +340,10 @@ def derivatives_pass(fp: Array, q: Arr, qd: Arr, qdd: Arr, g: Array, fext: Arr,
             dv[i, k] = 2.0 * dot6(psik, P) + dot6(Sk, Q)
             Mik = dot6(Sk, P)
             M[i, k] = Mik
-            total += (dq[i, k] + dv[i, k]).real
             if k != i:
                 dq[k, i] = dot6(Sk, Phi)
                 dv[k, i] = dot6(Sk, Gam)
                 M[k, i] = Mik
-                total += (dq[k, i] + dv[k, i]).real
             k = parent(fp, k)
         if drive:
             M[i, i] += fp[i, F_ARMATURE]

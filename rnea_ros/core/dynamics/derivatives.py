@@ -48,6 +48,7 @@ from rnea_ros.core.dynamics._derivatives_jit import (
     tau_dot_sensitivities_pass,
 )
 from rnea_ros.core.dynamics.gfd import _W_COLS as GFD_COLS
+from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -63,6 +64,7 @@ AnyArray = NDArray[Any]  # float64, or complex128 for the complex step
 
 _NO_W2 = np.zeros((0, 6))
 _NO_W3 = np.zeros((0, 6, 0))
+_NO_W3B = np.zeros((1, 0, 6))
 _COMPLEX_STEP = 1e-20
 
 
@@ -102,17 +104,19 @@ def _derivatives_general(fp: Array, q: AnyArray, qd: AnyArray, qdd: AnyArray, g:
 def _derivatives_batch(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array, fext: Array,
                        use_fext: bool, DQ: Array, DV: Array, MM: Array, want_wrenches: bool,
                        W: Array, DWQ: Array, DWV: Array, DWA: Array) -> bool:
-    """Loop over samples with one work array; outputs zero on entry."""
+    """Loop over samples with one work array; outputs zero on entry. ``fext`` is
+    (1, n or 0, 6), shared by every sample, or (N, n, 6), one per sample."""
     n = Q.shape[1]
     work = np.empty((n + 1, W_COLS))
     tau = np.empty(n)
     ok = True
     for s in range(Q.shape[0]):
+        f = fext[s if fext.shape[0] > 1 else 0]
         if want_wrenches:
-            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, fext, use_fext, True, tau, DQ[s],
+            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, f, use_fext, True, tau, DQ[s],
                                   DV[s], MM[s], True, W[s], DWQ[s], DWV[s], DWA[s], work) and ok
         else:
-            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, fext, use_fext, True, tau, DQ[s],
+            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, f, use_fext, True, tau, DQ[s],
                                   DV[s], MM[s], False, W[0], DWQ[0], DWV[0], DWA[0], work) and ok
     return ok
 
@@ -189,17 +193,32 @@ def _batch_inputs(model: RobotModel, q: object, v: object, a: object
     return Q, joint_batch(model, v, "qd", Q.shape[0]), joint_batch(model, a, "qdd", Q.shape[0])
 
 
+def _batch_wrenches(model: RobotModel, fext: object | None, samples: int) -> Array:
+    """``fext`` for the batch kernel: (1, 0, 6) none, (1, n, 6) shared, (N, n, 6) per sample."""
+    if fext is None:
+        return _NO_W3B
+    a = np.ascontiguousarray(fext, dtype=np.float64)
+    if a.ndim != 3:
+        return body_wrenches(model, a)[None]
+    if a.shape != (samples, model.nv, 6):
+        raise StateError(f"fext has shape {a.shape}, expected ({model.nv}, 6) for every "
+                         f"sample or ({samples}, {model.nv}, 6), one per sample")
+    for f in a:
+        body_wrenches(model, f)  # names a non-finite body
+    return a
+
+
 def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *,
                            gravity: object | None = None, fext: object | None = None
                            ) -> tuple[Array, Array, Array]:
     """:func:`rnea_derivatives` over N samples: (N, n) inputs give three (N, n, n).
 
-    ``fext`` (n, 6), if given, is the same for every sample.
+    ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
     """
     Q, V, A = _batch_inputs(model, q, v, a)
     N, n = Q.shape
     use_fext = fext is not None
-    f = body_wrenches(model, fext) if use_fext else _NO_W2
+    f = _batch_wrenches(model, fext, N)
     out = np.zeros((3, N, n, n))
     if not _derivatives_batch(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
                               use_fext, out[0], out[1], out[2], False, np.zeros((1, n, 6)),
@@ -212,11 +231,14 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
 def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *,
                                    gravity: object | None = None, fext: object | None = None
                                    ) -> tuple[Array, Array, Array, Array]:
-    """:func:`joint_wrench_derivatives` over N samples: ``W`` (N, n, 6), three (N, n, 6, n)."""
+    """:func:`joint_wrench_derivatives` over N samples: ``W`` (N, n, 6), three (N, n, 6, n).
+
+    ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
+    """
     Q, V, A = _batch_inputs(model, q, v, a)
     N, n = Q.shape
     use_fext = fext is not None
-    f = body_wrenches(model, fext) if use_fext else _NO_W2
+    f = _batch_wrenches(model, fext, N)
     W = np.empty((N, n, 6))
     dW = np.zeros((3, N, n, 6, n))
     scratch = np.zeros((N, n, n))

@@ -101,6 +101,24 @@ def test_rnea_derivatives_with_external_wrenches_match_pinocchio(case: Case) -> 
             np.testing.assert_array_equal(batch[k][s], one[k])
 
 
+def test_batch_with_one_wrench_per_sample(case: Case) -> None:
+    m = case.model
+    rng = np.random.default_rng(9)
+    fext = rng.normal(0.0, 10.0, (4, m.nv, 6))
+    batch = rnea_derivatives_batch(m, case.q[:4], case.qd[:4], case.qdd[:4], fext=fext)
+    wrench_batch = joint_wrench_derivatives_batch(m, case.q[:4], case.qd[:4], case.qdd[:4],
+                                                  fext=fext)
+    for s in range(4):
+        one = rnea_derivatives(m, case.q[s], case.qd[s], case.qdd[s], fext=fext[s])
+        for k in range(3):
+            np.testing.assert_array_equal(batch[k][s], one[k])
+        wrench_one = joint_wrench_derivatives(m, case.q[s], case.qd[s], case.qdd[s], fext=fext[s])
+        for k in range(4):
+            np.testing.assert_array_equal(wrench_batch[k][s], wrench_one[k])
+    with pytest.raises(StateError, match=r"\(4, \d+, 6\), one per sample"):
+        rnea_derivatives_batch(m, case.q[:4], case.qd[:4], case.qdd[:4], fext=fext[:3])
+
+
 def test_friction_adds_viscous_to_dtau_dqd_only(case: Case) -> None:
     rng = np.random.default_rng(2)
     m = case.model
