@@ -46,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dt", type=float, default=0.01, help="output step [s]")
     p.add_argument("--control-points", type=int)
     p.add_argument("--grid", type=int, default=4, help="constraint points per knot interval")
+    p.add_argument("--max-iter", type=int, default=300, help="SLSQP iterations")
     p.add_argument("--out", type=Path, default=Path("traj.yaml"))
     p.add_argument("--no-plot", action="store_true")
     return p
@@ -81,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise RneaError(f"waypoint {k} has {len(w)} values; {model.name} has "
                                 f"{model.nv} joints {list(model.joint_names)}")
         plan = plan_min_time(model, np.array(waypoints), limits, weight=a.weight,
-                             control_points=a.control_points, grid_per_interval=a.grid)
+                             control_points=a.control_points, grid_per_interval=a.grid,
+                             max_iter=a.max_iter)
     except (RneaError, OSError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1

@@ -11,8 +11,9 @@ docs/design.md for the choice) on the NLP of :mod:`rnea_ros.planning.problem`:
 4. check the solution 10x finer (:func:`dense_check`); where a grid
    constraint is exceeded between grid points, add those points to the grid,
    once the excess is below 1e-3 of the limit also tighten the grid
-   constraints by twice it (typically 1e-5), and re-solve from the solution (at most ``refine`` times), so the
-   returned trajectory is within every limit on the dense grid too.
+   constraints by twice it (typically 1e-5), and re-solve from the solution
+   (at most ``refine`` times), so the returned trajectory is within every
+   limit on the dense grid too.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
     check_waypoints(model, W, limits)
     rate_limited = bool(np.isfinite(limits.torque_rate).any())
     degree = (4 if rate_limited else 3) if degree is None else degree
-    m = control_points or (12 * (W.shape[0] - 1) + degree + 1)
+    # 12 spans for one segment, 8 per segment through waypoints (SLSQP's QP is dense)
+    m = control_points or ((12 if W.shape[0] == 2 else 8 * (W.shape[0] - 1)) + degree + 1)
     basis = Basis(m, degree)
     zero = np.zeros(model.nv)
     problem = Problem(
@@ -236,7 +238,10 @@ def _failure(problem: Problem, x: Array, message: str, nit: int, eq: float, ineq
     check, _ = dense_check(problem, x)
     quantity, joint, t = check.worst
     ratio = getattr(check, quantity)
-    return (f"solver (SLSQP) stopped after {nit} iterations without a feasible trajectory: "
-            f"{message}; at its last iterate (T = {T:.4g} s) the worst constraint is the "
-            f"{quantity} limit of joint '{joint}' at t = {t:.4g} s ({ratio:.3g} x the limit); "
-            f"boundary/waypoint residual {eq:.2g}")
+    feasible = eq <= 1e-6 and ineq >= -1e-6
+    state = ("is feasible but not optimal: raise max_iter (--max-iter) or use fewer control "
+             "points" if feasible else "violates a constraint")
+    return (f"solver (SLSQP) stopped after {nit} iterations: {message}; its last iterate "
+            f"(T = {T:.4g} s) {state}; worst constraint: the {quantity} limit of joint "
+            f"'{joint}' at t = {t:.4g} s ({ratio:.4g} x the limit); boundary/waypoint "
+            f"residual {eq:.2g}")

@@ -57,8 +57,8 @@ def test_cli_bad_input_exits_1_and_writes_nothing(tmp_path: Path, capsys, args, 
 def test_solver_that_stops_says_why_and_which_constraint() -> None:
     model = rc.load_urdf(RR)
     limits = Limits.from_model(model, torque=10.0)
-    with pytest.raises(SolverError, match=r"stopped after 2 iterations.*Iteration limit.*"
-                                          r"worst constraint is the \w+ limit of joint"):
+    with pytest.raises(SolverError, match=r"stopped after 2 iterations: Iteration limit.*"
+                                          r"worst constraint: the \w+ limit of joint"):
         plan_min_time(model, [[0, -2], [1, -1]], limits, max_iter=2)
 
 
