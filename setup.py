@@ -12,6 +12,7 @@ ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
 ]
 TOOLS = ["rosbags", "mcap", "orjson", "scipy", "matplotlib", "tqdm"]
 IDENTIFICATION = [*TOOLS, "cvxpy", "threadpoolctl"]
+PLANNING = ["scipy>=1.11", "matplotlib", "toppra"]  # rnea-plan; toppra only for bench_plan
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
 
 setup(
@@ -36,8 +37,9 @@ setup(
         "ros": ROS_WHEELS,
         "tools": TOOLS,
         "identification": IDENTIFICATION,
+        "planning": PLANNING,
         "test": TEST,
-        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + IDENTIFICATION)),
+        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + IDENTIFICATION + PLANNING)),
     },
     zip_safe=False,
     maintainer="rnea_ros developers",
@@ -54,6 +56,8 @@ setup(
             "rnea-bag = rnea_ros.tools.bag.cli:main",
             "rnea_identify = rnea_ros.identification.cli:main",
             "rnea-identify = rnea_ros.identification.cli:main",
+            "rnea_plan = rnea_ros.planning.cli:main",
+            "rnea-plan = rnea_ros.planning.cli:main",
         ],
     },
 )

@@ -7,8 +7,12 @@ Run with ``make demo`` (or ``python -m rnea_ros.demo``). A 7-DoF arm
 2. ``gravity`` mode holds the arm for a few seconds: the drift is printed;
 3. the controller switches to ``inverse_dynamics`` at runtime and tracks a
    0.5 rad, 0.5 Hz sinusoid on every joint: the tracking RMS is printed;
-4. compute latency and diagnostics are printed;
-5. the mixed rigid/elastic 3-DoF arm of hua-2024 section V (``urdf/mixed_3dof.urdf``,
+4. a minimum-time motion planned by ``rnea_ros.planning`` (torque limits at 90 %
+   of the URDF's, torque rate at 70 % of the controller's 1000 N m/s) to a pose
+   0.5 rad away is executed by ``inverse_dynamics``: its duration, the tracking
+   error and the measured |tau|, |tau_dot| against the limits are printed;
+5. compute latency and diagnostics are printed;
+6. the mixed rigid/elastic 3-DoF arm of hua-2024 section V (``urdf/mixed_3dof.urdf``,
    joint 3 elastic, motors on the base and on link 1) runs in mode ``elastic``:
    the simulator integrates link and motor states (our forward dynamics), the
    controller (hua-2024 section IV law) gets the motor as ``joint3_motor``; it
@@ -43,6 +47,7 @@ URDF = "package://rnea_ros/urdf/arm7.urdf"
 GAINS = {"kp": [60.0, 60.0, 60.0, 60.0, 20.0, 20.0, 10.0],
          "kd": [8.0, 8.0, 8.0, 4.0, 1.0, 1.0, 0.5]}
 TOLERANCE = 1e-3  # rad, hold drift and tracking RMS
+RATE_LIMIT = 1000.0  # N m/s, the controller's default effort_rate_limits
 
 
 def check_model(samples: int, rng: np.random.Generator) -> float:
@@ -96,6 +101,49 @@ def run_elastic(seconds: float) -> float:
     return worst
 
 
+def plan_motion(model, q_start: np.ndarray):  # type: ignore[no-untyped-def]
+    """Phase 4's minimum-time plan, solved before the loop starts (it would stall it)."""
+    from rnea_ros.planning import Limits, plan_min_time
+
+    limits = Limits.from_model(model, torque=0.9 * model.effort_limit,
+                               torque_rate=0.7 * RATE_LIMIT)
+    goal = np.clip(q_start + 0.5 * np.array([1, -1, 1, 1, -1, 1, 1]),
+                   model.lower_limit + 0.1, model.upper_limit - 0.1)
+    return plan_min_time(model, [q_start, goal], limits)
+
+
+def run_planned(loop, model, plan) -> bool:  # type: ignore[no-untyped-def]
+    """Execute the plan from where the sinusoid ended, at rest (phase 4)."""
+    ctl = loop.controller.controller
+    loop.run_for(1.5)  # the sinusoid's last second, then at rest on its last point
+    q_start, goal = plan.spline.P[0], plan.spline.P[-1]
+    if not np.allclose(ctl.reference.trajectory.positions[-1], q_start, atol=1e-6):
+        print("[planned] the sinusoid did not end at the planned start")
+        return False
+    rate = RATE_LIMIT * np.ones(model.nv)
+    t, q, qd, qdd = plan.sample(0.002)
+    before = len(loop.probe.recording.commands), ctl.saturated
+    loop.probe.send_trajectory(model.joint_names, t, q, qd, qdd)
+    loop.spin_until(lambda: ctl.reference.trajectory is not None
+                    and np.allclose(ctl.reference.trajectory.positions[-1], goal), 5.0)
+    start = float(ctl.reference.trajectory.times[0])
+    loop.run_for(plan.T + 0.5, wall_timeout=60.0)
+    rec = loop.probe.recording
+    times = np.array(rec.t)
+    mask = (times > start) & (times < start + plan.T)
+    error = np.abs(np.array(rec.q)[mask] - plan.spline.derivatives(times[mask] - start, 0)[0])
+    commands = np.array(rec.commands[before[0]:])
+    tau_ratio = float((np.abs(commands) / model.effort_limit).max())
+    rate_ratio = float((np.abs(np.diff(commands, axis=0)) / 1e-3 / rate).max())
+    print(f"[planned] minimum-time motion of {np.abs(goal - q_start).max():.2f} rad: T = "
+          f"{plan.T:.3f} s (solved in {plan.solve_time:.2f} s incl. first-call compile, |tau| <= "
+          f"{plan.check.torque:.3f} x 90 %, |tau_dot| <= {plan.check.torque_rate:.3f} x 70 %); "
+          f"tracking error max {error.max():.2e} rad; commanded |tau| up to "
+          f"{100 * tau_ratio:.1f} % of the URDF limit, |tau_dot| up to {100 * rate_ratio:.1f} % "
+          f"of {rate[0]:g} N m/s; saturated {ctl.saturated - before[1]}")
+    return bool(error.max() < 5e-3 and tau_ratio <= 1.0 and rate_ratio <= 1.0)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; 0 when the arm held, tracked and agreed with Pinocchio."""
     parser = argparse.ArgumentParser(prog="rnea-demo", description=__doc__.splitlines()[0])
@@ -116,6 +164,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     mid = 0.5 * (model.lower_limit + model.upper_limit)
     q0 = rng.uniform(mid - 0.5, mid + 0.5)
     print(f"start pose [rad]: {np.array2string(q0, precision=3)}")
+    # Phase 3's reference (sampled every 10 ms, 1 s longer than tracked) is held at its last
+    # point: the planned motion starts there, up to the hold drift.
+    from rnea_ros.nodes.harness import cosine_motion
+
+    end = cosine_motion(q0, 0.5, np.pi, np.arange(0.0, args.track + 1.0, 0.01)[-1:])[0][0]
+    plan = plan_motion(model, end)
     started = time.monotonic()
     with ClosedLoop({"urdf_path": URDF, "watchdog_timeout": 1.0, **GAINS},
                     {"urdf_path": URDF, "initial_positions": q0.tolist()}) as loop:
@@ -140,12 +194,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         rms = float(np.sqrt(np.mean(error**2)))
         print(f"[inverse_dynamics] {args.track:.1f} s of a 0.5 rad, 0.5 Hz sinusoid on all "
               f"joints: RMS {rms:.2e} rad, max {np.abs(error).max():.2e} rad")
+        planned_ok = run_planned(loop, model, plan)
         p50, p99 = ctl.compute_percentiles()
         print(f"[controller] {ctl.commands} commands, compute p50 {p50:.1f} us, p99 {p99:.1f} "
               f"us; rejected {sum(ctl.rejected.values())}, saturated {ctl.saturated}")
     elastic_error = run_elastic(args.elastic)
     wall = time.monotonic() - started
-    ok = drift < TOLERANCE and rms < TOLERANCE and worst < 1e-9 and elastic_error < TOLERANCE
+    ok = (drift < TOLERANCE and rms < TOLERANCE and worst < 1e-9 and elastic_error < TOLERANCE
+          and planned_ok)
     print(f"\n{'PASS' if ok else 'FAIL'}: drift and RMS below {TOLERANCE:g} rad, model within "
           f"1e-9 of Pinocchio ({wall:.1f} s wall for "
           f"{args.hold + args.track + args.elastic + 1.0:.1f} s simulated)")

@@ -1,0 +1,109 @@
+"""Clamped B-spline joint profiles on ``[0, T]`` (Barman 2020 eq. 4.13-4.14).
+
+Every joint shares one knot vector: clamped (degree + 1 repeated knots at both
+ends), interior knots evenly spaced, so ``s_{i+1} = s_i + T / l`` (eq. 4.14).
+We write the spline in normalised time ``s = t / T`` in [0, 1]::
+
+    q(t)      = sum_i B_i(s) p_i                         (eq. 4.13)
+    q^(r)(t)  = T^-r sum_i B_i^(r)(s) p_i                r = 1, 2, 3 (velocity..jerk)
+
+so the knots scale with ``T`` and, for a fixed grid in ``s``, every derivative
+is linear in the control points ``P`` (m, n) with a known power of ``T``:
+``d q^(r) / d P = T^-r B^(r)`` and ``d q^(r) / d T = -r q^(r) / T``. These are
+the ``dq/dp_i, dqd/dp_i, dqdd/dp_i`` of the chain rule eq. 4.15
+(:mod:`rnea_ros.planning.chain_rule`).
+
+The derivative of a B-spline is a B-spline of one degree less with control
+points ``k (p_{i+1} - p_i) / (u_{i+k+1} - u_{i+1})`` (de Boor), so bounds on
+those (:meth:`Basis.derivative_control_matrix`) bound the derivative
+everywhere, between any grid points (the convex-hull property).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.interpolate import BSpline
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class Basis:
+    """Clamped uniform B-spline basis of ``degree`` with ``m`` control points on s in [0, 1]."""
+
+    m: int
+    degree: int = 3
+
+    def __post_init__(self) -> None:
+        if self.degree < 3 or self.m < self.degree + 1:
+            raise ValueError(f"a clamped B-spline of degree {self.degree} (>= 3) needs at "
+                             f"least degree + 1 = {self.degree + 1} control points, got {self.m}")
+
+    @cached_property
+    def knots(self) -> Array:
+        """(m + degree + 1,) clamped knots; interior ones evenly spaced (eq. 4.14, T = 1)."""
+        k, intervals = self.degree, self.m - self.degree
+        inner = np.linspace(0.0, 1.0, intervals + 1)
+        return np.concatenate([np.zeros(k), inner, np.ones(k)])
+
+    @property
+    def intervals(self) -> int:
+        """Number of knot intervals ``l`` of eq. 4.14."""
+        return self.m - self.degree
+
+    def matrix(self, s: object, order: int = 0) -> Array:
+        """(N, m) ``B^(order)(s)``: row k maps control points to the order-th s-derivative."""
+        s = np.clip(np.asarray(s, dtype=float), 0.0, 1.0)
+        spline = BSpline(self.knots, np.eye(self.m), self.degree, extrapolate=False)
+        if order:
+            spline = spline.derivative(order)
+        out = spline(s)
+        return np.asarray(np.nan_to_num(np.asarray(out, dtype=float)), dtype=np.float64)
+
+    def derivative_control_matrix(self, order: int = 1) -> Array:
+        """(m - order, m) ``D``: ``D @ P`` are the control points of ``d^order q / ds^order``."""
+        D = np.eye(self.m)
+        t, k = self.knots, self.degree
+        for r in range(order):
+            kk = k - r
+            rows = D.shape[0] - 1
+            step = np.zeros((rows, rows + 1))
+            for i in range(rows):
+                span = t[i + kk + 1 + r] - t[i + 1 + r]
+                step[i, i], step[i, i + 1] = -kk / span, kk / span
+            D = step @ D
+        return D
+
+    def grid(self, per_interval: int) -> Array:
+        """Evenly spaced s (l * per_interval + 1,) including every knot."""
+        return np.linspace(0.0, 1.0, self.intervals * per_interval + 1)
+
+
+@dataclass(frozen=True, eq=False)
+class JointSpline:
+    """Joint trajectory ``q(t)`` on ``[0, T]``: control points ``P`` (m, n) on ``basis``."""
+
+    basis: Basis
+    P: Array
+    T: float
+
+    def derivatives(self, t: object, order: int = 3) -> list[Array]:
+        """``[q, qd, qdd, qddd][:order + 1]`` at times t (N,), each (N, n); held outside [0, T]."""
+        s = np.clip(np.atleast_1d(np.asarray(t, dtype=float)) / self.T, 0.0, 1.0)
+        return [self.basis.matrix(s, r) @ self.P / self.T**r for r in range(order + 1)]
+
+    def sample(self, dt: float) -> tuple[Array, list[Array]]:
+        """Times ``0, dt, ..., T`` (T always included) and ``[q, qd, qdd, qddd]`` there."""
+        steps = int(np.floor(self.T / dt + 1e-9))
+        t: Array = np.arange(steps + 1, dtype=float) * dt
+        if self.T - t[-1] > 1e-9:
+            t = np.append(t, self.T)
+        return t, self.derivatives(t)
+
+    @property
+    def dof(self) -> int:
+        return int(self.P.shape[1])

@@ -1,0 +1,247 @@
+"""``plan_min_time``: minimum-time (or Barman's multi-objective) joint trajectories.
+
+Barman (2020) ch. IV, eq. 4.13-4.19, solved with SciPy's SLSQP (see
+docs/design.md for the choice) on the NLP of :mod:`rnea_ros.planning.problem`:
+
+1. check the input (:func:`rnea_ros.planning.limits.check_waypoints`);
+2. initial guess: a path through the waypoints (piecewise linear in joint
+   space, smoothstep time law, via times by chord length) slowed down until
+   it meets every limit;
+3. solve on a grid of ``grid_per_interval`` points per knot interval;
+4. check the solution 10x finer (:func:`dense_check`); where a grid
+   constraint is exceeded between grid points, add those points to the grid,
+   once the excess is below 1e-3 of the limit also tighten the grid
+   constraints by twice it (typically 1e-5), and re-solve from the solution
+   (at most ``refine`` times), so the returned trajectory is within every
+   limit on the dense grid too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import minimize
+
+import rnea_ros.core as rc
+from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.planning.bspline import Basis, JointSpline
+from rnea_ros.planning.errors import PlanningError, SolverError
+from rnea_ros.planning.limits import Limits, check_waypoints
+from rnea_ros.planning.problem import Problem
+
+Array = NDArray[np.float64]
+
+DENSE = 10  # the dense check samples this many times finer than the constraint grid
+
+
+@dataclass(frozen=True)
+class DenseCheck:
+    """Worst ratio |value| / limit over a grid 10x finer than the constraint grid (1 = at it);
+    ``position``: the largest excursion beyond a position limit [rad or m] (<= 0 inside)."""
+
+    position: float
+    velocity: float
+    torque: float
+    torque_rate: float
+    force: float
+    worst: tuple[str, str, float]  # (quantity, joint, time [s]) of the largest ratio
+
+    def ok(self, tol: float = 0.0) -> bool:
+        return (max(self.velocity, self.torque, self.torque_rate, self.force) <= 1.0 + tol
+                and self.position <= tol + 1e-9)
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A planned trajectory: the spline, its duration and how it was obtained."""
+
+    model: RobotModel
+    spline: JointSpline
+    limits: Limits
+    weight: float
+    iterations: int
+    solve_time: float   # [s] wall clock of the whole plan_min_time call
+    grid: Array         # final constraint grid (normalised time)
+    check: DenseCheck
+    message: str
+
+    @property
+    def T(self) -> float:
+        return self.spline.T
+
+    def sample(self, dt: float) -> tuple[Array, Array, Array, Array]:
+        """``(t, q, qd, qdd)`` at a fixed step (T always included)."""
+        t, (q, qd, qdd, _) = self.spline.sample(dt)
+        return t, q, qd, qdd
+
+    def dynamics(self, t: Array) -> tuple[Array, Array, Array]:
+        """``(tau, tau_dot, |F|)`` (N, n) at times t: torques, rates, internal force norms."""
+        q, qd, qdd, qddd = self.spline.derivatives(t)
+        tau, tau_dot = rc.rnea_derivative_batch(self.model, q, qd, qdd, qddd)
+        force = np.array([np.linalg.norm(rc.rnea_with_wrenches(self.model, *x)[1][:, :3], axis=1)
+                          for x in zip(q, qd, qdd, strict=True)])
+        return tau, tau_dot, force
+
+
+def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = None, *,
+                  start_velocity: object | None = None, end_velocity: object | None = None,
+                  zero_acceleration: bool | None = None, weight: float = 0.0,
+                  control_points: int | None = None, degree: int | None = None,
+                  grid_per_interval: int = 4, max_iter: int = 300, tol: float = 1e-9,
+                  T_guess: float | None = None, refine: int = 5) -> Plan:
+    """Minimum-time trajectory through ``waypoints`` (K >= 2, n) within ``limits``.
+
+    ``weight`` is Barman's ``u`` of eq. 4.18 (0: minimum time, eq. 4.16).
+    Boundary velocities default to zero; ``zero_acceleration`` (default: when
+    a torque-rate limit is set, so the torque starts and ends at its rest
+    value) also fixes the boundary accelerations to zero. ``degree`` defaults
+    to 3 (cubic, Barman's), 4 with a torque-rate limit (continuous torque
+    rate). Raises :class:`~rnea_ros.planning.errors.InfeasibleError` or
+    :class:`~rnea_ros.planning.errors.SolverError` with the reason.
+    """
+    started = time.perf_counter()
+    limits = Limits.from_model(model) if limits is None else limits
+    W = np.atleast_2d(np.asarray(waypoints, dtype=float))
+    if W.ndim != 2 or W.shape[1] != model.nv or W.shape[0] < 2:
+        raise PlanningError(f"waypoints must be (K >= 2, {model.nv}) for joints "
+                            f"{list(model.joint_names)}, got shape {W.shape}")
+    check_waypoints(model, W, limits)
+    rate_limited = bool(np.isfinite(limits.torque_rate).any())
+    degree = (4 if rate_limited else 3) if degree is None else degree
+    # 12 spans for one segment, 8 per segment through waypoints (SLSQP's QP is dense)
+    m = control_points or ((12 if W.shape[0] == 2 else 8 * (W.shape[0] - 1)) + degree + 1)
+    basis = Basis(m, degree)
+    zero = np.zeros(model.nv)
+    problem = Problem(
+        model=model, basis=basis, waypoints=W, limits=limits,
+        grid=basis.grid(grid_per_interval),
+        start_velocity=_vector(model, start_velocity, zero, "start_velocity"),
+        end_velocity=_vector(model, end_velocity, zero, "end_velocity"),
+        zero_acceleration=rate_limited if zero_acceleration is None else zero_acceleration,
+        weight=float(weight))
+    x = initial_guess(problem, T_guess)
+    iterations, message = 0, ""
+    for _ in range(refine + 1):
+        result = _solve(problem, x, max_iter, tol)
+        x, iterations, message = result.x, iterations + result.nit, result.message
+        eq = np.abs(problem.equalities(x)[0]).max()
+        ineq = problem.inequalities(x)[0].min()
+        if not result.success or eq > 1e-6 or ineq < -1e-6:
+            raise SolverError(_failure(problem, x, result.message, result.nit, eq, ineq))
+        check, extra = dense_check(problem, x)
+        if check.ok():
+            break
+        # Between grid points the limit is exceeded: add those points to the grid and, once
+        # the excess is small (< 1e-3 of the limit), back off the grid constraints by twice it.
+        excess = max(check.velocity, check.torque, check.torque_rate, check.force) - 1.0
+        if excess < 1e-3:
+            problem.margin = max(problem.margin, 2.0 * excess)
+        problem.set_grid(np.concatenate([problem.grid, extra]))
+    P, _, T = problem.unpack(x)
+    if not check.ok():
+        quantity, joint, t = check.worst
+        raise SolverError(f"after {refine} grid refinements the {quantity} of joint '{joint}' "
+                          f"still exceeds its limit between grid points (t = {t:.4g} s); "
+                          "raise grid_per_interval")
+    return Plan(model=model, spline=JointSpline(basis, P, T), limits=limits, weight=weight,
+                iterations=iterations, solve_time=time.perf_counter() - started,
+                grid=problem.grid, check=check, message=str(message))
+
+
+def _vector(model: RobotModel, value: object | None, default: Array, name: str) -> Array:
+    if value is None:
+        return default
+    v = np.asarray(value, dtype=float)
+    if v.shape != (model.nv,) or not np.all(np.isfinite(v)):
+        raise PlanningError(f"{name} must be {model.nv} finite values (joints "
+                            f"{list(model.joint_names)}), got {v.tolist()}")
+    return v
+
+
+def _solve(problem: Problem, x0: Array, max_iter: int, tol: float):  # type: ignore[no-untyped-def]
+    bounds: list[tuple[float | None, float | None]] = [(None, None)] * (problem.nx - 1)
+    bounds.append((1e-3, None))
+    for i in range(problem.n_via):
+        bounds[problem.basis.m * problem.n + i] = (0.0, 1.0)
+    constraints = [
+        {"type": "eq", "fun": lambda x: problem.equalities(x)[0],
+         "jac": lambda x: problem.equalities(x)[1]},
+        {"type": "ineq", "fun": lambda x: problem.inequalities(x)[0],
+         "jac": lambda x: problem.inequalities(x)[1]},
+    ]
+    return minimize(problem.objective, x0, jac=True, method="SLSQP", bounds=bounds,
+                    constraints=constraints, options={"maxiter": max_iter, "ftol": tol})
+
+
+def initial_guess(problem: Problem, T_guess: float | None) -> Array:
+    """Path through the waypoints, stopping at each, slowed until every limit holds."""
+    W, basis = problem.waypoints, problem.basis
+    chord = np.linalg.norm(np.diff(W, axis=0), axis=1) + 1e-9
+    sigma = np.concatenate([[0.0], np.cumsum(chord) / chord.sum()])
+    greville = np.convolve(basis.knots[1:-1], np.ones(basis.degree) / basis.degree, "valid")
+    seg = np.clip(np.searchsorted(sigma, greville, side="right") - 1, 0, len(W) - 2)
+    u = (greville - sigma[seg]) / (sigma[seg + 1] - sigma[seg])
+    smooth = u**3 * (10 - 15 * u + 6 * u**2)  # zero velocity and acceleration at each end
+    P = W[seg] + smooth[:, None] * (W[seg + 1] - W[seg])
+    T = T_guess or 0.2 * (len(W) - 1)
+    x = np.concatenate([P.ravel(), sigma[1:-1], [T]])
+    if T_guess:
+        return x
+    for _ in range(60):  # slow down until the grid constraints hold with some room
+        x[-1] = T
+        if problem.inequalities(x)[0].min() >= 0.05:
+            return x
+        T *= 1.25
+    return x
+
+
+def dense_check(problem: Problem, x: Array) -> tuple[DenseCheck, Array]:
+    """Worst ratios 10x finer than the grid, and the dense points exceeding a limit."""
+    grid = problem.grid
+    dense = np.unique(np.concatenate([np.linspace(a, b, DENSE + 1) for a, b in
+                                      itertools.pairwise(grid)]))
+    P, _, T = problem.unpack(x)
+    spline = JointSpline(problem.basis, P, T)
+    q, qd, qdd, qddd = spline.derivatives(dense * T)
+    model, lim = problem.model, problem.limits
+    tau = rc.rnea_batch(model, q, qd, qdd)
+    position = float(np.max(np.maximum(q - lim.upper, lim.lower - q)))
+    ratios: dict[str, Array] = {"velocity": np.abs(qd) / lim.velocity,
+                                "torque": np.abs(tau) / lim.torque}
+    if np.isfinite(lim.torque_rate).any():
+        tau_dot = rc.rnea_derivative_batch(model, q, qd, qdd, qddd)[1]
+        ratios["torque_rate"] = np.abs(tau_dot) / lim.torque_rate
+    if np.isfinite(lim.force).any():
+        force = np.array([np.linalg.norm(rc.rnea_with_wrenches(model, *s)[1][:, :3], axis=1)
+                          for s in zip(q, qd, qdd, strict=True)])
+        ratios["force"] = force / lim.force
+    worst = max(ratios, key=lambda k: float(ratios[k].max()))
+    k, j = np.unravel_index(int(np.argmax(ratios[worst])), ratios[worst].shape)
+    over = np.zeros(dense.shape, dtype=bool)
+    for key in ("torque", "torque_rate", "force"):
+        if key in ratios:
+            over |= (ratios[key] > 1.0).any(axis=1)
+    check = DenseCheck(position=position,
+                       **{key: float(ratios[key].max()) if key in ratios else 0.0 for key in
+                          ("velocity", "torque", "torque_rate", "force")},
+                       worst=(worst, model.joint_names[j], float(dense[k] * T)))
+    return check, dense[over]
+
+
+def _failure(problem: Problem, x: Array, message: str, nit: int, eq: float, ineq: float) -> str:
+    """Say which constraint is violated at the solver's last iterate, and why it stopped."""
+    _P, _, T = problem.unpack(x)
+    check, _ = dense_check(problem, x)
+    quantity, joint, t = check.worst
+    ratio = getattr(check, quantity)
+    feasible = eq <= 1e-6 and ineq >= -1e-6
+    state = ("is feasible but not optimal: raise max_iter (--max-iter) or use fewer control "
+             "points" if feasible else "violates a constraint")
+    return (f"solver (SLSQP) stopped after {nit} iterations: {message}; its last iterate "
+            f"(T = {T:.4g} s) {state}; worst constraint: the {quantity} limit of joint "
+            f"'{joint}' at t = {t:.4g} s ({ratio:.4g} x the limit); boundary/waypoint "
+            f"residual {eq:.2g}")

@@ -1,0 +1,61 @@
+"""The NLP's analytic gradients (chain rule eq. 4.15 on the RNEA sensitivities) against
+central differences of the same functions, with every kind of constraint active."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rnea_ros.core as rc
+from rnea_ros.planning.bspline import Basis
+from rnea_ros.planning.limits import Limits
+from rnea_ros.planning.problem import Problem
+from rnea_ros.samples import sample_urdf
+
+
+def _problem(name: str, weight: float) -> tuple[Problem, np.ndarray]:
+    model = rc.load_urdf(sample_urdf(name))
+    n = model.nv
+    rng = np.random.default_rng(3)
+    W = rng.uniform(-0.8, 0.8, size=(3, n))
+    limits = Limits.from_model(model, torque=50.0, torque_rate=300.0, force=80.0,
+                               lower=-np.inf, upper=np.inf, velocity=3.0)
+    basis = Basis(9, 4)
+    problem = Problem(model=model, basis=basis, waypoints=W, limits=limits,
+                      grid=basis.grid(3), start_velocity=rng.normal(size=n),
+                      end_velocity=np.zeros(n), zero_acceleration=True, weight=weight)
+    x = np.concatenate([rng.normal(size=basis.m * n), [0.45], [1.3]])
+    return problem, x
+
+
+def _fd(f, x: np.ndarray, h: float = 1e-6) -> np.ndarray:  # type: ignore[no-untyped-def]
+    cols = []
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = h * max(1.0, abs(x[i]))
+        cols.append((f(x + e) - f(x - e)) / (2 * e[i]))
+    return np.array(cols).T
+
+
+@pytest.mark.parametrize("name", ["two_link_pr", "arm7"])
+def test_constraint_and_objective_gradients_match_central_differences(name: str) -> None:
+    problem, x = _problem(name, weight=0.3)
+    for fun in (problem.equalities, problem.inequalities):
+        _value, jac = fun(x)
+        fd = _fd(lambda y, fun=fun: fun(y)[0], x)
+        scale = max(1.0, np.abs(fd).max())
+        assert np.abs(jac - fd).max() <= 2e-6 * scale
+    _, grad = problem.objective(x)
+    fd = _fd(lambda y: np.array([problem.objective(y)[0]]), x)[0]
+    assert np.allclose(grad, fd, rtol=1e-6, atol=1e-6 * np.abs(fd).max())
+
+
+def test_grid_values_are_the_dynamics_of_the_spline() -> None:
+    problem, x = _problem("two_link_rr", weight=0.0)
+    q, qd, qdd, qddd = problem.states(x)
+    v = problem.values(x)
+    tau, tau_dot = rc.rnea_derivative_batch(problem.model, q, qd, qdd, qddd)
+    assert np.allclose(v.tau, tau, atol=1e-10) and np.allclose(v.tau_dot, tau_dot, atol=1e-9)
+    force = np.array([np.linalg.norm(rc.rnea_with_wrenches(problem.model, *s)[1][:, :3],
+                                     axis=1) ** 2 for s in zip(q, qd, qdd, strict=True)])
+    assert np.allclose(v.force2, force, rtol=1e-10)
