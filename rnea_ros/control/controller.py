@@ -84,7 +84,7 @@ from rnea_ros.control.laws import (
     Stage,
     Step,
 )
-from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
+from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling, slew
 from rnea_ros.control.trajectory import JointTrajectory
 from rnea_ros.core._jit import FastCall, jit
 from rnea_ros.core.dynamics.rnea import gravity_torques
@@ -117,10 +117,8 @@ def saturate_and_slew(tau: Array, index: NDArray[np.int64], limits: Array, previ
         c = min(max(x, -limits[i]), limits[i])
         clipped += c != x
         if previous.shape[0] > 0:
-            step = rate[i] * dt
-            y = previous[i] + min(max(c - previous[i], -step), step)
-            limited += y != c
-            c = y
+            c, bound = slew(previous[i], c, rate[i] * dt)
+            limited += bound
         out[i] = c
     return clipped, limited
 

@@ -55,14 +55,24 @@ Array = NDArray[np.float64]
 
 
 @jit
+def slew(previous: float, target: float, step: float) -> tuple[float, bool]:
+    """``previous`` moved towards ``target`` by at most ``step``, and whether the bound
+    acted (``|target - previous| > step``; not a float round-off of an unbound move)."""
+    change = target - previous
+    if change > step:
+        return previous + step, True
+    if change < -step:
+        return previous - step, True
+    return target, False
+
+
+@jit
 def slew_step(tau: Array, previous: Array, rate: Array, dt: float, out: Array) -> int:
     """``out = previous + clip(tau - previous, +-rate dt)``; returns how many were limited."""
     limited = 0
     for i in range(tau.shape[0]):
-        step = rate[i] * dt
-        change = min(max(tau[i] - previous[i], -step), step)
-        out[i] = previous[i] + change
-        limited += out[i] != tau[i]
+        out[i], bound = slew(previous[i], tau[i], rate[i] * dt)
+        limited += bound
     return limited
 
 

@@ -101,3 +101,16 @@ def test_without_time_scaling_the_limit_is_violated() -> None:
     rate, _, deviation, speeds, _ = fast_motion(scaling=False)
     assert rate.max() > 3 * RATE_LIMIT
     assert not speeds and deviation > 5 * 2e-3
+
+
+def test_the_slew_counter_counts_only_a_bound_that_acted() -> None:
+    """A move within rate * dt is not 'limited', even where previous + (tau - previous)
+    rounds to something other than tau (found planning: 0.1 -> 1e-17)."""
+    from rnea_ros.control.rate_limit import slew_step
+
+    out = np.zeros(3)
+    previous = np.array([0.1, 0.0, 0.0])
+    tau = np.array([1e-17, 5.0, -5.0])
+    limited = slew_step(tau, previous, np.full(3, 1000.0), 1e-3, out)
+    assert limited == 2
+    assert out[0] == 1e-17 and out[1] == 1.0 and out[2] == -1.0

@@ -53,8 +53,7 @@ def test_planned_minimum_time_motion_is_tracked_within_the_limits() -> None:
     assert final < 2e-3, final
     assert np.all(np.abs(commands) <= MODEL.effort_limit)
     # The slew stage is idle: every command step stays clear of rate * dt, so the limiter
-    # changed nothing. (Its ``limited`` counter also counts float round-off of
-    # ``previous + (tau - previous)`` near zero crossings, so it is not asserted here.)
+    # changed nothing, and its counter says so.
     rate = np.abs(np.diff(commands, axis=0)).max() / 1e-3  # 1 kHz lockstep
     assert rate <= 0.95 * RATE, rate
-    assert stages[0] == 0  # saturation idle
+    assert stages == (0, 0)  # saturation and slew idle
