@@ -59,6 +59,18 @@ class IdentificationError(RneaError):
     or an optimisation that failed (one clear message naming what and why)."""
 
 
+class PlanningError(RneaError, ValueError):
+    """A trajectory could not be planned."""
+
+
+class InfeasibleError(PlanningError):
+    """The waypoints and limits admit no trajectory (found before solving)."""
+
+
+class SolverError(PlanningError):
+    """The NLP solver stopped without a solution satisfying every constraint."""
+
+
 def options(names: Iterable[str], limit: int = 12) -> str:
     """Format a list of valid options for an error message."""
     names = list(names)
