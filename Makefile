@@ -34,6 +34,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_node.py --rounds 15 --duration 4
 	$(BIN)/python bench/bench_core.py
 	$(BIN)/python bench/bench_bag.py
+	$(BIN)/python bench/bench_derivatives.py
+	$(BIN)/python bench/bench_plan.py
+	$(BIN)/python bench/bench_identify.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
