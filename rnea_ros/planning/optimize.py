@@ -191,9 +191,14 @@ def initial_guess(problem: Problem, T_guess: float | None) -> Array:
     x = np.concatenate([P.ravel(), sigma[1:-1], [T]])
     if T_guess:
         return x
-    for _ in range(60):  # slow down until the grid constraints hold with some room
+    # Slow down until the grid constraints hold with some room: 0.05, or half of what
+    # they keep at a crawl (a waypoint on a position limit, a static load near the
+    # torque limit have no room to give whatever the speed).
+    x[-1] = 1e4 * T
+    room = np.minimum(0.05, 0.5 * problem.inequalities(x)[0])
+    for _ in range(60):
         x[-1] = T
-        if problem.inequalities(x)[0].min() >= 0.05:
+        if np.all(problem.inequalities(x)[0] >= room - 1e-12):
             return x
         T *= 1.25
     return x

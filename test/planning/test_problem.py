@@ -59,3 +59,16 @@ def test_grid_values_are_the_dynamics_of_the_spline() -> None:
     force = np.array([np.linalg.norm(rc.rnea_with_wrenches(problem.model, *s)[1][:, :3],
                                      axis=1) ** 2 for s in zip(q, qd, qdd, strict=True)])
     assert np.allclose(v.force2, force, rtol=1e-10)
+
+
+def test_a_waypoint_on_a_position_limit_still_gives_the_minimum_time() -> None:
+    """Stanford arm from its prismatic joint's lower limit (q3 = 0): the initial
+    guess once slowed down forever (no room to give at a position limit) and SLSQP
+    stopped at T = 5.7 s with no limit active; the minimum time has one binding."""
+    from rnea_ros.planning.optimize import plan_min_time
+
+    model = rc.load_urdf(sample_urdf("stanford_arm"), inertia_check="warn")
+    W = np.array([[0, 0, 0, 0, 0, 0], [0.5, -0.3, 0.1, 0.4, 0.2, 0.3]], float)
+    plan = plan_min_time(model, W)
+    assert max(plan.check.velocity, plan.check.torque) > 0.99, plan.check
+    assert plan.T < 0.2, plan.T
