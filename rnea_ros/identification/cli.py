@@ -1,6 +1,13 @@
 """``rnea-identify``: dynamic parameters of a robot from a recorded bag.
 
     rnea-identify BAG --urdf robot.urdf [--drives drives.yaml] --out DIR
+    rnea-identify excite --urdf robot.urdf --out traj.yaml
+
+``excite`` designs an excitation trajectory (finite Fourier series optimised for
+the condition number of the base regressor, within the position, velocity,
+acceleration and torque limits: :mod:`rnea_ros.identification.excitation`) and
+writes it as a ``trajectory_msgs/JointTrajectory`` YAML for the controller's
+``inverse_dynamics`` mode; it starts and ends at rest at its first point.
 
 writes ``DIR/robot_identified.urdf`` (every moving link's ``<inertial>``
 replaced by physically consistent identified values, the rest of the file
@@ -39,8 +46,10 @@ PROG = "rnea-identify"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].split(": ")[-1])
-    p.add_argument("bag", type=Path, help="ROS 1 .bag, rosbag2 directory, .mcap or .db3")
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].split(": ")[-1],
+                                epilog=f"{PROG} excite --help: the excitation trajectory designer")
+    p.add_argument("bag", type=Path, help="ROS 1 .bag, rosbag2 directory, .mcap or .db3 "
+                   "(or 'excite': design an excitation trajectory)")
     p.add_argument("--urdf", type=Path, required=True, help="robot URDF: the prior")
     p.add_argument("--drives", type=Path, help="drive file (armature, friction) of the prior")
     p.add_argument("--out", type=Path, default=Path("identification"), help="output directory")
@@ -89,9 +98,76 @@ def outputs(result: Identification, urdf_text: str) -> tuple[str, str, dict[str,
     return new_urdf, drives, links
 
 
+def excite_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"{PROG} excite", description="excitation trajectory: "
+                                "finite Fourier series minimising cond of the base regressor")
+    p.add_argument("--urdf", type=Path, required=True)
+    p.add_argument("--drives", type=Path, help="drive file (armature, friction) of the model")
+    p.add_argument("--out", type=Path, default=Path("excitation.yaml"))
+    p.add_argument("--frequency", type=float, default=0.1,
+                   help="base frequency [Hz]: one period lasts 1/frequency")
+    p.add_argument("--harmonics", type=int, default=5)
+    p.add_argument("--periods", type=int, default=1, help="periods written")
+    p.add_argument("--acceleration", type=float, nargs="+", default=[5.0],
+                   help="acceleration limit [rad/s^2], one or per joint")
+    p.add_argument("--torque-fraction", type=float, default=0.8,
+                   help="fraction of the torque limit the nominal model may use (the rest "
+                        "is for feedback and the model's error)")
+    p.add_argument("--margin", type=float, default=0.05, help="kept from position limits")
+    p.add_argument("--limits", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="override limits: lower upper velocity torque (one value or a list)")
+    p.add_argument("--dt", type=float, default=0.02,
+                   help="output step [s]; the controller interpolates quintic Hermite between "
+                        "points (error ~1e-7 rad at 0.02 s) and by default takes at most 256 KiB "
+                        "(trajectory.max_bytes): about 1000 points")
+    p.add_argument("--max-iter", type=int, default=200, help="SLSQP iterations")
+    p.add_argument("--seed", type=int, default=0, help="initial guess")
+    return p
+
+
+def excite(argv: Sequence[str]) -> int:
+    """``rnea-identify excite``: 0 when the trajectory was written, 1 with one message."""
+    from rnea_ros.identification.excitation import design_excitation, write_excitation
+    from rnea_ros.planning.cli import _limits
+
+    a = excite_parser().parse_args(argv)
+    if a.dt <= 0 or not 0 < a.torque_fraction <= 1:
+        print(f"{PROG} excite: error: need --dt > 0 and 0 < --torque-fraction <= 1",
+              file=sys.stderr)
+        return 1
+    try:
+        model = load_urdf(a.urdf, drives=a.drives)
+        if len(a.acceleration) not in (1, model.nv):
+            raise IdentificationError(f"--acceleration needs one value or {model.nv} (joints "
+                                      f"{list(model.joint_names)})")
+        ex = design_excitation(model, limits=_limits(model, a.limits),
+                               acceleration=np.array(a.acceleration) if len(a.acceleration) > 1
+                               else a.acceleration[0], frequency=a.frequency,
+                               harmonics=a.harmonics, margin=a.margin,
+                               torque_fraction=a.torque_fraction, periods=a.periods,
+                               max_iter=a.max_iter, seed=a.seed)
+    except (RneaError, OSError) as exc:
+        print(f"{PROG} excite: error: {exc}", file=sys.stderr)
+        return 1
+    write_excitation(ex, a.out, a.dt)
+    c = ex.check
+    print(f"{PROG} excite: {model.name}: {ex.series.harmonics} harmonics of "
+          f"{a.frequency:g} Hz, {ex.periods} x {ex.series.period:.4g} s; cond of the base "
+          f"regressor ({ex.base.rank} base parameters) {ex.cond_initial:.4g} -> {ex.cond:.4g} "
+          f"({ex.iterations} SLSQP iterations, {ex.solve_time:.2f} s); worst ratio to the limit "
+          f"(10x finer than the grid): position {c.position:.3f}, velocity {c.velocity:.3f}, "
+          f"acceleration {c.acceleration:.3f}, torque {c.torque:.3f}")
+    print(f"  starts and ends at rest at {np.array2string(ex.series.start, precision=4)}; "
+          f"wrote {a.out}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Identify; 0 when the files were written, 1 with messages otherwise."""
-    a = parser().parse_args(argv)
+    """Identify (or ``excite ...``); 0 when the files were written, 1 with messages otherwise."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["excite"]:
+        return excite(args[1:])
+    a = parser().parse_args(args)
     if not 0.0 <= a.validation < 0.9 or a.cutoff <= 0 or a.rate <= 0 or a.band < 0:
         print(f"{PROG}: error: need 0 <= --validation < 0.9, --cutoff > 0, --rate > 0, "
               "--band >= 0", file=sys.stderr)

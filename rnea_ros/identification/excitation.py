@@ -52,7 +52,7 @@ from rnea_ros.planning.limits import Limits
 
 Array = NDArray[np.float64]
 
-TIGHTEN = 0.01  # the grid's constraints keep this fraction inside the limits
+TIGHTEN = 0.02  # the grid's constraints keep this fraction inside the limits
 
 
 def basis(t: Array, omega: float, harmonics: int) -> tuple[Array, Array, Array]:
@@ -111,8 +111,8 @@ class Fourier:
 
 @dataclass(frozen=True)
 class Check:
-    """Largest ratios to the limits on a dense grid (<= 1: within): position (excursion
-    past the margin-shrunk range, as a fraction of the margin + 1), velocity,
+    """Largest ratios to the limits on a dense grid (<= 1: within): position (distance
+    from the middle of the range over its half width less the margin), velocity,
     acceleration, torque."""
 
     position: float
@@ -172,9 +172,8 @@ def dense_check(model: RobotModel, series: Fourier, limits: Limits, acceleration
     t = np.linspace(0.0, series.period, samples, endpoint=False)
     q, qd, qdd = series(t)
     tau = rc.rnea_batch(model, q, qd, qdd)
-    lo, hi = limits.lower + margin, limits.upper - margin
-    over = np.maximum(q - hi, lo - q)  # > 0 beyond the shrunk range
-    ratios = {"position": 1.0 + over.max(axis=1) / max(margin, 1e-9),
+    mid, half = 0.5 * (limits.lower + limits.upper), 0.5 * (limits.upper - limits.lower) - margin
+    ratios = {"position": (np.abs(q - mid) / half).max(axis=1),
               "velocity": (np.abs(qd) / limits.velocity).max(axis=1),
               "acceleration": (np.abs(qdd) / acceleration).max(axis=1),
               "torque": (np.abs(tau) / limits.torque).max(axis=1)}
@@ -193,7 +192,7 @@ class _Problem:
         self.model, self.base, self.n, self.band = model, base, model.nv, band
         self.B = basis(grid, omega, harmonics)
         self.m = self.B[0].shape[1]
-        # 1 % inside the limits on the grid, so that the 10x finer check passes
+        # 2 % inside the limits on the grid, so that the 10x finer check passes
         room = TIGHTEN * np.minimum(limits.upper - limits.lower, 1.0)
         self.lo, self.hi = limits.lower + margin + room, limits.upper - margin - room
         shrink = 1.0 - TIGHTEN
@@ -297,7 +296,7 @@ def design_excitation(model: RobotModel, *, limits: Limits | None = None,
     ``limits``: position, velocity and torque limits (default the URDF's; the torque
     limits are scaled by ``torque_fraction``); ``acceleration`` [rad/s^2] one or per
     joint; ``frequency`` the base frequency [Hz]: the period is ``1/frequency``;
-    ``grid`` points per period (default ``12 L``); ``margin`` [rad] kept from the
+    ``grid`` points per period (default ``16 L``); ``margin`` [rad] kept from the
     position limits. Raises :class:`~rnea_ros.core.errors.InfeasibleError` when no
     series can meet the limits (infinite position/velocity limits, a torque limit below
     the gravity load at the centre of the range) and
@@ -335,7 +334,7 @@ def design_excitation(model: RobotModel, *, limits: Limits | None = None,
         raise InfeasibleError(f"torque limit infeasible: holding the centre of the range needs "
                               f"|tau| = {abs(rest[j]):.4g} on joint '{names[j]}', above its "
                               f"limit {limits.torque[j]:.4g}")
-    count = grid if grid is not None else 12 * harmonics
+    count = grid if grid is not None else 16 * harmonics
     times = np.linspace(0.0, series.period, count, endpoint=False)
     dense = 10 * count
     cond_initial = condition_number(model, base, *series(np.linspace(0.0, series.period, dense,
@@ -358,6 +357,13 @@ def design_excitation(model: RobotModel, *, limits: Limits | None = None,
                 break
             times = np.union1d(times, bad)
     check, _ = dense_check(model, series, limits, acc, margin, dense)
+    for _ in range(10):  # a peak still between grid points: shrink the motion about q0
+        if check.ok:
+            break
+        x = series.x.copy()
+        x[:, 1:] *= 0.995 / max(check.velocity, check.acceleration, check.torque, 1.0)
+        series = Fourier(x, omega)
+        check, _ = dense_check(model, series, limits, acc, margin, dense)
     if not check.ok:
         raise IdentificationError(
             f"SLSQP ({message}) ended outside the limits on the dense check: position "
