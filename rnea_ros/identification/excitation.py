@@ -83,7 +83,7 @@ class Fourier:
 
     @property
     def harmonics(self) -> int:
-        return (self.x.shape[1] + 1) // 2
+        return int(self.x.shape[1] + 1) // 2
 
     @property
     def period(self) -> float:
@@ -149,8 +149,8 @@ class Excitation:
 
     def sample(self, dt: float) -> tuple[Array, Array, Array, Array]:
         """``(t, q, qd, qdd)`` every ``dt`` over ``periods`` periods (the last point at rest)."""
-        count = int(round(self.duration / dt))
-        t = np.arange(count + 1) * (self.duration / count)
+        count = max(1, round(self.duration / dt))
+        t = np.arange(count + 1, dtype=np.float64) * (self.duration / count)
         q, qd, qdd = self.series(t)
         return t, q, qd, qdd
 
@@ -214,7 +214,7 @@ class _Problem:
         derivative order: row ``k`` of ``W`` depends on sample ``k`` only)."""
         states = self.states(z)
         W = self.columns(*states)
-        N, r = W.shape[0], W.shape[2]
+        r = W.shape[2]
         flat = W.reshape(-1, r)
         lam, V = np.linalg.eigh(flat.T @ flat)
         lam = np.maximum(lam, 1e-300)
