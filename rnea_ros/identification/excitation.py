@@ -1,7 +1,9 @@
 """Excitation trajectories for identification: finite Fourier series, optimised.
 
 Swevers, Ganseman, Tukel, De Schutter & Van Brussel (1997), "Optimal robot
-excitation and identification", eq. (13): per joint ``j``
+excitation and identification", IEEE Trans. Robotics and Automation 13(5): the
+finite Fourier series per joint ``j`` (called (S) below; the paper is not among
+the project's seed texts, so no equation numbers are cited)
 
     ``q_j(t) = q0_j + sum_l a_jl/(w l) sin(w l t) - b_jl/(w l) cos(w l t)``,
 
@@ -18,7 +20,7 @@ controller can hold the start pose and then follow it. The free variables
 per joint are ``q0_j, a_j2..a_jL, b_j2..b_jL`` and ``q, q̇, q̈`` are linear in
 them (:func:`basis`).
 
-Objective (Swevers eq. 18): ``log10 cond(W_b)`` of the stacked base
+Objective (Swevers' criterion): ``log10 cond(W_b)`` of the stacked base
 regressor (:mod:`~rnea_ros.identification.base`, the identification
 parameter set with friction and offset) on a time grid over one period.
 Constraints on the grid: positions inside the limits (minus a margin),
@@ -62,7 +64,7 @@ def basis(t: Array, omega: float, harmonics: int) -> tuple[Array, Array, Array]:
     ell = np.arange(1, harmonics + 1, dtype=float)
     wl = omega * ell
     s, c = np.sin(wl * t), np.cos(wl * t)
-    # The a-part (sin / (w l)) and b-part (-cos / (w l)) of eq. 13 and their derivatives.
+    # The a-part (sin / (w l)) and b-part (-cos / (w l)) of (S) and their derivatives.
     qa, qb = s / wl, -c / wl
     da, db = c, s
     dda, ddb = -wl * s, wl * c
@@ -95,7 +97,7 @@ class Fourier:
         return Bq @ self.x.T, Bqd @ self.x.T, Bqdd @ self.x.T
 
     def coefficients(self) -> tuple[Array, Array, Array]:
-        """``(q0 (n,), a (n, L), b (n, L))`` of eq. 13."""
+        """``(q0 (n,), a (n, L), b (n, L))`` of (S)."""
         L = self.harmonics
         q0, a_rest, b_rest = self.x[:, 0], self.x[:, 1:L], self.x[:, L:]
         ell = np.arange(2, L + 1)
@@ -160,7 +162,7 @@ class Excitation:
 
 def condition_number(model: RobotModel, base: BaseParameters, q: Array, qd: Array, qdd: Array,
                      band: float = 0.01) -> float:
-    """``cond(W_b)`` of the stacked base regressor (N n, r) at the samples (Swevers eq. 18)."""
+    """``cond(W_b)`` of the stacked base regressor (N n, r) at the samples (Swevers' criterion)."""
     W = base.columns(parameters.regressor(model, q, qd, qdd, band)).reshape(-1, base.rank)
     s = np.linalg.svd(W, compute_uv=False)
     return float(s[0] / s[-1]) if s[-1] > 0 else float("inf")
@@ -381,7 +383,7 @@ def trajectory_message(ex: Excitation, dt: float, program: str = "rnea-identify 
     """The ``trajectory_msgs/JointTrajectory`` (a dict, the fields and layout of
     :func:`rnea_ros.planning.output.trajectory_message`, read back by
     :func:`rnea_ros.planning.output.read_trajectory`) every ``dt`` over ``ex.periods``
-    periods, with an ``excitation`` section (coefficients of eq. 13, limits, checks)."""
+    periods, with an ``excitation`` section (coefficients of (S), limits, checks)."""
     t, q, qd, qdd = ex.sample(dt)
     tau = rc.rnea_batch(ex.model, q, qd, qdd)
     points = []
@@ -399,7 +401,7 @@ def trajectory_message(ex: Excitation, dt: float, program: str = "rnea-identify 
         "points": points,
         "excitation": {
             "program": program, "model": "q_j(t) = q0_j + sum_l a_jl/(w l) sin(w l t) - "
-            "b_jl/(w l) cos(w l t) (Swevers 1997 eq. 13)",
+            "b_jl/(w l) cos(w l t) (Swevers et al. 1997)",
             "omega": ex.series.omega, "period": ex.series.period, "periods": ex.periods,
             "step": dt, "q0": q0.tolist(), "a": a.tolist(), "b": b.tolist(),
             "start": ex.series.start.tolist(),

@@ -29,13 +29,13 @@ from rnea_ros.planning.output import read_trajectory
 from rnea_ros.samples import load_robot, robot_urdf
 
 
-def test_series_is_eq13_and_starts_and_ends_each_period_at_rest() -> None:
+def test_series_is_swevers_and_starts_and_ends_each_period_at_rest() -> None:
     rng = np.random.default_rng(0)
     series = Fourier(rng.normal(size=(3, 7)), omega=2 * np.pi * 0.3)
     q0, a, b = series.coefficients()
     t = np.linspace(0.0, 2 * series.period, 301)
     wl = series.omega * np.arange(1, 5)
-    # eq. 13 written out, independently of the basis
+    # the series written out, independently of the basis
     direct = q0 + (np.sin(np.outer(t, wl))[:, None, :] * (a / wl)
                    - np.cos(np.outer(t, wl))[:, None, :] * (b / wl)).sum(axis=2)
     q, qd, qdd = series(t)
