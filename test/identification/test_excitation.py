@@ -123,6 +123,17 @@ def test_cli_writes_a_joint_trajectory_at_rest_at_both_ends(tmp_path: Path, caps
 
     effort = np.array([p["effort"] for p in msg["points"]])
     np.testing.assert_allclose(effort, rc.rnea_batch(model, q, qd, qdd), atol=1e-9)
+    # What the controller follows between the points (quintic Hermite) is the series itself.
+    from rnea_ros.control.trajectory import JointTrajectory
+
+    traj = JointTrajectory(times=t, positions=q, velocities=qd, accelerations=qdd)
+    dense = np.linspace(0.0, t[-1], 2001)
+    followed = np.array([traj.sample(s)[0] for s in dense])
+    q0, a, b = (np.array(section[k]) for k in ("q0", "a", "b"))
+    wl = section["omega"] * np.arange(1, 4)
+    series = q0 + (np.sin(np.outer(dense, wl))[:, None, :] * (a / wl)
+                   - np.cos(np.outer(dense, wl))[:, None, :] * (b / wl)).sum(axis=2)
+    np.testing.assert_allclose(followed, series, atol=1e-9)
 
 
 def test_cli_refuses_what_no_series_can_meet(tmp_path: Path, capsys) -> None:
