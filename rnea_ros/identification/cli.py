@@ -8,6 +8,7 @@ the condition number of the base regressor, within the position, velocity,
 acceleration and torque limits: :mod:`rnea_ros.identification.excitation`) and
 writes it as a ``trajectory_msgs/JointTrajectory`` YAML for the controller's
 ``inverse_dynamics`` mode; it starts and ends at rest at its first point.
+(A bag directory named ``excite`` is read as ``./excite``.)
 
 writes ``DIR/robot_identified.urdf`` (every moving link's ``<inertial>``
 replaced by physically consistent identified values, the rest of the file
