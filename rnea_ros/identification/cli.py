@@ -130,7 +130,7 @@ def excite_parser() -> argparse.ArgumentParser:
 def excite(argv: Sequence[str]) -> int:
     """``rnea-identify excite``: 0 when the trajectory was written, 1 with one message."""
     from rnea_ros.identification.excitation import design_excitation, write_excitation
-    from rnea_ros.planning.cli import _limits
+    from rnea_ros.planning.limits import limits_from_arguments
 
     a = excite_parser().parse_args(argv)
     if a.dt <= 0 or not 0 < a.torque_fraction <= 1:
@@ -142,7 +142,7 @@ def excite(argv: Sequence[str]) -> int:
         if len(a.acceleration) not in (1, model.nv):
             raise IdentificationError(f"--acceleration needs one value or {model.nv} (joints "
                                       f"{list(model.joint_names)})")
-        ex = design_excitation(model, limits=_limits(model, a.limits),
+        ex = design_excitation(model, limits=limits_from_arguments(model, a.limits),
                                acceleration=np.array(a.acceleration) if len(a.acceleration) > 1
                                else a.acceleration[0], frequency=a.frequency,
                                harmonics=a.harmonics, margin=a.margin,

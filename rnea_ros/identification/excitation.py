@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
@@ -51,6 +50,7 @@ from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.identification import parameters
 from rnea_ros.identification.base import BaseParameters, base_parameters
 from rnea_ros.planning.limits import Limits
+from rnea_ros.planning.output import points_message, write_message
 
 Array = NDArray[np.float64]
 
@@ -386,38 +386,23 @@ def trajectory_message(ex: Excitation, dt: float, program: str = "rnea-identify 
     periods, with an ``excitation`` section (coefficients of (S), limits, checks)."""
     t, q, qd, qdd = ex.sample(dt)
     tau = rc.rnea_batch(ex.model, q, qd, qdd)
-    points = []
-    for k, tk in enumerate(t):
-        sec = int(np.floor(tk))
-        nanosec = min(round((tk - sec) * 1e9), 999_999_999)
-        points.append({"positions": q[k].tolist(), "velocities": qd[k].tolist(),
-                       "accelerations": qdd[k].tolist(), "effort": tau[k].tolist(),
-                       "time_from_start": {"sec": sec, "nanosec": nanosec}})
     q0, a, b = ex.series.coefficients()
     lim = ex.limits
-    return {
-        "header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""},
-        "joint_names": list(ex.model.joint_names),
-        "points": points,
-        "excitation": {
-            "program": program, "model": "q_j(t) = q0_j + sum_l a_jl/(w l) sin(w l t) - "
-            "b_jl/(w l) cos(w l t) (Swevers et al. 1997)",
-            "omega": ex.series.omega, "period": ex.series.period, "periods": ex.periods,
-            "step": dt, "q0": q0.tolist(), "a": a.tolist(), "b": b.tolist(),
-            "start": ex.series.start.tolist(),
-            "base_parameters": ex.base.rank,
-            "condition_number": ex.cond, "initial_condition_number": ex.cond_initial,
-            "solver": f"SLSQP: {ex.message} ({ex.iterations} iterations)",
-            "limits": {"lower": lim.lower.tolist(), "upper": lim.upper.tolist(),
-                       "velocity": lim.velocity.tolist(), "acceleration": ex.acceleration.tolist(),
-                       "torque": lim.torque.tolist(), "margin": ex.margin},
-            "dense_check": {"position": ex.check.position, "velocity": ex.check.velocity,
-                            "acceleration": ex.check.acceleration, "torque": ex.check.torque}},
-    }
+    return points_message(ex.model.joint_names, t, q, qd, qdd, tau, "excitation", {
+        "program": program, "model": "q_j(t) = q0_j + sum_l a_jl/(w l) sin(w l t) - "
+        "b_jl/(w l) cos(w l t) (Swevers et al. 1997)",
+        "omega": ex.series.omega, "period": ex.series.period, "periods": ex.periods,
+        "step": dt, "q0": q0.tolist(), "a": a.tolist(), "b": b.tolist(),
+        "start": ex.series.start.tolist(),
+        "base_parameters": ex.base.rank,
+        "condition_number": ex.cond, "initial_condition_number": ex.cond_initial,
+        "solver": f"SLSQP: {ex.message} ({ex.iterations} iterations)",
+        "limits": {"lower": lim.lower.tolist(), "upper": lim.upper.tolist(),
+                   "velocity": lim.velocity.tolist(), "acceleration": ex.acceleration.tolist(),
+                   "torque": lim.torque.tolist(), "margin": ex.margin},
+        "dense_check": {"position": ex.check.position, "velocity": ex.check.velocity,
+                        "acceleration": ex.check.acceleration, "torque": ex.check.torque}})
 
 
 def write_excitation(ex: Excitation, path: Path, dt: float) -> None:
-    message = trajectory_message(ex, dt)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# trajectory_msgs/JointTrajectory written by rnea-identify excite\n"
-                    + yaml.safe_dump(message, sort_keys=False, default_flow_style=None))
+    write_message(trajectory_message(ex, dt), path, "rnea-identify excite")

@@ -30,6 +30,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from rnea_ros.nodes.controller import ControllerNode
 from rnea_ros.nodes.simulator import SimulatorNode
 
+# PD gains that suit arm7 in ``inverse_dynamics`` (demo, tests).
+ARM7_GAINS = {"kp": [60.0, 60.0, 60.0, 60.0, 20.0, 20.0, 10.0],
+              "kd": [8.0, 8.0, 8.0, 4.0, 1.0, 1.0, 0.5]}
+
 
 def overrides(values: Mapping[str, Any]) -> list[Parameter[Any]]:
     """``parameter_overrides`` for a node from a plain mapping."""

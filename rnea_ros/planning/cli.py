@@ -22,7 +22,7 @@ import numpy as np
 
 import rnea_ros.core as rc
 from rnea_ros.core.errors import RneaError
-from rnea_ros.planning.limits import FIELDS, Limits
+from rnea_ros.planning.limits import FIELDS, limits_from_arguments
 from rnea_ros.planning.optimize import plan_min_time
 from rnea_ros.planning.output import plot_plan, write_trajectory
 
@@ -52,20 +52,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _limits(model: rc.RobotModel, items: Sequence[str]) -> Limits:
-    overrides: dict[str, object] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise RneaError(f"--limits expects KEY=VALUE, got '{item}'; keys: {list(FIELDS)}")
-        try:
-            values = [float(v) for v in value.split(",")]
-        except ValueError:
-            raise RneaError(f"--limits {key}: '{value}' is not a number or list") from None
-        overrides[key] = values[0] if len(values) == 1 else values
-    return Limits.from_model(model, **overrides)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Plan and write; 0 on success, 1 with one message (and no file) otherwise."""
     a = _parser().parse_args(argv)
@@ -75,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         model = (rc.load_urdf(a.urdf) if a.gravity is None
                  else rc.load_urdf(a.urdf, gravity=a.gravity))
-        limits = _limits(model, a.limits)
+        limits = limits_from_arguments(model, a.limits)
         waypoints = [a.start, *a.via, a.goal]
         for k, w in enumerate(waypoints):
             if len(w) != model.nv:

@@ -9,6 +9,7 @@ force, the force part of :func:`rnea_ros.core.rnea_with_wrenches` [N].
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -111,3 +112,19 @@ def check_waypoints(model: RobotModel, waypoints: Array, limits: Limits) -> None
                     f"internal force limit infeasible: at rest at waypoint {k} joint "
                     f"'{names[j]}' carries |F| = {force[j]:.4g} N, above its limit "
                     f"{limits.force[j]:.4g} N")
+
+
+def limits_from_arguments(model: RobotModel, items: Sequence[str]) -> Limits:
+    """The model's limits with ``KEY=VALUE`` overrides (a command line's ``--limits``;
+    VALUE one number or one per joint, comma-separated)."""
+    overrides: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise PlanningError(f"--limits expects KEY=VALUE, got '{item}'; keys: {list(FIELDS)}")
+        try:
+            values = [float(v) for v in value.split(",")]
+        except ValueError:
+            raise PlanningError(f"--limits {key}: '{value}' is not a number or list") from None
+        overrides[key] = values[0] if len(values) == 1 else values
+    return Limits.from_model(model, **overrides)

@@ -9,6 +9,7 @@ import: :func:`read_trajectory` gives the arrays back.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,11 @@ from rnea_ros.planning.optimize import Plan
 Array = NDArray[np.float64]
 
 
-def trajectory_message(plan: Plan, dt: float) -> dict[str, Any]:
-    """The JointTrajectory message (a dict) of ``plan`` sampled every ``dt`` seconds."""
-    t, q, qd, qdd = plan.sample(dt)
-    tau = plan.dynamics(t)[0]
+def points_message(names: Sequence[str], t: Array, q: Array, qd: Array, qdd: Array, tau: Array,
+                   section: str, info: dict[str, Any]) -> dict[str, Any]:
+    """A ``trajectory_msgs/JointTrajectory`` (a dict) of sampled points (``t`` (K,) [s],
+    the rest (K, n); ``effort`` = the model torques), header stamp zero ("start now"),
+    and ``info`` under ``section`` (what made it)."""
     points = []
     for k, tk in enumerate(t):
         sec = int(np.floor(tk))
@@ -32,26 +34,34 @@ def trajectory_message(plan: Plan, dt: float) -> dict[str, Any]:
         points.append({"positions": q[k].tolist(), "velocities": qd[k].tolist(),
                        "accelerations": qdd[k].tolist(), "effort": tau[k].tolist(),
                        "time_from_start": {"sec": sec, "nanosec": nanosec}})
+    return {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""},
+            "joint_names": list(names), "points": points, section: info}
+
+
+def write_message(message: dict[str, Any], path: Path, program: str) -> None:
+    """``message`` as YAML at ``path`` (parents created), headed by who wrote it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# trajectory_msgs/JointTrajectory written by {program}\n"
+                    + yaml.safe_dump(message, sort_keys=False, default_flow_style=None))
+
+
+def trajectory_message(plan: Plan, dt: float) -> dict[str, Any]:
+    """The JointTrajectory message (a dict) of ``plan`` sampled every ``dt`` seconds."""
+    t, q, qd, qdd = plan.sample(dt)
+    tau = plan.dynamics(t)[0]
     lim = plan.limits
     check = plan.check
-    return {
-        "header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""},
-        "joint_names": list(plan.model.joint_names),
-        "points": points,
-        "plan": {"duration": plan.T, "step": dt, "weight": plan.weight,
-                 "solver": f"SLSQP: {plan.message} ({plan.iterations} iterations)",
-                 "limits": {k: [float(x) for x in getattr(lim, k)] for k in
-                            ("lower", "upper", "velocity", "torque", "torque_rate", "force")},
-                 "dense_check": {"torque": check.torque, "torque_rate": check.torque_rate,
-                                 "velocity": check.velocity, "force": check.force}},
-    }
+    return points_message(plan.model.joint_names, t, q, qd, qdd, tau, "plan", {
+        "duration": plan.T, "step": dt, "weight": plan.weight,
+        "solver": f"SLSQP: {plan.message} ({plan.iterations} iterations)",
+        "limits": {k: [float(x) for x in getattr(lim, k)] for k in
+                   ("lower", "upper", "velocity", "torque", "torque_rate", "force")},
+        "dense_check": {"torque": check.torque, "torque_rate": check.torque_rate,
+                        "velocity": check.velocity, "force": check.force}})
 
 
 def write_trajectory(plan: Plan, path: Path, dt: float) -> None:
-    message = trajectory_message(plan, dt)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# trajectory_msgs/JointTrajectory written by rnea-plan\n"
-                    + yaml.safe_dump(message, sort_keys=False, default_flow_style=None))
+    write_message(trajectory_message(plan, dt), path, "rnea-plan")
 
 
 def read_trajectory(path: Path) -> tuple[list[str], Array, Array, Array, Array]:

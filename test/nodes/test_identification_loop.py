@@ -16,8 +16,8 @@ import numpy as np
 import yaml
 
 from rnea_ros.core.model.urdf import load_urdf, parse_urdf
-from rnea_ros.demo import TRUE_COULOMB, identification_loop, true_urdf
 from rnea_ros.identification.data import read_bag
+from rnea_ros.nodes.identification_loop import TRUE_COULOMB, identification_loop, true_urdf
 from rnea_ros.samples import sample_urdf
 
 NOMINAL = Path(sample_urdf("arm7"))
