@@ -301,15 +301,17 @@ def sincos(x: float) -> tuple[float, float]:
 @jit
 def joint_transform(fp: NDArray[np.float64], i: int, q: float
                     ) -> tuple[Mat, Vec]:
-    """Pose ``(R, p)`` of body ``i`` in its parent's frame at joint position ``q``."""
+    """Pose ``(R, p)`` of body ``i`` in its parent's frame at joint position ``q``
+    (``np.cos``/``np.sin``: also for a complex ``q``, the complex step of
+    :mod:`rnea_ros.core.dynamics._derivatives_jit`)."""
     R0 = mat3(fp, i, F_R)
     p0 = vec3(fp, i, F_P)
     u = vec3(fp, i, F_AXIS)
     jk = kind(fp, i)
     if jk == PRISMATIC:
         return R0, add3(p0, mv(R0, scale3(u, q)))
-    c = math.cos(q)
-    s = math.sin(q)
+    c = np.cos(q)
+    s = np.sin(q)
     if jk == REVOLUTE:
         return mm(R0, axis_rotation(u, c, s)), p0
     k = jk - REVOLUTE_X

@@ -70,21 +70,18 @@ from rnea_ros.core._jit import (
     F_H,
     F_IO,
     F_MASS,
-    F_P,
-    F_R,
     F_VISCOUS,
     PRISMATIC,
-    REVOLUTE,
     REVOLUTE_X,
     Mat,
     Motion,
     Vec,
     add3,
-    axis_rotation,
     cross,
     dot3,
     fcross,
     jit,
+    joint_transform,
     kind,
     madd,
     mat3,
@@ -98,7 +95,6 @@ from rnea_ros.core._jit import (
     parent,
     put3,
     put9,
-    rotate_about_coordinate_axis,
     scale3,
     sign,
     sub3,
@@ -119,23 +115,6 @@ W_COLS = 73
 
 
 # ---- small helpers (tuples, generic in the scalar type)
-
-
-@jit
-def joint_pose(fp: Array, i: int, q: float) -> tuple[Mat, Vec]:
-    """:func:`rnea_ros.core._jit.joint_transform` with ``np.cos``/``np.sin`` (complex-safe)."""
-    R0 = mat3(fp, i, F_R)
-    p0 = vec3(fp, i, F_P)
-    u = vec3(fp, i, F_AXIS)
-    jk = kind(fp, i)
-    if jk == PRISMATIC:
-        return R0, add3(p0, mv(R0, scale3(u, q)))
-    c = np.cos(q)
-    s = np.sin(q)
-    if jk == REVOLUTE:
-        return mm(R0, axis_rotation(u, c, s)), p0
-    k = jk - REVOLUTE_X
-    return rotate_about_coordinate_axis(R0, k, c, s * u[k]), p0
 
 
 @jit
@@ -271,7 +250,7 @@ def derivatives_pass(fp: Array, q: Arr, qd: Arr, qdd: Arr, g: Array, fext: Arr,
     for i in range(n):
         par = parent(fp, i)
         lam = par if par >= 0 else n
-        Rl, pl = joint_pose(fp, i, q[i])
+        Rl, pl = joint_transform(fp, i, q[i])
         R_par = mat3(work, lam, _R)
         R = mm(R_par, Rl)
         p = add3(vec3(work, lam, _P), mv(R_par, pl))
