@@ -38,6 +38,7 @@ from rnea_ros.core.dynamics.kinematics import (
     link_pose,
     potential_energy,
 )
+from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.dynamics.regressor import (
     joint_torque_regressor,
     joint_torque_regressor_batch,
@@ -89,6 +90,7 @@ from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, Frame, RobotModel
 from rnea_ros.core.model.urdf import load_urdf, parse_urdf
 
 __all__ = [
+    "BaseMotion",
     "STANDARD_GRAVITY",
     "BagError",
     "DHError",

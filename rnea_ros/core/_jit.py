@@ -134,6 +134,7 @@ def pack_model(
 Vec = tuple[float, float, float]
 Mat = tuple[float, float, float, float, float, float, float, float, float]
 Motion = tuple[Vec, Vec]  # a spatial motion or force as (angular, linear) / (moment, force)
+Base = tuple[Vec, Vec, Vec, Vec]  # the base's (w0, v0, dw0, a0), gravity folded into a0
 Array = NDArray[np.float64]
 
 
@@ -398,6 +399,21 @@ def joint_motion(fp: Array, i: int, x: float) -> Motion:
     u = scale3(vec3(fp, i, F_AXIS), x)
     zero = (0.0, 0.0, 0.0)
     return (zero, u) if kind(fp, i) == PRISMATIC else (u, zero)
+
+
+@jit
+def fixed_base(g: Array) -> Base:
+    """The motion ``(w0, v0, dw0, a0)`` of a fixed base: at rest, ``a0 = -g``
+    (gravity as a fictitious base acceleration, Khalil 2010 after eq. 24)."""
+    zero = (0.0, 0.0, 0.0)
+    return zero, zero, zero, (-g[0], -g[1], -g[2])
+
+
+@jit
+def base_tuple(b: Array) -> Base:
+    """``b`` (12,) = ``[w0, v0, dw0, a0]`` as a :data:`Base` tuple."""
+    return ((b[0], b[1], b[2]), (b[3], b[4], b[5]), (b[6], b[7], b[8]),
+            (b[9], b[10], b[11]))
 
 
 @jit

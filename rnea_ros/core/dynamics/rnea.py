@@ -29,10 +29,13 @@ from rnea_ros.core._jit import (
     F_COULOMB,
     F_VISCOUS,
     PRISMATIC,
+    Base,
     FastCall,
     add3,
+    base_tuple,
     cross,
     dot3,
+    fixed_base,
     inertia_times,
     inline,
     jit,
@@ -62,6 +65,7 @@ from rnea_ros.core.inputs import (
     raise_bad_input,
     raise_non_finite,
 )
+from rnea_ros.core.dynamics.moving_base import BaseMotion, base_state
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
@@ -73,24 +77,32 @@ _gravity_row = inline(gravity_row)
 
 
 @jit
-def rnea_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
+def rnea_pass(fp: Array, q: Array, qd: Array, qdd: Array, base: Base,
               fext: Array, use_fext: bool, drive: bool, tau: Array, work: Array) -> bool:
     """One RNEA evaluation into ``tau``; ``work`` (n, 30) holds per-body state.
+
+    ``base`` is the base's motion ``(w0, v0, dw0, a0)`` in the base frame, gravity
+    folded into ``a0`` (:func:`fixed_base`, :func:`~.moving_base.base_state`).
 
     ``drive`` adds armature and friction (Khalil eq. 31). After the call,
     ``work[i, 24:30]`` is the wrench ``(n, f)`` transmitted through joint ``i``
     onto body ``i``, in body ``i``'s frame. Returns whether ``tau`` is finite.
     """
-    forward_pass(fp, q, qd, qdd, g, fext, use_fext, work)
+    forward_pass(fp, q, qd, qdd, base, fext, use_fext, work)
     return backward_pass(fp, qd, qdd, drive, tau, work)
 
 
 @jit
-def forward_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
+def forward_pass(fp: Array, q: Array, qd: Array, qdd: Array, base: Base,
                  fext: Array, use_fext: bool, work: Array) -> None:
-    """RNEA's forward pass: poses, ``w, v, dw, a`` and body forces ``(n, f)`` into ``work``."""
+    """RNEA's forward pass: poses, ``w, v, dw, a`` and body forces ``(n, f)`` into ``work``.
+
+    The recursion starts from the base's motion ``base = (w0, v0, dw0, a0)``
+    (Khalil 2010 §7.1: ``V_0`` and ``dV_0`` are its initial values; a fixed
+    base has ``w0 = v0 = dw0 = 0`` and ``a0 = -g``).
+    """
     n = q.shape[0]
-    zero = (0.0, 0.0, 0.0)
+    w0, v0, dw0, a0 = base
     for i in range(n):
         # Forward pass: velocities and accelerations (Caron's pseudo-code).
         R, p = joint_transform(fp, i, q[i])
@@ -98,7 +110,7 @@ def forward_pass(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
         put3(work, i, _W_P, p)
         par = parent(fp, i)
         if par < 0:
-            w_p, v_p, dw_p, a_p = zero, zero, zero, (-g[0], -g[1], -g[2])
+            w_p, v_p, dw_p, a_p = w0, v0, dw0, a0
         else:
             w_p, v_p = vec3(work, par, _W_W), vec3(work, par, _W_V)
             dw_p, a_p = vec3(work, par, _W_DW), vec3(work, par, _W_A)
@@ -169,16 +181,17 @@ def _rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array)
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
         return False
     work = scratch(n, _W_COLS)
-    return rnea_pass(fp, q, qd, qdd, g, work[:0], False, True, tau, work)
+    return rnea_pass(fp, q, qd, qdd, fixed_base(g), work[:0], False, True, tau, work)
 
 
 @jit
-def _rnea_general_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array,
+def _rnea_general_call(fp: Array, q: Array, qd: Array, qdd: Array, base: Array,
                        fext: Array, use_fext: bool, drive: bool, tau: Array, wrenches: Array,
                        want_wrenches: bool) -> bool:
+    """The general entry: ``base`` (12,) is ``[w0, v0, dw0, a0]`` (see :func:`rnea_pass`)."""
     n = q.shape[0]
     work = np.empty((n, _W_COLS))
-    ok = rnea_pass(fp, q, qd, qdd, g, fext, use_fext, drive, tau, work)
+    ok = rnea_pass(fp, q, qd, qdd, base_tuple(base), fext, use_fext, drive, tau, work)
     if want_wrenches:
         for i in range(n):
             for k in range(3):
@@ -215,11 +228,14 @@ _gravity_fast = FastCall(_gravity_call)
 
 
 def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
-         gravity: object | None = None, fext: object | None = None) -> Array:
+         gravity: object | None = None, fext: object | None = None,
+         base_motion: BaseMotion | None = None) -> Array:
     """Joint torques ``tau`` (n,) = ID(q, qd, qdd) with gravity, wrenches, armature, friction.
 
     ``gravity`` (3,) overrides ``model.gravity``; ``fext`` (n, 6) are the
-    external wrenches ``[force, torque]`` applied to each body, in its frame.
+    external wrenches ``[force, torque]`` applied to each body, in its frame;
+    ``base_motion`` is the known motion of a moving base (Khalil 2010 §7.1,
+    :class:`~.moving_base.BaseMotion`; gravity is then given in the world frame).
     """
     # The 1 kHz path, kept lean: the kernel checks the lengths; the entry point
     # needs C-contiguous float64 vectors, which _asc and the ndim test ensure.
@@ -227,23 +243,26 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
     if not q.ndim == qd.ndim == qdd.ndim == 1:
         raise_bad_input(model, q=q, qd=qd, qdd=qdd)
     tau = _empty(model.nv)
-    if fext is None and gravity is None:
+    if fext is None and gravity is None and base_motion is None:
         ok = _rnea_fast.call(model.kernel_floats, q, qd, qdd, model.gravity, tau)
-    elif fext is None:
+    elif fext is None and base_motion is None:
         ok = _rnea_fast.call(model.kernel_floats, q, qd, qdd, gravity_vector(model, gravity), tau)
     else:
         if q.shape != model.vector_shape or not q.shape == qd.shape == qdd.shape:
             raise_bad_input(model, q=q, qd=qd, qdd=qdd)
-        ok = _rnea_general.call(model.kernel_floats, q, qd, qdd, gravity_vector(model, gravity),
-                                body_wrenches(model, fext), True, True, tau, _NO_WRENCH, False)
+        use_fext = fext is not None
+        f = body_wrenches(model, fext) if use_fext else _NO_WRENCH
+        base = base_state(base_motion, gravity_vector(model, gravity))
+        ok = _rnea_general.call(model.kernel_floats, q, qd, qdd, base, f, use_fext, True, tau,
+                                _NO_WRENCH, False)
     if not ok:
         raise_bad_input(model, q=q, qd=qd, qdd=qdd)
     return tau
 
 
 def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
-                       gravity: object | None = None, fext: object | None = None
-                       ) -> tuple[Array, Array]:
+                       gravity: object | None = None, fext: object | None = None,
+                       base_motion: BaseMotion | None = None) -> tuple[Array, Array]:
     """``(tau (n,), joint_wrenches (n, 6))``: torques and internal joint wrenches.
 
     ``joint_wrenches[i]`` is the wrench ``[force, moment]`` that body
@@ -255,38 +274,54 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     qdd = joint_vector(model, qdd, "qdd")
-    g = gravity_vector(model, gravity)
+    base = base_state(base_motion, gravity_vector(model, gravity))
     use_fext = fext is not None
     f = body_wrenches(model, fext) if use_fext else _NO_WRENCH
     tau = np.empty(model.nv)
     wrenches = np.empty((model.nv, 6))
-    if not _rnea_general.call(model.kernel_floats, q, qd, qdd, g, f, use_fext,
+    if not _rnea_general.call(model.kernel_floats, q, qd, qdd, base, f, use_fext,
                               True, tau, wrenches, True):
         raise_non_finite(model, q=q, qd=qd, qdd=qdd)
     return tau, wrenches
 
 
-def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = None) -> Array:
-    """Generalized gravity ``g(q)`` (n,): the torques that hold the robot still."""
+def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = None,
+                    base_motion: BaseMotion | None = None) -> Array:
+    """Generalized gravity ``g(q)`` (n,): the torques that hold the robot still.
+
+    With ``base_motion``, the torques that hold the joints still *relative to a
+    moving base*: ``rnea(q, 0, 0)`` started from the base's motion (Khalil 2010
+    §7.1), which adds the base's acceleration and rotation to gravity.
+    """
     q = _asc(q, _f64)
     if q.ndim != 1:
         raise_bad_input(model, q=q)
     tau = _empty(model.nv)
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
-    if not _gravity_fast.call(model.kernel_floats, q, g, tau):
+    if base_motion is not None:
+        if q.shape != model.vector_shape:
+            raise_bad_input(model, q=q)
+        zeros = np.zeros(model.nv)
+        ok = _rnea_general.call(model.kernel_floats, q, zeros, zeros, base_state(base_motion, g),
+                                _NO_WRENCH, False, False, tau, _NO_WRENCH, False)
+    else:
+        ok = _gravity_fast.call(model.kernel_floats, q, g, tau)
+    if not ok:
         raise_bad_input(model, q=q)
     return tau
 
 
 def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
-                      gravity: object | None = None) -> Array:
-    """``h(q, qd) = C(q, qd) qd + g(q)`` (n,): rigid-body bias torques, no friction."""
+                      gravity: object | None = None,
+                      base_motion: BaseMotion | None = None) -> Array:
+    """``h(q, qd) = C(q, qd) qd + g(q)`` (n,): rigid-body bias torques, no friction
+    (on a moving base: also the base's motion, as :func:`rnea` with ``qdd = 0``)."""
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
-    g = gravity_vector(model, gravity)
+    base = base_state(base_motion, gravity_vector(model, gravity))
     tau = np.empty(model.nv)
     zeros = np.zeros(model.nv)
-    if not _rnea_general.call(model.kernel_floats, q, qd, zeros, g, _NO_WRENCH,
+    if not _rnea_general.call(model.kernel_floats, q, qd, zeros, base, _NO_WRENCH,
                               False, False, tau, _NO_WRENCH, False):
         raise_non_finite(model, q=q, qd=qd)
     return tau

@@ -40,6 +40,7 @@ from rnea_ros.core._jit import (
     add3,
     cross,
     dot3,
+    fixed_base,
     jit,
     jit_entry,
     put3,
@@ -90,7 +91,7 @@ def elastic_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Ar
                  use_fext: bool, tau: Array, tau_link: Array, work: Array) -> bool:
     """Algorithm 1 into ``tau`` and ``tau_link``; ``work`` (n, 30) as :func:`rnea_pass`'s."""
     n = q.shape[0]
-    forward_pass(fp, q, qd, qdd, g, fext, use_fext, work)
+    forward_pass(fp, q, qd, qdd, fixed_base(g), fext, use_fext, work)
     for j in range(n):
         tau[j] = 0.0
     for m in range(mp.shape[0]):  # rotor spin: eq. 23-25 on the carrier, eq. 27/29 terms
