@@ -90,9 +90,9 @@ from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, Frame, RobotModel
 from rnea_ros.core.model.urdf import load_urdf, parse_urdf
 
 __all__ = [
-    "BaseMotion",
     "STANDARD_GRAVITY",
     "BagError",
+    "BaseMotion",
     "DHError",
     "DHLink",
     "ElasticModel",

@@ -57,6 +57,7 @@ from rnea_ros.core._jit import (
     vec3,
 )
 from rnea_ros.core.dynamics.batch_kernels import gravity_row, gravity_rows, rnea_rows
+from rnea_ros.core.dynamics.moving_base import BaseMotion, base_state
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -65,7 +66,6 @@ from rnea_ros.core.inputs import (
     raise_bad_input,
     raise_non_finite,
 )
-from rnea_ros.core.dynamics.moving_base import BaseMotion, base_state
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
