@@ -66,7 +66,8 @@ def rotation_from(name: str, x: object, tol: float = 1e-6) -> Array:
                          f"got shape {a.shape}")
     if float(np.abs(a @ a.T - np.eye(3)).max()) > tol or np.linalg.det(a) < 0.0:
         raise StateError(f"{name} is not a rotation matrix: {a.tolist()}")
-    return a.copy()
+    out: Array = a.copy()
+    return out
 
 
 @dataclass(frozen=True)
