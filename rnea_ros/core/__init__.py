@@ -34,9 +34,17 @@ from rnea_ros.core.dynamics.gfd import (
 )
 from rnea_ros.core.dynamics.kinematics import (
     body_poses,
+    body_velocities,
     kinetic_energy,
     link_pose,
     potential_energy,
+)
+from rnea_ros.core.dynamics.momentum import (
+    Momentum,
+    center_of_mass,
+    center_of_mass_velocity,
+    centroidal_momentum,
+    momentum,
 )
 from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.dynamics.regressor import (
@@ -82,6 +90,13 @@ from rnea_ros.core.errors import (
     StateError,
     URDFError,
 )
+from rnea_ros.core.model.configuration import (
+    check_configuration,
+    difference,
+    integrate,
+    neutral,
+    random_configuration,
+)
 from rnea_ros.core.model.dh import DHLink, from_dh
 from rnea_ros.core.model.drives import apply_drive_parameters, load_drive_file
 from rnea_ros.core.model.mdh import MDHLink, from_mdh
@@ -107,6 +122,7 @@ __all__ = [
     "JointNameError",
     "MDHLink",
     "ModelError",
+    "Momentum",
     "MotorReference",
     "MotorSpec",
     "ParameterError",
@@ -121,8 +137,14 @@ __all__ = [
     "aba_batch",
     "apply_drive_parameters",
     "body_poses",
+    "body_velocities",
+    "center_of_mass",
+    "center_of_mass_velocity",
+    "centroidal_momentum",
+    "check_configuration",
     "coriolis_matrix",
     "coriolis_product",
+    "difference",
     "elastic_dynamics",
     "elastic_forward_dynamics",
     "elastic_forward_dynamics_recursive",
@@ -136,6 +158,7 @@ __all__ = [
     "from_mdh",
     "gravity_batch",
     "gravity_torques",
+    "integrate",
     "joint_torque_regressor",
     "joint_torque_regressor_batch",
     "joint_wrench_derivatives",
@@ -146,10 +169,13 @@ __all__ = [
     "load_urdf",
     "mass_matrix",
     "mass_matrix_batch",
+    "momentum",
+    "neutral",
     "nonlinear_effects",
     "nonlinear_effects_batch",
     "parse_urdf",
     "potential_energy",
+    "random_configuration",
     "regressor_parameter_names",
     "regressor_parameters",
     "rnea",

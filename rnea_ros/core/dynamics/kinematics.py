@@ -1,6 +1,8 @@
 """Forward kinematics and energies (numpy; for analysis and checks, not the 1 kHz path).
 
-``body_poses`` gives every body frame in the base frame; ``kinetic_energy``
+``body_poses`` gives every body frame in the base frame; ``body_velocities``
+every body's twist in its own frame (the forward recursion of RNEA's first
+pass, Khalil 2010 eq. 13); ``kinetic_energy``
 ``T = 1/2 qd^T M(q) qd`` (rotor kinetic energy included through the
 armature); ``potential_energy`` ``V = -sum_i m_i g . c_i`` with ``c_i`` the
 COM of body ``i`` in the base frame.
@@ -11,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import joint_transform
+from rnea_ros.core._jit import PRISMATIC, joint_transform, kind
 from rnea_ros.core.dynamics.crba import mass_matrix
+from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import gravity_vector, joint_vector
 from rnea_ros.core.model.robot_model import RobotModel
 
@@ -35,6 +38,39 @@ def body_poses(model: RobotModel, q: object) -> tuple[Array, Array]:
             R[i] = R[par] @ Rl_a
             p[i] = p[par] + R[par] @ np.array(pl)
     return R, p
+
+
+def body_velocities(model: RobotModel, q: object, qd: object, *,
+                    base_twist: object | None = None) -> Array:
+    """Twists (n, 6) ``[v_i; w_i]`` of the bodies, each in its own frame (Pinocchio's
+    ``data.v[i]``, linear part first, like the free-flyer's local velocity).
+
+    ``v_i`` is the velocity of body ``i``'s origin, ``w_i`` its angular velocity;
+    ``base_twist`` (6,) ``[v_0; w_0]`` is the base's, in the base frame (default
+    at rest). Khalil 2010 eq. 13: ``w_i = R^T w_p + S_i qd_i`` (revolute),
+    ``v_i = R^T (v_p + w_p x p) (+ S_i qd_i`` prismatic).
+    """
+    q = joint_vector(model, q, "q")
+    qd = joint_vector(model, qd, "qd")
+    base = np.zeros(6) if base_twist is None else np.asarray(base_twist, dtype=np.float64)
+    if base.shape != (6,) or not np.all(np.isfinite(base)):
+        raise StateError(f"base_twist must be a finite (6,) vector [v; w], got {base_twist!r}")
+    fp = model.kernel_floats
+    out = np.empty((model.nv, 6))
+    for i in range(model.nv):
+        Rl, pl = joint_transform(fp, i, float(q[i]))
+        R, p = np.array(Rl).reshape(3, 3), np.array(pl)
+        par = int(model.parent[i])
+        v_p, w_p = (base[:3], base[3:]) if par < 0 else (out[par, :3], out[par, 3:])
+        v = R.T @ (v_p + np.cross(w_p, p))
+        w = R.T @ w_p
+        s = model.axis[i] * qd[i]
+        if kind(fp, i) == PRISMATIC:
+            v = v + s
+        else:
+            w = w + s
+        out[i, :3], out[i, 3:] = v, w
+    return out
 
 
 def link_pose(model: RobotModel, q: object, link: str) -> tuple[Array, Array]:
