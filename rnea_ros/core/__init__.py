@@ -25,6 +25,13 @@ from rnea_ros.core.dynamics.derivatives import (
     rnea_derivatives,
     rnea_derivatives_batch,
 )
+from rnea_ros.core.dynamics.floating_base import (
+    BodyInertia,
+    FreeFloatingResult,
+    free_floating_momentum,
+    free_floating_rnea,
+    urdf_base_inertia,
+)
 from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.dynamics.gfd import (
     rnea_derivative,
@@ -108,12 +115,14 @@ __all__ = [
     "STANDARD_GRAVITY",
     "BagError",
     "BaseMotion",
+    "BodyInertia",
     "DHError",
     "DHLink",
     "ElasticModel",
     "ElasticTorques",
     "Feedforward",
     "Frame",
+    "FreeFloatingResult",
     "IdentificationError",
     "InertiaError",
     "InertiaWarning",
@@ -153,6 +162,8 @@ __all__ = [
     "elastic_rnea",
     "forward_dynamics",
     "forward_dynamics_batch",
+    "free_floating_momentum",
+    "free_floating_rnea",
     "friction_torques",
     "from_dh",
     "from_mdh",
@@ -189,5 +200,6 @@ __all__ = [
     "rnea_second_derivative",
     "rnea_second_derivative_batch",
     "rnea_with_wrenches",
+    "urdf_base_inertia",
     "with_payload",
 ]
