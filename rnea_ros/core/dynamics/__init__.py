@@ -4,6 +4,7 @@ One algorithm per module: ``rnea`` (inverse dynamics, gravity, internal
 wrenches), ``crba`` (mass matrix), ``coriolis`` (C and C·x), ``aba``
 (articulated-body forward dynamics), ``forward_dynamics`` (mass-matrix based),
 ``gfd`` (τ̇ and τ̈ by differentiating the recursion, Guarino Lo Bianco 2009),
-``kinematics`` (poses, energies); ``batch_kernels`` holds the throughput kernels
-behind ``rnea``'s batch forms and its gravity.
+``kinematics`` (poses, twists, energies), ``momentum`` (centre of mass,
+centroidal momentum), ``moving_base`` (Khalil §7.1), ``floating_base`` (§7.2);
+``batch_kernels`` holds the throughput kernels behind ``rnea``'s batch forms and its gravity.
 """

@@ -5,5 +5,6 @@ back end every builder goes through (link and joint specs → model); the
 builders are ``urdf`` (our parser), ``dh`` (standard DH, Barman), ``mdh``
 (modified DH, Khalil–Kleinfinger trees); ``drives`` reads rotor inertia, gear
 ratio and friction from a side YAML; ``payload`` returns a model with a load
-welded to a link.
+welded to a link; ``configuration`` holds the Lie-group operations on
+configurations (``integrate``, ``difference``, ``neutral``, ...).
 """
