@@ -9,11 +9,28 @@ One flat namespace, like Pinocchio's ``pin.rnea``::
 
 Layout (one concept per folder, one algorithm per module): ``model/`` (the
 model and its builders), ``dynamics/`` (rigid-body algorithms), ``elastic/``
-(mixed rigid/elastic joints); at this level only what everything shares:
-``spatial`` (3D/spatial algebra), ``_jit`` (compiled-kernel helpers and the
-packed model), ``inputs`` (argument checks), ``errors``.
+(mixed rigid/elastic joints), ``coupling/`` (closed loops, parallel robots);
+at this level only what everything shares: ``spatial`` (3D/spatial algebra),
+``_jit`` (compiled-kernel helpers and the packed model), ``inputs`` (argument
+checks), ``errors``.
 """
 
+from rnea_ros.core.coupling.parallel import (
+    platform_forward_dynamics,
+    platform_forward_dynamics_batch,
+    platform_forward_geometry,
+    platform_inverse_dynamics,
+    platform_inverse_dynamics_batch,
+    platform_inverse_geometry,
+    platform_inverse_jacobian,
+    platform_tree_state,
+)
+from rnea_ros.core.coupling.parallel_model import (
+    DeltaRobot,
+    GoughStewart,
+    ParallelLeg,
+    ParallelRobot,
+)
 from rnea_ros.core.dynamics.aba import aba, aba_batch
 from rnea_ros.core.dynamics.coriolis import coriolis_matrix, coriolis_product
 from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch
@@ -75,6 +92,7 @@ from rnea_ros.core.errors import (
     InfeasibleError,
     JointNameError,
     ModelError,
+    ParallelRobotError,
     ParameterError,
     PlanningError,
     RneaError,
@@ -95,10 +113,12 @@ __all__ = [
     "BaseMotion",
     "DHError",
     "DHLink",
+    "DeltaRobot",
     "ElasticModel",
     "ElasticTorques",
     "Feedforward",
     "Frame",
+    "GoughStewart",
     "IdentificationError",
     "InertiaError",
     "InertiaWarning",
@@ -109,6 +129,9 @@ __all__ = [
     "ModelError",
     "MotorReference",
     "MotorSpec",
+    "ParallelLeg",
+    "ParallelRobot",
+    "ParallelRobotError",
     "ParameterError",
     "Payload",
     "PlanningError",
@@ -149,6 +172,14 @@ __all__ = [
     "nonlinear_effects",
     "nonlinear_effects_batch",
     "parse_urdf",
+    "platform_forward_dynamics",
+    "platform_forward_dynamics_batch",
+    "platform_forward_geometry",
+    "platform_inverse_dynamics",
+    "platform_inverse_dynamics_batch",
+    "platform_inverse_geometry",
+    "platform_inverse_jacobian",
+    "platform_tree_state",
     "potential_energy",
     "regressor_parameter_names",
     "regressor_parameters",

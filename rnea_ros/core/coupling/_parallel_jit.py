@@ -1,0 +1,503 @@
+"""Compiled kernels of the platform + legs dynamics (Khalil 2010 §5, eq. 59-66).
+
+One sample: platform pose, twist and acceleration in; per leg the inverse
+geometric model (closed form), the leg's joint rates from its Jacobian
+(eq. 63-64), its inverse dynamics by our RNEA (:func:`~rnea_ros.core.dynamics.rnea.rnea_pass`),
+the leg's dynamics carried to the platform (``J_vi^T J_i^-T Gamma_i``, eq. 66) and
+the active forces ``Gamma = J_p^T [F_p + sum ...]`` (eq. 66) by one small linear
+solve with ``J_p^-1`` (eq. 60, 62). Allocation-free: tuples and stack scratch
+(see :mod:`rnea_ros.core._jit`).
+
+Data (built by :mod:`rnea_ros.core.coupling.parallel_model`):
+
+* ``legs`` (m, 3, 30): each leg's packed serial model (``RobotModel.kernel_floats``);
+* ``gm`` (m, G_COLS): per-leg geometry, columns ``G_*`` below;
+* ``pl`` (1, PL_COLS): the platform's inertia about its origin in its frame and,
+  for a translating platform, its constant orientation;
+* ``kind``: :data:`KIND_UPS` (legs universal-prismatic, spherical joint on a
+  6-DoF platform: Gough-Stewart) or :data:`KIND_RUU` (legs revolute-universal,
+  universal joint on a translating platform: Delta).
+
+Platform coordinates, base frame: ``x = [p, qx, qy, qz, qw]`` (origin,
+unit quaternion), ``xd = [v, w]`` (velocity of the origin, angular velocity),
+``xdd = [a, dw]`` (``a = dv/dt``); translating platform: ``x = p``, ``xd = v``,
+``xdd = a``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import (
+    F_AXIS,
+    PRISMATIC,
+    Mat,
+    Vec,
+    add3,
+    axis_rotation,
+    cross,
+    dot3,
+    fixed_base,
+    jit,
+    jit_entry,
+    joint_transform,
+    kind,
+    mat3,
+    mm,
+    mtv,
+    mv,
+    scale3,
+    scratch,
+    sub3,
+    vec3,
+)
+from rnea_ros.core.dynamics.rnea import rnea_pass
+
+Array = NDArray[np.float64]
+
+KIND_UPS = 0  # Gough-Stewart: 6-DoF platform, legs U-P(-S)
+KIND_RUU = 1  # Delta: translating platform, legs R-U(-U)
+
+# Per-leg geometry columns.
+G_A = 0  # first joint's origin, base frame (3)
+G_P1 = 3  # first joint's placement rotation (9)
+G_UW1 = 12  # universal joint: first axis, in the frame it is placed in (3)
+G_UW2 = 15  # second axis, moved into the same frame (3)
+G_UP = 18  # the vector the universal joint turns (leg or forearm direction), same frame (3)
+G_KAPPA = 21  # UPS: distance from the universal joint's centre to the leg end at zero stroke
+G_W = 22  # RUU: arm axis, base frame (3)
+G_RPERP = 25  # RUU: elbow offset normal to the axis at arm angle 0, base frame (3)
+G_H = 28  # RUU: elbow offset along the axis
+G_LB = 29  # RUU: forearm length (elbow to leg end)
+G_KNEE = 30  # RUU: knee sign, +-1 (which of the two arm angles)
+G_P2 = 31  # RUU: elbow joint's placement rotation (9)
+G_A1 = 40  # RUU: arm axis in its joint frame (3)
+G_ATTACH = 43  # leg end on the platform, platform frame (3)
+G_END = 46  # leg end, in the leg's last body frame (3)
+G_ACTIVE = 49  # index of the active joint in the leg
+G_LOWER = 50  # joint lower limits (3)
+G_UPPER = 53  # joint upper limits (3)
+G_COLS = 56
+
+PL_MASS = 0
+PL_H = 1  # first moment m c, platform frame (3)
+PL_IO = 4  # rotational inertia about the platform origin, platform frame (9)
+PL_R0 = 13  # constant orientation of a translating platform (9)
+PL_COLS = 22
+
+# Status: reason * STATUS_LEG + leg index.
+OK = 0
+UNREACHABLE = 1
+LIMIT = 2
+LEG_SINGULAR = 3
+PLATFORM_SINGULAR = 4
+BAD_QUATERNION = 5
+NOT_FINITE = 6
+STATUS_LEG = 256
+BATCH_SAMPLE = 4096  # batch status: status + BATCH_SAMPLE * sample
+
+_W_COLS = 30  # RNEA work columns (rnea.py's layout)
+_V_COLS = 3
+_M_COLS = 7
+LEG_OUT = 9  # per-leg output row: q, qd, qdd
+JINV_OUT = 6  # per-leg row of J_p^-1
+
+
+# ------------------------------------------------------------------ small algebra
+@jit
+def rotate(u: Vec, angle: float, x: Vec) -> Vec:
+    """``Rot(u, angle) x`` for a unit ``u`` (Rodrigues)."""
+    c, s = math.cos(angle), math.sin(angle)
+    return add3(add3(scale3(x, c), scale3(cross(u, x), s)), scale3(u, dot3(u, x) * (1.0 - c)))
+
+
+@jit
+def angle_between(w: Vec, p: Vec, q: Vec) -> float:
+    """Paden-Kahan subproblem 1: ``theta`` with ``Rot(w, theta) p = q`` (components normal to w)."""
+    pp = sub3(p, scale3(w, dot3(w, p)))
+    qq = sub3(q, scale3(w, dot3(w, q)))
+    return math.atan2(dot3(w, cross(pp, qq)), dot3(pp, qq))
+
+
+@jit
+def two_angles(w1: Vec, w2: Vec, p: Vec, q: Vec) -> tuple[bool, float, float]:
+    """Paden-Kahan subproblem 2: ``Rot(w1, t1) Rot(w2, t2) p = q``, ``|p| = |q|``.
+
+    Of the two solutions, the one with the smaller ``max(|t1|, |t2|)`` (the
+    branch through the joints' zero). False when ``q`` is out of reach.
+    """
+    c = dot3(w1, w2)
+    den = c * c - 1.0
+    alpha = (c * dot3(w2, p) - dot3(w1, q)) / den
+    beta = (c * dot3(w1, q) - dot3(w2, p)) / den
+    w12 = cross(w1, w2)
+    g2 = (dot3(p, p) - alpha * alpha - beta * beta - 2.0 * alpha * beta * c) / dot3(w12, w12)
+    if g2 < -1e-12 * dot3(p, p):
+        return False, 0.0, 0.0
+    g = math.sqrt(max(g2, 0.0))
+    base = add3(scale3(w1, alpha), scale3(w2, beta))
+    za = add3(base, scale3(w12, g))
+    zb = sub3(base, scale3(w12, g))
+    t1a, t2a = angle_between(w1, za, q), angle_between(w2, p, za)
+    t1b, t2b = angle_between(w1, zb, q), angle_between(w2, p, zb)
+    if max(abs(t1b), abs(t2b)) < max(abs(t1a), abs(t2a)):
+        return True, t1b, t2b
+    return True, t1a, t2a
+
+
+@jit
+def quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> tuple[bool, Mat]:
+    """Rotation of the unit quaternion ``(qx, qy, qz, qw)``; False if its norm is not 1."""
+    n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    ok = abs(n - 1.0) <= 1e-6
+    if n > 0.0:
+        qx, qy, qz, qw = qx / n, qy / n, qz / n, qw / n
+    xx, yy, zz = qx * qx, qy * qy, qz * qz
+    xy, xz, yz = qx * qy, qx * qz, qy * qz
+    wx, wy, wz = qw * qx, qw * qy, qw * qz
+    return ok, (1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy),
+                2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx),
+                2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy))
+
+
+@jit
+def solve_in_place(A: Array, n: int) -> bool:
+    """Solve ``A[:n, :n] x = A[:n, n]`` by Gaussian elimination with partial pivoting;
+    ``x`` replaces ``A[:n, n]``. False if the matrix is (numerically) singular."""
+    scale = 0.0
+    for r in range(n):
+        for c in range(n):
+            scale = max(scale, abs(A[r, c]))
+    tol = 1e-12 * scale
+    for k in range(n):
+        piv = k
+        for r in range(k + 1, n):
+            if abs(A[r, k]) > abs(A[piv, k]):
+                piv = r
+        if not abs(A[piv, k]) > tol:
+            return False
+        if piv != k:
+            for c in range(k, n + 1):
+                A[k, c], A[piv, c] = A[piv, c], A[k, c]
+        for r in range(k + 1, n):
+            f = A[r, k] / A[k, k]
+            for c in range(k, n + 1):
+                A[r, c] -= f * A[k, c]
+    for k in range(n - 1, -1, -1):
+        s = A[k, n]
+        for c in range(k + 1, n):
+            s -= A[k, c] * A[c, n]
+        A[k, n] = s / A[k, k]
+    return True
+
+
+# ---------------------------------------------------------------- legs
+@jit
+def leg_inverse_geometry(kind_: int, gm: Array, i: int, B: Vec
+                         ) -> tuple[int, float, float, float]:
+    """Inverse geometric model of leg ``i``: its three joint values placing the leg
+    end at ``B`` (base frame). Returns ``(reason, q0, q1, q2)``, reason ``OK`` or
+    ``UNREACHABLE`` (limits are not checked here).
+
+    UPS leg: ``B = A + P1 Rot(w1, q0) P2 Rot(a2, q1) (kappa + q2) e``: the stroke
+    from the distance, the universal joint from the direction (subproblem 2).
+    RUU leg (the classic Delta closed form): the elbow ``E(q0)`` on its circle at
+    the forearm's length from ``B``, ``P cos q0 + Q sin q0 = R``, the knee branch
+    by the sign of ``w . ((E - A) x (B - E))``; then the elbow's universal joint
+    from the forearm's direction.
+    """
+    A = vec3(gm, i, G_A)
+    P1 = mat3(gm, i, G_P1)
+    w1, w2, up = vec3(gm, i, G_UW1), vec3(gm, i, G_UW2), vec3(gm, i, G_UP)
+    if kind_ == KIND_UPS:
+        d = sub3(B, A)
+        rho = math.sqrt(dot3(d, d))
+        if not rho > 0.0:
+            return UNREACHABLE, 0.0, 0.0, 0.0
+        ok, t0, t1 = two_angles(w1, w2, up, mtv(P1, scale3(d, 1.0 / rho)))
+        if not ok:
+            return UNREACHABLE, 0.0, 0.0, 0.0
+        return OK, t0, t1, rho - gm[i, G_KAPPA]
+    w = vec3(gm, i, G_W)
+    rp = vec3(gm, i, G_RPERP)
+    rq = cross(w, rp)
+    la2 = dot3(rp, rp)
+    lb = gm[i, G_LB]
+    d = sub3(sub3(B, A), scale3(w, gm[i, G_H]))
+    P = dot3(d, rp)
+    Q = dot3(d, rq)
+    R = 0.5 * (dot3(d, d) + la2 - lb * lb)
+    rho = math.sqrt(P * P + Q * Q)
+    if not abs(R) <= rho:
+        return UNREACHABLE, 0.0, 0.0, 0.0
+    phi = math.atan2(Q, P)
+    delta = math.acos(R / rho)
+    t0 = phi + delta
+    hub = add3(A, scale3(w, gm[i, G_H]))
+    E = add3(hub, add3(scale3(rp, math.cos(t0)), scale3(rq, math.sin(t0))))
+    if dot3(w, cross(sub3(E, A), sub3(B, E))) * gm[i, G_KNEE] < 0.0:
+        t0 = phi - delta
+        E = add3(hub, add3(scale3(rp, math.cos(t0)), scale3(rq, math.sin(t0))))
+    t0 = math.atan2(math.sin(t0), math.cos(t0))
+    R0 = mm(P1, axis_rotation(vec3(gm, i, G_A1), math.cos(t0), math.sin(t0)))
+    target = mtv(mm(R0, mat3(gm, i, G_P2)), scale3(sub3(B, E), 1.0 / lb))
+    ok, t1, t2 = two_angles(w1, w2, up, target)
+    if not ok:
+        return UNREACHABLE, 0.0, 0.0, 0.0
+    return OK, t0, t1, t2
+
+
+@jit
+def leg_poses(fp: Array, q0: float, q1: float, q2: float, e: Vec
+              ) -> tuple[Vec, Vec, Vec, Vec, Vec, Vec, Vec]:
+    """Leg forward kinematics, base frame: body origins ``o0, o1, o2``, joint axes
+    ``z0, z1, z2`` and the leg end ``B = o2 + R2 e``."""
+    R0, o0 = joint_transform(fp, 0, q0)
+    R1l, p1 = joint_transform(fp, 1, q1)
+    o1 = add3(o0, mv(R0, p1))
+    R1 = mm(R0, R1l)
+    R2l, p2 = joint_transform(fp, 2, q2)
+    o2 = add3(o1, mv(R1, p2))
+    R2 = mm(R1, R2l)
+    z0 = mv(R0, vec3(fp, 0, F_AXIS))
+    z1 = mv(R1, vec3(fp, 1, F_AXIS))
+    z2 = mv(R2, vec3(fp, 2, F_AXIS))
+    return o0, o1, o2, z0, z1, z2, add3(o2, mv(R2, e))
+
+
+@jit
+def jacobian_column(fp: Array, k: int, o: Vec, z: Vec, B: Vec) -> Vec:
+    """Column ``k`` of the leg Jacobian ``J_i`` (eq. 63): velocity of the leg end per unit rate."""
+    if kind(fp, k) == PRISMATIC:
+        return z
+    return cross(z, sub3(B, o))
+
+
+@jit
+def _chain_step(fp: Array, k: int, r: Vec, z: Vec, qd: float,
+                w: Vec, v: Vec, al: Vec, acc: Vec) -> tuple[Vec, Vec, Vec, Vec]:
+    """Angular velocity, origin velocity, angular and classical linear acceleration of
+    body ``k`` (base frame) from body ``k-1``'s, ``r`` between their origins, ``qdd = 0``."""
+    v = add3(v, cross(w, r))
+    acc = add3(acc, add3(cross(al, r), cross(w, cross(w, r))))
+    s = scale3(z, qd)
+    if kind(fp, k) == PRISMATIC:
+        return w, add3(v, s), al, add3(acc, scale3(cross(w, s), 2.0))
+    return add3(w, s), v, add3(al, cross(w, s)), acc
+
+
+@jit
+def leg_bias(fp: Array, o0: Vec, o1: Vec, o2: Vec, z0: Vec, z1: Vec, z2: Vec, B: Vec,
+             qd0: float, qd1: float, qd2: float) -> Vec:
+    """``dJ_i/dt qd_i``: the leg end's acceleration at zero joint accelerations."""
+    zero = (0.0, 0.0, 0.0)
+    w, v, al, acc = _chain_step(fp, 0, zero, z0, qd0, zero, zero, zero, zero)
+    w, v, al, acc = _chain_step(fp, 1, sub3(o1, o0), z1, qd1, w, v, al, acc)
+    w, v, al, acc = _chain_step(fp, 2, sub3(o2, o1), z2, qd2, w, v, al, acc)
+    r = sub3(B, o2)
+    return add3(acc, add3(cross(al, r), cross(w, cross(w, r))))
+
+
+# ------------------------------------------------------------ one sample
+@jit
+def platform_id(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
+                xdd: Array, g: Array, tau: Array, work: Array, qv: Array, A: Array,
+                legs_out: Array, jinv_out: Array, want: bool) -> int:
+    """Active forces ``tau`` (m,) of one sample (eq. 66); the status code (``OK``...).
+
+    ``work`` (3, 30), ``qv`` (4, 3), ``A`` (6, 7) are scratch. With ``want``, also
+    each leg's ``[q, qd, qdd]`` into ``legs_out`` (m, 9) and the rows of ``J_p^-1``
+    (eq. 60, 62: ``[u_i, P_i x u_i]`` with ``u_i = J_i^-T e_active``) into
+    ``jinv_out`` (m, 6).
+    """
+    m = legs.shape[0]
+    p = (x[0], x[1], x[2])
+    if kind_ == KIND_UPS:
+        ok, R = quaternion_matrix(x[3], x[4], x[5], x[6])
+        if not ok:
+            return BAD_QUATERNION * STATUS_LEG
+        v, w = (xd[0], xd[1], xd[2]), (xd[3], xd[4], xd[5])
+        a, dw = (xdd[0], xdd[1], xdd[2]), (xdd[3], xdd[4], xdd[5])
+        nv = 6
+    else:
+        R = mat3(pl, 0, PL_R0)
+        v, a = (xd[0], xd[1], xd[2]), (xdd[0], xdd[1], xdd[2])
+        w = dw = (0.0, 0.0, 0.0)
+        nv = 3
+    # Platform: Newton-Euler (eq. 9), base frame, about its origin; gravity as -g.
+    ag = (a[0] - g[0], a[1] - g[1], a[2] - g[2])
+    mass = pl[0, PL_MASS]
+    h = mv(R, vec3(pl, 0, PL_H))
+    Io = mat3(pl, 0, PL_IO)
+    Iw = mv(R, mv(Io, mtv(R, w)))
+    f = add3(scale3(ag, mass), add3(cross(dw, h), cross(w, cross(w, h))))
+    n = add3(add3(mv(R, mv(Io, mtv(R, dw))), cross(w, Iw)), cross(h, ag))
+    base = fixed_base(g)
+    for i in range(m):
+        fp = legs[i]
+        r = mv(R, vec3(gm, i, G_ATTACH))  # P_i (eq. 65)
+        B = add3(p, r)
+        vB = add3(v, cross(w, r))  # eq. 64
+        aB = add3(a, add3(cross(dw, r), cross(w, cross(w, r))))
+        reason, q0, q1, q2 = leg_inverse_geometry(kind_, gm, i, B)
+        if reason != OK:
+            return reason * STATUS_LEG + i
+        if (q0 < gm[i, G_LOWER] or q0 > gm[i, G_UPPER] or q1 < gm[i, G_LOWER + 1]
+                or q1 > gm[i, G_UPPER + 1] or q2 < gm[i, G_LOWER + 2] or q2 > gm[i, G_UPPER + 2]):
+            return LIMIT * STATUS_LEG + i
+        o0, o1, o2, z0, z1, z2, Bk = leg_poses(fp, q0, q1, q2, vec3(gm, i, G_END))
+        c0 = jacobian_column(fp, 0, o0, z0, Bk)
+        c1 = jacobian_column(fp, 1, o1, z1, Bk)
+        c2 = jacobian_column(fp, 2, o2, z2, Bk)
+        r0, r1, r2 = cross(c1, c2), cross(c2, c0), cross(c0, c1)  # rows of det(J) J^-1
+        det = dot3(c0, r0)
+        size = math.sqrt(dot3(c0, c0) * dot3(c1, c1) * dot3(c2, c2))
+        if not abs(det) > 1e-9 * size:
+            return LEG_SINGULAR * STATUS_LEG + i
+        r0, r1, r2 = scale3(r0, 1.0 / det), scale3(r1, 1.0 / det), scale3(r2, 1.0 / det)
+        qd0, qd1, qd2 = dot3(r0, vB), dot3(r1, vB), dot3(r2, vB)  # qd_i = J_i^-1 v_i (eq. 63)
+        acc = sub3(aB, leg_bias(fp, o0, o1, o2, z0, z1, z2, Bk, qd0, qd1, qd2))
+        qv[0, 0], qv[0, 1], qv[0, 2] = q0, q1, q2
+        qv[1, 0], qv[1, 1], qv[1, 2] = qd0, qd1, qd2
+        qv[2, 0], qv[2, 1], qv[2, 2] = dot3(r0, acc), dot3(r1, acc), dot3(r2, acc)
+        rnea_pass(fp, qv[0], qv[1], qv[2], base, work[:0], False, True, qv[3], work)  # Gamma_i
+        # The leg's dynamics as a force at its end: J_i^-T Gamma_i (eq. 66).
+        fi = add3(add3(scale3(r0, qv[3, 0]), scale3(r1, qv[3, 1])), scale3(r2, qv[3, 2]))
+        f = add3(f, fi)
+        n = add3(n, cross(r, fi))
+        act = int(gm[i, G_ACTIVE])
+        u = r0 if act == 0 else (r1 if act == 1 else r2)  # J_i^-T e_active
+        ru = cross(r, u)
+        A[0, i], A[1, i], A[2, i] = u
+        if nv == 6:
+            A[3, i], A[4, i], A[5, i] = ru
+        if want:
+            for k in range(3):
+                legs_out[i, k] = qv[0, k]
+                legs_out[i, 3 + k] = qv[1, k]
+                legs_out[i, 6 + k] = qv[2, k]
+                jinv_out[i, k] = u[k]
+                jinv_out[i, 3 + k] = ru[k]
+    A[0, nv], A[1, nv], A[2, nv] = f
+    if nv == 6:
+        A[3, nv], A[4, nv], A[5, nv] = n
+    # (J_p^-1)^T Gamma = F_p + sum J_vi^T J_i^-T Gamma_i  (eq. 66).
+    if not solve_in_place(A, nv):
+        return PLATFORM_SINGULAR * STATUS_LEG
+    total = 0.0
+    for i in range(m):
+        tau[i] = A[i, nv]
+        total += tau[i]
+    if not np.isfinite(total):
+        return NOT_FINITE * STATUS_LEG
+    return OK
+
+
+@jit_entry
+def inverse_dynamics_call(legs: Array, gm: Array, pl: Array, kind_: int, x: Array,
+                          xd: Array, xdd: Array, g: Array, tau: Array) -> int:
+    """The per-call entry of :func:`platform_id` (lengths checked here)."""
+    m = legs.shape[0]
+    nx, nv = (7, 6) if kind_ == KIND_UPS else (3, 3)
+    if (x.shape[0] != nx or xd.shape[0] != nv or xdd.shape[0] != nv or g.shape[0] != 3
+            or tau.shape[0] != m or m != nv):
+        return NOT_FINITE * STATUS_LEG + STATUS_LEG - 1
+    work = scratch(3, _W_COLS)
+    qv = scratch(4, _V_COLS)
+    A = scratch(6, _M_COLS)
+    return platform_id(legs, gm, pl, kind_, x, xd, xdd, g, tau, work, qv, A, work[:0],
+                       work[:0], False)
+
+
+@jit
+def inverse_dynamics_detail(legs: Array, gm: Array, pl: Array, kind_: int, x: Array,
+                            xd: Array, xdd: Array, g: Array, tau: Array, legs_out: Array,
+                            jinv_out: Array) -> int:
+    """:func:`platform_id` with the legs' states and ``J_p^-1`` (analysis, not hot)."""
+    work = np.empty((3, _W_COLS))
+    qv = np.empty((4, _V_COLS))
+    A = np.empty((6, _M_COLS))
+    return platform_id(legs, gm, pl, kind_, x, xd, xdd, g, tau, work, qv, A, legs_out,
+                       jinv_out, True)
+
+
+@jit
+def inverse_dynamics_rows(legs: Array, gm: Array, pl: Array, kind_: int, X: Array,
+                          XD: Array, XDD: Array, g: Array, tau: Array) -> int:
+    """:func:`platform_id` over the rows of ``X, XD, XDD``; the first failure's status
+    plus ``BATCH_SAMPLE * sample``, else ``OK``."""
+    work = np.empty((3, _W_COLS))
+    qv = np.empty((4, _V_COLS))
+    A = np.empty((6, _M_COLS))
+    for k in range(X.shape[0]):
+        status = platform_id(legs, gm, pl, kind_, X[k], XD[k], XDD[k], g, tau[k], work, qv, A,
+                             work[:0], work[:0], False)
+        if status != OK:
+            return status + BATCH_SAMPLE * k
+    return OK
+
+
+@jit
+def platform_fd(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
+                tau: Array, g: Array, xdd: Array, work: Array, qv: Array, A: Array,
+                H: Array, col: Array, zero: Array, unit: Array) -> int:
+    """Platform acceleration ``xdd`` from the active forces ``tau`` (eq. 58, 66 inverted):
+    ``Gamma = A_x(x) xdd + h(x, xd)``; ``h`` by one inverse dynamics at ``xdd = 0``,
+    column ``k`` of ``A_x`` by one at zero velocity and gravity with ``xdd = e_k``
+    (Khalil §3.3.1's column-by-column construction), then one solve.
+
+    ``H`` (nv, nv + 1), ``col`` (nv,), ``zero`` (>= 7,), ``unit`` (nv,) are scratch.
+    """
+    nv = tau.shape[0]
+    for k in range(zero.shape[0]):
+        zero[k] = 0.0
+    for k in range(nv):
+        unit[k] = 0.0
+    status = platform_id(legs, gm, pl, kind_, x, xd, unit, g, col, work, qv, A, work[:0],
+                         work[:0], False)
+    if status != OK:
+        return status
+    for r in range(nv):
+        H[r, nv] = tau[r] - col[r]
+    for k in range(nv):
+        unit[k] = 1.0
+        status = platform_id(legs, gm, pl, kind_, x, zero[:nv], unit, zero[:3], col, work, qv,
+                             A, work[:0], work[:0], False)
+        unit[k] = 0.0
+        if status != OK:
+            return status
+        for r in range(nv):
+            H[r, k] = col[r]
+    if not solve_in_place(H, nv):
+        return PLATFORM_SINGULAR * STATUS_LEG
+    for r in range(nv):
+        xdd[r] = H[r, nv]
+    return OK
+
+
+@jit
+def forward_dynamics_rows(legs: Array, gm: Array, pl: Array, kind_: int, X: Array,
+                          XD: Array, TAU: Array, g: Array, XDD: Array) -> int:
+    """:func:`platform_fd` over rows; status as :func:`inverse_dynamics_rows`."""
+    nv = TAU.shape[1]
+    work = np.empty((3, _W_COLS))
+    qv = np.empty((4, _V_COLS))
+    A = np.empty((6, _M_COLS))
+    H = np.empty((nv, nv + 1))
+    col, zero, unit = np.empty(nv), np.empty(7), np.empty(nv)
+    for k in range(X.shape[0]):
+        status = platform_fd(legs, gm, pl, kind_, X[k], XD[k], TAU[k], g, XDD[k], work, qv, A,
+                             H, col, zero, unit)
+        if status != OK:
+            return status + BATCH_SAMPLE * k
+    return OK
+
+
+@jit
+def leg_geometry_call(kind_: int, gm: Array, i: int, B: Array, q: Array) -> int:
+    """:func:`leg_inverse_geometry` for Python (error messages, tree states)."""
+    reason, q[0], q[1], q[2] = leg_inverse_geometry(kind_, gm, i, (B[0], B[1], B[2]))
+    return reason
