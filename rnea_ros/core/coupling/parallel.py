@@ -101,9 +101,9 @@ def _raise(robot: ParallelRobot, status: int, sample: str = "", **inputs: Array)
     leg = robot.legs[index]
     B = x[:3] + _rotation(robot, x) @ leg.attachment
     anchor = f"its platform anchor at {np.round(B, 6).tolist()} m (base frame)"
+    where = f"{sample}the platform pose {x.tolist()} is out of reach of leg '{leg.name}'"
     if reason == pk.UNREACHABLE:
-        raise ParallelRobotError(f"{sample}the platform pose {x.tolist()} is out of reach of leg "
-                                 f"'{leg.name}': no joint values put its end at {anchor[4:]}")
+        raise ParallelRobotError(f"{where}: no joint values put its end on {anchor}")
     if reason == pk.LEG_SINGULAR:
         raise ParallelRobotError(f"{sample}leg '{leg.name}' is singular at the platform pose "
                                  f"{x.tolist()} (its Jacobian J_i, eq. 63, is not invertible)")
@@ -112,9 +112,8 @@ def _raise(robot: ParallelRobot, status: int, sample: str = "", **inputs: Array)
     lower, upper = leg.model.lower_limit, leg.model.upper_limit
     k = int(np.argmax(np.maximum(lower - q, q - upper)))
     raise ParallelRobotError(
-        f"{sample}the platform pose {x.tolist()} is out of reach of leg '{leg.name}': to "
-        f"reach {anchor}, joint '{leg.joints[k]}' would be at {q[k]:.6g}, outside its limits "
-        f"[{lower[k]:.6g}, {upper[k]:.6g}]")
+        f"{where}: to reach {anchor}, joint '{leg.joints[k]}' would be at {q[k]:.6g}, outside "
+        f"its limits [{lower[k]:.6g}, {upper[k]:.6g}]")
 
 
 # ------------------------------------------------------------------ dynamics

@@ -4,8 +4,9 @@ a URDF spanning tree and its loop file ``<robot>.loops.yaml``.
 The loop file (the format of :mod:`rnea_ros.core.coupling.loops`) lists the
 active joints and the cut joints. From the tree and the cuts we find:
 
-* the **platform**: the link every cut joint touches; with the links welded to
-  it by ``weld`` cuts it forms one rigid body (mass, COM, inertia summed);
+* the **platform**: the link every cut joint touches (``link2`` of a single
+  loop); with the links welded to it by ``weld`` cuts it forms one rigid body
+  (mass, COM, inertia summed);
 * the **legs**: the tree's branches from the base to the platform. A branch
   ends at a ``spherical`` cut joint (the leg end is the cut's centre) or at a
   platform body; in the latter case its trailing joints whose child links are
@@ -153,7 +154,6 @@ class ParallelRobot:
 
     KIND: ClassVar[int] = pk.KIND_UPS
     LEG_TYPES: ClassVar[tuple[str, ...]] = ()
-    ACTIVE_INDEX: ClassVar[int] = 0
     CONNECTION: ClassVar[int] = 3  # revolute joints modelling the leg-platform joint
 
     name: str
@@ -229,6 +229,11 @@ class ParallelRobot:
                 for body, cut in _branch_ends(tree, cuts, platform)]
         legs = _order_legs(tree, legs, active)
         _check_cover(tree, legs, parts)
+        dof = 6 if cls.KIND == pk.KIND_UPS else 3
+        if len(legs) != dof:
+            raise ParallelRobotError(
+                f"model '{tree.name}' has {len(legs)} legs; a {cls.__name__} has {dof}, one "
+                "active joint per degree of freedom of its platform (J_p square, eq. 60)")
         mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
         for body, (R, t) in parts.items():
             mass, com, inertia = spatial.add_inertias(
@@ -340,7 +345,6 @@ class GoughStewart(ParallelRobot):
 
     KIND = pk.KIND_UPS
     LEG_TYPES = ("revolute", "revolute", "prismatic")
-    ACTIVE_INDEX = 2
     CONNECTION = 3
 
     def _geometry(self, leg: ParallelLeg) -> Array:
@@ -373,7 +377,6 @@ class DeltaRobot(ParallelRobot):
 
     KIND = pk.KIND_RUU
     LEG_TYPES = ("revolute", "revolute", "revolute")
-    ACTIVE_INDEX = 0
     CONNECTION = 2
 
     def _geometry(self, leg: ParallelLeg) -> Array:
@@ -418,6 +421,8 @@ def _platform_link(tree: RobotModel, cuts: Sequence[CutJoint]) -> str:
     if not cuts:
         raise ParallelRobotError(f"model '{tree.name}': the loop file has no loop")
     common = set.intersection(*({c.link1, c.link2} for c in cuts))
+    if len(common) == 2:  # a single loop: its link2, as in our loop files
+        common = {cuts[0].link2}
     if len(common) != 1:
         raise ParallelRobotError(
             f"model '{tree.name}': no single link is cut from every leg (the platform); "
