@@ -1,17 +1,16 @@
 """Test helpers for parallel robots: the shipped samples, random reachable platform
-states, and Pinocchio's constrained dynamics on the same URDF tree + loop file."""
+states, and Pinocchio's constrained dynamics on the same URDF tree + loop file
+(:class:`rnea_ros.oracle.ConstrainedOracle`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 import rnea_ros.core as rc
 from rnea_ros.core.coupling.parallel_model import quaternion_of
-from rnea_ros.oracle import PinocchioOracle
+from rnea_ros.oracle import ConstrainedOracle
 from rnea_ros.samples import share_directory
 
 SAMPLES = {"gough_stewart": rc.GoughStewart, "delta": rc.DeltaRobot}
@@ -71,53 +70,17 @@ def active_indices(robot: rc.ParallelRobot) -> np.ndarray:
     return np.array([robot.tree.joint_index(j) for j in robot.active])
 
 
-@dataclass
-class ConstrainedOracle:
-    """Pinocchio's model of the URDF tree with one ``RigidConstraintModel`` per loop:
-    CONTACT_3D at a spherical cut joint, CONTACT_6D at a weld (LOCAL frames)."""
+class PlatformOracle(ConstrainedOracle):
+    """:class:`~rnea_ros.oracle.ConstrainedOracle` of a parallel robot's tree and loops."""
 
-    robot: rc.ParallelRobot
-    tree: PinocchioOracle
-    constraints: Any
-    datas: Any
-    platform_frame: int
-
-    @classmethod
-    def build(cls, robot: rc.ParallelRobot, urdf: Path) -> ConstrainedOracle:
-        import pinocchio as pin
-
-        oracle = PinocchioOracle(urdf, robot.tree)
-        pm = oracle.pm
-        constraints = []
-        for cut in robot.loops:
-            sides = []
-            for link, (R, t) in ((cut.link1, cut.frame1), (cut.link2, cut.frame2)):
-                frame = pm.frames[pm.getFrameId(link)]
-                sides.append((frame.parentJoint, frame.placement * pin.SE3(R, t)))
-            kind = {"spherical": pin.ContactType.CONTACT_3D,
-                    "weld": pin.ContactType.CONTACT_6D}[cut.type]
-            constraints.append(pin.RigidConstraintModel(
-                kind, pm, sides[0][0], sides[0][1], sides[1][0], sides[1][1],
-                pin.ReferenceFrame.LOCAL))
-        datas = [c.createData() for c in constraints]
-        pin.initConstraintDynamics(pm, oracle.pd, constraints, datas)
-        return cls(robot, oracle, constraints, datas, pm.getFrameId(robot.platform))
+    def __init__(self, robot: rc.ParallelRobot, urdf: Path) -> None:
+        super().__init__(urdf, robot.tree, robot.loops, robot.active)
+        self.robot = robot
 
     def accelerations(self, q: np.ndarray, qd: np.ndarray, tau_active: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
         """``(qdd of the tree, platform acceleration)`` under the active forces, by
         ``pin.constraintDynamics``; the platform's as ``[dv/dt, dw/dt]`` of its origin
         in the base frame (``[dv/dt]`` for a translating platform)."""
-        import pinocchio as pin
-
-        o = self.tree
-        tau = np.zeros(self.robot.tree.nv)
-        tau[active_indices(self.robot)] = tau_active
-        prox = pin.ProximalSettings(1e-14, 1e-12, 1e-8, 50)
-        qdd = pin.constraintDynamics(o.pm, o.pd, o.config(q), o.tangent(qd), o.tangent(tau),
-                                     self.constraints, self.datas, prox)
-        pin.forwardKinematics(o.pm, o.pd, o.config(q), o.tangent(qd), qdd)
-        acc = pin.getFrameClassicalAcceleration(o.pm, o.pd, self.platform_frame,
-                                                pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        platform = np.r_[acc.linear, acc.angular][:self.robot.nv]
-        return o.ours(qdd), platform
+        qdd = self.forward_dynamics(q, qd, tau_active)
+        return qdd, self.link_acceleration(self.robot.platform)[:self.robot.nv]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from oracle import relative_error
-from parallel_oracle import ConstrainedOracle, load_sample, random_states, sample_path
+from parallel_oracle import PlatformOracle, load_sample, random_states, sample_path
 
 import rnea_ros.core as rc
 
@@ -24,7 +24,7 @@ COUNT = 40
 @pytest.fixture(scope="module", params=NAMES)
 def case(request):
     robot = load_sample(request.param)
-    oracle = ConstrainedOracle.build(robot, sample_path(request.param))
+    oracle = PlatformOracle(robot, sample_path(request.param))
     return robot, oracle, random_states(robot, COUNT, seed=3)
 
 
