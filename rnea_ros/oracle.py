@@ -266,7 +266,8 @@ class ConstrainedOracle:
         qdd = self.pin.constraintDynamics(o.pm, o.pd, o.config(q), o.tangent(qd), o.tangent(tau),
                                           self.constraints, self.datas, self.settings)
         self._state = (o.config(q), o.tangent(qd), qdd)
-        return o.ours(qdd)
+        out: Array = o.ours(qdd)
+        return out
 
     def link_acceleration(self, link: str) -> Array:
         """``[dv/dt, dw/dt]`` (6,) of link ``link``'s origin, base frame, at the state of
