@@ -276,4 +276,5 @@ class ConstrainedOracle:
         pin.forwardKinematics(o.pm, o.pd, *self._state)
         acc = pin.getFrameClassicalAcceleration(o.pm, o.pd, o.pm.getFrameId(link),
                                                 pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        return np.r_[acc.linear, acc.angular]
+        out: Array = np.r_[acc.linear, acc.angular]
+        return out
