@@ -1,16 +1,18 @@
 """Compiled kernels of the platform + legs dynamics (Khalil 2010 §5, eq. 59-66).
 
 One sample: platform pose, twist and acceleration in; per leg the inverse
-geometric model (closed form), the leg's joint rates from its Jacobian
-(eq. 63-64), its inverse dynamics by our RNEA (:func:`~rnea_ros.core.dynamics.rnea.rnea_pass`),
-the leg's dynamics carried to the platform (``J_vi^T J_i^-T Gamma_i``, eq. 66) and
+geometric model (closed form) and the joint rates from its Jacobian (eq. 63-64);
+the legs' inverse dynamics ``Gamma_i`` by our RNEA, one pass over all legs as
+one forest model (:func:`~rnea_ros.core.dynamics.batch_kernels.rnea_row`); the
+legs' dynamics carried to the platform (``J_vi^T J_i^-T Gamma_i``, eq. 66) and
 the active forces ``Gamma = J_p^T [F_p + sum ...]`` (eq. 66) by one small linear
-solve with ``J_p^-1`` (eq. 60, 62). Allocation-free: tuples and stack scratch
-(see :mod:`rnea_ros.core._jit`).
+solve with ``J_p^-1`` (eq. 60, 62). Allocation-free per call: tuples and stack
+scratch (see :mod:`rnea_ros.core._jit`); FMA-compiled like the batch RNEA.
 
 Data (built by :mod:`rnea_ros.core.coupling.parallel_model`):
 
-* ``legs`` (m, 3, 30): each leg's packed serial model (``RobotModel.kernel_floats``);
+* ``fp`` (3m, 30): the legs without the platform as one packed model (leg ``i``
+  in rows ``3i..3i+2``, each a chain from the base: ``RobotModel.kernel_floats``);
 * ``gm`` (m, G_COLS): per-leg geometry, columns ``G_*`` below;
 * ``pl`` (1, PL_COLS): the platform's inertia about its origin in its frame and,
   for a translating platform, its constant orientation;
@@ -40,10 +42,9 @@ from rnea_ros.core._jit import (
     axis_rotation,
     cross,
     dot3,
-    fixed_base,
-    jit,
-    jit_entry,
-    joint_transform,
+    inline,
+    jit_entry_fma,
+    jit_fma,
     kind,
     mat3,
     mm,
@@ -51,10 +52,13 @@ from rnea_ros.core._jit import (
     mv,
     scale3,
     scratch,
+    sincos,
     sub3,
     vec3,
 )
-from rnea_ros.core.dynamics.rnea import rnea_pass
+from rnea_ros.core.dynamics.batch_kernels import _joint_transform, rnea_row
+
+_rnea_row = inline(rnea_row)
 
 Array = NDArray[np.float64]
 
@@ -99,22 +103,24 @@ NOT_FINITE = 6
 STATUS_LEG = 256
 BATCH_SAMPLE = 4096  # batch status: status + BATCH_SAMPLE * sample
 
+MAX_LEGS = 6
 _W_COLS = 30  # RNEA work columns (rnea.py's layout)
-_V_COLS = 3
+_Q_COLS = 3 * MAX_LEGS
+_J_COLS = 12  # per leg: the rows of J_i^-1 and P_i
 _M_COLS = 7
 LEG_OUT = 9  # per-leg output row: q, qd, qdd
 JINV_OUT = 6  # per-leg row of J_p^-1
 
 
 # ------------------------------------------------------------------ small algebra
-@jit
+@jit_fma
 def rotate(u: Vec, angle: float, x: Vec) -> Vec:
     """``Rot(u, angle) x`` for a unit ``u`` (Rodrigues)."""
     c, s = math.cos(angle), math.sin(angle)
     return add3(add3(scale3(x, c), scale3(cross(u, x), s)), scale3(u, dot3(u, x) * (1.0 - c)))
 
 
-@jit
+@jit_fma
 def angle_between(w: Vec, p: Vec, q: Vec) -> float:
     """Paden-Kahan subproblem 1: ``theta`` with ``Rot(w, theta) p = q`` (components normal to w)."""
     pp = sub3(p, scale3(w, dot3(w, p)))
@@ -122,12 +128,13 @@ def angle_between(w: Vec, p: Vec, q: Vec) -> float:
     return math.atan2(dot3(w, cross(pp, qq)), dot3(pp, qq))
 
 
-@jit
+@jit_fma
 def two_angles(w1: Vec, w2: Vec, p: Vec, q: Vec) -> tuple[bool, float, float]:
     """Paden-Kahan subproblem 2: ``Rot(w1, t1) Rot(w2, t2) p = q``, ``|p| = |q|``.
 
     Of the two solutions, the one with the smaller ``max(|t1|, |t2|)`` (the
-    branch through the joints' zero). False when ``q`` is out of reach.
+    branch through the joints' zero), chosen by the angles' cosines before the
+    two ``atan2``. False when ``q`` is out of reach.
     """
     c = dot3(w1, w2)
     den = c * c - 1.0
@@ -141,14 +148,19 @@ def two_angles(w1: Vec, w2: Vec, p: Vec, q: Vec) -> tuple[bool, float, float]:
     base = add3(scale3(w1, alpha), scale3(w2, beta))
     za = add3(base, scale3(w12, g))
     zb = sub3(base, scale3(w12, g))
-    t1a, t2a = angle_between(w1, za, q), angle_between(w2, p, za)
-    t1b, t2b = angle_between(w1, zb, q), angle_between(w2, p, zb)
-    if max(abs(t1b), abs(t2b)) < max(abs(t1a), abs(t2a)):
-        return True, t1b, t2b
-    return True, t1a, t2a
+    # cos t2 = z.p2 / |p2|^2 and cos t1 = z.q1 / |q1|^2 (p2, q1: p, q normal to w2, w1;
+    # z's normal parts have the same lengths): keep the branch with the larger min cosine.
+    p2 = sub3(p, scale3(w2, dot3(w2, p)))
+    q1 = sub3(q, scale3(w1, dot3(w1, q)))
+    n2, n1 = dot3(p2, p2), dot3(q1, q1)
+    n2, n1 = (n2 if n2 > 0.0 else 1.0), (n1 if n1 > 0.0 else 1.0)
+    ca = min(dot3(za, p2) / n2, dot3(za, q1) / n1)
+    cb = min(dot3(zb, p2) / n2, dot3(zb, q1) / n1)
+    z = zb if cb > ca else za
+    return True, angle_between(w1, z, q), angle_between(w2, p, z)
 
 
-@jit
+@jit_fma
 def quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> tuple[bool, Mat]:
     """Rotation of the unit quaternion ``(qx, qy, qz, qw)``; False if its norm is not 1."""
     n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
@@ -163,7 +175,7 @@ def quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> tuple[bool,
                 2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy))
 
 
-@jit
+@jit_fma
 def solve_in_place(A: Array, n: int) -> bool:
     """Solve ``A[:n, :n] x = A[:n, n]`` by Gaussian elimination with partial pivoting;
     ``x`` replaces ``A[:n, n]``. False if the matrix is (numerically) singular."""
@@ -195,7 +207,7 @@ def solve_in_place(A: Array, n: int) -> bool:
 
 
 # ---------------------------------------------------------------- legs
-@jit
+@jit_fma
 def leg_inverse_geometry(kind_: int, gm: Array, i: int, B: Vec
                          ) -> tuple[int, float, float, float]:
     """Inverse geometric model of leg ``i``: its three joint values placing the leg
@@ -237,12 +249,14 @@ def leg_inverse_geometry(kind_: int, gm: Array, i: int, B: Vec
     delta = math.acos(R / rho)
     t0 = phi + delta
     hub = add3(A, scale3(w, gm[i, G_H]))
-    E = add3(hub, add3(scale3(rp, math.cos(t0)), scale3(rq, math.sin(t0))))
+    c, s = sincos(t0)
+    E = add3(hub, add3(scale3(rp, c), scale3(rq, s)))
     if dot3(w, cross(sub3(E, A), sub3(B, E))) * gm[i, G_KNEE] < 0.0:
         t0 = phi - delta
-        E = add3(hub, add3(scale3(rp, math.cos(t0)), scale3(rq, math.sin(t0))))
-    t0 = math.atan2(math.sin(t0), math.cos(t0))
-    R0 = mm(P1, axis_rotation(vec3(gm, i, G_A1), math.cos(t0), math.sin(t0)))
+        c, s = sincos(t0)
+        E = add3(hub, add3(scale3(rp, c), scale3(rq, s)))
+    t0 = math.atan2(s, c)
+    R0 = mm(P1, axis_rotation(vec3(gm, i, G_A1), c, s))
     target = mtv(mm(R0, mat3(gm, i, G_P2)), scale3(sub3(B, E), 1.0 / lb))
     ok, t1, t2 = two_angles(w1, w2, up, target)
     if not ok:
@@ -250,37 +264,39 @@ def leg_inverse_geometry(kind_: int, gm: Array, i: int, B: Vec
     return OK, t0, t1, t2
 
 
-@jit
-def leg_poses(fp: Array, q0: float, q1: float, q2: float, e: Vec
+@jit_fma
+def leg_poses(fp: Array, o: int, q0: float, q1: float, q2: float, e: Vec
               ) -> tuple[Vec, Vec, Vec, Vec, Vec, Vec, Vec]:
-    """Leg forward kinematics, base frame: body origins ``o0, o1, o2``, joint axes
-    ``z0, z1, z2`` and the leg end ``B = o2 + R2 e``."""
-    R0, o0 = joint_transform(fp, 0, q0)
-    R1l, p1 = joint_transform(fp, 1, q1)
+    """Forward kinematics of the leg in rows ``o, o+1, o+2`` of ``fp``, base frame:
+    body origins ``o0, o1, o2``, joint axes ``z0, z1, z2``, leg end ``B = o2 + R2 e``."""
+    R0, o0 = _joint_transform(fp, o, q0)
+    R1l, p1 = _joint_transform(fp, o + 1, q1)
     o1 = add3(o0, mv(R0, p1))
     R1 = mm(R0, R1l)
-    R2l, p2 = joint_transform(fp, 2, q2)
+    R2l, p2 = _joint_transform(fp, o + 2, q2)
     o2 = add3(o1, mv(R1, p2))
     R2 = mm(R1, R2l)
-    z0 = mv(R0, vec3(fp, 0, F_AXIS))
-    z1 = mv(R1, vec3(fp, 1, F_AXIS))
-    z2 = mv(R2, vec3(fp, 2, F_AXIS))
+    z0 = mv(R0, vec3(fp, o, F_AXIS))
+    z1 = mv(R1, vec3(fp, o + 1, F_AXIS))
+    z2 = mv(R2, vec3(fp, o + 2, F_AXIS))
     return o0, o1, o2, z0, z1, z2, add3(o2, mv(R2, e))
 
 
-@jit
+@jit_fma
 def jacobian_column(fp: Array, k: int, o: Vec, z: Vec, B: Vec) -> Vec:
-    """Column ``k`` of the leg Jacobian ``J_i`` (eq. 63): velocity of the leg end per unit rate."""
+    """Column of the leg Jacobian ``J_i`` (eq. 63) of joint row ``k``: velocity of the
+    leg end per unit rate."""
     if kind(fp, k) == PRISMATIC:
         return z
     return cross(z, sub3(B, o))
 
 
-@jit
+@jit_fma
 def _chain_step(fp: Array, k: int, r: Vec, z: Vec, qd: float,
                 w: Vec, v: Vec, al: Vec, acc: Vec) -> tuple[Vec, Vec, Vec, Vec]:
     """Angular velocity, origin velocity, angular and classical linear acceleration of
-    body ``k`` (base frame) from body ``k-1``'s, ``r`` between their origins, ``qdd = 0``."""
+    the body of joint row ``k`` (base frame) from its parent's, ``r`` between their
+    origins, ``qdd = 0``."""
     v = add3(v, cross(w, r))
     acc = add3(acc, add3(cross(al, r), cross(w, cross(w, r))))
     s = scale3(z, qd)
@@ -289,31 +305,33 @@ def _chain_step(fp: Array, k: int, r: Vec, z: Vec, qd: float,
     return add3(w, s), v, add3(al, cross(w, s)), acc
 
 
-@jit
-def leg_bias(fp: Array, o0: Vec, o1: Vec, o2: Vec, z0: Vec, z1: Vec, z2: Vec, B: Vec,
-             qd0: float, qd1: float, qd2: float) -> Vec:
+@jit_fma
+def leg_bias(fp: Array, o: int, o0: Vec, o1: Vec, o2: Vec, z0: Vec, z1: Vec, z2: Vec,
+             B: Vec, qd0: float, qd1: float, qd2: float) -> Vec:
     """``dJ_i/dt qd_i``: the leg end's acceleration at zero joint accelerations."""
     zero = (0.0, 0.0, 0.0)
-    w, v, al, acc = _chain_step(fp, 0, zero, z0, qd0, zero, zero, zero, zero)
-    w, v, al, acc = _chain_step(fp, 1, sub3(o1, o0), z1, qd1, w, v, al, acc)
-    w, v, al, acc = _chain_step(fp, 2, sub3(o2, o1), z2, qd2, w, v, al, acc)
+    w, v, al, acc = _chain_step(fp, o, zero, z0, qd0, zero, zero, zero, zero)
+    w, v, al, acc = _chain_step(fp, o + 1, sub3(o1, o0), z1, qd1, w, v, al, acc)
+    w, v, al, acc = _chain_step(fp, o + 2, sub3(o2, o1), z2, qd2, w, v, al, acc)
     r = sub3(B, o2)
     return add3(acc, add3(cross(al, r), cross(w, cross(w, r))))
 
 
 # ------------------------------------------------------------ one sample
-@jit
-def platform_id(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
-                xdd: Array, g: Array, tau: Array, work: Array, qv: Array, A: Array,
-                legs_out: Array, jinv_out: Array, want: bool) -> int:
+@jit_fma
+def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
+                xdd: Array, g: Array, tau: Array, work: Array, Q: Array, QD: Array,
+                QDD: Array, TAU: Array, J: Array, A: Array, legs_out: Array, jinv_out: Array,
+                want: bool) -> int:
     """Active forces ``tau`` (m,) of one sample (eq. 66); the status code (``OK``...).
 
-    ``work`` (3, 30), ``qv`` (4, 3), ``A`` (6, 7) are scratch. With ``want``, also
-    each leg's ``[q, qd, qdd]`` into ``legs_out`` (m, 9) and the rows of ``J_p^-1``
-    (eq. 60, 62: ``[u_i, P_i x u_i]`` with ``u_i = J_i^-T e_active``) into
-    ``jinv_out`` (m, 6).
+    ``fp`` (3m, 30) packs the legs (leg ``i`` in rows ``3i..3i+2``, each its own
+    chain from the base). Scratch: ``work`` (3m, 30), ``Q, QD, QDD, TAU`` (1, >= 3m),
+    ``J`` (m, 12), ``A`` (6, 7). With ``want``, also each leg's ``[q, qd, qdd]``
+    into ``legs_out`` (m, 9) and the rows of ``J_p^-1`` (eq. 60, 62: ``[u_i, P_i x u_i]``
+    with ``u_i = J_i^-T e_active``) into ``jinv_out`` (m, 6).
     """
-    m = legs.shape[0]
+    m = gm.shape[0]
     p = (x[0], x[1], x[2])
     if kind_ == KIND_UPS:
         ok, R = quaternion_matrix(x[3], x[4], x[5], x[6])
@@ -327,6 +345,38 @@ def platform_id(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Arr
         v, a = (xd[0], xd[1], xd[2]), (xdd[0], xdd[1], xdd[2])
         w = dw = (0.0, 0.0, 0.0)
         nv = 3
+    # Legs: inverse geometric model, rates from J_i (eq. 63-64), into Q, QD, QDD.
+    for i in range(m):
+        o = 3 * i
+        r = mv(R, vec3(gm, i, G_ATTACH))  # P_i (eq. 65)
+        B = add3(p, r)
+        vB = add3(v, cross(w, r))  # v_i = J_vi V_p (eq. 64)
+        aB = add3(a, add3(cross(dw, r), cross(w, cross(w, r))))
+        reason, q0, q1, q2 = leg_inverse_geometry(kind_, gm, i, B)
+        if reason != OK:
+            return reason * STATUS_LEG + i
+        if (q0 < gm[i, G_LOWER] or q0 > gm[i, G_UPPER] or q1 < gm[i, G_LOWER + 1]
+                or q1 > gm[i, G_UPPER + 1] or q2 < gm[i, G_LOWER + 2] or q2 > gm[i, G_UPPER + 2]):
+            return LIMIT * STATUS_LEG + i
+        o0, o1, o2, z0, z1, z2, Bk = leg_poses(fp, o, q0, q1, q2, vec3(gm, i, G_END))
+        c0 = jacobian_column(fp, o, o0, z0, Bk)
+        c1 = jacobian_column(fp, o + 1, o1, z1, Bk)
+        c2 = jacobian_column(fp, o + 2, o2, z2, Bk)
+        r0, r1, r2 = cross(c1, c2), cross(c2, c0), cross(c0, c1)  # rows of det(J) J^-1
+        det = dot3(c0, r0)
+        size = math.sqrt(dot3(c0, c0) * dot3(c1, c1) * dot3(c2, c2))
+        if not abs(det) > 1e-9 * size:
+            return LEG_SINGULAR * STATUS_LEG + i
+        r0, r1, r2 = scale3(r0, 1.0 / det), scale3(r1, 1.0 / det), scale3(r2, 1.0 / det)
+        qd0, qd1, qd2 = dot3(r0, vB), dot3(r1, vB), dot3(r2, vB)  # qd_i = J_i^-1 v_i
+        acc = sub3(aB, leg_bias(fp, o, o0, o1, o2, z0, z1, z2, Bk, qd0, qd1, qd2))
+        Q[0, o], Q[0, o + 1], Q[0, o + 2] = q0, q1, q2
+        QD[0, o], QD[0, o + 1], QD[0, o + 2] = qd0, qd1, qd2
+        QDD[0, o], QDD[0, o + 1], QDD[0, o + 2] = dot3(r0, acc), dot3(r1, acc), dot3(r2, acc)
+        for k in range(3):
+            J[i, k], J[i, 3 + k], J[i, 6 + k], J[i, 9 + k] = r0[k], r1[k], r2[k], r[k]
+    # Every leg's inverse dynamics Gamma_i by our RNEA, in one pass over the legs.
+    _rnea_row(fp, Q, QD, QDD, 0, g, True, TAU, work)
     # Platform: Newton-Euler (eq. 9), base frame, about its origin; gravity as -g.
     ag = (a[0] - g[0], a[1] - g[1], a[2] - g[2])
     mass = pl[0, PL_MASS]
@@ -335,37 +385,12 @@ def platform_id(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Arr
     Iw = mv(R, mv(Io, mtv(R, w)))
     f = add3(scale3(ag, mass), add3(cross(dw, h), cross(w, cross(w, h))))
     n = add3(add3(mv(R, mv(Io, mtv(R, dw))), cross(w, Iw)), cross(h, ag))
-    base = fixed_base(g)
     for i in range(m):
-        fp = legs[i]
-        r = mv(R, vec3(gm, i, G_ATTACH))  # P_i (eq. 65)
-        B = add3(p, r)
-        vB = add3(v, cross(w, r))  # eq. 64
-        aB = add3(a, add3(cross(dw, r), cross(w, cross(w, r))))
-        reason, q0, q1, q2 = leg_inverse_geometry(kind_, gm, i, B)
-        if reason != OK:
-            return reason * STATUS_LEG + i
-        if (q0 < gm[i, G_LOWER] or q0 > gm[i, G_UPPER] or q1 < gm[i, G_LOWER + 1]
-                or q1 > gm[i, G_UPPER + 1] or q2 < gm[i, G_LOWER + 2] or q2 > gm[i, G_UPPER + 2]):
-            return LIMIT * STATUS_LEG + i
-        o0, o1, o2, z0, z1, z2, Bk = leg_poses(fp, q0, q1, q2, vec3(gm, i, G_END))
-        c0 = jacobian_column(fp, 0, o0, z0, Bk)
-        c1 = jacobian_column(fp, 1, o1, z1, Bk)
-        c2 = jacobian_column(fp, 2, o2, z2, Bk)
-        r0, r1, r2 = cross(c1, c2), cross(c2, c0), cross(c0, c1)  # rows of det(J) J^-1
-        det = dot3(c0, r0)
-        size = math.sqrt(dot3(c0, c0) * dot3(c1, c1) * dot3(c2, c2))
-        if not abs(det) > 1e-9 * size:
-            return LEG_SINGULAR * STATUS_LEG + i
-        r0, r1, r2 = scale3(r0, 1.0 / det), scale3(r1, 1.0 / det), scale3(r2, 1.0 / det)
-        qd0, qd1, qd2 = dot3(r0, vB), dot3(r1, vB), dot3(r2, vB)  # qd_i = J_i^-1 v_i (eq. 63)
-        acc = sub3(aB, leg_bias(fp, o0, o1, o2, z0, z1, z2, Bk, qd0, qd1, qd2))
-        qv[0, 0], qv[0, 1], qv[0, 2] = q0, q1, q2
-        qv[1, 0], qv[1, 1], qv[1, 2] = qd0, qd1, qd2
-        qv[2, 0], qv[2, 1], qv[2, 2] = dot3(r0, acc), dot3(r1, acc), dot3(r2, acc)
-        rnea_pass(fp, qv[0], qv[1], qv[2], base, work[:0], False, True, qv[3], work)  # Gamma_i
+        o = 3 * i
+        r0, r1, r2, r = vec3(J, i, 0), vec3(J, i, 3), vec3(J, i, 6), vec3(J, i, 9)
         # The leg's dynamics as a force at its end: J_i^-T Gamma_i (eq. 66).
-        fi = add3(add3(scale3(r0, qv[3, 0]), scale3(r1, qv[3, 1])), scale3(r2, qv[3, 2]))
+        fi = add3(add3(scale3(r0, TAU[0, o]), scale3(r1, TAU[0, o + 1])),
+                  scale3(r2, TAU[0, o + 2]))
         f = add3(f, fi)
         n = add3(n, cross(r, fi))
         act = int(gm[i, G_ACTIVE])
@@ -376,9 +401,9 @@ def platform_id(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Arr
             A[3, i], A[4, i], A[5, i] = ru
         if want:
             for k in range(3):
-                legs_out[i, k] = qv[0, k]
-                legs_out[i, 3 + k] = qv[1, k]
-                legs_out[i, 6 + k] = qv[2, k]
+                legs_out[i, k] = Q[0, o + k]
+                legs_out[i, 3 + k] = QD[0, o + k]
+                legs_out[i, 6 + k] = QDD[0, o + k]
                 jinv_out[i, k] = u[k]
                 jinv_out[i, 3 + k] = ru[k]
     A[0, nv], A[1, nv], A[2, nv] = f
@@ -396,54 +421,60 @@ def platform_id(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Arr
     return OK
 
 
-@jit_entry
-def inverse_dynamics_call(legs: Array, gm: Array, pl: Array, kind_: int, x: Array,
+@jit_entry_fma
+def inverse_dynamics_call(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
                           xd: Array, xdd: Array, g: Array, tau: Array) -> int:
     """The per-call entry of :func:`platform_id` (lengths checked here)."""
-    m = legs.shape[0]
+    m = gm.shape[0]
     nx, nv = (7, 6) if kind_ == KIND_UPS else (3, 3)
     if (x.shape[0] != nx or xd.shape[0] != nv or xdd.shape[0] != nv or g.shape[0] != 3
-            or tau.shape[0] != m or m != nv):
+            or tau.shape[0] != m or m != nv or fp.shape[0] != 3 * m):
         return NOT_FINITE * STATUS_LEG + STATUS_LEG - 1
-    work = scratch(3, _W_COLS)
-    qv = scratch(4, _V_COLS)
+    work = scratch(3 * m, _W_COLS)
+    Q, QD = scratch(1, _Q_COLS), scratch(1, _Q_COLS)
+    QDD, TAU = scratch(1, _Q_COLS), scratch(1, _Q_COLS)
+    J = scratch(m, _J_COLS)
     A = scratch(6, _M_COLS)
-    return platform_id(legs, gm, pl, kind_, x, xd, xdd, g, tau, work, qv, A, work[:0],
-                       work[:0], False)
+    return platform_id(fp, gm, pl, kind_, x, xd, xdd, g, tau, work, Q, QD, QDD, TAU, J, A,
+                       work[:0], work[:0], False)
 
 
-@jit
-def inverse_dynamics_detail(legs: Array, gm: Array, pl: Array, kind_: int, x: Array,
+@jit_fma
+def _buffers(m: int) -> tuple[Array, Array, Array, Array, Array, Array, Array]:
+    """Heap scratch for the analysis and batch kernels (see :func:`platform_id`)."""
+    return (np.empty((3 * m, _W_COLS)), np.empty((1, 3 * m)), np.empty((1, 3 * m)),
+            np.empty((1, 3 * m)), np.empty((1, 3 * m)), np.empty((m, _J_COLS)),
+            np.empty((6, _M_COLS)))
+
+
+@jit_fma
+def inverse_dynamics_detail(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
                             xd: Array, xdd: Array, g: Array, tau: Array, legs_out: Array,
                             jinv_out: Array) -> int:
     """:func:`platform_id` with the legs' states and ``J_p^-1`` (analysis, not hot)."""
-    work = np.empty((3, _W_COLS))
-    qv = np.empty((4, _V_COLS))
-    A = np.empty((6, _M_COLS))
-    return platform_id(legs, gm, pl, kind_, x, xd, xdd, g, tau, work, qv, A, legs_out,
-                       jinv_out, True)
+    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
+    return platform_id(fp, gm, pl, kind_, x, xd, xdd, g, tau, work, Q, QD, QDD, TAU, J, A,
+                       legs_out, jinv_out, True)
 
 
-@jit
-def inverse_dynamics_rows(legs: Array, gm: Array, pl: Array, kind_: int, X: Array,
+@jit_fma
+def inverse_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
                           XD: Array, XDD: Array, g: Array, tau: Array) -> int:
     """:func:`platform_id` over the rows of ``X, XD, XDD``; the first failure's status
     plus ``BATCH_SAMPLE * sample``, else ``OK``."""
-    work = np.empty((3, _W_COLS))
-    qv = np.empty((4, _V_COLS))
-    A = np.empty((6, _M_COLS))
+    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
     for k in range(X.shape[0]):
-        status = platform_id(legs, gm, pl, kind_, X[k], XD[k], XDD[k], g, tau[k], work, qv, A,
-                             work[:0], work[:0], False)
+        status = platform_id(fp, gm, pl, kind_, X[k], XD[k], XDD[k], g, tau[k], work, Q, QD,
+                             QDD, TAU, J, A, work[:0], work[:0], False)
         if status != OK:
             return status + BATCH_SAMPLE * k
     return OK
 
 
-@jit
-def platform_fd(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
-                tau: Array, g: Array, xdd: Array, work: Array, qv: Array, A: Array,
-                H: Array, col: Array, zero: Array, unit: Array) -> int:
+@jit_fma
+def platform_fd(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
+                tau: Array, g: Array, xdd: Array, H: Array, col: Array, zero: Array,
+                unit: Array) -> int:
     """Platform acceleration ``xdd`` from the active forces ``tau`` (eq. 58, 66 inverted):
     ``Gamma = A_x(x) xdd + h(x, xd)``; ``h`` by one inverse dynamics at ``xdd = 0``,
     column ``k`` of ``A_x`` by one at zero velocity and gravity with ``xdd = e_k``
@@ -452,20 +483,21 @@ def platform_fd(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Arr
     ``H`` (nv, nv + 1), ``col`` (nv,), ``zero`` (>= 7,), ``unit`` (nv,) are scratch.
     """
     nv = tau.shape[0]
+    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
     for k in range(zero.shape[0]):
         zero[k] = 0.0
     for k in range(nv):
         unit[k] = 0.0
-    status = platform_id(legs, gm, pl, kind_, x, xd, unit, g, col, work, qv, A, work[:0],
-                         work[:0], False)
+    status = platform_id(fp, gm, pl, kind_, x, xd, unit, g, col, work, Q, QD, QDD, TAU, J, A,
+                         work[:0], work[:0], False)
     if status != OK:
         return status
     for r in range(nv):
         H[r, nv] = tau[r] - col[r]
     for k in range(nv):
         unit[k] = 1.0
-        status = platform_id(legs, gm, pl, kind_, x, zero[:nv], unit, zero[:3], col, work, qv,
-                             A, work[:0], work[:0], False)
+        status = platform_id(fp, gm, pl, kind_, x, zero[:nv], unit, zero[:3], col, work, Q, QD,
+                             QDD, TAU, J, A, work[:0], work[:0], False)
         unit[k] = 0.0
         if status != OK:
             return status
@@ -478,25 +510,22 @@ def platform_fd(legs: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Arr
     return OK
 
 
-@jit
-def forward_dynamics_rows(legs: Array, gm: Array, pl: Array, kind_: int, X: Array,
+@jit_fma
+def forward_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
                           XD: Array, TAU: Array, g: Array, XDD: Array) -> int:
     """:func:`platform_fd` over rows; status as :func:`inverse_dynamics_rows`."""
     nv = TAU.shape[1]
-    work = np.empty((3, _W_COLS))
-    qv = np.empty((4, _V_COLS))
-    A = np.empty((6, _M_COLS))
     H = np.empty((nv, nv + 1))
     col, zero, unit = np.empty(nv), np.empty(7), np.empty(nv)
     for k in range(X.shape[0]):
-        status = platform_fd(legs, gm, pl, kind_, X[k], XD[k], TAU[k], g, XDD[k], work, qv, A,
-                             H, col, zero, unit)
+        status = platform_fd(fp, gm, pl, kind_, X[k], XD[k], TAU[k], g, XDD[k], H, col, zero,
+                             unit)
         if status != OK:
             return status + BATCH_SAMPLE * k
     return OK
 
 
-@jit
+@jit_fma
 def leg_geometry_call(kind_: int, gm: Array, i: int, B: Array, q: Array) -> int:
     """:func:`leg_inverse_geometry` for Python (error messages, tree states)."""
     reason, q[0], q[1], q[2] = leg_inverse_geometry(kind_, gm, i, (B[0], B[1], B[2]))

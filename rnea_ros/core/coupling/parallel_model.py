@@ -149,7 +149,9 @@ class ParallelRobot:
     welded to it. ``orientation`` is the platform's orientation at the tree's
     zero configuration (the constant orientation of a translating platform);
     ``zero_pose`` the pose the legs' ends suggest there (the forward geometric
-    model's default seed). ``nx``/``nv``: sizes of the platform's pose and twist.
+    model's default seed). ``nx``/``nv``: sizes of the platform's pose and twist;
+    ``legs_model``: the legs without the platform, leg by leg (one model whose
+    RNEA gives every ``Gamma_i`` in one pass).
     """
 
     KIND: ClassVar[int] = pk.KIND_UPS
@@ -169,6 +171,7 @@ class ParallelRobot:
     zero_pose: Array
     nx: int = field(init=False)
     nv: int = field(init=False)
+    legs_model: RobotModel = field(init=False, repr=False)
     leg_floats: Array = field(init=False, repr=False)
     leg_geometry: Array = field(init=False, repr=False)
     platform_floats: Array = field(init=False, repr=False)
@@ -177,9 +180,9 @@ class ParallelRobot:
         set_ = object.__setattr__
         set_(self, "nx", 7 if self.KIND == pk.KIND_UPS else 3)
         set_(self, "nv", 6 if self.KIND == pk.KIND_UPS else 3)
-        legs = np.ascontiguousarray([leg.model.kernel_floats for leg in self.legs])
-        legs.setflags(write=False)
-        set_(self, "leg_floats", legs)
+        bodies = [self.tree.joint_index(j) for leg in self.legs for j in leg.joints]
+        set_(self, "legs_model", _sub_model(self.tree, bodies, f"{self.name}/legs"))
+        set_(self, "leg_floats", self.legs_model.kernel_floats)
         set_(self, "leg_geometry", _frozen(np.array([self._geometry(leg) for leg in self.legs])))
         pl = np.zeros((1, pk.PL_COLS))
         m, c = self.platform_mass, self.platform_com
@@ -274,7 +277,8 @@ class ParallelRobot:
         cls._check_connection(tree, where, cut, connection)
         leg = ParallelLeg(_leg_name(names), names, -1,
                           tuple(tree.joint_names[b] for b in connection),
-                          cut.name if cut is not None else "", _leg_model(tree, leg_bodies),
+                          cut.name if cut is not None else "",
+                          _sub_model(tree, leg_bodies, f"{tree.name}/{_leg_name(names)}"),
                           _frozen(end), _frozen(attachment), _frozen(body_rotation))
         types = tuple("revolute" if t == "continuous" else t for t in leg.model.joint_types)
         if types != cls.LEG_TYPES:
@@ -497,14 +501,15 @@ def _leg_name(joints: Sequence[str]) -> str:
     return prefix or "/".join(joints)
 
 
-def _leg_model(tree: RobotModel, bodies: Sequence[int]) -> RobotModel:
+def _sub_model(tree: RobotModel, bodies: Sequence[int], name: str) -> RobotModel:
+    """The bodies ``bodies`` of ``tree`` (each after its parent, or on the base) as a model."""
     idx = list(bodies)
-    names = "_".join(tree.joint_names[b] for b in idx)
+    position = {b: k for k, b in enumerate(idx)}
     return RobotModel(
-        name=f"{tree.name}/{names}", joint_names=tuple(tree.joint_names[b] for b in idx),
+        name=name, joint_names=tuple(tree.joint_names[b] for b in idx),
         joint_types=tuple(tree.joint_types[b] for b in idx),
         body_names=tuple(tree.body_names[b] for b in idx),
-        parent=np.arange(len(idx)) - 1,
+        parent=np.array([position.get(int(tree.parent[b]), -1) for b in idx]),
         placement_rotation=tree.placement_rotation[idx],
         placement_translation=tree.placement_translation[idx], axis=tree.axis[idx],
         mass=tree.mass[idx], com=tree.com[idx], inertia=tree.inertia[idx],
