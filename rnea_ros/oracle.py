@@ -229,7 +229,7 @@ class ConstrainedOracle:
     settings: accuracy 1e-14, mu 1e-8, so redundant constraints are fine).
 
     ``cuts`` are the loops of a loop file (``name, type, link1, frame1 = (R, xyz),
-    link2, frame2``, e.g. :class:`~rnea_ros.core.coupling.parallel_model.CutJoint`);
+    link2, frame2``, e.g. :class:`~rnea_ros.core.coupling.parallel_structure.CutJoint`);
     ``active`` names the joints that take the forces ``tau_active``.
     """
 

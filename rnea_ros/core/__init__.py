@@ -25,12 +25,8 @@ from rnea_ros.core.coupling.parallel import (
     platform_inverse_jacobian,
     platform_tree_state,
 )
-from rnea_ros.core.coupling.parallel_model import (
-    DeltaRobot,
-    GoughStewart,
-    ParallelLeg,
-    ParallelRobot,
-)
+from rnea_ros.core.coupling.parallel_model import DeltaRobot, GoughStewart, ParallelRobot
+from rnea_ros.core.coupling.parallel_structure import ParallelLeg
 from rnea_ros.core.dynamics.aba import aba, aba_batch
 from rnea_ros.core.dynamics.coriolis import coriolis_matrix, coriolis_product
 from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch

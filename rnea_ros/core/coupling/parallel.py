@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from rnea_ros.core._jit import FastCall
 from rnea_ros.core.coupling import _parallel_jit as pk
+from rnea_ros.core.coupling import _parallel_legs as lk
 from rnea_ros.core.coupling.parallel_model import ParallelRobot, quaternion_of
 from rnea_ros.core.errors import ParallelRobotError, StateError
 from rnea_ros.core.inputs import gravity_vector
@@ -75,13 +76,13 @@ def _gravity(robot: ParallelRobot, gravity: object | None) -> Array:
 def _rotation(robot: ParallelRobot, x: Array) -> Array:
     if robot.nx == 3:
         return robot.orientation
-    _, R = pk.quaternion_matrix(float(x[3]), float(x[4]), float(x[5]), float(x[6]))
+    _, R = lk.quaternion_matrix(float(x[3]), float(x[4]), float(x[5]), float(x[6]))
     return np.array(R).reshape(3, 3)
 
 
 def _raise(robot: ParallelRobot, status: int, sample: str = "", **inputs: Array) -> None:
     """Raise the error a kernel's ``status`` stands for (see ``_parallel_jit``)."""
-    reason, index = divmod(status, pk.STATUS_LEG)
+    reason, index = divmod(status, lk.STATUS_LEG)
     for name, a in inputs.items():
         if name in _sizes(robot) and a.shape != (_sizes(robot)[name],):
             _vector(robot, name, a)
@@ -89,26 +90,26 @@ def _raise(robot: ParallelRobot, status: int, sample: str = "", **inputs: Array)
         if bad.size:
             raise StateError(f"{sample}{name}[{bad[0]}] = {a[bad[0]]} is not finite")
     x = inputs["x"]
-    if reason == pk.BAD_QUATERNION:
+    if reason == lk.BAD_QUATERNION:
         raise StateError(f"{sample}x[3:7] = {x[3:7].tolist()} is not a unit quaternion "
                          f"(norm {np.linalg.norm(x[3:7]):.9g})")
-    if reason == pk.PLATFORM_SINGULAR:
+    if reason == lk.PLATFORM_SINGULAR:
         raise ParallelRobotError(
             f"{sample}the platform pose {x.tolist()} is singular: J_p^-1 (Khalil eq. 60) is "
             "not invertible, so the active forces do not determine the platform's wrench")
-    if reason == pk.NOT_FINITE or not 0 <= index < len(robot.legs):
+    if reason == lk.NOT_FINITE or not 0 <= index < len(robot.legs):
         raise StateError(f"{sample}the active forces are not finite at x = {x.tolist()}")
     leg = robot.legs[index]
     B = x[:3] + _rotation(robot, x) @ leg.attachment
     anchor = f"its platform anchor at {np.round(B, 6).tolist()} m (base frame)"
     where = f"{sample}the platform pose {x.tolist()} is out of reach of leg '{leg.name}'"
-    if reason == pk.UNREACHABLE:
+    if reason == lk.UNREACHABLE:
         raise ParallelRobotError(f"{where}: no joint values put its end on {anchor}")
-    if reason == pk.LEG_SINGULAR:
+    if reason == lk.LEG_SINGULAR:
         raise ParallelRobotError(f"{sample}leg '{leg.name}' is singular at the platform pose "
                                  f"{x.tolist()} (its Jacobian J_i, eq. 63, is not invertible)")
     q = np.empty(3)
-    pk.leg_geometry_call(robot.KIND, robot.leg_geometry, index, B, q)
+    lk.leg_geometry_call(robot.KIND, robot.leg_geometry, index, B, q)
     lower, upper = leg.model.lower_limit, leg.model.upper_limit
     k = int(np.argmax(np.maximum(lower - q, q - upper)))
     raise ParallelRobotError(
@@ -269,15 +270,15 @@ def _angles(axes: list[Array], Q: Array) -> list[float]:
 
     w1, w2 = axes[0], axes[1]
     if len(axes) == 2:
-        t1 = pk.angle_between(tup(w1), tup(w2), tup(Q @ w2))
+        t1 = lk.angle_between(tup(w1), tup(w2), tup(Q @ w2))
         p = normal(w2)
-        t2 = pk.angle_between(tup(w2), tup(p), tup(rot(w1, -t1) @ Q @ p))
+        t2 = lk.angle_between(tup(w2), tup(p), tup(rot(w1, -t1) @ Q @ p))
         angles = [t1, t2]
     else:
         w3 = axes[2]
-        _, t1, t2 = pk.two_angles(tup(w1), tup(w2), tup(w3), tup(Q @ w3))
+        _, t1, t2 = lk.two_angles(tup(w1), tup(w2), tup(w3), tup(Q @ w3))
         p = normal(w3)
-        t3 = pk.angle_between(tup(w3), tup(p), tup((rot(w1, t1) @ rot(w2, t2)).T @ Q @ p))
+        t3 = lk.angle_between(tup(w3), tup(p), tup((rot(w1, t1) @ rot(w2, t2)).T @ Q @ p))
         angles = [t1, t2, t3]
     check = np.eye(3)
     for w, t in zip(axes, angles, strict=True):
