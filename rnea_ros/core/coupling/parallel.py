@@ -90,24 +90,25 @@ def _raise(robot: ParallelRobot, status: int, sample: str = "", **inputs: Array)
         if bad.size:
             raise StateError(f"{sample}{name}[{bad[0]}] = {a[bad[0]]} is not finite")
     x = inputs["x"]
+    pose = np.round(x, 6).tolist()
     if reason == lk.BAD_QUATERNION:
         raise StateError(f"{sample}x[3:7] = {x[3:7].tolist()} is not a unit quaternion "
                          f"(norm {np.linalg.norm(x[3:7]):.9g})")
     if reason == lk.PLATFORM_SINGULAR:
         raise ParallelRobotError(
-            f"{sample}the platform pose {x.tolist()} is singular: J_p^-1 (Khalil eq. 60) is "
+            f"{sample}the platform pose {pose} is singular: J_p^-1 (Khalil eq. 60) is "
             "not invertible, so the active forces do not determine the platform's wrench")
     if reason == lk.NOT_FINITE or not 0 <= index < len(robot.legs):
-        raise StateError(f"{sample}the active forces are not finite at x = {x.tolist()}")
+        raise StateError(f"{sample}the active forces are not finite at x = {pose}")
     leg = robot.legs[index]
     B = x[:3] + _rotation(robot, x) @ leg.attachment
     anchor = f"its platform anchor at {np.round(B, 6).tolist()} m (base frame)"
-    where = f"{sample}the platform pose {x.tolist()} is out of reach of leg '{leg.name}'"
+    where = f"{sample}the platform pose {pose} is out of reach of leg '{leg.name}'"
     if reason == lk.UNREACHABLE:
         raise ParallelRobotError(f"{where}: no joint values put its end on {anchor}")
     if reason == lk.LEG_SINGULAR:
         raise ParallelRobotError(f"{sample}leg '{leg.name}' is singular at the platform pose "
-                                 f"{x.tolist()} (its Jacobian J_i, eq. 63, is not invertible)")
+                                 f"{pose} (its Jacobian J_i, eq. 63, is not invertible)")
     q = np.empty(3)
     lk.leg_geometry_call(robot.KIND, robot.leg_geometry, index, B, q)
     lower, upper = leg.model.lower_limit, leg.model.upper_limit
