@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,6 +43,7 @@ from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, RobotModel
 from rnea_ros.core.model.urdf import load_urdf
 
 Array = NDArray[np.float64]
+Robot = TypeVar("Robot", bound="ParallelRobot")
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,15 +112,16 @@ class ParallelRobot:
         """The kernels' robot family (``KIND_UPS`` or ``KIND_RUU``)."""
         return self.KIND
 
-    def replace(self, **changes: Any) -> ParallelRobot:
+    def replace(self: Robot, **changes: Any) -> Robot:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
     # ------------------------------------------------------------ construction
     @classmethod
-    def from_urdf(cls, urdf: str | Path, loops: str | Path | Mapping[str, Any] | None = None, *,
+    def from_urdf(cls: type[Robot], urdf: str | Path,
+                  loops: str | Path | Mapping[str, Any] | None = None, *,
                   gravity: Sequence[float] = STANDARD_GRAVITY,
-                  inertia_check: str = "strict") -> ParallelRobot:
+                  inertia_check: str = "strict") -> Robot:
         """The robot of URDF ``urdf`` (path or XML) and its loop file ``loops``
         (path or loaded mapping; default: ``<robot>.loops.yaml`` next to the URDF)."""
         if loops is None:
@@ -130,8 +132,8 @@ class ParallelRobot:
         return cls.from_model(tree, loops)
 
     @classmethod
-    def from_model(cls, tree: RobotModel, loops: str | Path | Mapping[str, Any]
-                   ) -> ParallelRobot:
+    def from_model(cls: type[Robot], tree: RobotModel, loops: str | Path | Mapping[str, Any]
+                   ) -> Robot:
         """The robot of spanning tree ``tree`` and loop file ``loops``."""
         active, cuts = read_loops(loops)
         platform = platform_link(tree, cuts)

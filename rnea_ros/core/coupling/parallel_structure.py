@@ -129,10 +129,10 @@ class ParallelLeg:
 
 
 def frozen(a: Any) -> Array:
+    """A read-only float64 copy of ``a``."""
     out: Array = np.array(a, dtype=np.float64, copy=True)
     out.setflags(write=False)
     return out
-
 
 
 def find_leg(tree: RobotModel, end_body: int, cut: CutJoint | None,
@@ -175,6 +175,7 @@ def find_leg(tree: RobotModel, end_body: int, cut: CutJoint | None,
             f"leg '{leg.name}': joints {options(names)} are {options(types)}; a "
             f"{family} leg is {options(leg_types)}")
     return leg
+
 
 def _check_connection(tree: RobotModel, where: str, cut: CutJoint | None,
                       connection: list[int], family: str, connection_size: int) -> None:
