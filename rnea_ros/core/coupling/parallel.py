@@ -311,9 +311,11 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
     """The spanning tree's ``(q, qd, qdd)`` (tree joint order) at platform state
     ``(x, xd, xdd)`` (zero rates by default): the legs' joints from their inverse
     models, the joints connecting legs to the platform from the platform's
-    orientation relative to the leg, so that every loop of ``robot.loops`` closes.
-    The tree state of Khalil §4 (eq. 55-57), e.g. for :func:`~rnea_ros.core.dynamics.rnea.rnea`
-    on ``robot.tree`` or a closed-loop formulation."""
+    orientation relative to the leg (the branch nearest their zero; their limits
+    are not checked: the platform + legs model does not use them), so that every
+    loop of ``robot.loops`` closes. The tree state of Khalil §4 (eq. 55-57), e.g.
+    for :func:`~rnea_ros.core.dynamics.rnea.rnea` on ``robot.tree`` or a
+    closed-loop formulation."""
     x = _vector(robot, "x", x)
     xd = np.zeros(robot.nv) if xd is None else _vector(robot, "xd", xd)
     xdd = np.zeros(robot.nv) if xdd is None else _vector(robot, "xdd", xdd)
