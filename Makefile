@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_derivatives.py
 	$(BIN)/python bench/bench_plan.py
 	$(BIN)/python bench/bench_identify.py
+	$(BIN)/python bench/bench_parallel.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info

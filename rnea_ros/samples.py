@@ -137,9 +137,12 @@ class RobotFiles:
 
 
 def shipped_robots(share: Path | None = None) -> tuple[str, ...]:
-    """Names of the robots in ``urdf/`` (plain ``<name>.urdf`` files), sorted."""
+    """Names of the robots in ``urdf/`` (plain ``<name>.urdf`` files), sorted; closed-loop
+    robots (a ``<name>.loops.yaml`` beside the URDF), which the nodes cannot run yet,
+    are left out."""
     folder = (share or share_directory()) / "urdf"
-    return tuple(sorted(p.name[:-len(".urdf")] for p in folder.glob("*.urdf")))
+    names = (p.name[:-len(".urdf")] for p in folder.glob("*.urdf"))
+    return tuple(sorted(n for n in names if not (folder / f"{n}.loops.yaml").is_file()))
 
 
 def robot_files(name: str, share: Path | None = None, *, controller: str = "",

@@ -9,11 +9,24 @@ One flat namespace, like Pinocchio's ``pin.rnea``::
 
 Layout (one concept per folder, one algorithm per module): ``model/`` (the
 model and its builders), ``dynamics/`` (rigid-body algorithms), ``elastic/``
-(mixed rigid/elastic joints); at this level only what everything shares:
-``spatial`` (3D/spatial algebra), ``_jit`` (compiled-kernel helpers and the
-packed model), ``inputs`` (argument checks), ``errors``.
+(mixed rigid/elastic joints), ``coupling/`` (closed loops, parallel robots);
+at this level only what everything shares: ``spatial`` (3D/spatial algebra),
+``_jit`` (compiled-kernel helpers and the packed model), ``inputs`` (argument
+checks), ``errors``.
 """
 
+from rnea_ros.core.coupling.parallel import (
+    platform_forward_dynamics,
+    platform_forward_dynamics_batch,
+    platform_forward_geometry,
+    platform_inverse_dynamics,
+    platform_inverse_dynamics_batch,
+    platform_inverse_geometry,
+    platform_inverse_jacobian,
+    platform_tree_state,
+)
+from rnea_ros.core.coupling.parallel_model import DeltaRobot, GoughStewart, ParallelRobot
+from rnea_ros.core.coupling.parallel_structure import ParallelLeg
 from rnea_ros.core.dynamics.aba import aba, aba_batch
 from rnea_ros.core.dynamics.coriolis import coriolis_matrix, coriolis_product
 from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch
@@ -90,6 +103,7 @@ from rnea_ros.core.errors import (
     InfeasibleError,
     JointNameError,
     ModelError,
+    ParallelRobotError,
     ParameterError,
     PlanningError,
     RneaError,
@@ -118,11 +132,13 @@ __all__ = [
     "BodyInertia",
     "DHError",
     "DHLink",
+    "DeltaRobot",
     "ElasticModel",
     "ElasticTorques",
     "Feedforward",
     "Frame",
     "FreeFloatingResult",
+    "GoughStewart",
     "IdentificationError",
     "InertiaError",
     "InertiaWarning",
@@ -134,6 +150,9 @@ __all__ = [
     "Momentum",
     "MotorReference",
     "MotorSpec",
+    "ParallelLeg",
+    "ParallelRobot",
+    "ParallelRobotError",
     "ParameterError",
     "Payload",
     "PlanningError",
@@ -185,6 +204,14 @@ __all__ = [
     "nonlinear_effects",
     "nonlinear_effects_batch",
     "parse_urdf",
+    "platform_forward_dynamics",
+    "platform_forward_dynamics_batch",
+    "platform_forward_geometry",
+    "platform_inverse_dynamics",
+    "platform_inverse_dynamics_batch",
+    "platform_inverse_geometry",
+    "platform_inverse_jacobian",
+    "platform_tree_state",
     "potential_energy",
     "random_configuration",
     "regressor_parameter_names",

@@ -35,6 +35,11 @@ class InertiaWarning(UserWarning):
     """A body has non-physical inertial parameters and ``inertia_check="warn"`` accepted them."""
 
 
+class ParallelRobotError(ModelError):
+    """A parallel robot's description does not fit the platform + legs model (Khalil 2010
+    §5), or a platform pose is out of reach of a leg (the message names the leg)."""
+
+
 class ParameterError(ModelError):
     """A side-file or programmatic joint parameter is invalid."""
 

@@ -1,0 +1,287 @@
+"""Compiled kernels of the platform + legs dynamics (Khalil 2010 §5, eq. 59-66).
+
+One sample: platform pose, twist and acceleration in; per leg the inverse
+geometric model (closed form) and the joint rates from its Jacobian (eq. 63-64);
+the legs' inverse dynamics ``Gamma_i`` by our RNEA, one pass over all legs as
+one forest model (:func:`~rnea_ros.core.dynamics.batch_kernels.rnea_row`); the
+legs' dynamics carried to the platform (``J_vi^T J_i^-T Gamma_i``, eq. 66) and
+the active forces ``Gamma = J_p^T [F_p + sum ...]`` (eq. 66) by one small linear
+solve with ``J_p^-1`` (eq. 60, 62). Allocation-free per call: tuples and stack
+scratch (see :mod:`rnea_ros.core._jit`); FMA-compiled like the batch RNEA.
+
+Data layout and the leg kernels: :mod:`._parallel_legs`.
+
+Platform coordinates, base frame: ``x = [p, qx, qy, qz, qw]`` (origin,
+unit quaternion), ``xd = [v, w]`` (velocity of the origin, angular velocity),
+``xdd = [a, dw]`` (``a = dv/dt``); translating platform: ``x = p``, ``xd = v``,
+``xdd = a``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import (
+    add3,
+    cross,
+    dot3,
+    inline,
+    jit_entry_fma,
+    jit_fma,
+    mat3,
+    mtv,
+    mv,
+    scale3,
+    scratch,
+    sub3,
+    vec3,
+)
+from rnea_ros.core.coupling._parallel_legs import (
+    BAD_QUATERNION,
+    G_ACTIVE,
+    G_ATTACH,
+    G_END,
+    G_LOWER,
+    G_UPPER,
+    KIND_UPS,
+    LEG_SINGULAR,
+    LIMIT,
+    NOT_FINITE,
+    OK,
+    PL_H,
+    PL_IO,
+    PL_MASS,
+    PL_R0,
+    PLATFORM_SINGULAR,
+    STATUS_LEG,
+    jacobian_column,
+    leg_bias,
+    leg_inverse_geometry,
+    leg_poses,
+    quaternion_matrix,
+    solve_in_place,
+)
+from rnea_ros.core.dynamics.batch_kernels import rnea_row
+
+Array = NDArray[np.float64]
+_rnea_row = inline(rnea_row)
+
+BATCH_SAMPLE = 4096  # batch status: status + BATCH_SAMPLE * sample
+MAX_LEGS = 6
+_W_COLS = 30  # RNEA work columns (rnea.py's layout)
+_Q_COLS = 3 * MAX_LEGS
+_J_COLS = 12  # per leg: the rows of J_i^-1 and P_i
+_M_COLS = 7
+LEG_OUT = 9  # per-leg output row: q, qd, qdd
+JINV_OUT = 6  # per-leg row of J_p^-1
+
+
+# ------------------------------------------------------------ one sample
+@jit_fma
+def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
+                xdd: Array, g: Array, tau: Array, work: Array, Q: Array, QD: Array,
+                QDD: Array, TAU: Array, J: Array, A: Array, legs_out: Array, jinv_out: Array,
+                want: bool) -> int:
+    """Active forces ``tau`` (m,) of one sample (eq. 66); the status code (``OK``...).
+
+    ``fp`` (3m, 30) packs the legs (leg ``i`` in rows ``3i..3i+2``, each its own
+    chain from the base). Scratch: ``work`` (3m, 30), ``Q, QD, QDD, TAU`` (1, >= 3m),
+    ``J`` (m, 12), ``A`` (6, 7). With ``want``, also each leg's ``[q, qd, qdd]``
+    into ``legs_out`` (m, 9) and the rows of ``J_p^-1`` (eq. 60, 62: ``[u_i, P_i x u_i]``
+    with ``u_i = J_i^-T e_active``) into ``jinv_out`` (m, 6).
+    """
+    m = gm.shape[0]
+    p = (x[0], x[1], x[2])
+    if kind_ == KIND_UPS:
+        ok, R = quaternion_matrix(x[3], x[4], x[5], x[6])
+        if not ok:
+            return BAD_QUATERNION * STATUS_LEG
+        v, w = (xd[0], xd[1], xd[2]), (xd[3], xd[4], xd[5])
+        a, dw = (xdd[0], xdd[1], xdd[2]), (xdd[3], xdd[4], xdd[5])
+        nv = 6
+    else:
+        R = mat3(pl, 0, PL_R0)
+        v, a = (xd[0], xd[1], xd[2]), (xdd[0], xdd[1], xdd[2])
+        w = dw = (0.0, 0.0, 0.0)
+        nv = 3
+    # Legs: inverse geometric model, rates from J_i (eq. 63-64), into Q, QD, QDD.
+    for i in range(m):
+        o = 3 * i
+        r = mv(R, vec3(gm, i, G_ATTACH))  # P_i (eq. 65)
+        B = add3(p, r)
+        vB = add3(v, cross(w, r))  # v_i = J_vi V_p (eq. 64)
+        aB = add3(a, add3(cross(dw, r), cross(w, cross(w, r))))
+        reason, q0, q1, q2 = leg_inverse_geometry(kind_, gm, i, B)
+        if reason != OK:
+            return reason * STATUS_LEG + i
+        if (q0 < gm[i, G_LOWER] or q0 > gm[i, G_UPPER] or q1 < gm[i, G_LOWER + 1]
+                or q1 > gm[i, G_UPPER + 1] or q2 < gm[i, G_LOWER + 2] or q2 > gm[i, G_UPPER + 2]):
+            return LIMIT * STATUS_LEG + i
+        o0, o1, o2, z0, z1, z2, Bk = leg_poses(fp, o, q0, q1, q2, vec3(gm, i, G_END))
+        c0 = jacobian_column(fp, o, o0, z0, Bk)
+        c1 = jacobian_column(fp, o + 1, o1, z1, Bk)
+        c2 = jacobian_column(fp, o + 2, o2, z2, Bk)
+        r0, r1, r2 = cross(c1, c2), cross(c2, c0), cross(c0, c1)  # rows of det(J) J^-1
+        det = dot3(c0, r0)
+        size = math.sqrt(dot3(c0, c0) * dot3(c1, c1) * dot3(c2, c2))
+        if not abs(det) > 1e-9 * size:
+            return LEG_SINGULAR * STATUS_LEG + i
+        r0, r1, r2 = scale3(r0, 1.0 / det), scale3(r1, 1.0 / det), scale3(r2, 1.0 / det)
+        qd0, qd1, qd2 = dot3(r0, vB), dot3(r1, vB), dot3(r2, vB)  # qd_i = J_i^-1 v_i
+        acc = sub3(aB, leg_bias(fp, o, o0, o1, o2, z0, z1, z2, Bk, qd0, qd1, qd2))
+        Q[0, o], Q[0, o + 1], Q[0, o + 2] = q0, q1, q2
+        QD[0, o], QD[0, o + 1], QD[0, o + 2] = qd0, qd1, qd2
+        QDD[0, o], QDD[0, o + 1], QDD[0, o + 2] = dot3(r0, acc), dot3(r1, acc), dot3(r2, acc)
+        for k in range(3):
+            J[i, k], J[i, 3 + k], J[i, 6 + k], J[i, 9 + k] = r0[k], r1[k], r2[k], r[k]
+    # Every leg's inverse dynamics Gamma_i by our RNEA, in one pass over the legs.
+    _rnea_row(fp, Q, QD, QDD, 0, g, True, TAU, work)
+    # Platform: Newton-Euler (eq. 9), base frame, about its origin; gravity as -g.
+    ag = (a[0] - g[0], a[1] - g[1], a[2] - g[2])
+    mass = pl[0, PL_MASS]
+    h = mv(R, vec3(pl, 0, PL_H))
+    Io = mat3(pl, 0, PL_IO)
+    Iw = mv(R, mv(Io, mtv(R, w)))
+    f = add3(scale3(ag, mass), add3(cross(dw, h), cross(w, cross(w, h))))
+    n = add3(add3(mv(R, mv(Io, mtv(R, dw))), cross(w, Iw)), cross(h, ag))
+    for i in range(m):
+        o = 3 * i
+        r0, r1, r2, r = vec3(J, i, 0), vec3(J, i, 3), vec3(J, i, 6), vec3(J, i, 9)
+        # The leg's dynamics as a force at its end: J_i^-T Gamma_i (eq. 66).
+        fi = add3(add3(scale3(r0, TAU[0, o]), scale3(r1, TAU[0, o + 1])),
+                  scale3(r2, TAU[0, o + 2]))
+        f = add3(f, fi)
+        n = add3(n, cross(r, fi))
+        act = int(gm[i, G_ACTIVE])
+        u = r0 if act == 0 else (r1 if act == 1 else r2)  # J_i^-T e_active
+        ru = cross(r, u)
+        A[0, i], A[1, i], A[2, i] = u
+        if nv == 6:
+            A[3, i], A[4, i], A[5, i] = ru
+        if want:
+            for k in range(3):
+                legs_out[i, k] = Q[0, o + k]
+                legs_out[i, 3 + k] = QD[0, o + k]
+                legs_out[i, 6 + k] = QDD[0, o + k]
+                jinv_out[i, k] = u[k]
+                jinv_out[i, 3 + k] = ru[k]
+    A[0, nv], A[1, nv], A[2, nv] = f
+    if nv == 6:
+        A[3, nv], A[4, nv], A[5, nv] = n
+    # (J_p^-1)^T Gamma = F_p + sum J_vi^T J_i^-T Gamma_i  (eq. 66).
+    if not solve_in_place(A, nv):
+        return PLATFORM_SINGULAR * STATUS_LEG
+    total = 0.0
+    for i in range(m):
+        tau[i] = A[i, nv]
+        total += tau[i]
+    if not np.isfinite(total):
+        return NOT_FINITE * STATUS_LEG
+    return OK
+
+
+@jit_entry_fma
+def inverse_dynamics_call(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
+                          xd: Array, xdd: Array, g: Array, tau: Array) -> int:
+    """The per-call entry of :func:`platform_id` (lengths checked here)."""
+    m = gm.shape[0]
+    nx, nv = (7, 6) if kind_ == KIND_UPS else (3, 3)
+    if (x.shape[0] != nx or xd.shape[0] != nv or xdd.shape[0] != nv or g.shape[0] != 3
+            or tau.shape[0] != m or m != nv or fp.shape[0] != 3 * m):
+        return NOT_FINITE * STATUS_LEG + STATUS_LEG - 1
+    work = scratch(3 * m, _W_COLS)
+    Q, QD = scratch(1, _Q_COLS), scratch(1, _Q_COLS)
+    QDD, TAU = scratch(1, _Q_COLS), scratch(1, _Q_COLS)
+    J = scratch(m, _J_COLS)
+    A = scratch(6, _M_COLS)
+    return platform_id(fp, gm, pl, kind_, x, xd, xdd, g, tau, work, Q, QD, QDD, TAU, J, A,
+                       work[:0], work[:0], False)
+
+
+@jit_fma
+def _buffers(m: int) -> tuple[Array, Array, Array, Array, Array, Array, Array]:
+    """Heap scratch for the analysis and batch kernels (see :func:`platform_id`)."""
+    return (np.empty((3 * m, _W_COLS)), np.empty((1, 3 * m)), np.empty((1, 3 * m)),
+            np.empty((1, 3 * m)), np.empty((1, 3 * m)), np.empty((m, _J_COLS)),
+            np.empty((6, _M_COLS)))
+
+
+@jit_fma
+def inverse_dynamics_detail(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
+                            xd: Array, xdd: Array, g: Array, tau: Array, legs_out: Array,
+                            jinv_out: Array) -> int:
+    """:func:`platform_id` with the legs' states and ``J_p^-1`` (analysis, not hot)."""
+    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
+    return platform_id(fp, gm, pl, kind_, x, xd, xdd, g, tau, work, Q, QD, QDD, TAU, J, A,
+                       legs_out, jinv_out, True)
+
+
+@jit_fma
+def inverse_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
+                          XD: Array, XDD: Array, g: Array, tau: Array) -> int:
+    """:func:`platform_id` over the rows of ``X, XD, XDD``; the first failure's status
+    plus ``BATCH_SAMPLE * sample``, else ``OK``."""
+    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
+    for k in range(X.shape[0]):
+        status = platform_id(fp, gm, pl, kind_, X[k], XD[k], XDD[k], g, tau[k], work, Q, QD,
+                             QDD, TAU, J, A, work[:0], work[:0], False)
+        if status != OK:
+            return status + BATCH_SAMPLE * k
+    return OK
+
+
+@jit_fma
+def platform_fd(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
+                tau: Array, g: Array, xdd: Array, H: Array, col: Array, zero: Array,
+                unit: Array) -> int:
+    """Platform acceleration ``xdd`` from the active forces ``tau`` (eq. 58, 66 inverted):
+    ``Gamma = A_x(x) xdd + h(x, xd)``; ``h`` by one inverse dynamics at ``xdd = 0``,
+    column ``k`` of ``A_x`` by one at zero velocity and gravity with ``xdd = e_k``
+    (Khalil §3.3.1's column-by-column construction), then one solve.
+
+    ``H`` (nv, nv + 1), ``col`` (nv,), ``zero`` (>= 7,), ``unit`` (nv,) are scratch.
+    """
+    nv = tau.shape[0]
+    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
+    for k in range(zero.shape[0]):
+        zero[k] = 0.0
+    for k in range(nv):
+        unit[k] = 0.0
+    status = platform_id(fp, gm, pl, kind_, x, xd, unit, g, col, work, Q, QD, QDD, TAU, J, A,
+                         work[:0], work[:0], False)
+    if status != OK:
+        return status
+    for r in range(nv):
+        H[r, nv] = tau[r] - col[r]
+    for k in range(nv):
+        unit[k] = 1.0
+        status = platform_id(fp, gm, pl, kind_, x, zero[:nv], unit, zero[:3], col, work, Q, QD,
+                             QDD, TAU, J, A, work[:0], work[:0], False)
+        unit[k] = 0.0
+        if status != OK:
+            return status
+        for r in range(nv):
+            H[r, k] = col[r]
+    if not solve_in_place(H, nv):
+        return PLATFORM_SINGULAR * STATUS_LEG
+    for r in range(nv):
+        xdd[r] = H[r, nv]
+    return OK
+
+
+@jit_fma
+def forward_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
+                          XD: Array, TAU: Array, g: Array, XDD: Array) -> int:
+    """:func:`platform_fd` over rows; status as :func:`inverse_dynamics_rows`."""
+    nv = TAU.shape[1]
+    H = np.empty((nv, nv + 1))
+    col, zero, unit = np.empty(nv), np.empty(7), np.empty(nv)
+    for k in range(X.shape[0]):
+        status = platform_fd(fp, gm, pl, kind_, X[k], XD[k], TAU[k], g, XDD[k], H, col, zero,
+                             unit)
+        if status != OK:
+            return status + BATCH_SAMPLE * k
+    return OK

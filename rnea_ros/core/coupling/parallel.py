@@ -1,0 +1,373 @@
+"""Inverse and direct dynamics of parallel robots as a platform and legs (Khalil 2010 §5).
+
+Given the platform's pose, twist and acceleration (Cartesian, base frame), each
+leg's joint values come from its inverse geometric model (closed form) and its
+rates from its Jacobian (eq. 63-64: ``v_i = J_i qd_i = J_vi V_p``,
+``J_vi = [I_3  -P_i^]`` for a leg on a spherical joint, eq. 65); each leg's
+inverse dynamics ``Gamma_i`` is our RNEA on the leg alone; the platform's
+``F_p`` is its Newton-Euler wrench (eq. 9); and the active forces are
+
+    Gamma = J_p^T [F_p + sum_i J_vi^T J_i^-T Gamma_i]          (eq. 66)
+
+with ``J_p^-1`` (eq. 60) assembled row by row from ``J_i^-1 J_vi`` (eq. 62).
+Gravity is included (as ``-g``, in ``F_p`` and in every leg's RNEA). A
+translating platform (Delta) keeps the force rows only (``J_vi = I_3``).
+
+Direct dynamics (eq. 58 for the platform): ``Gamma = A_x(x) xdd + h(x, xd)``,
+``A_x`` column by column from the inverse model (Khalil §3.3.1), then one solve.
+
+Platform coordinates (base frame): Gough-Stewart ``x = [p, qx, qy, qz, qw]``
+(origin of the platform frame, unit quaternion), ``xd = [v, w]`` (velocity of
+that origin, angular velocity), ``xdd = [dv/dt, dw/dt]``; Delta ``x = p``,
+``xd = v``, ``xdd = dv/dt``. ``tau`` is in the order of ``robot.active``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import FastCall
+from rnea_ros.core.coupling import _parallel_jit as pk
+from rnea_ros.core.coupling import _parallel_legs as lk
+from rnea_ros.core.coupling.parallel_model import ParallelRobot, quaternion_of
+from rnea_ros.core.errors import ParallelRobotError, StateError
+from rnea_ros.core.inputs import gravity_vector
+
+Array = NDArray[np.float64]
+
+_asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
+_id_fast = FastCall(pk.inverse_dynamics_call)
+
+
+# ------------------------------------------------------------------ inputs, errors
+def _sizes(robot: ParallelRobot) -> dict[str, int]:
+    return {"x": robot.nx, "xd": robot.nv, "xdd": robot.nv, "tau": robot.nv}
+
+
+def _vector(robot: ParallelRobot, name: str, a: object) -> Array:
+    v = _asc(a, _f64)
+    n = _sizes(robot)[name]
+    if v.shape != (n,):
+        raise StateError(f"{name} has shape {v.shape}, expected ({n},) for {_what(robot)}")
+    return v
+
+
+def _rows(robot: ParallelRobot, name: str, a: object, count: int | None = None) -> Array:
+    v = _asc(a, _f64)
+    n = _sizes(robot)[name]
+    if v.ndim != 2 or v.shape[1] != n or (count is not None and v.shape[0] != count):
+        want = f"({count if count is not None else 'N'}, {n})"
+        raise StateError(f"{name} has shape {v.shape}, expected {want} for {_what(robot)}")
+    return v
+
+
+def _what(robot: ParallelRobot) -> str:
+    layout = ("x = [p, qx, qy, qz, qw], xd = [v, w]" if robot.nx == 7 else "x = p, xd = v")
+    return f"{type(robot).__name__} '{robot.name}' ({layout})"
+
+
+def _gravity(robot: ParallelRobot, gravity: object | None) -> Array:
+    return robot.tree.gravity if gravity is None else gravity_vector(robot.tree, gravity)
+
+
+def _rotation(robot: ParallelRobot, x: Array) -> Array:
+    if robot.nx == 3:
+        return robot.orientation
+    _, R = lk.quaternion_matrix(float(x[3]), float(x[4]), float(x[5]), float(x[6]))
+    return np.array(R).reshape(3, 3)
+
+
+def _raise(robot: ParallelRobot, status: int, sample: str = "", **inputs: Array) -> None:
+    """Raise the error a kernel's ``status`` stands for (see ``_parallel_jit``)."""
+    reason, index = divmod(status, lk.STATUS_LEG)
+    for name, a in inputs.items():
+        if name in _sizes(robot) and a.shape != (_sizes(robot)[name],):
+            _vector(robot, name, a)
+        bad = np.flatnonzero(~np.isfinite(a))
+        if bad.size:
+            raise StateError(f"{sample}{name}[{bad[0]}] = {a[bad[0]]} is not finite")
+    x = inputs["x"]
+    pose = np.round(x, 6).tolist()
+    if reason == lk.BAD_QUATERNION:
+        raise StateError(f"{sample}x[3:7] = {x[3:7].tolist()} is not a unit quaternion "
+                         f"(norm {np.linalg.norm(x[3:7]):.9g})")
+    if reason == lk.PLATFORM_SINGULAR:
+        raise ParallelRobotError(
+            f"{sample}the platform pose {pose} is singular: J_p^-1 (Khalil eq. 60) is "
+            "not invertible, so the active forces do not determine the platform's wrench")
+    if reason == lk.NOT_FINITE or not 0 <= index < len(robot.legs):
+        raise StateError(f"{sample}the active forces are not finite at x = {pose}")
+    leg = robot.legs[index]
+    B = x[:3] + _rotation(robot, x) @ leg.attachment
+    anchor = f"its platform anchor at {np.round(B, 6).tolist()} m (base frame)"
+    where = f"{sample}the platform pose {pose} is out of reach of leg '{leg.name}'"
+    if reason == lk.UNREACHABLE:
+        raise ParallelRobotError(f"{where}: no joint values put its end on {anchor}")
+    if reason == lk.LEG_SINGULAR:
+        raise ParallelRobotError(f"{sample}leg '{leg.name}' is singular at the platform pose "
+                                 f"{pose} (its Jacobian J_i, eq. 63, is not invertible)")
+    q = np.empty(3)
+    lk.leg_geometry_call(robot.KIND, robot.leg_geometry, index, B, q)
+    lower, upper = leg.model.lower_limit, leg.model.upper_limit
+    k = int(np.argmax(np.maximum(lower - q, q - upper)))
+    raise ParallelRobotError(
+        f"{where}: to reach {anchor}, joint '{leg.joints[k]}' would be at {q[k]:.6g}, outside "
+        f"its limits [{lower[k]:.6g}, {upper[k]:.6g}]")
+
+
+# ------------------------------------------------------------------ dynamics
+def platform_inverse_dynamics(robot: ParallelRobot, x: object, xd: object, xdd: object, *,
+                              gravity: object | None = None) -> Array:
+    """Active joint forces ``tau`` (n_a,) that give the platform the acceleration ``xdd``
+    at pose ``x`` and twist ``xd`` (Khalil eq. 66; gravity included; N for
+    prismatic, N m for revolute joints). Raises :class:`ParallelRobotError`
+    naming the leg if the pose is out of reach (or beyond a joint limit)."""
+    x, xd, xdd = _asc(x, _f64), _asc(xd, _f64), _asc(xdd, _f64)
+    if not x.ndim == xd.ndim == xdd.ndim == 1:
+        _raise(robot, 0, x=_vector(robot, "x", x), xd=_vector(robot, "xd", xd),
+               xdd=_vector(robot, "xdd", xdd))
+    tau = _empty(robot.nv)
+    g = robot.tree.gravity if gravity is None else gravity_vector(robot.tree, gravity)
+    status = _id_fast.call(robot.leg_floats, robot.leg_geometry, robot.platform_floats,
+                           robot.KIND, x, xd, xdd, g, tau)
+    if status:
+        _raise(robot, status, x=x, xd=xd, xdd=xdd)
+    return tau
+
+
+def _batch_error(robot: ParallelRobot, status: int, **rows: Array) -> None:
+    sample, status = divmod(status, pk.BATCH_SAMPLE)
+    _raise(robot, status, f"sample {sample}: ", **{k: v[sample] for k, v in rows.items()})
+
+
+def platform_inverse_dynamics_batch(robot: ParallelRobot, x: object, xd: object, xdd: object,
+                                    *, gravity: object | None = None) -> Array:
+    """:func:`platform_inverse_dynamics` over N samples: ``(N, nx), (N, nv), (N, nv)``
+    give ``tau`` (N, n_a)."""
+    X = _rows(robot, "x", x)
+    XD = _rows(robot, "xd", xd, X.shape[0])
+    XDD = _rows(robot, "xdd", xdd, X.shape[0])
+    tau = np.empty((X.shape[0], robot.nv))
+    status = pk.inverse_dynamics_rows(robot.leg_floats, robot.leg_geometry, robot.platform_floats,
+                                     robot.KIND, X, XD, XDD, _gravity(robot, gravity), tau)
+    if status:
+        _batch_error(robot, status, x=X, xd=XD, xdd=XDD)
+    return tau
+
+
+def platform_forward_dynamics(robot: ParallelRobot, x: object, xd: object, tau: object, *,
+                              gravity: object | None = None) -> Array:
+    """Platform acceleration ``xdd`` (nv,) under the active forces ``tau`` (n_a,) at pose
+    ``x`` and twist ``xd``: ``tau = A_x(x) xdd + h(x, xd)`` solved for ``xdd``."""
+    xdd: Array = platform_forward_dynamics_batch(
+        robot, _vector(robot, "x", x)[None], _vector(robot, "xd", xd)[None],
+        _vector(robot, "tau", tau)[None], gravity=gravity)[0]
+    return xdd
+
+
+def platform_forward_dynamics_batch(robot: ParallelRobot, x: object, xd: object, tau: object,
+                                    *, gravity: object | None = None) -> Array:
+    """:func:`platform_forward_dynamics` over N samples: ``xdd`` (N, nv)."""
+    X = _rows(robot, "x", x)
+    XD = _rows(robot, "xd", xd, X.shape[0])
+    TAU = _rows(robot, "tau", tau, X.shape[0])
+    xdd = np.empty((X.shape[0], robot.nv))
+    status = pk.forward_dynamics_rows(robot.leg_floats, robot.leg_geometry, robot.platform_floats,
+                                     robot.KIND, X, XD, TAU, _gravity(robot, gravity), xdd)
+    if status:
+        _batch_error(robot, status, x=X, xd=XD, tau=TAU)
+    return xdd
+
+
+# ------------------------------------------------------------------ geometry, kinematics
+def _detail(robot: ParallelRobot, x: Array, xd: Array, xdd: Array) -> tuple[Array, Array]:
+    """Each leg's ``[q, qd, qdd]`` (m, 9) and ``J_p^-1`` (m, nv) at one sample."""
+    m = len(robot.legs)
+    legs, jinv, tau = np.empty((m, pk.LEG_OUT)), np.empty((m, pk.JINV_OUT)), np.empty(m)
+    status = pk.inverse_dynamics_detail(robot.leg_floats, robot.leg_geometry,
+                                       robot.platform_floats, robot.KIND, x, xd, xdd,
+                                       robot.tree.gravity, tau, legs, jinv)
+    if status:
+        _raise(robot, status, x=x, xd=xd, xdd=xdd)
+    return legs, jinv[:, :robot.nv]
+
+
+def platform_inverse_geometry(robot: ParallelRobot, x: object) -> Array:
+    """Active joint values ``q_a`` (n_a,) placing the platform at ``x`` (the legs'
+    closed-form inverse geometric models; :class:`ParallelRobotError` naming the
+    leg if out of reach)."""
+    x = _vector(robot, "x", x)
+    zero = np.zeros(robot.nv)
+    legs, _ = _detail(robot, x, zero, zero)
+    return np.array([legs[k, leg.active] for k, leg in enumerate(robot.legs)])
+
+
+def platform_inverse_jacobian(robot: ParallelRobot, x: object) -> Array:
+    """``J_p^-1`` (n_a, nv) at pose ``x``: ``qd_a = J_p^-1 xd`` (eq. 60, 62)."""
+    x = _vector(robot, "x", x)
+    zero = np.zeros(robot.nv)
+    return _detail(robot, x, zero, zero)[1]
+
+
+def _retract(robot: ParallelRobot, x: Array, step: Array) -> Array:
+    """``x`` moved by the twist increment ``step`` (base frame; rotation on the left)."""
+    out: Array = x.copy()
+    out[:3] += step[:3]
+    if robot.nx == 7:
+        angle = float(np.linalg.norm(step[3:]))
+        axis = step[3:] / angle if angle > 0.0 else np.zeros(3)
+        dq = np.concatenate([np.sin(0.5 * angle) * axis, [np.cos(0.5 * angle)]])
+        qx, qy, qz, qw = x[3:]
+        ax, ay, az, aw = dq
+        out[3:] = (aw * qx + ax * qw + ay * qz - az * qy, aw * qy - ax * qz + ay * qw + az * qx,
+                   aw * qz + ax * qy - ay * qx + az * qw, aw * qw - ax * qx - ay * qy - az * qz)
+        out[3:] /= np.linalg.norm(out[3:])
+    return out
+
+
+def platform_forward_geometry(robot: ParallelRobot, q_active: object, x0: object | None = None,
+                              *, tolerance: float = 1e-12, max_iterations: int = 50) -> Array:
+    """Platform pose ``x`` with active joint values ``q_active`` (n_a,): Newton's method
+    on the inverse geometric model, ``x <- x + J_p (q_a - IGM(x))``, from ``x0``
+    (default ``robot.zero_pose``). Converges to the assembly mode nearest ``x0``."""
+    target = _asc(q_active, _f64)
+    if target.shape != (robot.nv,) or not np.all(np.isfinite(target)):
+        raise StateError(f"q_active must be {robot.nv} finite values in the order "
+                         f"{', '.join(robot.active)}")
+    x: Array = robot.zero_pose.copy() if x0 is None else _vector(robot, "x", x0).copy()
+    zero = np.zeros(robot.nv)
+    scale = max(1.0, float(np.abs(target).max()))
+    for _ in range(max_iterations):
+        try:
+            legs, jinv = _detail(robot, x, zero, zero)
+        except ParallelRobotError as exc:
+            raise ParallelRobotError(f"forward geometric model for q_a = {target.tolist()}: "
+                                     f"Newton's iterate left the workspace ({exc})") from None
+        error = target - np.array([legs[k, leg.active] for k, leg in enumerate(robot.legs)])
+        if float(np.abs(error).max()) <= tolerance * scale:
+            return x
+        x = _retract(robot, x, np.linalg.solve(jinv, error))
+    raise ParallelRobotError(f"forward geometric model for q_a = {target.tolist()} did not "
+                             f"converge in {max_iterations} Newton steps from x0")
+
+
+def _angles(axes: list[Array], Q: Array) -> list[float]:
+    """Revolute angles with ``Rot(w1, t1) ... Rot(wk, tk) = Q`` (k = 2 or 3), the branch
+    nearest zero (Paden-Kahan subproblems 1 and 2)."""
+    def normal(w: Array) -> Array:
+        p: Array = np.eye(3)[int(np.argmin(np.abs(w)))]
+        return p - w * float(w @ p)
+
+    def rot(w: Array, t: float) -> Array:
+        W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+        out: Array = np.eye(3) + np.sin(t) * W + (1.0 - np.cos(t)) * W @ W
+        return out
+
+    def tup(v: Array) -> tuple[float, float, float]:
+        return float(v[0]), float(v[1]), float(v[2])
+
+    w1, w2 = axes[0], axes[1]
+    if len(axes) == 2:
+        t1 = lk.angle_between(tup(w1), tup(w2), tup(Q @ w2))
+        p = normal(w2)
+        t2 = lk.angle_between(tup(w2), tup(p), tup(rot(w1, -t1) @ Q @ p))
+        angles = [t1, t2]
+    else:
+        w3 = axes[2]
+        _, t1, t2 = lk.two_angles(tup(w1), tup(w2), tup(w3), tup(Q @ w3))
+        p = normal(w3)
+        t3 = lk.angle_between(tup(w3), tup(p), tup((rot(w1, t1) @ rot(w2, t2)).T @ Q @ p))
+        angles = [t1, t2, t3]
+    check = np.eye(3)
+    for w, t in zip(axes, angles, strict=True):
+        check = check @ rot(w, t)
+    if float(np.abs(check - Q).max()) > 1e-9:
+        raise ParallelRobotError("the platform's orientation cannot be reached through the "
+                                 "joints connecting a leg to it")
+    return angles
+
+
+def _leg_rotation(model: Any, q: Array, qd: Array, qdd: Array) -> tuple[Array, Array, Array]:
+    """Orientation, angular velocity and acceleration of a leg's last body (base frame)."""
+    R, w, dw = np.eye(3), np.zeros(3), np.zeros(3)
+    for k in range(3):
+        R = R @ model.placement_rotation[k]
+        if model.joint_types[k] != "prismatic":
+            z = R @ model.axis[k]
+            dw = dw + np.cross(w, z) * qd[k] + z * qdd[k]
+            w = w + z * qd[k]
+            c, s = np.cos(q[k]), np.sin(q[k])
+            a = model.axis[k]
+            A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+            R = R @ (np.eye(3) + s * A + (1.0 - c) * A @ A)
+    return R, w, dw
+
+
+def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = None,
+                        xdd: object | None = None) -> tuple[Array, Array, Array]:
+    """The spanning tree's ``(q, qd, qdd)`` (tree joint order) at platform state
+    ``(x, xd, xdd)`` (zero rates by default): the legs' joints from their inverse
+    models, the joints connecting legs to the platform from the platform's
+    orientation relative to the leg (the branch nearest their zero; their limits
+    are not checked: the platform + legs model does not use them), so that every
+    loop of ``robot.loops`` closes. The tree state of Khalil §4 (eq. 55-57), e.g.
+    for :func:`~rnea_ros.core.dynamics.rnea.rnea` on ``robot.tree`` or a
+    closed-loop formulation."""
+    x = _vector(robot, "x", x)
+    xd = np.zeros(robot.nv) if xd is None else _vector(robot, "xd", xd)
+    xdd = np.zeros(robot.nv) if xdd is None else _vector(robot, "xdd", xdd)
+    legs, _ = _detail(robot, x, xd, xdd)
+    tree = robot.tree
+    q, qd, qdd = np.zeros(tree.nv), np.zeros(tree.nv), np.zeros(tree.nv)
+    Rp = _rotation(robot, x)
+    wp = xd[3:] if robot.nv == 6 else np.zeros(3)
+    dwp = xdd[3:] if robot.nv == 6 else np.zeros(3)
+    for k, leg in enumerate(robot.legs):
+        idx = [tree.joint_index(j) for j in leg.joints]
+        q[idx], qd[idx], qdd[idx] = legs[k, :3], legs[k, 3:6], legs[k, 6:]
+        if not leg.connection:
+            continue
+        RL, wL, dwL = _leg_rotation(leg.model, legs[k, :3], legs[k, 3:6], legs[k, 6:])
+        conn = [tree.joint_index(j) for j in leg.connection]
+        P = [tree.placement_rotation[c] for c in conn]
+        frame = RL @ P[0]  # the first connection joint's frame
+        axes, chain = [], np.eye(3)
+        for c, Pc in zip(conn, [np.eye(3), *P[1:]], strict=True):
+            chain = chain @ Pc
+            axes.append(chain @ tree.axis[c])
+        Q = frame.T @ Rp @ leg.body_rotation @ chain.T
+        angles = _angles(axes, Q)
+        # World axes at the solved angles; rates from w_T - w_L = sum z_j qd_j and
+        # dw_T - dw_L - sum w_(j-1) x z_j qd_j = sum z_j qdd_j.
+        R, z = frame, []
+        for c, Pc, t in zip(conn, [np.eye(3), *P[1:]], angles, strict=True):
+            R = R @ Pc
+            z.append(R @ tree.axis[c])
+            a = tree.axis[c]
+            A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+            R = R @ (np.eye(3) + np.sin(t) * A + (1.0 - np.cos(t)) * A @ A)
+        Z = np.column_stack(z)
+        rates = np.linalg.lstsq(Z, wp - wL, rcond=None)[0]
+        w, bias = wL.copy(), np.zeros(3)
+        for zj, r in zip(z, rates, strict=True):
+            bias += np.cross(w, zj) * r
+            w = w + zj * r
+        accels = np.linalg.lstsq(Z, dwp - dwL - bias, rcond=None)[0]
+        q[conn], qd[conn], qdd[conn] = angles, rates, accels
+    return q, qd, qdd
+
+
+__all__ = [
+    "platform_forward_dynamics",
+    "platform_forward_dynamics_batch",
+    "platform_forward_geometry",
+    "platform_inverse_dynamics",
+    "platform_inverse_dynamics_batch",
+    "platform_inverse_geometry",
+    "platform_inverse_jacobian",
+    "platform_tree_state",
+    "quaternion_of",
+]
