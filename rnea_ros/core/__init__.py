@@ -9,11 +9,35 @@ One flat namespace, like Pinocchio's ``pin.rnea``::
 
 Layout (one concept per folder, one algorithm per module): ``model/`` (the
 model and its builders), ``dynamics/`` (rigid-body algorithms), ``elastic/``
-(mixed rigid/elastic joints); at this level only what everything shares:
+(mixed rigid/elastic joints), ``coupling/`` (closed loops: ``rc.load_loops``,
+``rc.solve_loops``, ``rc.loop_rnea``...); at this level only what everything shares:
 ``spatial`` (3D/spatial algebra), ``_jit`` (compiled-kernel helpers and the
 packed model), ``inputs`` (argument checks), ``errors``.
 """
 
+from rnea_ros.core.coupling.loop_dynamics import (
+    loop_forward_dynamics,
+    loop_forward_dynamics_batch,
+    loop_gravity,
+    loop_mass_matrix,
+    loop_nonlinear_effects,
+    loop_rnea,
+    loop_rnea_batch,
+    loop_rnea_with_wrenches,
+)
+from rnea_ros.core.coupling.loop_file import LoopFile, load_loops, read_loop_file
+from rnea_ros.core.coupling.loop_kinematics import (
+    loop_accelerations,
+    loop_bias_acceleration,
+    loop_constraint_jacobian,
+    loop_jacobian,
+    loop_residual,
+    loop_velocities,
+    solve_loops,
+    solve_loops_batch,
+)
+from rnea_ros.core.coupling.loop_mdh import from_mdh_loops
+from rnea_ros.core.coupling.loops import ClosedLoopModel, Loop
 from rnea_ros.core.dynamics.aba import aba, aba_batch
 from rnea_ros.core.dynamics.coriolis import coriolis_matrix, coriolis_product
 from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch
@@ -74,6 +98,8 @@ from rnea_ros.core.errors import (
     InertiaWarning,
     InfeasibleError,
     JointNameError,
+    LoopClosureError,
+    LoopError,
     ModelError,
     ParameterError,
     PlanningError,
@@ -93,6 +119,7 @@ __all__ = [
     "STANDARD_GRAVITY",
     "BagError",
     "BaseMotion",
+    "ClosedLoopModel",
     "DHError",
     "DHLink",
     "ElasticModel",
@@ -105,6 +132,10 @@ __all__ = [
     "InfeasibleError",
     "JointDrive",
     "JointNameError",
+    "Loop",
+    "LoopClosureError",
+    "LoopError",
+    "LoopFile",
     "MDHLink",
     "ModelError",
     "MotorReference",
@@ -134,6 +165,7 @@ __all__ = [
     "friction_torques",
     "from_dh",
     "from_mdh",
+    "from_mdh_loops",
     "gravity_batch",
     "gravity_torques",
     "joint_torque_regressor",
@@ -143,13 +175,29 @@ __all__ = [
     "kinetic_energy",
     "link_pose",
     "load_drive_file",
+    "load_loops",
     "load_urdf",
+    "loop_accelerations",
+    "loop_bias_acceleration",
+    "loop_constraint_jacobian",
+    "loop_forward_dynamics",
+    "loop_forward_dynamics_batch",
+    "loop_gravity",
+    "loop_jacobian",
+    "loop_mass_matrix",
+    "loop_nonlinear_effects",
+    "loop_residual",
+    "loop_rnea",
+    "loop_rnea_batch",
+    "loop_rnea_with_wrenches",
+    "loop_velocities",
     "mass_matrix",
     "mass_matrix_batch",
     "nonlinear_effects",
     "nonlinear_effects_batch",
     "parse_urdf",
     "potential_energy",
+    "read_loop_file",
     "regressor_parameter_names",
     "regressor_parameters",
     "rnea",
@@ -163,5 +211,7 @@ __all__ = [
     "rnea_second_derivative",
     "rnea_second_derivative_batch",
     "rnea_with_wrenches",
+    "solve_loops",
+    "solve_loops_batch",
     "with_payload",
 ]
