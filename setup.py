@@ -22,7 +22,8 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
-        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.urdf.xacro")),
+        (f"share/{PACKAGE}/urdf",
+         glob("urdf/*.urdf") + glob("urdf/*.urdf.xacro") + glob("urdf/*.loops.yaml")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
     ],

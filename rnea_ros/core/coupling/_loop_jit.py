@@ -88,7 +88,9 @@ ROW_CODES = np.array([[0, 1, 2, -1, -1, -1], [0, 1, 2, 3, 4, -1], [0, 1, 3, 4, 5
 
 # Newton status codes.
 CLOSED, NOT_CONVERGED, SINGULAR, REVERSED = 0, 1, 2, 3
-SINGULAR_RATIO = 1e-9  # |R_kk| / largest column norm of K_p below which K_p is singular
+SINGULAR_RATIO = 1e-5  # min |R_kk| / |column k| of K_p below which K_p is singular: passive
+# velocities amplified 1e5 times; at a fold, Newton's best closure leaves ~sqrt(eps) ~ 1e-6
+POLISHED = 1e-15  # a residual within tol but above this gets one more Newton step
 
 _W_R, _W_P = 0, 9  # pose columns of the (n, 12) pose array
 _W_W, _W_V, _W_DW, _W_A = 12, 15, 18, 21  # rnea work columns (see dynamics.rnea)
@@ -229,15 +231,15 @@ def qr_factor(A: Array, rows: int, cols: int, rdiag: Array, tau: Array) -> float
     """Householder QR of ``A[:rows, :cols]`` in place (reflectors below the diagonal,
     ``R``'s strict upper part above it, its diagonal in ``rdiag``, scales in ``tau``).
 
-    Returns ``min |R_kk| / max column norm`` (0: rank deficient).
+    Returns ``min_k |R_kk| / |A[:, k]|`` (0: rank deficient): how far the columns
+    are from dependent, whatever their units.
     """
-    scale = 0.0
+    smallest = np.inf
     for k in range(cols):
         s = 0.0
         for i in range(rows):
             s += A[i, k] * A[i, k]
-        scale = max(scale, math.sqrt(s))
-    smallest = np.inf
+        tau[k] = math.sqrt(s)  # column norm, until the reflector's scale replaces it
     for k in range(cols):
         norm2 = 0.0
         for i in range(k, rows):
@@ -248,6 +250,7 @@ def qr_factor(A: Array, rows: int, cols: int, rdiag: Array, tau: Array) -> float
             tau[k] = 0.0
             smallest = 0.0
             continue
+        smallest = min(smallest, norm / tau[k])
         alpha = -norm if A[k, k] >= 0.0 else norm
         v0 = A[k, k] - alpha
         A[k, k] = v0
@@ -261,10 +264,7 @@ def qr_factor(A: Array, rows: int, cols: int, rdiag: Array, tau: Array) -> float
             dot *= tk
             for i in range(k, rows):
                 A[i, j] -= dot * A[i, k]
-        smallest = min(smallest, norm)
-    if scale == 0.0:
-        return 0.0
-    return smallest / scale
+    return smallest
 
 
 @jit
@@ -380,7 +380,8 @@ def loop_bias(lp: Array, P: Array, work: Array, gamma: Array) -> None:
 def newton(fp: Array, lp: Array, perm: IntArray, na: int, q: Array, tol: float,
            max_iter: int, max_step: float) -> tuple[int, int, int, float, float]:
     """Close the loops by moving the passive joints of ``q`` (in place): damped Newton
-    (Levenberg-Marquardt, ``mu = |e|^2``) on the residual of eq. 3 with ``K_p``.
+    (Levenberg-Marquardt, ``mu = |e|^2``) on the residual of eq. 3 with ``K_p``;
+    once within ``tol``, one more step polishes the solution to rounding level.
 
     Returns ``(status, iterations, worst loop, max |e|, rank measure of K_p)``;
     status ``CLOSED``, ``NOT_CONVERGED``, ``SINGULAR`` (closed, but ``K_p`` is
@@ -399,6 +400,7 @@ def newton(fp: Array, lp: Array, perm: IntArray, na: int, q: Array, tol: float,
     dx = np.empty(p)
     err = np.inf
     worst = 0
+    polished = False
     for it in range(max_iter + 1):
         body_poses(fp, q, P)
         worst = residual(lp, P, e)
@@ -408,7 +410,7 @@ def newton(fp: Array, lp: Array, perm: IntArray, na: int, q: Array, tol: float,
         if not err < np.inf:
             return NOT_CONVERGED, it, worst, err, 0.0
         constraint_jacobian(fp, lp, P, K)
-        if err <= tol:
+        if err <= tol and (polished or err <= POLISHED or it == max_iter):
             rank = factor_passive(K, perm, na, A, rdiag, tau)
             if rank < SINGULAR_RATIO:
                 return SINGULAR, it, worst, err, rank
@@ -418,6 +420,7 @@ def newton(fp: Array, lp: Array, perm: IntArray, na: int, q: Array, tol: float,
             return CLOSED, it, worst, err, rank
         if it == max_iter:
             break
+        polished = err <= tol  # one more step from within tol: quadratic convergence
         for c in range(p):  # [K_p; sqrt(mu) 1] dx = [e; 0]
             j = perm[na + c]
             for r in range(m):

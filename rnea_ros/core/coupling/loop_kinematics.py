@@ -34,7 +34,8 @@ Array = NDArray[np.float64]
 NEWTON_TOLERANCE = 1e-12  # [m], [rad]: largest constraint error of a solution
 NEWTON_ITERATIONS = 50
 MAX_STEP = 0.5  # [rad] or [m]: largest passive-joint change per Newton step
-CONTINUATION_STEPS = (8, 64)
+ACTIVE_STEP = 0.25  # [rad] or [m]: largest active-joint move per continuation step
+CONTINUATION_REFINEMENT = (8, 64)  # finer walks when a step fails
 
 _newton = FastCall(kj.newton_call)
 
@@ -84,25 +85,26 @@ def raise_not_closed(model: ClosedLoopModel, loop: int, err: float) -> None:
 # ------------------------------------------------------------- positions
 def _solve(model: ClosedLoopModel, qa: Array, q0: Array, tol: float, max_iter: int
            ) -> tuple[Array, int, Array]:
-    """Newton from ``q0`` with the actives set to ``qa``, continuation if needed."""
+    """Newton from ``q0`` with the actives set to ``qa``: one solve when the actives
+    move by at most :data:`ACTIVE_STEP`, else continuation (the actives walk from
+    ``q0``'s to ``qa`` in steps, each solve warm-started by the previous one, so the
+    passive joints follow the guess's assembly mode); finer walks if that fails."""
     info = np.empty(4)
     fp, lp, perm = model.tree.kernel_floats, model.loop_floats, model.permutation
-    q = q0.copy()
-    q[model.active_index] = qa
-    status = int(_newton.call(fp, lp, perm, model.n_active, q, tol, max_iter, MAX_STEP, info))
-    if status in (kj.CLOSED, kj.SINGULAR):
-        return q, status, info
     qa0 = q0[model.active_index]
-    for steps in CONTINUATION_STEPS:  # walk the actives from the guess to the target
+    first = max(1, int(np.ceil(float(np.abs(qa - qa0).max()) / ACTIVE_STEP)))
+    status = kj.NOT_CONVERGED
+    q = q0.copy()
+    for steps in (first, *(first * k for k in CONTINUATION_REFINEMENT)):
         q = q0.copy()
-        for s in np.linspace(0.0, 1.0, steps + 1):
+        for s in np.linspace(0.0, 1.0, steps + 1)[1:]:
             q[model.active_index] = qa0 + s * (qa - qa0)
             status = int(_newton.call(fp, lp, perm, model.n_active, q, tol, max_iter,
                                       MAX_STEP, info))
             if status != kj.CLOSED:
                 break
         if status in (kj.CLOSED, kj.SINGULAR):
-            return q, status, info
+            break
     return q, status, info
 
 
@@ -134,10 +136,11 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
     ``q_active`` (N,): the passive joints solved from eq. 3.
 
     Damped Newton from ``guess`` (an (n,) tree configuration, default
-    ``model.q_reference``; pass the previous solution along a trajectory),
-    then, if that fails, continuation: the actives walk from the guess's to
-    ``q_active``. The result closes every loop to ``tol`` [m, rad] and stays
-    in the guess's assembly mode. :class:`LoopClosureError` names the loop if
+    ``model.q_reference``; pass the previous solution along a trajectory);
+    when the actives are far from the guess's (or Newton fails), continuation:
+    the actives walk from the guess's to ``q_active`` in steps of at most
+    :data:`ACTIVE_STEP`, so the passive joints stay in the guess's assembly
+    mode. The result closes every loop to ``tol`` [m, rad]. :class:`LoopClosureError` names the loop if
     it cannot close (outside the workspace) or closes at a singular
     configuration (passive joints undetermined).
     """

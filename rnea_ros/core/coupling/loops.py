@@ -289,7 +289,7 @@ class ClosedLoopModel:
                 f"constraints of {self.n_constraints})")
         Kp = K[:, self.passive_index]
         sp = np.linalg.svd(Kp, compute_uv=False)
-        if N < mobility or sp[-1] <= RANK_TOLERANCE * max(float(sp[0]), 1e-300):
+        if N < mobility or sp[-1] <= kj.SINGULAR_RATIO * max(float(sp[0]), 1e-300):
             # A passive joint the actives do not determine: the null direction of K_p.
             _, _, vt = np.linalg.svd(Kp)
             free = np.abs(vt[-1]) > 1e-6 * np.abs(vt[-1]).max()

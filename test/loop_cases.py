@@ -1,0 +1,220 @@
+"""Closed-loop test helpers: Pinocchio's constrained dynamics as the oracle, random
+spatial mechanisms, random consistent states.
+
+Pinocchio (4.1) offers 3D point and 6D frame constraints only
+(``pin.RigidConstraintModel`` with ``CONTACT_3D``/``CONTACT_6D``): our
+``spherical`` cut is one 3D point, ``weld`` one 6D frame, ``revolute`` two 3D
+points on the axis (six rows, five independent; in a planar loop one point
+suffices and two of its rows are redundant). Redundant rows need a proximal
+``mu > 0`` (1e-8); Pinocchio's force is in the local frame of placement 1 and
+acts on joint 1. ``prismatic`` has no Pinocchio equivalent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from trees import random_inertia, random_rotation
+
+import rnea_ros.core as rc
+from rnea_ros.core.coupling import _loop_jit as kj
+from rnea_ros.core.coupling.loops import rpy_from_matrix
+from rnea_ros.oracle import PinocchioOracle
+
+AXIS_POINT = 0.1  # [m] second point on a revolute cut's axis
+
+
+class LoopOracle:
+    """Pinocchio's ``constraintDynamics`` on the same URDF and the same cut joints."""
+
+    def __init__(self, urdf: str | Path, model: rc.ClosedLoopModel) -> None:
+        import pinocchio as pin
+
+        self.pin = pin
+        self.model = model
+        self.tree = PinocchioOracle(urdf, model.tree)
+        pm = self.tree.pm
+        self.constraints = []
+        self.planar = []
+        for l, loop in enumerate(model.loops):
+            lp = model.loop_floats[l]
+            joints, placements = [], []
+            for side in (0, 1):
+                body = int(lp[kj.L_BODY1 + side])
+                joints.append(self.tree.jid[body] if body >= 0 else 0)
+                R = lp[(kj.L_R1, kj.L_R2)[side]:][:9].reshape(3, 3)
+                p = lp[(kj.L_P1, kj.L_P2)[side]:][:3]
+                placements.append((R, p))
+            if loop.type == "prismatic":
+                raise ValueError(f"loop '{loop.name}': Pinocchio has no prismatic constraint")
+            kind = pin.ContactType.CONTACT_6D if loop.type == "weld" else pin.ContactType.CONTACT_3D
+            points = [0.0]
+            if loop.type == "revolute" and not self._planar(l):
+                points.append(AXIS_POINT)
+            for offset in points:
+                se3 = [pin.SE3(R, p + offset * R[:, 2]) for R, p in placements]
+                self.constraints.append(pin.RigidConstraintModel(
+                    kind, pm, joints[0], se3[0], joints[1], se3[1], pin.ReferenceFrame.LOCAL))
+            self.planar.append(len(points) == 1)
+        self.datas = [c.createData() for c in self.constraints]
+        pin.initConstraintDynamics(pm, self.tree.pd, self.constraints, self.datas)
+        self.settings = pin.ProximalSettings(1e-14, 1e-8, 200)
+
+    def _planar(self, l: int) -> bool:
+        """A revolute cut whose loop moves in planes normal to its axis (every joint of the
+        loop revolute about an axis parallel to the cut's, at the reference)."""
+        m = self.model
+        R, _ = rc.body_poses(m.tree, m.q_reference)
+        lp = m.loop_floats[l]
+        b = int(lp[kj.L_BODY1])
+        z = lp[kj.L_R1:kj.L_R1 + 9].reshape(3, 3)[:, 2]
+        z = R[b] @ z if b >= 0 else z
+        for name in m.loop_joints(l):
+            j = m.tree.joint_index(name)
+            if m.tree.joint_types[j] == "prismatic" or abs(abs((R[j] @ m.tree.axis[j]) @ z) - 1) > 1e-12:
+                return False
+        return True
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau_active: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """Tree accelerations (n,) and cut wrenches (B, 6) ``[f; n]`` on link 1 in frame 1,
+        under the active torques (friction of every joint subtracted, as Pinocchio has none)."""
+        m, o = self.model, self.tree
+        tau = np.zeros(m.n)
+        tau[m.active_index] = tau_active
+        tau -= rc.friction_torques(m.tree, qd)
+        a = self.pin.constraintDynamics(o.pm, o.pd, o.config(q), o.tangent(qd), o.tangent(tau),
+                                        self.constraints, self.datas, self.settings)
+        forces = np.asarray(o.pd.lambda_c).copy()
+        wrenches = np.zeros((len(m.loops), 6))
+        k = 0
+        for l, loop in enumerate(m.loops):
+            if loop.type == "weld":
+                wrenches[l] = forces[k:k + 6]
+                k += 6
+            elif loop.type == "spherical" or self.planar[l]:
+                wrenches[l, :3] = forces[k:k + 3]
+                k += 3
+            else:  # two points on the axis: the resultant at the first one
+                fa, fb = forces[k:k + 3], forces[k + 3:k + 6]
+                wrenches[l, :3] = fa + fb
+                wrenches[l, 3:] = np.cross([0.0, 0.0, AXIS_POINT], fb)
+                k += 6
+        return o.ours(a), wrenches
+
+
+# ------------------------------------------------------------------ mechanisms
+@dataclass
+class Mechanism:
+    """A closed-loop mechanism: its URDF text (for Pinocchio) and model."""
+
+    urdf: str
+    model: rc.ClosedLoopModel
+
+
+def _urdf(name: str, joints: list[tuple[str, str, str, np.ndarray, np.ndarray, np.ndarray]],
+          rng: np.random.Generator, kinds: list[str]) -> str:
+    """URDF text: ``joints`` = (name, parent, child, R, p, axis)."""
+    links = ['<link name="base"/>']
+    body = []
+    for (jname, parent, child, R, p, axis), kind in zip(joints, kinds, strict=True):
+        inertia = random_inertia(rng)
+        com = rng.normal(0.0, 0.1, 3)
+        mass = rng.uniform(0.3, 2.0)
+        links.append(
+            f'<link name="{child}"><inertial><origin xyz="{_v(com)}" rpy="0 0 0"/>'
+            f'<mass value="{float(mass)!r}"/><inertia ixx="{float(inertia[0, 0])!r}" ixy="{float(inertia[0, 1])!r}" '
+            f'ixz="{float(inertia[0, 2])!r}" iyy="{float(inertia[1, 1])!r}" iyz="{float(inertia[1, 2])!r}" '
+            f'izz="{float(inertia[2, 2])!r}"/></inertial></link>')
+        body.append(
+            f'<joint name="{jname}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{_v(p)}" rpy="{_v(np.array(rpy_from_matrix(R)))}"/>'
+            f'<axis xyz="{_v(axis)}"/><limit lower="-3" upper="3" effort="100" velocity="10"/>'
+            f'<dynamics damping="{float(rng.uniform(0, 0.3))!r}" friction="{float(rng.uniform(0, 0.3))!r}"/>'
+            '</joint>')
+    return f'<robot name="{name}">' + "".join(links + body) + "</robot>"
+
+
+def _v(x: np.ndarray) -> str:
+    return " ".join(repr(float(v)) for v in x)
+
+
+def random_mechanism(seed: int, cut: str) -> Mechanism:
+    """A random spatial single-loop mechanism of mobility 1, closed at q = 0.
+
+    Two revolute branches leave the base (``weld``: 4 + 3 joints; ``revolute``:
+    3 + 3; ``spherical``: 1 + 3, a crank and a rocker joined by a universal
+    joint and the spherical cut). Frame 2 is placed where frame 1 is at q = 0.
+    Active: the first joint of branch A.
+    """
+    rng = np.random.default_rng(seed)
+    split = {"weld": (4, 3), "revolute": (3, 3), "spherical": (1, 3)}[cut]
+    joints = []
+    kinds = []
+    tips = []
+    for branch, count in zip("ab", split, strict=True):
+        parent = "base"
+        for k in range(count):
+            child = f"{branch}{k + 1}"
+            axis = rng.normal(size=3)
+            if cut == "spherical" and branch == "b" and k == 2:
+                axis = np.cross(joints[-1][5], rng.normal(size=3))  # universal: 2nd axis normal
+            axis /= np.linalg.norm(axis)
+            joints.append((f"j{child}", parent, child, random_rotation(rng),
+                           rng.normal(0.0, 0.35, 3), axis))
+            kinds.append("revolute")
+            parent = child
+        tips.append(parent)
+    if cut == "spherical":  # the universal joint's two axes meet at the U point
+        joints[-1] = (*joints[-1][:4], np.zeros(3), joints[-1][5])
+    text = _urdf(f"{cut}_loop_{seed}", joints, rng, kinds)
+    tree = rc.load_urdf(text)
+    q0 = np.zeros(tree.nv)
+    Ra, pa = rc.link_pose(tree, q0, tips[0])
+    Rb, pb = rc.link_pose(tree, q0, tips[1])
+    if cut == "spherical":  # the cut at the end of a 0.3 m arm of the rocker (branch A)
+        pa = pa + Ra @ np.array([0.3, 0.0, 0.0])
+        R2, p2 = Rb.T @ Ra, Rb.T @ (pa - pb)
+        loop = rc.Loop("cut", cut, tips[0], tips[1], xyz1=(0.3, 0.0, 0.0),
+                       xyz2=tuple(p2), rpy2=rpy_from_matrix(R2))
+    else:
+        R2, p2 = Rb.T @ Ra, Rb.T @ (pa - pb)
+        loop = rc.Loop("cut", cut, tips[0], tips[1], xyz2=tuple(p2), rpy2=rpy_from_matrix(R2))
+    return Mechanism(text, rc.ClosedLoopModel(tree, (loop,), (joints[0][0],)))
+
+
+# ---------------------------------------------------------------- states
+def random_closed_states(model: rc.ClosedLoopModel, count: int, seed: int, spread: float = 1.0,
+                         conditioning: float = 0.0
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(q (S, n), qd_a (S, N), qdd_a (S, N))``: actives uniform within the joint limits
+    (``spread`` of the range around the reference, +-pi where unlimited), passives
+    solved from the reference; samples that do not close, or whose passive constraint
+    Jacobian has ``sigma_min / sigma_max < conditioning`` (near-singular), are skipped."""
+    rng = np.random.default_rng(seed)
+    tree, a = model.tree, model.active_index
+    ref = model.q_reference[a]
+    lo = np.where(np.isfinite(tree.lower_limit[a]), tree.lower_limit[a], ref - np.pi)
+    hi = np.where(np.isfinite(tree.upper_limit[a]), tree.upper_limit[a], ref + np.pi)
+    mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo) * spread
+    qs: list[np.ndarray] = []
+    tries = 0
+    while len(qs) < count and tries < 5 * count:
+        tries += 1
+        qa = mid + half * rng.uniform(-1.0, 1.0, a.size)
+        try:
+            q = rc.solve_loops(model, qa)
+        except rc.LoopClosureError:
+            continue
+        if conditioning > 0.0:
+            sv = np.linalg.svd(rc.loop_constraint_jacobian(model, q)[:, model.passive_index],
+                               compute_uv=False)
+            if sv[-1] < conditioning * sv[0]:
+                continue
+        qs.append(q)
+    if len(qs) < count:
+        raise RuntimeError(f"only {len(qs)} of {count} random states close '{model.name}'")
+    Q = np.array(qs)
+    return Q, rng.normal(0.0, 1.5, (count, a.size)), rng.normal(0.0, 4.0, (count, a.size))
