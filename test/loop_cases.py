@@ -64,7 +64,7 @@ class LoopOracle:
 
     def _planar(self, l: int) -> bool:
         """A revolute cut whose loop moves in planes normal to its axis (every joint of the
-        loop revolute about an axis parallel to the cut's, at the reference)."""
+        loop revolute about an axis parallel to the cut's, or prismatic normal to it)."""
         m = self.model
         R, _ = rc.body_poses(m.tree, m.q_reference)
         lp = m.loop_floats[l]
@@ -73,7 +73,8 @@ class LoopOracle:
         z = R[b] @ z if b >= 0 else z
         for name in m.loop_joints(l):
             j = m.tree.joint_index(name)
-            if m.tree.joint_types[j] == "prismatic" or abs(abs((R[j] @ m.tree.axis[j]) @ z) - 1) > 1e-12:
+            along = abs((R[j] @ m.tree.axis[j]) @ z)
+            if abs(along - (0.0 if m.tree.joint_types[j] == "prismatic" else 1.0)) > 1e-12:
                 return False
         return True
 
@@ -122,17 +123,19 @@ def _urdf(name: str, joints: list[tuple[str, str, str, np.ndarray, np.ndarray, n
     for (jname, parent, child, R, p, axis), kind in zip(joints, kinds, strict=True):
         inertia = random_inertia(rng)
         com = rng.normal(0.0, 0.1, 3)
-        mass = rng.uniform(0.3, 2.0)
+        mass = float(rng.uniform(0.3, 2.0))
+        moments = " ".join(f'{k}="{float(inertia[r, c])!r}"' for k, (r, c) in (
+            ("ixx", (0, 0)), ("ixy", (0, 1)), ("ixz", (0, 2)), ("iyy", (1, 1)), ("iyz", (1, 2)),
+            ("izz", (2, 2))))
         links.append(
             f'<link name="{child}"><inertial><origin xyz="{_v(com)}" rpy="0 0 0"/>'
-            f'<mass value="{float(mass)!r}"/><inertia ixx="{float(inertia[0, 0])!r}" ixy="{float(inertia[0, 1])!r}" '
-            f'ixz="{float(inertia[0, 2])!r}" iyy="{float(inertia[1, 1])!r}" iyz="{float(inertia[1, 2])!r}" '
-            f'izz="{float(inertia[2, 2])!r}"/></inertial></link>')
+            f'<mass value="{mass!r}"/><inertia {moments}/></inertial></link>')
         body.append(
             f'<joint name="{jname}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
             f'<origin xyz="{_v(p)}" rpy="{_v(np.array(rpy_from_matrix(R)))}"/>'
             f'<axis xyz="{_v(axis)}"/><limit lower="-3" upper="3" effort="100" velocity="10"/>'
-            f'<dynamics damping="{float(rng.uniform(0, 0.3))!r}" friction="{float(rng.uniform(0, 0.3))!r}"/>'
+            f'<dynamics damping="{float(rng.uniform(0, 0.3))!r}" '
+            f'friction="{float(rng.uniform(0, 0.3))!r}"/>'
             '</joint>')
     return f'<robot name="{name}">' + "".join(links + body) + "</robot>"
 
@@ -144,13 +147,13 @@ def _v(x: np.ndarray) -> str:
 def random_mechanism(seed: int, cut: str) -> Mechanism:
     """A random spatial single-loop mechanism of mobility 1, closed at q = 0.
 
-    Two revolute branches leave the base (``weld``: 4 + 3 joints; ``revolute``:
-    3 + 3; ``spherical``: 1 + 3, a crank and a rocker joined by a universal
-    joint and the spherical cut). Frame 2 is placed where frame 1 is at q = 0.
+    Two revolute branches leave the base (``weld``: 4 + 3 joints; ``revolute``,
+    ``prismatic``: 3 + 3; ``spherical``: 1 + 3, a crank and a rocker joined by a
+    universal joint and the spherical cut). Frame 2 is placed where frame 1 is at q = 0.
     Active: the first joint of branch A.
     """
     rng = np.random.default_rng(seed)
-    split = {"weld": (4, 3), "revolute": (3, 3), "spherical": (1, 3)}[cut]
+    split = {"weld": (4, 3), "revolute": (3, 3), "prismatic": (3, 3), "spherical": (1, 3)}[cut]
     joints = []
     kinds = []
     tips = []

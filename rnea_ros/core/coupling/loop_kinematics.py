@@ -113,7 +113,7 @@ def closure_failure(model: ClosedLoopModel, qa: Array, status: int, info: Array)
     loop = model.loops[int(info[1])]
     at = ", ".join(f"{n}={v:.6g}" for n, v in zip(model.active_names, qa, strict=True))
     if status == kj.SINGULAR:
-        joints = options(model.loop_joints(int(info[1])))
+        joints = options([j for j in model.loop_joints(int(info[1])) if j in model.passive_names])
         return (f"the configuration of '{model.name}' at active positions ({at}) is singular: "
                 f"the passive joints of loop '{loop.name}' ({joints}) "
                 f"are not determined by the active joints (rank measure {info[3]:.2g})")
@@ -140,9 +140,10 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
     when the actives are far from the guess's (or Newton fails), continuation:
     the actives walk from the guess's to ``q_active`` in steps of at most
     :data:`ACTIVE_STEP`, so the passive joints stay in the guess's assembly
-    mode. The result closes every loop to ``tol`` [m, rad]. :class:`LoopClosureError` names the loop if
-    it cannot close (outside the workspace) or closes at a singular
-    configuration (passive joints undetermined).
+    mode. The result closes every loop to ``tol`` [m, rad].
+    :class:`LoopClosureError` names the loop if it cannot close (outside the
+    workspace) or closes at a singular configuration (passive joints
+    undetermined).
     """
     qa = active_vector(model, q_active, "q_active")
     q0 = model.q_reference if guess is None else tree_vector(model, guess, "guess")
