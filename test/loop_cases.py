@@ -1,109 +1,18 @@
-"""Closed-loop test helpers: Pinocchio's constrained dynamics as the oracle, random
-spatial mechanisms, random consistent states.
-
-Pinocchio (4.1) offers 3D point and 6D frame constraints only
-(``pin.RigidConstraintModel`` with ``CONTACT_3D``/``CONTACT_6D``): our
-``spherical`` cut is one 3D point, ``weld`` one 6D frame, ``revolute`` two 3D
-points on the axis (six rows, five independent; in a planar loop one point
-suffices and two of its rows are redundant). Redundant rows need a proximal
-``mu > 0`` (1e-8); Pinocchio's force is in the local frame of placement 1 and
-acts on joint 1. ``prismatic`` has no Pinocchio equivalent.
-"""
+"""Closed-loop test helpers: random spatial mechanisms and random consistent states
+(the Pinocchio oracle is :mod:`rnea_ros.loop_oracle`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from trees import random_inertia, random_rotation
 
 import rnea_ros.core as rc
-from rnea_ros.core.coupling import _loop_jit as kj
 from rnea_ros.core.coupling.loops import rpy_from_matrix
-from rnea_ros.oracle import PinocchioOracle
+from rnea_ros.loop_oracle import LoopOracle
 
-AXIS_POINT = 0.1  # [m] second point on a revolute cut's axis
-
-
-class LoopOracle:
-    """Pinocchio's ``constraintDynamics`` on the same URDF and the same cut joints."""
-
-    def __init__(self, urdf: str | Path, model: rc.ClosedLoopModel) -> None:
-        import pinocchio as pin
-
-        self.pin = pin
-        self.model = model
-        self.tree = PinocchioOracle(urdf, model.tree)
-        pm = self.tree.pm
-        self.constraints = []
-        self.planar = []
-        for l, loop in enumerate(model.loops):
-            lp = model.loop_floats[l]
-            joints, placements = [], []
-            for side in (0, 1):
-                body = int(lp[kj.L_BODY1 + side])
-                joints.append(self.tree.jid[body] if body >= 0 else 0)
-                R = lp[(kj.L_R1, kj.L_R2)[side]:][:9].reshape(3, 3)
-                p = lp[(kj.L_P1, kj.L_P2)[side]:][:3]
-                placements.append((R, p))
-            if loop.type == "prismatic":
-                raise ValueError(f"loop '{loop.name}': Pinocchio has no prismatic constraint")
-            kind = pin.ContactType.CONTACT_6D if loop.type == "weld" else pin.ContactType.CONTACT_3D
-            points = [0.0]
-            if loop.type == "revolute" and not self._planar(l):
-                points.append(AXIS_POINT)
-            for offset in points:
-                se3 = [pin.SE3(R, p + offset * R[:, 2]) for R, p in placements]
-                self.constraints.append(pin.RigidConstraintModel(
-                    kind, pm, joints[0], se3[0], joints[1], se3[1], pin.ReferenceFrame.LOCAL))
-            self.planar.append(len(points) == 1)
-        self.datas = [c.createData() for c in self.constraints]
-        pin.initConstraintDynamics(pm, self.tree.pd, self.constraints, self.datas)
-        self.settings = pin.ProximalSettings(1e-14, 1e-8, 200)
-
-    def _planar(self, l: int) -> bool:
-        """A revolute cut whose loop moves in planes normal to its axis (every joint of the
-        loop revolute about an axis parallel to the cut's, or prismatic normal to it)."""
-        m = self.model
-        R, _ = rc.body_poses(m.tree, m.q_reference)
-        lp = m.loop_floats[l]
-        b = int(lp[kj.L_BODY1])
-        z = lp[kj.L_R1:kj.L_R1 + 9].reshape(3, 3)[:, 2]
-        z = R[b] @ z if b >= 0 else z
-        for name in m.loop_joints(l):
-            j = m.tree.joint_index(name)
-            along = abs((R[j] @ m.tree.axis[j]) @ z)
-            if abs(along - (0.0 if m.tree.joint_types[j] == "prismatic" else 1.0)) > 1e-12:
-                return False
-        return True
-
-    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau_active: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray]:
-        """Tree accelerations (n,) and cut wrenches (B, 6) ``[f; n]`` on link 1 in frame 1,
-        under the active torques (friction of every joint subtracted, as Pinocchio has none)."""
-        m, o = self.model, self.tree
-        tau = np.zeros(m.n)
-        tau[m.active_index] = tau_active
-        tau -= rc.friction_torques(m.tree, qd)
-        a = self.pin.constraintDynamics(o.pm, o.pd, o.config(q), o.tangent(qd), o.tangent(tau),
-                                        self.constraints, self.datas, self.settings)
-        forces = np.asarray(o.pd.lambda_c).copy()
-        wrenches = np.zeros((len(m.loops), 6))
-        k = 0
-        for l, loop in enumerate(m.loops):
-            if loop.type == "weld":
-                wrenches[l] = forces[k:k + 6]
-                k += 6
-            elif loop.type == "spherical" or self.planar[l]:
-                wrenches[l, :3] = forces[k:k + 3]
-                k += 3
-            else:  # two points on the axis: the resultant at the first one
-                fa, fb = forces[k:k + 3], forces[k + 3:k + 6]
-                wrenches[l, :3] = fa + fb
-                wrenches[l, 3:] = np.cross([0.0, 0.0, AXIS_POINT], fb)
-                k += 6
-        return o.ours(a), wrenches
+__all__ = ["LoopOracle", "Mechanism", "random_closed_states", "random_mechanism"]
 
 
 # ------------------------------------------------------------------ mechanisms

@@ -50,6 +50,7 @@ from rnea_ros.core.inputs import gravity_vector
 Array = NDArray[np.float64]
 
 _id_fast = FastCall(kj.inverse_dynamics_call)
+_rnea_fast = FastCall(kj.loop_rnea_call)
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 
 
@@ -92,7 +93,18 @@ def loop_rnea(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: 
     eq. 4 and its derivative. Gravity, armature and friction of all tree
     joints included; ``gravity`` (3,) overrides the model's.
     """
-    return _inverse_dynamics(model, q, qd_active, qdd_active, gravity)[0]
+    # The 1 kHz path, kept lean (see rc.rnea): the kernel checks lengths and closure.
+    q, qda, qdda = _asc(q, _f64), _asc(qd_active, _f64), _asc(qdd_active, _f64)
+    if not q.ndim == qda.ndim == qdda.ndim == 1:
+        _raise_id(model, q, qda, qdda, np.nan)
+    fp, lp, perm, g = model.kernel_arrays
+    if gravity is not None:
+        g = gravity_vector(model.tree, gravity)
+    tau = _empty(model.n_active)
+    code = _rnea_fast.call(fp, lp, perm, q, qda, qdda, g, CLOSURE_TOLERANCE, tau)
+    if not code >= kj.SINGULAR_RATIO:
+        _raise_id(model, q, qda, qdda, code)
+    return tau
 
 
 def loop_rnea_with_wrenches(model: ClosedLoopModel, q: object, qd_active: object,
@@ -132,12 +144,9 @@ def cut_wrenches(model: ClosedLoopModel, q: Array, lam: Array) -> Array:
 
 def _frame_pose(model: ClosedLoopModel, R: Array, p: Array, l: int, side: int
                 ) -> tuple[Array, Array]:
-    lp = model.loop_floats[l]
-    b = int(lp[kj.L_BODY1 + side])
-    Rf = lp[(kj.L_R1, kj.L_R2)[side]:][:9].reshape(3, 3)
-    pf = lp[(kj.L_P1, kj.L_P2)[side]:][:3]
+    b, Rf, pf = model.cut_frame(l, side + 1)
     if b < 0:
-        return Rf.copy(), pf.copy()
+        return Rf, pf
     return R[b] @ Rf, p[b] + R[b] @ pf
 
 

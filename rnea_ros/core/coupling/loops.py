@@ -131,8 +131,9 @@ class ClosedLoopModel:
     default and at which the description is checked; ``None`` means ``q = 0``.
 
     Derived (read-only): ``n`` tree joints, ``n_active`` (N), ``n_constraints``
-    (m, rows of eq. 4 over all loops, loop after loop in :data:`LOOP_TYPES`
-    order of rows), ``mobility`` (degrees of freedom), ``active_index`` (N,)
+    (m, rows of eq. 4 over all loops, loop after loop: :data:`LOOP_TYPES` rows per
+    cut, but only the 2 in-plane rows for a revolute cut in a planar loop, whose
+    other rows vanish identically), ``mobility`` (degrees of freedom), ``active_index`` (N,)
     and ``passive_index`` (n - N,) into the tree's joint order,
     ``q_reference`` (n,) the reference closed to machine precision,
     ``constraint_rows`` (B + 1,) row offsets of each loop.
@@ -153,6 +154,7 @@ class ClosedLoopModel:
     constraint_rows: IntArray = field(init=False, repr=False)
     q_reference: Array = field(init=False, repr=False)
     loop_floats: Array = field(init=False, repr=False)
+    kernel_arrays: tuple[Array, Array, IntArray, Array] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -172,9 +174,12 @@ class ClosedLoopModel:
         set_(self, "active_index", _frozen(active, np.int64))
         set_(self, "passive_index", _frozen(passive, np.int64))
         set_(self, "permutation", _frozen(active + passive, np.int64))
-        self._pack()
+        self._pack(())
         self._close_reference()
         self._check_mobility()
+        self._pack(self._planar_loops())
+        set_(self, "kernel_arrays", (tree.kernel_floats, self.loop_floats, self.permutation,
+                                     tree.gravity))
 
     # ---------------------------------------------------------------- checks
     def _check_tree(self) -> None:
@@ -226,8 +231,9 @@ class ClosedLoopModel:
                             "passive joints")
         return index
 
-    def _pack(self) -> None:
-        """``loop_floats`` (B, L_COLS + n), see :mod:`._loop_jit`."""
+    def _pack(self, planar: tuple[int, ...]) -> None:
+        """``loop_floats`` (B, L_COLS + n), see :mod:`._loop_jit`; the loops ``planar``
+        keep only their in-plane rows."""
         tree, n = self.tree, self.tree.nv
         lp = np.zeros((len(self.loops), kj.L_COLS + n))
         row = 0
@@ -240,10 +246,11 @@ class ClosedLoopModel:
                 lp[l, kj.L_BODY1 + side - 1] = frame.body
                 lp[l, (kj.L_R1, kj.L_R2)[side - 1]:][:9] = R.ravel()
                 lp[l, (kj.L_P1, kj.L_P2)[side - 1]:][:3] = p
-            lp[l, kj.L_TYPE] = _TYPE_CODES[loop.type]
+            code = kj.PLANAR_REVOLUTE if l in planar else _TYPE_CODES[loop.type]
+            lp[l, kj.L_TYPE] = code
             lp[l, kj.L_ROW] = row
-            lp[l, kj.L_NROWS] = loop.constraints
-            row += loop.constraints
+            lp[l, kj.L_NROWS] = len(kj.ROWS[code])
+            row += len(kj.ROWS[code])
             rows.append(row)
             lp[l, kj.L_SUPPORT:] = (_support(tree, frame_body(tree, loop.link2))
                                     - _support(tree, frame_body(tree, loop.link1)))
@@ -300,6 +307,28 @@ class ClosedLoopModel:
                 f"model '{tree.name}': the active joints ({active_names}) do not determine the "
                 f"passive joints {options(names)} ({why}); make one of them active")
 
+    def _planar_loops(self) -> tuple[int, ...]:
+        """Revolute cuts whose loop is planar at the (closed) reference: every loop joint
+        revolute about an axis parallel to the cut's, or prismatic normal to it."""
+        from rnea_ros.core.dynamics.kinematics import body_poses
+        tree = self.tree
+        R, _ = body_poses(tree, self.q_reference)
+        planar = []
+        for l, loop in enumerate(self.loops):
+            if loop.type != "revolute":
+                continue
+            lp = self.loop_floats[l]
+            b = int(lp[kj.L_BODY1])
+            z = lp[kj.L_R1:kj.L_R1 + 9].reshape(3, 3)[:, 2]
+            z = R[b] @ z if b >= 0 else z
+            ok = True
+            for j in np.flatnonzero(lp[kj.L_COLS:]):
+                along = abs(float((R[j] @ tree.axis[j]) @ z))
+                ok &= abs(along - (0.0 if tree.joint_types[j] == "prismatic" else 1.0)) <= 1e-12
+            if ok:
+                planar.append(l)
+        return tuple(planar)
+
     # ------------------------------------------------------------- helpers
     @property
     def active_names(self) -> tuple[str, ...]:
@@ -317,6 +346,14 @@ class ClosedLoopModel:
         if name not in names:
             raise LoopError(f"no loop '{name}' in model '{self.name}'; loops: {options(names)}")
         return names.index(name)
+
+    def cut_frame(self, l: int, side: int) -> tuple[int, Array, Array]:
+        """``(body, R, p)``: loop ``l``'s frame ``side`` (1 or 2) placed in the frame of the
+        body carrying it (-1: the base), its link's placement included."""
+        lp = self.loop_floats[l]
+        k = side - 1
+        R = lp[(kj.L_R1, kj.L_R2)[k]:][:9].reshape(3, 3).copy()
+        return int(lp[kj.L_BODY1 + k]), R, lp[(kj.L_P1, kj.L_P2)[k]:][:3].copy()
 
     def loop_joints(self, l: int) -> tuple[str, ...]:
         """Tree joints of loop ``l`` (those moving one of its frames but not both)."""

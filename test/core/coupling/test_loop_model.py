@@ -56,7 +56,8 @@ def test_python_description_equals_the_file(tree: rc.RobotModel) -> None:
     np.testing.assert_array_equal(in_code.loop_floats, from_file.loop_floats)
     assert from_file.active_names == ("crank_joint",)
     assert from_file.passive_names == ("coupler_joint", "rocker_joint")
-    assert from_file.n_constraints == 5 and from_file.mobility == 1
+    assert from_file.mobility == 1
+    assert from_file.n_constraints == 2  # planar: the in-plane rows of the revolute cut
     spec = rc.read_loop_file(ROOT / "urdf" / "four_bar.loops.yaml")
     assert spec.active == ("crank_joint",) and spec.loops == from_file.loops
 
@@ -219,3 +220,31 @@ def test_bad_modified_dh_cut_rows() -> None:
 def test_loop_errors_are_model_errors() -> None:
     assert issubclass(rc.LoopError, rc.ModelError)
     assert issubclass(rc.LoopClosureError, rc.StateError)
+
+
+def test_planar_revolute_cuts_keep_their_in_plane_rows() -> None:
+    """A revolute cut in a planar loop blocks 5 motions, 3 of which the loop cannot make:
+    K keeps the 2 in-plane rows (same mobility); a spatial loop keeps all 5."""
+    from loop_cases import random_mechanism
+
+    assert load_loop_robot("palletizer").n_constraints == 3 * 2
+    assert load_loop_robot("five_bar").n_constraints == 2
+    spatial = random_mechanism(0, "revolute").model
+    assert spatial.n_constraints == 5 and spatial.mobility == 1
+
+
+def test_kernel_scratch_layout_fits() -> None:
+    """Every array the per-call kernels carve from their scratch is whole, in bounds and
+    disjoint from the others (the scratch has no bounds check)."""
+    from rnea_ros.core.coupling import _loop_jit as kj
+
+    for n, m, p, loops in ((3, 2, 2, 1), (8, 6, 6, 3), (7, 6, 6, 1), (40, 30, 25, 5)):
+        rows = kj.workspace_rows(n, m, p, loops)
+        buf = np.zeros((rows, kj.WS_COLS))
+        arrays = [*kj.views(buf, n, m, p, loops), *kj.state_views(buf, n, m, p, loops)]
+        sizes = [30 * n, 12 * n, 6 * n, 24 * loops, m * n, m * p, m, p, p, p, n, n, n, n, m]
+        assert [a.size for a in arrays] == sizes
+        for k, a in enumerate(arrays):
+            a.ravel()[:] = k + 1
+        counts = np.bincount(buf.ravel().astype(int), minlength=len(arrays) + 1)
+        assert list(counts[1:]) == sizes  # nothing overwritten, nothing outside
