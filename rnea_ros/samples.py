@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from rnea_ros.core.coupling.loop_file import load_loops, loop_file_path
+from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.elastic.model import ElasticModel, elastic_model
 from rnea_ros.core.errors import ModelError, ParameterError, options
 from rnea_ros.core.model.robot_model import RobotModel
@@ -43,6 +45,11 @@ SAMPLE_ROBOTS = ("two_link_rr", "two_link_pr", "stanford_arm", "arm7")
 # Mixed rigid/elastic sample robots: urdf/<name>.urdf + config/<name>_elastic.yaml.
 ELASTIC_ROBOTS = ("mixed_3dof",)
 
+# Closed-loop sample robots: urdf/<name>.urdf (the spanning tree) + urdf/<name>.loops.yaml
+# (the cut joints). The nodes cannot run a closed-loop robot yet, so a URDF with a loop file
+# is not a shipped robot (shipped_robots() skips it: no robot:= configuration).
+LOOP_ROBOTS = ("four_bar", "five_bar", "palletizer")
+
 # Robots whose URDF has non-physical link inertias (load with inertia_check="warn"):
 # example robots, and hua-2024 table I (see mixed_3dof.urdf's comment).
 NONPHYSICAL_INERTIA = ("tiago", "pr2", *ELASTIC_ROBOTS)
@@ -70,9 +77,9 @@ def share_directory() -> Path:
 def sample_urdf(name: str) -> Path:
     """Path of one of our sample URDFs (``SAMPLE_ROBOTS``)."""
     path = share_directory() / "urdf" / f"{name}.urdf"
-    if name not in SAMPLE_ROBOTS + ELASTIC_ROBOTS or not path.is_file():
-        raise ModelError(f"no sample robot '{name}'; samples: "
-                         f"{options(SAMPLE_ROBOTS + ELASTIC_ROBOTS)}")
+    known = SAMPLE_ROBOTS + ELASTIC_ROBOTS + LOOP_ROBOTS
+    if name not in known or not path.is_file():
+        raise ModelError(f"no sample robot '{name}'; samples: {options(known)}")
     return path
 
 
@@ -95,7 +102,7 @@ def example_robot_urdf(name: str) -> Path:
 
 def robot_urdf(name: str) -> Path:
     """A sample or example robot's URDF path by name."""
-    if name in SAMPLE_ROBOTS + ELASTIC_ROBOTS:
+    if name in SAMPLE_ROBOTS + ELASTIC_ROBOTS + LOOP_ROBOTS:
         return sample_urdf(name)
     return example_robot_urdf(name)
 
@@ -104,6 +111,15 @@ def load_robot(name: str) -> RobotModel:
     """Model of a sample or example robot by name (inertia check relaxed where needed)."""
     check = "warn" if name in NONPHYSICAL_INERTIA else "strict"
     return load_urdf(robot_urdf(name), inertia_check=check)
+
+
+def load_loop_robot(name: str) -> ClosedLoopModel:
+    """:class:`ClosedLoopModel` of a closed-loop sample robot (``LOOP_ROBOTS``): its URDF
+    (the spanning tree) closed by ``urdf/<name>.loops.yaml``."""
+    if name not in LOOP_ROBOTS:
+        raise ModelError(f"no closed-loop sample robot '{name}'; known: {options(LOOP_ROBOTS)}")
+    urdf = sample_urdf(name)
+    return load_loops(load_urdf(urdf), loop_file_path(urdf))
 
 
 def elastic_robot_drives(name: str) -> Path:
@@ -138,11 +154,10 @@ class RobotFiles:
 
 def shipped_robots(share: Path | None = None) -> tuple[str, ...]:
     """Names of the robots in ``urdf/`` (plain ``<name>.urdf`` files), sorted; closed-loop
-    robots (a ``<name>.loops.yaml`` beside the URDF), which the nodes cannot run yet,
-    are left out."""
+    robots (a ``<name>.loops.yaml`` beside the URDF) are left out: the nodes cannot run them."""
     folder = (share or share_directory()) / "urdf"
-    names = (p.name[:-len(".urdf")] for p in folder.glob("*.urdf"))
-    return tuple(sorted(n for n in names if not (folder / f"{n}.loops.yaml").is_file()))
+    return tuple(sorted(p.name[:-len(".urdf")] for p in folder.glob("*.urdf")
+                        if not loop_file_path(p).is_file()))
 
 
 def robot_files(name: str, share: Path | None = None, *, controller: str = "",

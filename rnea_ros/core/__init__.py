@@ -9,12 +9,36 @@ One flat namespace, like Pinocchio's ``pin.rnea``::
 
 Layout (one concept per folder, one algorithm per module): ``model/`` (the
 model and its builders), ``dynamics/`` (rigid-body algorithms), ``elastic/``
-(mixed rigid/elastic joints), ``coupling/`` (closed loops, parallel robots);
+(mixed rigid/elastic joints), ``coupling/`` (closed loops: ``rc.load_loops``,
+``rc.solve_loops``, ``rc.loop_rnea``...; parallel robots: ``rc.GoughStewart``...);
 at this level only what everything shares: ``spatial`` (3D/spatial algebra),
 ``_jit`` (compiled-kernel helpers and the packed model), ``inputs`` (argument
 checks), ``errors``.
 """
 
+from rnea_ros.core.coupling.loop_dynamics import (
+    loop_forward_dynamics,
+    loop_forward_dynamics_batch,
+    loop_gravity,
+    loop_mass_matrix,
+    loop_nonlinear_effects,
+    loop_rnea,
+    loop_rnea_batch,
+    loop_rnea_with_wrenches,
+)
+from rnea_ros.core.coupling.loop_file import LoopFile, load_loops, read_loop_file
+from rnea_ros.core.coupling.loop_kinematics import (
+    loop_accelerations,
+    loop_bias_acceleration,
+    loop_constraint_jacobian,
+    loop_jacobian,
+    loop_residual,
+    loop_velocities,
+    solve_loops,
+    solve_loops_batch,
+)
+from rnea_ros.core.coupling.loop_mdh import from_mdh_loops
+from rnea_ros.core.coupling.loops import ClosedLoopModel, Loop
 from rnea_ros.core.coupling.parallel import (
     platform_forward_dynamics,
     platform_forward_dynamics_batch,
@@ -102,6 +126,8 @@ from rnea_ros.core.errors import (
     InertiaWarning,
     InfeasibleError,
     JointNameError,
+    LoopClosureError,
+    LoopError,
     ModelError,
     ParallelRobotError,
     ParameterError,
@@ -130,6 +156,7 @@ __all__ = [
     "BagError",
     "BaseMotion",
     "BodyInertia",
+    "ClosedLoopModel",
     "DHError",
     "DHLink",
     "DeltaRobot",
@@ -145,6 +172,10 @@ __all__ = [
     "InfeasibleError",
     "JointDrive",
     "JointNameError",
+    "Loop",
+    "LoopClosureError",
+    "LoopError",
+    "LoopFile",
     "MDHLink",
     "ModelError",
     "Momentum",
@@ -186,6 +217,7 @@ __all__ = [
     "friction_torques",
     "from_dh",
     "from_mdh",
+    "from_mdh_loops",
     "gravity_batch",
     "gravity_torques",
     "integrate",
@@ -196,7 +228,22 @@ __all__ = [
     "kinetic_energy",
     "link_pose",
     "load_drive_file",
+    "load_loops",
     "load_urdf",
+    "loop_accelerations",
+    "loop_bias_acceleration",
+    "loop_constraint_jacobian",
+    "loop_forward_dynamics",
+    "loop_forward_dynamics_batch",
+    "loop_gravity",
+    "loop_jacobian",
+    "loop_mass_matrix",
+    "loop_nonlinear_effects",
+    "loop_residual",
+    "loop_rnea",
+    "loop_rnea_batch",
+    "loop_rnea_with_wrenches",
+    "loop_velocities",
     "mass_matrix",
     "mass_matrix_batch",
     "momentum",
@@ -214,6 +261,7 @@ __all__ = [
     "platform_tree_state",
     "potential_energy",
     "random_configuration",
+    "read_loop_file",
     "regressor_parameter_names",
     "regressor_parameters",
     "rnea",
@@ -227,6 +275,8 @@ __all__ = [
     "rnea_second_derivative",
     "rnea_second_derivative_batch",
     "rnea_with_wrenches",
+    "solve_loops",
+    "solve_loops_batch",
     "urdf_base_inertia",
     "with_payload",
 ]

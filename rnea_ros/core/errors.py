@@ -44,6 +44,10 @@ class ParameterError(ModelError):
     """A side-file or programmatic joint parameter is invalid."""
 
 
+class LoopError(ModelError):
+    """A closed-loop description (loop file, cut joint, active joints) is invalid."""
+
+
 class JointNameError(RneaError, KeyError):
     """A joint name is unknown or missing from a name-keyed joint state."""
 
@@ -53,6 +57,11 @@ class JointNameError(RneaError, KeyError):
 
 class StateError(RneaError, ValueError):
     """A joint-space input (q, qd, qdd, tau, wrenches...) has a wrong shape or is not finite."""
+
+
+class LoopClosureError(StateError):
+    """The closed loops cannot be closed at the given active joint positions, or the
+    configuration is singular (the passive joints are not determined by the active ones)."""
 
 
 class BagError(RneaError):

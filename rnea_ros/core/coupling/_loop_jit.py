@@ -1,0 +1,446 @@
+"""Compiled kernels of the closed-loop algorithms (Khalil 2010 §2.2 and §4).
+
+Everything here works on arrays only: the tree's packed model ``fp`` (see
+:mod:`rnea_ros.core._jit`), the packed loops ``lp`` (one row per loop, columns
+``L_*`` below, built by :class:`~rnea_ros.core.coupling.loops.ClosedLoopModel`)
+and ``perm`` (n,), the tree joints reordered as ``[active..., passive...]``.
+
+**Cut-joint constraint.** Loop ``l`` joins frame 1 (on body ``b1``, Khalil's
+``R_k`` at ``q_k = 0``) to frame 2 (on body ``b2``, Khalil's ``R_{k+B}``). Its
+relative twist ``V_rel`` -- the body twist of frame 2 relative to frame 1,
+``[v; w]`` in frame 2 at frame 2's origin -- must lie in the cut joint's
+motion subspace; the blocked components are the rows ``ROWS[type]`` of
+``[v_x, v_y, v_z, w_x, w_y, w_z]``: spherical ``v`` (3 rows), revolute
+``v, w_x, w_y`` (5), prismatic ``v_x, v_y, w`` (5), weld all six. These rows
+of ``V_rel = K qd`` are the loop's part of eq. 4 (``J_k qd_b1 = J_{k+B} qd_b2``
+written for the blocked directions only: they are the screw equality ``0V_k =
+0V_{k+B}`` projected where the cut joint transmits force).
+
+* Position (eq. 3, ``^{k+B}T_j ... ^iT_k = I`` with the cut variable
+  eliminated): :func:`residual` gives rows whose derivative is ``K qd`` at a
+  closed configuration (``R2^T (p2 - p1)``; ``sin(angle) * axis`` of
+  ``R1^T R2``; for a revolute cut the misalignment of ``z1`` seen from frame 2).
+* Velocity: ``K = [K_a K_p]``, ``K_a qd_a + K_p qd_p = 0`` so
+  ``qd_p = -K_p^+ K_a qd_a`` and ``G = dq_tr/dq_a = [1; -K_p^+ K_a]`` (eq. 56).
+* Acceleration: ``d/dt (K qd) = K qdd + gamma = 0``; with the frames'
+  spatial accelerations ``A1, A2`` at ``qdd = 0`` (bias) and ``X`` the motion
+  transform frame 1 -> frame 2, ``gamma`` is the blocked rows of
+  ``A2 - X A1 - V2 x V_rel`` (the last term from ``d/dt X = -V2 x X``).
+* Inverse dynamics (eq. 55, 57): ``tau_tree = [tau_a; 0] + K^T lam``, so
+  ``lam = K_p^{+T} tau_p`` and ``tau_a = tau_tree_a - K_a^T lam = G^T tau_tree``.
+  ``lam`` is the wrench ``[f; n]`` exerted on link 2 by link 1 through the cut
+  joint, in frame 2 at its origin (its blocked rows; the minimum-norm one when
+  the constraints are redundant, e.g. a revolute cut in a planar loop).
+
+``K_p`` (m, p) is factored by Householder QR (m >= p; redundant rows are
+allowed: a planar loop's out-of-plane rows are zero), its column rank checked.
+A per-call entry takes its work array from the stack (``_jit.scratch``) and
+carves it up (:func:`views`); everything else is tuples. This module holds the
+layout, the geometry, ``K``, the QR and the scratch; the algorithms are in
+:mod:`._loop_kinematics_jit` (Newton, rates) and :mod:`._loop_dynamics_jit`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba.core import types
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import (
+    F_AXIS,
+    PRISMATIC,
+    Mat,
+    Vec,
+    add3,
+    cross,
+    jit,
+    joint_transform,
+    kind,
+    mat3,
+    mm,
+    mtv,
+    mv,
+    parent,
+    put3,
+    put9,
+    sub3,
+    vec3,
+)
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+# Packed loop columns.
+L_BODY1, L_BODY2, L_TYPE, L_ROW, L_NROWS = 0, 1, 2, 3, 4
+L_R1, L_P1, L_R2, L_P2 = 5, 14, 17, 26
+L_SUPPORT = 29  # n columns: +1 joint moves body 2 only, -1 body 1 only, 0 both or neither
+L_COLS = 29
+
+SPHERICAL, REVOLUTE, PRISMATIC_CUT, WELD, PLANAR_REVOLUTE = 0, 1, 2, 3, 4
+# Blocked components of [v; w] per cut-joint type. PLANAR_REVOLUTE: a revolute cut whose
+# loop is planar (every loop joint revolute about an axis parallel to the cut's, or
+# prismatic normal to it, a property the motion preserves): v_z, w_x, w_y vanish
+# identically, the in-plane rows v_x, v_y remain.
+ROWS = ((0, 1, 2), (0, 1, 2, 3, 4), (0, 1, 3, 4, 5), (0, 1, 2, 3, 4, 5), (0, 1))
+
+# Newton status codes.
+CLOSED, NOT_CONVERGED, SINGULAR, REVERSED = 0, 1, 2, 3
+SINGULAR_RATIO = 1e-5  # min |R_kk| / |column k| of K_p below which K_p is singular: passive
+# velocities amplified 1e5 times; at a fold, Newton's best closure leaves ~sqrt(eps) ~ 1e-6
+POLISHED = 1e-15  # a residual within tol but above this gets one more Newton step
+
+W_R, W_P = 0, 9  # pose columns of the (n, 12) pose array and of RNEA's work array
+W_W, W_V, W_DW, W_A, W_N, W_F = 12, 15, 18, 21, 24, 27  # RNEA's work (dynamics.rnea)
+ZERO = (0.0, 0.0, 0.0)
+
+
+# ------------------------------------------------------------------ geometry
+@jit
+def body_poses(fp: Array, q: Array, P: Array) -> None:
+    """World poses of the bodies into ``P`` (n, 12): rotation (row-major), origin."""
+    for i in range(q.shape[0]):
+        Rl, pl = joint_transform(fp, i, q[i])
+        par = parent(fp, i)
+        if par < 0:
+            put9(P, i, W_R, Rl)
+            put3(P, i, W_P, pl)
+        else:
+            Rp = mat3(P, par, W_R)
+            put9(P, i, W_R, mm(Rp, Rl))
+            put3(P, i, W_P, add3(vec3(P, par, W_P), mv(Rp, pl)))
+
+
+@jit
+def frame_pose(lp: Array, P: Array, l: int, side: int) -> tuple[Mat, Vec]:
+    """World pose of loop ``l``'s frame ``side`` (0: frame 1, 1: frame 2)."""
+    b = int(lp[l, L_BODY1 + side])
+    Rf = mat3(lp, l, L_R1 if side == 0 else L_R2)
+    pf = vec3(lp, l, L_P1 if side == 0 else L_P2)
+    if b < 0:
+        return Rf, pf
+    Rb = mat3(P, b, W_R)
+    return mm(Rb, Rf), add3(vec3(P, b, W_P), mv(Rb, pf))
+
+
+@jit
+def relative_pose(lp: Array, P: Array, l: int) -> tuple[Mat, Vec, Mat, Vec]:
+    """``(R_rel, p_rel, R2, p2)``: frame 2 in frame 1, and frame 2 in the world."""
+    R1, p1 = frame_pose(lp, P, l, 0)
+    R2, p2 = frame_pose(lp, P, l, 1)
+    Rrel = (R1[0] * R2[0] + R1[3] * R2[3] + R1[6] * R2[6],
+            R1[0] * R2[1] + R1[3] * R2[4] + R1[6] * R2[7],
+            R1[0] * R2[2] + R1[3] * R2[5] + R1[6] * R2[8],
+            R1[1] * R2[0] + R1[4] * R2[3] + R1[7] * R2[6],
+            R1[1] * R2[1] + R1[4] * R2[4] + R1[7] * R2[7],
+            R1[1] * R2[2] + R1[4] * R2[5] + R1[7] * R2[8],
+            R1[2] * R2[0] + R1[5] * R2[3] + R1[8] * R2[6],
+            R1[2] * R2[1] + R1[5] * R2[4] + R1[8] * R2[7],
+            R1[2] * R2[2] + R1[5] * R2[5] + R1[8] * R2[8])
+    return Rrel, mtv(R1, sub3(p2, p1)), R2, p2
+
+
+@jit
+def loop_poses(lp: Array, P: Array, F: Array) -> None:
+    """Per loop into ``F`` (B, 24): ``R_rel, p_rel`` (frame 2 in frame 1) and ``R2, p2``
+    (frame 2 in the world), computed once per configuration."""
+    for l in range(lp.shape[0]):
+        Rr, pr, R2, p2 = relative_pose(lp, P, l)
+        put9(F, l, 0, Rr)
+        put3(F, l, 9, pr)
+        put9(F, l, 12, R2)
+        put3(F, l, 21, p2)
+
+
+@jit
+def residual(lp: Array, F: Array, e: Array) -> int:
+    """Constraint residual (eq. 3) into ``e`` (m,); returns the loop with the largest |row|.
+
+    Rows: ``d = R2^T (p2 - p1)``; ``s = sin(angle) * axis`` of ``R_rel`` (half
+    the skew part); revolute: ``(R_rel[2,1], -R_rel[2,0])``, the misalignment
+    of ``z1`` seen from frame 2 (``(w_x, w_y)`` to first order).
+    """
+    worst, big = 0, -1.0
+    for l in range(lp.shape[0]):
+        Rr, pr = mat3(F, l, 0), vec3(F, l, 9)
+        d = mtv(Rr, pr)  # R2^T (p2 - p1) = R_rel^T R1^T (p2 - p1)
+        s = (0.5 * (Rr[7] - Rr[5]), 0.5 * (Rr[2] - Rr[6]), 0.5 * (Rr[3] - Rr[1]))
+        t = int(lp[l, L_TYPE])
+        if t == REVOLUTE or t == PLANAR_REVOLUTE:
+            six = (d[0], d[1], d[2], Rr[7], -Rr[6], 0.0)
+        else:
+            six = (d[0], d[1], d[2], s[0], s[1], s[2])
+        r0 = int(lp[l, L_ROW])
+        for r in range(int(lp[l, L_NROWS])):
+            x = six[component(t, r)]
+            e[r0 + r] = x
+            if abs(x) > big or not x == x:
+                big = abs(x) if x == x else np.inf
+                worst = l
+    return worst
+
+
+@jit
+def component(t: int, r: int) -> int:
+    """Component of ``[v; w]`` (0..5) of row ``r`` of a cut joint of type ``t``."""
+    if t == PRISMATIC_CUT:
+        return r if r < 2 else r + 1  # v_x, v_y, w
+    return r  # spherical v; revolute v, w_x, w_y; weld v, w; planar revolute v_x, v_y
+
+
+@jit
+def reversed_loop(lp: Array, F: Array) -> int:
+    """A closed loop whose cut joint closed upside down (revolute/prismatic axis
+    reversed, weld/prismatic turned by more than 90 degrees), else -1."""
+    for l in range(lp.shape[0]):
+        t = int(lp[l, L_TYPE])
+        Rr = mat3(F, l, 0)
+        if (t == REVOLUTE or t == PLANAR_REVOLUTE) and Rr[8] < 0.0:
+            return l
+        if (t == PRISMATIC_CUT or t == WELD) and Rr[0] + Rr[4] + Rr[8] < 1.0:
+            return l
+    return -1
+
+
+@jit
+def constraint_jacobian(fp: Array, lp: Array, P: Array, F: Array, K: Array) -> None:
+    """``K`` (m, n): blocked rows of ``V_rel`` per unit joint velocity (eq. 4).
+
+    Joint ``j`` moving body 2's branch (sign +1) or body 1's (-1) moves the
+    point at frame 2's origin with ``u x (p2 - o_j)`` and turns it with ``u``
+    (revolute), or moves it with ``u`` (prismatic); both in frame 2 axes.
+    """
+    n = K.shape[1]
+    for l in range(lp.shape[0]):
+        R2, p2 = mat3(F, l, 12), vec3(F, l, 21)
+        t = int(lp[l, L_TYPE])
+        r0 = int(lp[l, L_ROW])
+        nr = int(lp[l, L_NROWS])
+        for j in range(n):
+            sgn = lp[l, L_SUPPORT + j]
+            if sgn == 0.0:
+                for r in range(nr):
+                    K[r0 + r, j] = 0.0
+                continue
+            u = mv(mat3(P, j, W_R), vec3(fp, j, F_AXIS))
+            if kind(fp, j) == PRISMATIC:
+                w, v = ZERO, u
+            else:
+                w, v = u, cross(u, sub3(p2, vec3(P, j, W_P)))
+            wl, vl = mtv(R2, w), mtv(R2, v)
+            six = (vl[0], vl[1], vl[2], wl[0], wl[1], wl[2])
+            for r in range(nr):
+                K[r0 + r, j] = sgn * six[component(t, r)]
+
+
+# --------------------------------------------------------------- QR of K_p
+@jit
+def qr_factor(A: Array, rows: int, cols: int, rdiag: Array, tau: Array) -> float:
+    """Householder QR of ``A[:rows, :cols]`` in place (reflectors below the diagonal,
+    ``R``'s strict upper part above it, its diagonal in ``rdiag``, scales in ``tau``).
+
+    Returns ``min_k |R_kk| / |A[:, k]|`` (0: rank deficient): how far the columns
+    are from dependent, whatever their units.
+    """
+    smallest = np.inf
+    for k in range(cols):
+        s = 0.0
+        for i in range(rows):
+            s += A[i, k] * A[i, k]
+        tau[k] = math.sqrt(s)  # column norm, until the reflector's scale replaces it
+    for k in range(cols):
+        norm2 = 0.0
+        for i in range(k, rows):
+            norm2 += A[i, k] * A[i, k]
+        norm = math.sqrt(norm2)
+        if norm == 0.0:
+            rdiag[k] = 0.0
+            tau[k] = 0.0
+            smallest = 0.0
+            continue
+        smallest = min(smallest, norm / tau[k])
+        alpha = -norm if A[k, k] >= 0.0 else norm
+        v0 = A[k, k] - alpha
+        A[k, k] = v0
+        tk = -1.0 / (alpha * v0)  # 2 / v^T v, v^T v = -2 alpha v0
+        tau[k] = tk
+        rdiag[k] = alpha
+        for j in range(k + 1, cols):
+            dot = 0.0
+            for i in range(k, rows):
+                dot += A[i, k] * A[i, j]
+            dot *= tk
+            for i in range(k, rows):
+                A[i, j] -= dot * A[i, k]
+    return smallest
+
+
+@jit
+def qr_solve(A: Array, rows: int, cols: int, rdiag: Array, tau: Array, b: Array,
+             x: Array) -> None:
+    """Least squares ``min |A x - b|`` with the factors of :func:`qr_factor`;
+    ``b`` (rows,) is overwritten by ``Q^T b``."""
+    for k in range(cols):
+        if tau[k] == 0.0:
+            continue
+        dot = 0.0
+        for i in range(k, rows):
+            dot += A[i, k] * b[i]
+        dot *= tau[k]
+        for i in range(k, rows):
+            b[i] -= dot * A[i, k]
+    for k in range(cols - 1, -1, -1):
+        s = b[k]
+        for j in range(k + 1, cols):
+            s -= A[k, j] * x[j]
+        x[k] = s / rdiag[k]
+
+
+@jit
+def qr_transpose_solve(A: Array, rows: int, cols: int, rdiag: Array, tau: Array,
+                       y: Array, z: Array) -> None:
+    """``z = A^{+T} y`` (rows,): ``R^T w = y``, then ``z = Q [w; 0]`` (minimum norm)."""
+    for k in range(cols):
+        s = y[k]
+        for j in range(k):
+            s -= A[j, k] * z[j]
+        z[k] = s / rdiag[k]
+    for i in range(cols, rows):
+        z[i] = 0.0
+    for k in range(cols - 1, -1, -1):
+        if tau[k] == 0.0:
+            continue
+        dot = 0.0
+        for i in range(k, rows):
+            dot += A[i, k] * z[i]
+        dot *= tau[k]
+        for i in range(k, rows):
+            z[i] -= dot * A[i, k]
+
+
+@jit
+def factor_passive(K: Array, perm: IntArray, na: int, A: Array, rdiag: Array,
+                   tau: Array) -> float:
+    """Copy ``K_p`` (columns ``perm[na:]``) into ``A`` and factor it; the rank measure."""
+    m = K.shape[0]
+    p = perm.shape[0] - na
+    for c in range(p):
+        j = perm[na + c]
+        for r in range(m):
+            A[r, c] = K[r, j]
+    return qr_factor(A, m, p, rdiag, tau)
+
+
+@jit
+def solve_passive(K: Array, perm: IntArray, na: int, xa: Array, extra: Array, use_extra: bool,
+                  A: Array, rdiag: Array, tau: Array, b: Array, xp: Array) -> None:
+    """``xp = -K_p^+ (K_a xa + extra)``: passive rates from active ones (eq. 4)."""
+    m = K.shape[0]
+    for r in range(m):
+        s = extra[r] if use_extra else 0.0
+        for c in range(na):
+            s += K[r, perm[c]] * xa[c]
+        b[r] = s
+    qr_solve(A, m, perm.shape[0] - na, rdiag, tau, b, xp)
+    for c in range(xp.shape[0]):
+        xp[c] = -xp[c]
+
+
+# ------------------------------------------------------------------ scratch
+WS_COLS = 32  # columns of the per-call scratch (a compile-time constant for _jit.scratch)
+
+
+@intrinsic
+def _carve(typingctx: Any, buf: Any, offset: Any, rows: Any, cols: Any) -> Any:
+    """A C-contiguous ``(rows, cols)`` float64 view of ``buf``'s data from element
+    ``offset`` on: the array struct filled in directly (no reshape checks, no
+    meminfo: valid while ``buf`` is, like :func:`~rnea_ros.core._jit.scratch`)."""
+    if not isinstance(buf, types.Array) or buf.dtype != types.float64 or buf.layout != "C":
+        return None
+    aryty = types.Array(types.float64, 2, "C")
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        src = make_array(signature.args[0])(context, builder, args[0])  # type: ignore[no-untyped-call]
+        intp = context.get_value_type(types.intp)
+        off, nrows, ncols = (context.cast(builder, args[k], signature.args[k], types.intp)
+                             for k in (1, 2, 3))
+        eight = ir.Constant(intp, 8)
+        ary = make_array(aryty)(context, builder)  # type: ignore[no-untyped-call]
+        populate_array(  # type: ignore[no-untyped-call]
+            ary, data=builder.gep(src.data, [off]), shape=[nrows, ncols],
+            strides=[builder.mul(ncols, eight), eight], itemsize=eight, meminfo=None)
+        return ary._getvalue()
+
+    return aryty(buf, offset, rows, cols), codegen
+
+
+@numba.njit(inline="always")
+def carve(buf: Array, offset: int, rows: int, cols: int) -> Array:
+    """:func:`_carve` (typed for mypy: an intrinsic's first parameter is its context)."""
+    return _carve(buf, offset, rows, cols)  # type: ignore[call-arg]
+
+
+@jit
+def workspace_rows(n: int, m: int, p: int, loops: int) -> int:
+    """Rows of the ``(rows, WS_COLS)`` scratch :func:`views` and :func:`state_views`
+    carve up."""
+    size = 52 * n + m * n + m * p + 2 * m + 4 * p + 24 * loops  # views + state_views
+    return (size + WS_COLS - 1) // WS_COLS
+
+
+@jit
+def views(buf: Array, n: int, m: int, p: int, loops: int
+          ) -> tuple[Array, Array, Array, Array, Array, Array, Array, Array, Array, Array,
+                     Array, Array]:
+    """``(work (n, 30), P (n, 12), D (n, 6), F (B, 24), K (m, n), A (m, p), b (m,), rdiag,
+    tau, xp (p,), tree, extra (n,))`` carved from the scratch ``buf`` (valid while it is)."""
+    o = 48 * n + 24 * loops
+    K = carve(buf, o, m, n)
+    o += m * n
+    A = carve(buf, o, m, p)
+    o += m * p
+    vectors = carve(buf, o, 1, m + 4 * p + 2 * n)[0]
+    b = vectors[0:m]
+    rdiag = vectors[m:m + p]
+    tau = vectors[m + p:m + 2 * p]
+    xp = vectors[m + 2 * p:m + 3 * p]
+    o = m + 4 * p
+    return (carve(buf, 0, n, 30), carve(buf, 30 * n, n, 12), carve(buf, 42 * n, n, 6),
+            carve(buf, 48 * n, loops, 24), K, A, b, rdiag, tau, xp, vectors[o:o + n],
+            vectors[o + n:o + 2 * n])
+
+
+@jit
+def state_views(buf: Array, n: int, m: int, p: int, loops: int) -> tuple[Array, Array, Array]:
+    """``(qd, qdd (n,), lam (m,))`` after :func:`views`' arrays in ``buf``."""
+    o = 48 * n + 24 * loops + m * n + m * p + m + 4 * p + 2 * n
+    v = carve(buf, o, 1, 2 * n + m)[0]
+    return v[0:n], v[n:2 * n], v[2 * n:2 * n + m]
+
+
+__all__ = [
+    "CLOSED",
+    "L_COLS",
+    "NOT_CONVERGED",
+    "PLANAR_REVOLUTE",
+    "REVERSED",
+    "ROWS",
+    "SINGULAR",
+    "SINGULAR_RATIO",
+    "WS_COLS",
+    "constraint_jacobian",
+    "loop_poses",
+    "qr_factor",
+    "qr_solve",
+    "qr_transpose_solve",
+    "residual",
+    "state_views",
+    "views",
+    "workspace_rows",
+]

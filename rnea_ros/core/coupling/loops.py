@@ -1,0 +1,412 @@
+"""Closed kinematic loops: a spanning tree plus cut joints (Khalil 2010 §2.2).
+
+A mechanism with closed chains is described as its *equivalent tree* (a
+:class:`~rnea_ros.core.model.robot_model.RobotModel`, e.g. from a URDF, which
+can only describe trees) and one *cut joint* per independent loop (``B = L -
+n`` loops): the joint virtually cut open to obtain the tree. A cut joint ``k``
+between links ``i`` and ``j`` is described by two frames (Khalil's Figure 2):
+
+* frame 1 on link ``i`` (``link1``): Khalil's ``R_k`` at ``q_k = 0``, its
+  ``z`` along the cut joint's axis;
+* frame 2 on link ``j`` (``link2``): Khalil's ``R_{k+B}``, aligned with
+  frame 1 when the loop is closed (eq. 3).
+
+What "closed" means depends on the cut joint's ``type`` (:data:`LOOP_TYPES`):
+``spherical`` -- the frame origins coincide (3 constraints); ``revolute`` --
+origins coincide and the ``z`` axes are aligned, rotation about ``z`` free (5);
+``prismatic`` -- equal orientations, relative translation along ``z`` only
+(5); ``weld`` -- the frames coincide (6). Each frame is given by ``xyz`` [m]
+and ``rpy`` [rad] (URDF's roll-pitch-yaw) in its link's frame.
+
+The tree joints are split into ``active`` (actuated, independent coordinates
+``q_a``) and passive ones ``q_p``, ``q_tr = [q_a; q_p]`` (eq. 2, in the tree's
+joint order here). :class:`ClosedLoopModel` checks the description: links and
+joints exist, every loop closes at the reference configuration (``q = 0``
+unless given), the active joints are exactly as many as the mechanism's
+mobility and determine the passive ones there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core import spatial
+from rnea_ros.core.coupling import _loop_jit as kj
+from rnea_ros.core.errors import LoopError, options
+from rnea_ros.core.model.robot_model import RobotModel
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+# Cut-joint types and how many constraints each imposes.
+LOOP_TYPES = {"spherical": 3, "revolute": 5, "prismatic": 5, "weld": 6}
+_TYPE_CODES = {"spherical": kj.SPHERICAL, "revolute": kj.REVOLUTE,
+               "prismatic": kj.PRISMATIC_CUT, "weld": kj.WELD}
+CLOSURE_TOLERANCE = 1e-6  # [m], [rad]: how far from closed the reference configuration may be
+RANK_TOLERANCE = 1e-9  # singular values below this fraction of the largest are zero
+TREE_JOINTS = ("revolute", "continuous", "prismatic")
+
+
+def _triple(value: object, what: str) -> tuple[float, float, float]:
+    try:
+        a = np.asarray(value, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise LoopError(f"{what} must be 3 numbers, got {value!r}") from None
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise LoopError(f"{what} must be 3 finite numbers, got {value!r}")
+    return float(a[0]), float(a[1]), float(a[2])
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One cut joint closing a loop of the tree (see the module docstring).
+
+    ``xyz1``/``rpy1`` place frame 1 in ``link1``'s frame, ``xyz2``/``rpy2``
+    frame 2 in ``link2``'s frame [m, rad]. For ``revolute`` and ``prismatic``
+    cuts the joint axis is ``z`` of frame 1 (== ``z`` of frame 2 when closed).
+    """
+
+    name: str
+    type: str
+    link1: str
+    link2: str
+    xyz1: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rpy1: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    xyz2: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rpy2: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise LoopError(f"a loop needs a non-empty name, got {self.name!r}")
+        if self.type not in LOOP_TYPES:
+            raise LoopError(f"loop '{self.name}': type '{self.type}' is not one of "
+                            f"{options(LOOP_TYPES)}")
+        for key in ("link1", "link2"):
+            if not isinstance(getattr(self, key), str) or not getattr(self, key):
+                raise LoopError(f"loop '{self.name}': {key} must be a link name")
+        for key in ("xyz1", "rpy1", "xyz2", "rpy2"):
+            object.__setattr__(self, key, _triple(getattr(self, key),
+                                                  f"loop '{self.name}': {key}"))
+
+    @property
+    def constraints(self) -> int:
+        """Number of constraint equations of this cut joint (3, 5 or 6)."""
+        return LOOP_TYPES[self.type]
+
+    def placement(self, side: int) -> tuple[Array, Array]:
+        """``(R, p)`` of frame ``side`` (1 or 2) in its link's frame."""
+        xyz, rpy = (self.xyz1, self.rpy1) if side == 1 else (self.xyz2, self.rpy2)
+        return spatial.rpy_matrix(*rpy), np.array(xyz, dtype=np.float64)
+
+
+def rpy_from_matrix(R: Array) -> tuple[float, float, float]:
+    """URDF roll-pitch-yaw of rotation ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
+    pitch = float(np.arcsin(np.clip(-R[2, 0], -1.0, 1.0)))
+    if abs(R[2, 0]) < 1.0 - 1e-12:
+        roll = float(np.arctan2(R[2, 1], R[2, 2]))
+        yaw = float(np.arctan2(R[1, 0], R[0, 0]))
+    else:  # gimbal lock: put everything in yaw
+        roll = 0.0
+        yaw = float(np.arctan2(-R[0, 1], R[1, 1]))
+    return roll, pitch, yaw
+
+
+def _frozen(a: Any, dtype: type = np.float64) -> Any:
+    out: NDArray[Any] = np.array(a, dtype=dtype, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ClosedLoopModel:
+    """Immutable closed-loop mechanism: ``tree`` + ``loops`` (cut joints) + ``active`` joints.
+
+    ``reference`` is a closed tree configuration (mapping joint name -> value,
+    or an (n,) array; unlisted joints 0) near which the loops are solved by
+    default and at which the description is checked; ``None`` means ``q = 0``.
+
+    Derived (read-only): ``n`` tree joints, ``n_active`` (N), ``n_constraints``
+    (m, rows of eq. 4 over all loops, loop after loop: :data:`LOOP_TYPES` rows per
+    cut, but only the 2 in-plane rows for a revolute cut in a planar loop, whose
+    other rows vanish identically), ``mobility`` (degrees of freedom), ``active_index`` (N,)
+    and ``passive_index`` (n - N,) into the tree's joint order,
+    ``q_reference`` (n,) the reference closed to machine precision,
+    ``constraint_rows`` (B + 1,) row offsets of each loop.
+    """
+
+    tree: RobotModel
+    loops: tuple[Loop, ...]
+    active: tuple[str, ...]
+    reference: Mapping[str, float] | Array | None = None
+    name: str = field(init=False)
+    n: int = field(init=False)
+    n_active: int = field(init=False)
+    n_constraints: int = field(init=False)
+    mobility: int = field(init=False)
+    active_index: IntArray = field(init=False, repr=False)
+    passive_index: IntArray = field(init=False, repr=False)
+    permutation: IntArray = field(init=False, repr=False)
+    constraint_rows: IntArray = field(init=False, repr=False)
+    q_reference: Array = field(init=False, repr=False)
+    loop_floats: Array = field(init=False, repr=False)
+    kernel_arrays: tuple[Array, Array, IntArray, Array] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        tree = self.tree
+        if not isinstance(tree, RobotModel):
+            raise LoopError(f"tree must be a RobotModel, got {type(tree).__name__}")
+        set_(self, "loops", tuple(self.loops))
+        if isinstance(self.active, str):
+            set_(self, "active", (self.active,))
+        set_(self, "active", tuple(self.active))
+        if isinstance(self.reference, Mapping):
+            set_(self, "reference", dict(self.reference))  # a copy: later edits change nothing
+        elif self.reference is not None:
+            try:
+                set_(self, "reference", _frozen(self.reference))
+            except (TypeError, ValueError):
+                raise LoopError(f"reference must map joint names to positions or be a "
+                                f"({tree.nv},) vector, got {self.reference!r}") from None
+        set_(self, "name", tree.name)
+        set_(self, "n", tree.nv)
+        self._check_tree()
+        active = self._check_active()
+        set_(self, "n_active", len(active))
+        passive = [j for j in range(tree.nv) if j not in active]
+        set_(self, "active_index", _frozen(active, np.int64))
+        set_(self, "passive_index", _frozen(passive, np.int64))
+        set_(self, "permutation", _frozen(active + passive, np.int64))
+        self._pack(())
+        self._close_reference()
+        self._check_mobility()
+        self._pack(self._planar_loops())
+
+    # ---------------------------------------------------------------- checks
+    def _check_tree(self) -> None:
+        tree = self.tree
+        if tree.nq != tree.nv or tree.nv != len(tree.joint_names):
+            raise LoopError(f"model '{tree.name}': closed loops need one coordinate per joint")
+        bad = [j for j, t in zip(tree.joint_names, tree.joint_types, strict=True)
+               if t not in TREE_JOINTS]
+        if bad:
+            raise LoopError(f"model '{tree.name}': closed loops support tree joints of types "
+                            f"{options(TREE_JOINTS)}; joints {options(bad)} are not")
+        if not self.loops:
+            raise LoopError(f"model '{tree.name}': a closed-loop model needs at least one loop")
+        seen: set[str] = set()
+        for loop in self.loops:
+            if not isinstance(loop, Loop):
+                raise LoopError(f"loops must be Loop objects, got {type(loop).__name__}")
+            if loop.name in seen:
+                raise LoopError(f"loop '{loop.name}' is defined twice")
+            seen.add(loop.name)
+            for key in ("link1", "link2"):
+                link = getattr(loop, key)
+                if link not in tree.frames:
+                    raise LoopError(f"loop '{loop.name}': {key} '{link}' is not a link of model "
+                                    f"'{tree.name}'; links: {options(tree.frames)}")
+            b1 = tree.frames[loop.link1].body
+            b2 = tree.frames[loop.link2].body
+            if b1 == b2:
+                what = "the base" if b1 < 0 else f"body '{tree.body_names[b1]}'"
+                raise LoopError(f"loop '{loop.name}': links '{loop.link1}' and '{loop.link2}' "
+                                f"are both rigidly part of {what}: the cut joint closes nothing")
+
+    def _check_active(self) -> list[int]:
+        tree = self.tree
+        if not self.active:
+            raise LoopError(f"model '{tree.name}': no active joint given; joints: "
+                            f"{options(tree.joint_names)}")
+        index: list[int] = []
+        for name in self.active:
+            if name not in tree.joint_names:
+                raise LoopError(f"active joint '{name}' is not a joint of model '{tree.name}'; "
+                                f"joints: {options(tree.joint_names)}")
+            k = tree.joint_names.index(name)
+            if k in index:
+                raise LoopError(f"active joint '{name}' is listed twice")
+            index.append(k)
+        if len(index) == tree.nv:
+            raise LoopError(f"model '{tree.name}': every joint is active; a closed loop needs "
+                            "passive joints")
+        return index
+
+    def _pack(self, planar: tuple[int, ...]) -> None:
+        """``loop_floats`` (B, L_COLS + n), see :mod:`._loop_jit`; the loops ``planar``
+        keep only their in-plane rows."""
+        tree, n = self.tree, self.tree.nv
+        lp = np.zeros((len(self.loops), kj.L_COLS + n))
+        row = 0
+        rows = [0]
+        for l, loop in enumerate(self.loops):
+            for side, link in ((1, loop.link1), (2, loop.link2)):
+                frame = tree.frames[link]
+                R, p = spatial.compose((frame.rotation, frame.translation),
+                                       loop.placement(side))
+                lp[l, kj.L_BODY1 + side - 1] = frame.body
+                lp[l, (kj.L_R1, kj.L_R2)[side - 1]:][:9] = R.ravel()
+                lp[l, (kj.L_P1, kj.L_P2)[side - 1]:][:3] = p
+            code = kj.PLANAR_REVOLUTE if l in planar else _TYPE_CODES[loop.type]
+            lp[l, kj.L_TYPE] = code
+            lp[l, kj.L_ROW] = row
+            lp[l, kj.L_NROWS] = len(kj.ROWS[code])
+            row += len(kj.ROWS[code])
+            rows.append(row)
+            lp[l, kj.L_SUPPORT:] = (_support(tree, frame_body(tree, loop.link2))
+                                    - _support(tree, frame_body(tree, loop.link1)))
+        object.__setattr__(self, "loop_floats", _frozen(lp))
+        object.__setattr__(self, "kernel_arrays", (tree.kernel_floats, self.loop_floats,
+                                                   self.permutation, tree.gravity))
+        object.__setattr__(self, "constraint_rows", _frozen(rows, np.int64))
+        object.__setattr__(self, "n_constraints", row)
+
+    def _close_reference(self) -> None:
+        from rnea_ros.core.coupling.loop_kinematics import (
+            loop_residual,  # the kernels' Python side
+            solve_loops,
+        )
+        tree = self.tree
+        q0 = reference_vector(tree, self.reference)
+        e = loop_residual(self, q0)
+        for l, loop in enumerate(self.loops):
+            rows = e[self.constraint_rows[l]:self.constraint_rows[l + 1]]
+            if not float(np.abs(rows).max()) <= CLOSURE_TOLERANCE:
+                where = ("at q = 0 (give a closed configuration as 'reference')"
+                         if self.reference is None else "at the given reference configuration")
+                raise LoopError(
+                    f"loop '{loop.name}' ({loop.type} cut joint between '{loop.link1}' and "
+                    f"'{loop.link2}') does not close {where}: constraint error "
+                    f"{float(np.abs(rows).max()):.3g} (m or rad), tolerance {CLOSURE_TOLERANCE:g}")
+        object.__setattr__(self, "q_reference", _frozen(q0))
+        q = solve_loops(self, q0[self.active_index], guess=q0, _checked=False)
+        object.__setattr__(self, "q_reference", _frozen(q))
+
+    def _check_mobility(self) -> None:
+        from rnea_ros.core.coupling.loop_kinematics import loop_constraint_jacobian
+        tree = self.tree
+        K = loop_constraint_jacobian(self, self.q_reference)
+        s = np.linalg.svd(K, compute_uv=False)
+        rank = int(np.sum(s > RANK_TOLERANCE * max(float(s[0]), 1e-300))) if s.size else 0
+        mobility = tree.nv - rank
+        object.__setattr__(self, "mobility", mobility)
+        N = self.n_active
+        active_names = options([tree.joint_names[j] for j in self.active_index])
+        if N > mobility:
+            raise LoopError(
+                f"model '{tree.name}': {N} active joints ({active_names}) but the mechanism's "
+                f"mobility is {mobility} ({tree.nv} tree joints, {rank} independent loop "
+                f"constraints of {self.n_constraints})")
+        Kp = K[:, self.passive_index]
+        sp = np.linalg.svd(Kp, compute_uv=False)
+        if N < mobility or sp[-1] <= kj.SINGULAR_RATIO * max(float(sp[0]), 1e-300):
+            # A passive joint the actives do not determine: the null direction of K_p.
+            _, _, vt = np.linalg.svd(Kp)
+            free = np.abs(vt[-1]) > 1e-6 * np.abs(vt[-1]).max()
+            names = [tree.joint_names[j] for j in self.passive_index[free]]
+            why = (f"{N} active joints for a mobility of {mobility}" if N < mobility else
+                   "the reference configuration is singular or the active joints are dependent")
+            raise LoopError(
+                f"model '{tree.name}': the active joints ({active_names}) do not determine the "
+                f"passive joints {options(names)} ({why}); make one of them active")
+
+    def _planar_loops(self) -> tuple[int, ...]:
+        """Revolute cuts whose loop is planar at the (closed) reference: every loop joint
+        revolute about an axis parallel to the cut's, or prismatic normal to it."""
+        from rnea_ros.core.dynamics.kinematics import body_poses
+        tree = self.tree
+        R, _ = body_poses(tree, self.q_reference)
+        planar = []
+        for l, loop in enumerate(self.loops):
+            if loop.type != "revolute":
+                continue
+            lp = self.loop_floats[l]
+            b = int(lp[kj.L_BODY1])
+            z = lp[kj.L_R1:kj.L_R1 + 9].reshape(3, 3)[:, 2]
+            z = R[b] @ z if b >= 0 else z
+            ok = True
+            for j in np.flatnonzero(lp[kj.L_COLS:]):
+                along = abs(float((R[j] @ tree.axis[j]) @ z))
+                ok &= abs(along - (0.0 if tree.joint_types[j] == "prismatic" else 1.0)) <= 1e-12
+            if ok:
+                planar.append(l)
+        return tuple(planar)
+
+    # ------------------------------------------------------------- helpers
+    @property
+    def active_names(self) -> tuple[str, ...]:
+        """Active joint names in the order of ``q_a`` (as given)."""
+        return tuple(self.tree.joint_names[j] for j in self.active_index)
+
+    @property
+    def passive_names(self) -> tuple[str, ...]:
+        """Passive joint names in the order of ``q_p`` (tree order)."""
+        return tuple(self.tree.joint_names[j] for j in self.passive_index)
+
+    def loop_index(self, name: str) -> int:
+        """Index of loop ``name``."""
+        names = [loop.name for loop in self.loops]
+        if name not in names:
+            raise LoopError(f"no loop '{name}' in model '{self.name}'; loops: {options(names)}")
+        return names.index(name)
+
+    def cut_frame(self, l: int, side: int) -> tuple[int, Array, Array]:
+        """``(body, R, p)``: loop ``l``'s frame ``side`` (1 or 2) placed in the frame of the
+        body carrying it (-1: the base), its link's placement included."""
+        lp = self.loop_floats[l]
+        k = side - 1
+        R = lp[(kj.L_R1, kj.L_R2)[k]:][:9].reshape(3, 3).copy()
+        return int(lp[kj.L_BODY1 + k]), R, lp[(kj.L_P1, kj.L_P2)[k]:][:3].copy()
+
+    def loop_joints(self, l: int) -> tuple[str, ...]:
+        """Tree joints of loop ``l`` (those moving one of its frames but not both)."""
+        support = self.loop_floats[l, kj.L_COLS:]
+        return tuple(self.tree.joint_names[j] for j in np.flatnonzero(support))
+
+
+def frame_body(tree: RobotModel, link: str) -> int:
+    """Body carrying ``link`` (-1: the base)."""
+    return tree.frames[link].body
+
+
+def _support(tree: RobotModel, body: int) -> Array:
+    """1 for the joints between the base and ``body``, else 0 (n,)."""
+    s = np.zeros(tree.nv)
+    while body >= 0:
+        s[body] = 1.0
+        body = int(tree.parent[body])
+    return s
+
+
+def reference_vector(tree: RobotModel,
+                     reference: Mapping[str, float] | Array | Sequence[float] | None) -> Array:
+    """The reference configuration as a tree vector (n,)."""
+    q = np.zeros(tree.nv)
+    if reference is None:
+        return q
+    if isinstance(reference, Mapping):
+        for name, value in reference.items():
+            if name not in tree.joint_names:
+                raise LoopError(f"reference: '{name}' is not a joint of model '{tree.name}'; "
+                                f"joints: {options(tree.joint_names)}")
+            try:
+                q[tree.joint_names.index(name)] = float(value)
+            except (TypeError, ValueError):
+                raise LoopError(f"reference: joint '{name}' = {value!r} is not a number"
+                                ) from None
+    else:
+        a = np.asarray(reference, dtype=np.float64)
+        if a.shape != (tree.nv,):
+            raise LoopError(f"reference has shape {a.shape}, expected ({tree.nv},)")
+        q = a.copy()
+    if not np.all(np.isfinite(q)):
+        raise LoopError("reference configuration is not finite")
+    return q
+
+
+__all__ = ["CLOSURE_TOLERANCE", "LOOP_TYPES", "ClosedLoopModel", "Loop", "rpy_from_matrix"]
