@@ -123,8 +123,10 @@ class ClosedLoop:
         if self.simulator is not None and self.controller is not None:
             # Start the lockstep loop once both directions are discovered.
             sim = self.simulator
+            imu = sim.imu_pub if getattr(self.controller, "imu_sub", None) else None
             self.spin_until(lambda: sim.state_pub.get_subscription_count() >= 2
-                            and sim.command_sub.get_publisher_count() >= 1, 10.0)
+                            and sim.command_sub.get_publisher_count() >= 1
+                            and (imu is None or imu.get_subscription_count() >= 1), 10.0)
             sim.publish_state()
 
     @property
