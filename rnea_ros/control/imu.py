@@ -26,12 +26,21 @@ acceleration ``a_rel`` relative to the base, all in base coordinates)::
 
 The differentiator is a one-sided Savitzky-Golay filter (Savitzky & Golay 1964;
 on the samples' own stamps, so irregular sampling is fine): no lag for an
-angular velocity that is quadratic over the window (a first-order low-pass of
-the differences would lag by its time constant, and the held arm would follow
-the lagging estimate: 7e-3 rad on arm7 at 50 Hz against 5e-4 rad here, rocking
-at 5 deg, 0.5 Hz), white gyroscope noise sigma scaled by about
-``sqrt(192 / N^3) / dt`` for N samples ``dt`` apart (20 samples at 1 kHz:
-155 sigma / s). Samples more than ``imu.timeout`` apart restart it.
+angular velocity that is cubic over the window. Gravity mode has no feedback,
+so the held arm integrates any error of ``dw_b`` twice; measured on arm7 in
+closed loop (base rolling 5 deg at 0.5 Hz, 3 s): a first-order low-pass of the
+differences at 50 Hz lags 3 ms and the arm moves 7e-3 rad, the plain backward
+difference (0.5 ms lag) 1.1e-3 rad, a quadratic over 20 ms 1.3e-3 rad and
+growing (its bias is in phase with a drift), this cubic over 40 ms 1.4e-5 rad.
+White gyroscope noise ``sigma`` comes out multiplied by about 125 / s (40 ms at
+1 kHz; 330 / s over 20 ms), more in the first samples after the start or a gap
+(samples more than ``imu.timeout`` apart restart it), when the fit has fewer
+points: with sigma = 3e-3 rad/s at 1 kHz, that start gives a frictionless
+held arm a kick it keeps (0.2 rad after 3 s, see the README). Waiting until the
+samples span half the window (dw = 0 until then) halved that at 40 ms but,
+without noise, left 4e-2 rad with a 100 ms window (the base's real dw is
+missed meanwhile); starting with a line left 3e-3 rad without noise and 0.15
+rad with it.
 
 ``f_b`` is the specific force at the base-frame origin (rigid-body acceleration
 transfer, Featherstone 2008 §2.11), exact for a sensor on the base or on a link

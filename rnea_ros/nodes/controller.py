@@ -9,7 +9,10 @@ ros2_control's ``forward_command_controller`` with ``interface_name: effort``
 expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
 ``/diagnostics``. With ``elastic_file`` (robots with elastic joints, mode
 ``elastic``), ``joint_states`` also carries each elastic joint's motor as
-``<joint>_motor`` and the commands are motor torques. Topic names are relative
+``<joint>_motor`` and the commands are motor torques. With ``imu.topic`` it also
+subscribes that ``sensor_msgs/Imu`` (best-effort QoS) and compensates the base's
+motion (:mod:`rnea_ros.control.imu`); its state is a second status on
+``/diagnostics`` (``<node>: imu``). Topic names are relative
 (``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
 :data:`rnea_ros.control.config.CONTROLLER_PARAMETERS` and
 ``config/arm7_controller.yaml``; the logic lives in
