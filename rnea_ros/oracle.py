@@ -106,7 +106,8 @@ class PinocchioOracle:
         vf, af = np.zeros(pm.nv), np.zeros(pm.nv)
         w, v = motion.angular_velocity, motion.linear_velocity
         vf[:3], vf[3:6], vf[idx_v] = v, w, qd
-        af[:3] = motion.linear_acceleration - np.cross(w, v)
+        af[:3] = motion.linear_acceleration - (w[1] * v[2] - w[2] * v[1], w[2] * v[0] -
+                                               w[0] * v[2], w[0] * v[1] - w[1] * v[0])
         af[3:6], af[idx_v] = motion.angular_acceleration, qdd
         return qf, vf, af
 

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -82,9 +83,11 @@ class RockingBase:
     heave_frequency: float = 0.0
     roll_offset: float = 0.0
     pitch_offset: float = 0.0
+    _cache: list[Any] = field(default_factory=lambda: [None, None], init=False, repr=False,
+                              compare=False)  # [t, motion(t)]
 
     def __post_init__(self) -> None:
-        for name, value in vars(self).items():
+        for name, value in ((f.name, getattr(self, f.name)) for f in fields(self) if f.init):
             if not math.isfinite(value):
                 raise ParameterError(f"base motion: '{name}' must be finite, got {value}")
             if name.endswith("frequency") and value < 0.0:
@@ -111,7 +114,15 @@ class RockingBase:
         return _ry(pitch) @ _rx(roll), np.array([0.0, 0.0, z])
 
     def motion(self, t: float) -> BaseMotion:
-        """The :class:`BaseMotion` at ``t`` (base frame, classical linear acceleration)."""
+        """The :class:`BaseMotion` at ``t`` (base frame, classical linear acceleration);
+        the last one is cached (a step and the IMU after it ask for the same ``t``)."""
+        cache = self._cache
+        if cache[0] != t:
+            cache[:] = [t, self._motion(t)]
+        motion: BaseMotion = cache[1]
+        return motion
+
+    def _motion(self, t: float) -> BaseMotion:
         phi, dphi, ddphi = self._sine(self.roll_offset, self.roll_amplitude,
                                       self.roll_frequency, t)
         th, dth, ddth = self._sine(self.pitch_offset, self.pitch_amplitude,
@@ -160,6 +171,8 @@ class Simulator:
         self.rigid = rigid.without_friction()
         self.qdd = np.zeros(model.nv)  # the last step's acceleration
         self._time = 0.0  # the time the next acceleration() is evaluated at
+        if self.base is not None:  # load the compiled kernels now, not in the first step
+            self.acceleration(np.zeros(model.nv), np.zeros(model.nv), np.zeros(model.nv))
 
     @property
     def t(self) -> float:

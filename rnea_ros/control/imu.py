@@ -89,7 +89,8 @@ or ``hold`` (the watchdog's stale command, ERROR) until a good sample arrives.
 ``QUATERNION_TOLERANCE``: never silently normalised), ``out_of_range`` (a
 component of ``w`` above ``MAX_ANGULAR_VELOCITY``, of ``f`` above
 ``MAX_SPECIFIC_FORCE``),
-``time_backwards`` (not newer than the last accepted sample), ``time_future``,
+``time_backwards`` (older than the last accepted sample; the same stamp again
+replaces it, as a repeating sender's joint states do), ``time_future``,
 ``stale`` (older than the newest joint state by more than ``imu.timeout``).
 Clock resets are handled as for the joint states (``clock_reset.count``
 agreeing out-of-order stamps re-synchronise).
@@ -434,7 +435,7 @@ class ImuEstimator:
         stamp, clock = sample.stamp, self.clock
         last = self.estimate.stamp if self.estimate is not None else -math.inf
         future = clock.future(stamp, now, c.clock_reset_threshold)
-        if stamp <= last or future:
+        if stamp < last or future:
             if not clock.confirm(stamp, c.clock_reset_threshold, c.clock_reset_count):
                 if future:
                     return self._reject("time_future", f"stamp {stamp:.6f} s is "
@@ -476,10 +477,13 @@ class ImuEstimator:
         w = R_bs @ w_s - rel.w if w_s is not None else np.zeros(3)
         previous = self.estimate
         dt = stamp - previous.stamp if previous is not None else math.inf
-        if not 0.0 < dt <= c.timeout:  # first sample or after a gap: start again
+        if dt == 0.0:  # the same stamp again (a sender repeating itself): dw stays
+            pass
+        elif not 0.0 < dt <= c.timeout or w_s is None or \
+                c.angular_acceleration_window == 0.0:  # first sample, a gap, or no gyro
             self._history.clear()
-        self._dw = np.zeros(3)
-        if w_s is not None and c.angular_acceleration_window > 0.0:
+            self._dw = np.zeros(3)
+        if dt != 0.0 and w_s is not None and c.angular_acceleration_window > 0.0:
             self._history.append((stamp, w))
             self._dw = derivative_at_newest(self._history, c.angular_acceleration_window)
         f = None

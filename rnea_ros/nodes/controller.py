@@ -106,7 +106,7 @@ class ControllerNode(Node):
         # Introspection of the predictive time scaling: [s, s_dot, s_ddot].
         self.scaling_pub = self.create_publisher(Float64MultiArray, "~/time_scaling", 10)
         self.scaling_msg = Float64MultiArray()
-        self.imu_state = "waiting"  # the IMU's state last logged
+        self.imu_state = ""  # the IMU's state last logged
         if config.imu is not None:  # (before joint_states: taken first when both are ready)
             self.imu_sub = self.create_subscription(
                 Imu, config.imu.topic, self.on_imu, STATE_QOS,
@@ -192,7 +192,8 @@ class ControllerNode(Node):
     def on_imu_watch(self) -> None:
         """Log the IMU's transitions (fresh, stale, recovered) as they happen."""
         imu = self.controller.imu
-        if imu is None or imu.state == self.imu_state:
+        if imu is None or imu.state == self.imu_state or \
+                (imu.state == "waiting" and imu.fallback_steps == 0):  # not computing yet
             return
         previous, self.imu_state = self.imu_state, imu.state
         level, message = imu.status()
