@@ -11,6 +11,8 @@ gains, initial pose, mode)::
     ros2 launch rnea_ros sim.launch.py robot:=mixed_3dof     # elastic joint (hua-2024)
     ros2 launch rnea_ros sim.launch.py namespace:=left       # topics under /left
     ros2 launch rnea_ros sim.launch.py namespace:=right robot:=two_link_pr publish_clock:=false
+    ros2 launch rnea_ros sim.launch.py rocking:=true imu:=true  # a rocking base, IMU-compensated
+    ros2 launch rnea_ros sim.launch.py rocking:=true            # ... and without the IMU: drifts
 
 An unknown robot ends the launch with one line listing the available ones.
 When the simulator or the controller exits, the whole launch shuts down.
@@ -40,7 +42,19 @@ ARGUMENTS = {
     "use_sim_time": ("true", "run the controller on the simulator's /clock"),
     "publish_clock": ("true", "the simulator publishes /clock (false on all but one "
                       "of several simulated robots)"),
+    "rocking": ("false", "the simulated base rocks and heaves (ROCKING: 5 deg roll at 0.5 Hz, "
+                "3 deg pitch at 0.3 Hz, 2 cm heave at 0.5 Hz) instead of the simulator "
+                "file's base_motion"),
+    "imu": ("false", "the simulator publishes an IMU on the root link on 'imu' and the "
+            "controller compensates the base's motion with it (imu.topic: imu)"),
 }
+
+# rocking:=true (simulator parameters; the units of config/arm7_simulator.yaml)
+ROCKING = {"base_motion.roll_amplitude": 0.0873, "base_motion.roll_frequency": 0.5,
+           "base_motion.pitch_amplitude": 0.0524, "base_motion.pitch_frequency": 0.3,
+           "base_motion.heave_amplitude": 0.02, "base_motion.heave_frequency": 0.5}
+# imu:=true
+IMU = {"rnea_simulator": {"imu.enable": True}, "rnea_controller": {"imu.topic": "imu"}}
 
 # The nodes: package, executable, node name, which of the robot's files it loads.
 NODES = (
@@ -90,6 +104,11 @@ def launch_robot(context, *args, **kwargs):
         "rnea_simulator": [{"publish_clock": flag("publish_clock")}],
         "rnea_controller": [use_sim_time] + ([{"mode": arg("mode")}] if arg("mode") else []),
     }
+    if flag("rocking"):
+        per_node["rnea_simulator"].append(ROCKING)
+    if flag("imu"):
+        for name, values in IMU.items():
+            per_node[name].append(values)
     actions = []
     for package, executable, name, which in NODES:
         node = Node(package=package, executable=executable, name=name, namespace=namespace,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import ModelError
 from rnea_ros.core.model.payload import Payload
@@ -33,12 +34,11 @@ class PinocchioOracle:
 
         self.pin = pin
         self.model = model
-        text = str(urdf)
-        if isinstance(urdf, Path) or not text.lstrip().startswith("<"):
-            self.pm = pin.buildModelFromUrdf(text)
-        else:
-            self.pm = pin.buildModelFromXML(text)
+        self.urdf = urdf
+        self.pm = self._build()
         self.pd = self.pm.createData()
+        self.payloads: list[Payload] = []
+        self._free_flyer: tuple[Any, Any, Array, Array, Array] | None = None
         if self.pm.nv != model.nv:
             raise ModelError(f"Pinocchio sees {self.pm.nv} joint velocities in '{model.name}', "
                              f"we see {model.nv}")
@@ -51,14 +51,73 @@ class PinocchioOracle:
         self.pm.armature = armature
         self.pm.gravity.linear = np.array(model.gravity)
 
+    def _build(self, root: Any = None) -> Any:
+        pin, text = self.pin, str(self.urdf)
+        args = () if root is None else (root,)
+        if isinstance(self.urdf, Path) or not text.lstrip().startswith("<"):
+            return pin.buildModelFromUrdf(text, *args)
+        return pin.buildModelFromXML(text, *args)
+
     def add_payload(self, payload: Payload) -> None:
         """Add ``payload`` (:mod:`rnea_ros.core.model.payload`) to the body carrying its link."""
+        self._add_payload(self.pm, payload)
+        self.payloads.append(payload)
+        self._free_flyer = None
+
+    def _add_payload(self, pm: Any, payload: Payload) -> None:
         pin = self.pin
-        frame = self.pm.frames[self.pm.getFrameId(payload.link)]
+        frame = pm.frames[pm.getFrameId(payload.link)]
         inertia = as_inertia(payload.inertia, "payload")
         body = pin.Inertia(float(payload.mass), np.asarray(payload.com, dtype=np.float64), inertia)
         joint = frame.parentJoint
-        self.pm.inertias[joint] = self.pm.inertias[joint] + frame.placement.act(body)
+        pm.inertias[joint] = pm.inertias[joint] + frame.placement.act(body)
+
+    def free_flyer(self) -> tuple[Any, Any, Array, Array, Array]:
+        """The same robot under a free-flyer root (built once): model, data, and our
+        joints' ``idx_q``, ``nq``, ``idx_v`` in it."""
+        if self._free_flyer is None:
+            pin = self.pin
+            pm = self._build(pin.JointModelFreeFlyer())
+            for payload in self.payloads:
+                self._add_payload(pm, payload)
+            joints = [pm.joints[pm.getJointId(name)] for name in self.model.joint_names]
+            idx_v = np.array([j.idx_v for j in joints])
+            armature = np.zeros(pm.nv)
+            armature[idx_v] = self.model.armature
+            pm.armature = armature
+            pm.gravity.linear = np.array(self.model.gravity)
+            self._free_flyer = (pm, pm.createData(), np.array([j.idx_q for j in joints]),
+                                np.array([j.nq for j in joints]), idx_v)
+        return self._free_flyer
+
+    def moving_base_state(self, motion: BaseMotion, q: Array, qd: Array, qdd: Array
+                          ) -> tuple[Array, Array, Array]:
+        """Free-flyer ``(q, v, a)`` for our joint state on a base following ``motion``
+        (base at the origin; Pinocchio's local free-flyer velocity, spatial acceleration
+        ``a - w x v``)."""
+        pm, _, idx_q, nq, idx_v = self.free_flyer()
+        qf = np.zeros(pm.nq)
+        qf[3:7] = self.pin.Quaternion(np.asarray(motion.orientation)).coeffs()
+        for j, (iq, n) in enumerate(zip(idx_q, nq, strict=True)):
+            if n == 2:
+                qf[iq], qf[iq + 1] = np.cos(q[j]), np.sin(q[j])
+            else:
+                qf[iq] = q[j]
+        vf, af = np.zeros(pm.nv), np.zeros(pm.nv)
+        w, v = motion.angular_velocity, motion.linear_velocity
+        vf[:3], vf[3:6], vf[idx_v] = v, w, qd
+        af[:3] = motion.linear_acceleration - (w[1] * v[2] - w[2] * v[1], w[2] * v[0] -
+                                               w[0] * v[2], w[0] * v[1] - w[1] * v[0])
+        af[3:6], af[idx_v] = motion.angular_acceleration, qdd
+        return qf, vf, af
+
+    def moving_base_rnea(self, motion: BaseMotion, q: Array, qd: Array, qdd: Array) -> Array:
+        """Joint torques of ``pinocchio.rnea`` under a free-flyer root following
+        ``motion`` (Khalil 2010 §7.1 by another engine; no friction)."""
+        pm, pd, _, _, idx_v = self.free_flyer()
+        tau = self.pin.rnea(pm, pd, *self.moving_base_state(motion, q, qd, qdd))
+        out: Array = np.asarray(tau)[idx_v]
+        return out
 
     def config(self, q: Array) -> Array:
         """Our ``q`` (one angle per continuous joint) -> Pinocchio's configuration."""

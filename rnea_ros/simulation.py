@@ -15,27 +15,128 @@ them an unpowered arm swings freely, and a 1 kHz integrator of a light
 distal link can diverge. A step whose result is not finite (a diverged
 integration) is not taken: the state stays, at rest (counted in
 ``diverged``), so no non-finite state is ever published.
+
+Moving base (``base=``, a :class:`RockingBase`: roll and pitch sinusoids about
+the base origin, heave along the world's vertical, static tilts): the base
+follows the prescribed motion whatever the arm does (a ship, a platform), and
+the joints obey ``M(q) qdd = tau - h(q, qd, base_motion(t))`` with our
+``mass_matrix`` and ``nonlinear_effects(..., base_motion=)`` (Khalil 2010 §7.1;
+Pinocchio's ABA has no prescribed-root form; a test checks the step's
+accelerations against Pinocchio's free-flyer rows of M and h). :class:`ImuSensor`
+gives what an IMU on any link reads there -- from Pinocchio's free-flyer
+kinematics, not our code.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core.dynamics.crba import mass_matrix
 from rnea_ros.core.dynamics.kinematics import potential_energy
+from rnea_ros.core.dynamics.moving_base import BaseMotion
+from rnea_ros.core.dynamics.rnea import nonlinear_effects
 from rnea_ros.core.elastic.fd import dynamics, forward_dynamics
 from rnea_ros.core.elastic.hybrid import check_recursive, forward_dynamics_recursive
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import ModelError, ParameterError, StateError
-from rnea_ros.core.model.payload import Payload
+from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.oracle import PinocchioOracle
 
 Array = NDArray[np.float64]
 INTEGRATORS = ("semi_implicit", "rk4")
+
+
+def _rx(a: float) -> Array:
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def _ry(a: float) -> Array:
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+@dataclass(frozen=True)
+class RockingBase:
+    """A prescribed base motion: a rocking, heaving platform.
+
+    ``roll(t) = roll_offset + roll_amplitude sin(2 pi roll_frequency t)`` [rad]
+    about the base's x axis, ``pitch(t)`` likewise about y, ``R_wb = Ry(pitch)
+    Rx(roll)`` (URDF/ROS roll-pitch-yaw, zero yaw); the base origin at
+    ``(0, 0, heave_amplitude sin(2 pi heave_frequency t))`` [m] in the world.
+    Starting with sines, the angular and linear accelerations are zero at t = 0.
+    """
+
+    roll_amplitude: float = 0.0
+    roll_frequency: float = 0.0
+    pitch_amplitude: float = 0.0
+    pitch_frequency: float = 0.0
+    heave_amplitude: float = 0.0
+    heave_frequency: float = 0.0
+    roll_offset: float = 0.0
+    pitch_offset: float = 0.0
+    _cache: list[Any] = field(default_factory=lambda: [None, None], init=False, repr=False,
+                              compare=False)  # [t, motion(t)]
+
+    def __post_init__(self) -> None:
+        for name, value in ((f.name, getattr(self, f.name)) for f in fields(self) if f.init):
+            if not math.isfinite(value):
+                raise ParameterError(f"base motion: '{name}' must be finite, got {value}")
+            if name.endswith("frequency") and value < 0.0:
+                raise ParameterError(f"base motion: '{name}' must be >= 0 Hz, got {value}")
+
+    @property
+    def moving(self) -> bool:
+        """Whether the base ever leaves the fixed, level pose."""
+        return any((self.roll_amplitude, self.pitch_amplitude, self.heave_amplitude,
+                    self.roll_offset, self.pitch_offset))
+
+    @staticmethod
+    def _sine(offset: float, amplitude: float, frequency: float, t: float
+              ) -> tuple[float, float, float]:
+        w = 2.0 * math.pi * frequency
+        s, c = math.sin(w * t), math.cos(w * t)
+        return offset + amplitude * s, amplitude * w * c, -amplitude * w * w * s
+
+    def pose(self, t: float) -> tuple[Array, Array]:
+        """``(R_wb (3, 3), p_w (3,))`` at time ``t`` [s]."""
+        roll = self._sine(self.roll_offset, self.roll_amplitude, self.roll_frequency, t)[0]
+        pitch = self._sine(self.pitch_offset, self.pitch_amplitude, self.pitch_frequency, t)[0]
+        z = self._sine(0.0, self.heave_amplitude, self.heave_frequency, t)[0]
+        return _ry(pitch) @ _rx(roll), np.array([0.0, 0.0, z])
+
+    def motion(self, t: float) -> BaseMotion:
+        """The :class:`BaseMotion` at ``t`` (base frame, classical linear acceleration);
+        the last one is cached (a step and the IMU after it ask for the same ``t``)."""
+        cache = self._cache
+        if cache[0] != t:
+            cache[:] = [t, self._motion(t)]
+        motion: BaseMotion = cache[1]
+        return motion
+
+    def _motion(self, t: float) -> BaseMotion:
+        phi, dphi, ddphi = self._sine(self.roll_offset, self.roll_amplitude,
+                                      self.roll_frequency, t)
+        th, dth, ddth = self._sine(self.pitch_offset, self.pitch_amplitude,
+                                   self.pitch_frequency, t)
+        _, dz, ddz = self._sine(0.0, self.heave_amplitude, self.heave_frequency, t)
+        R = _ry(th) @ _rx(phi)
+        # w_b = R^T (dth e_y + Ry dphi e_x) = dphi e_x + dth Rx^T e_y
+        ey_b = np.array([0.0, math.cos(phi), -math.sin(phi)])
+        w = np.array([dphi, 0.0, 0.0]) + dth * ey_b
+        dw = np.array([ddphi, 0.0, 0.0]) + ddth * ey_b + \
+            dth * dphi * np.array([0.0, -math.sin(phi), -math.cos(phi)])
+        return BaseMotion(orientation=R, angular_velocity=w, angular_acceleration=dw,
+                          linear_velocity=R.T @ np.array([0.0, 0.0, dz]),
+                          linear_acceleration=R.T @ np.array([0.0, 0.0, ddz]))
 
 
 class Simulator:
@@ -44,7 +145,7 @@ class Simulator:
     def __init__(self, urdf: str | Path, model: RobotModel, *, dt: float = 1e-3,
                  integrator: str = "semi_implicit", damping: Array | None = None,
                  friction: Array | None = None, payload: Payload | None = None,
-                 hard_stops: bool = True) -> None:
+                 hard_stops: bool = True, base: RockingBase | None = None) -> None:
         if integrator not in INTEGRATORS:
             raise ParameterError(f"integrator '{integrator}' is not one of {INTEGRATORS}")
         if not dt > 0.0:
@@ -64,6 +165,14 @@ class Simulator:
         self.hard_stops = hard_stops
         self.stops = 0  # steps that met a joint's position limit
         self.diverged = 0  # steps whose result was not finite (not taken)
+        # A moving base: our moving-base dynamics (with the payload, without friction).
+        self.base = base if base is not None and base.moving else None
+        rigid = model if payload is None else with_payload(model, payload)
+        self.rigid = rigid.without_friction()
+        self.qdd = np.zeros(model.nv)  # the last step's acceleration
+        self._time = 0.0  # the time the next acceleration() is evaluated at
+        if self.base is not None:  # load the compiled kernels now, not in the first step
+            self.acceleration(np.zeros(model.nv), np.zeros(model.nv), np.zeros(model.nv))
 
     @property
     def t(self) -> float:
@@ -77,29 +186,42 @@ class Simulator:
         self.t0, self.steps = t, 0
 
     def acceleration(self, q: Array, qd: Array, tau: Array) -> Array:
-        """``qdd`` from Pinocchio's ABA with joint damping and Coulomb friction."""
-        return self.engine.aba(q, qd, tau - self.damping * qd - self.friction * np.sign(qd))
+        """``qdd`` from Pinocchio's ABA with joint damping and Coulomb friction; on a
+        moving base, ``M^-1 (tau - h(q, qd, base_motion(t)))`` with ours."""
+        applied = tau - self.damping * qd - self.friction * np.sign(qd)
+        if self.base is None:
+            return self.engine.aba(q, qd, applied)
+        motion = self.base.motion(self._time)
+        h = nonlinear_effects(self.rigid, q, qd, base_motion=motion)
+        out = np.linalg.solve(mass_matrix(self.rigid, q), applied - h)
+        return np.asarray(out, dtype=np.float64)
 
     def step(self, tau: Array) -> None:
         """Advance by ``dt`` with the effort ``tau`` (model order) held."""
         tau = np.asarray(tau, dtype=np.float64)
         if tau.shape != (self.model.nv,) or not np.all(np.isfinite(tau)):
             raise StateError(f"effort must be {self.model.nv} finite values, got {tau!r}")
-        dt, q, qd = self.dt, self.q, self.qd
+        dt, q, qd, t = self.dt, self.q, self.qd, self.t
+        self._time = t
         if self.integrator == "semi_implicit":
-            qd = qd + dt * self.acceleration(q, qd, tau)
+            qdd = self.acceleration(q, qd, tau)
+            qd = qd + dt * qdd
             q = q + dt * qd
         else:
             k1q, k1v = qd, self.acceleration(q, qd, tau)
+            qdd = k1v
+            self._time = t + 0.5 * dt
             k2q, k2v = qd + 0.5 * dt * k1v, self.acceleration(q + 0.5 * dt * k1q,
                                                                 qd + 0.5 * dt * k1v, tau)
             k3q, k3v = qd + 0.5 * dt * k2v, self.acceleration(q + 0.5 * dt * k2q,
                                                                 qd + 0.5 * dt * k2v, tau)
+            self._time = t + dt
             k4q, k4v = qd + dt * k3v, self.acceleration(q + dt * k3q, qd + dt * k3v, tau)
             q = q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
             qd = qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
         if np.all(np.isfinite(q)) and np.all(np.isfinite(qd)):
             self.q, self.qd = self.stop_at_limits(q, qd) if self.hard_stops else (q, qd)
+            self.qdd = np.asarray(qdd, dtype=np.float64)
         else:
             self.qd = np.zeros(self.model.nv)
             self.diverged += 1
@@ -117,6 +239,37 @@ class Simulator:
         q = np.clip(q, lower, upper)
         qd = np.where((below & (qd < 0.0)) | (above & (qd > 0.0)), 0.0, qd)
         return q, qd
+
+
+class ImuSensor:
+    """What an ideal IMU whose frame is link ``link`` reads, the robot at ``q, qd, qdd``
+    on a base moving as ``motion`` at ``pose``: REP-145 fields in the sensor frame,
+    ``(orientation [x, y, z, w] world <- sensor, angular velocity [rad/s], specific
+    force [m/s^2] = R_ws^T (a_s - g))``. Pinocchio's free-flyer kinematics
+    (``getFrameClassicalAcceleration``), independent of our code; ``gravity`` (3,)
+    in the world frame."""
+
+    def __init__(self, oracle: PinocchioOracle, link: str, gravity: Array) -> None:
+        pin = oracle.pin
+        self.oracle, self.pin = oracle, pin
+        self.pm, self.pd, _, _, _ = oracle.free_flyer()
+        if not self.pm.existFrame(link, pin.BODY):
+            raise ParameterError(f"IMU link '{link}' is not a link of the URDF")
+        self.frame = self.pm.getFrameId(link, pin.BODY)
+        self.gravity = np.asarray(gravity, dtype=np.float64)
+
+    def read(self, q: Array, qd: Array, qdd: Array, motion: BaseMotion, position: Array
+             ) -> tuple[Array, Array, Array]:
+        pin = self.pin
+        qf, vf, af = self.oracle.moving_base_state(motion, q, qd, qdd)
+        qf[:3] = position
+        pin.forwardKinematics(self.pm, self.pd, qf, vf, af)
+        pin.updateFramePlacement(self.pm, self.pd, self.frame)
+        R_ws = self.pd.oMf[self.frame].rotation
+        w = pin.getFrameVelocity(self.pm, self.pd, self.frame, pin.LOCAL).angular
+        a = pin.getFrameClassicalAcceleration(self.pm, self.pd, self.frame, pin.LOCAL).linear
+        quat = pin.Quaternion(R_ws).coeffs()
+        return np.array(quat), np.array(w), np.array(a) - R_ws.T @ self.gravity
 
 
 class ElasticSimulator:

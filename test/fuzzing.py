@@ -124,9 +124,37 @@ def _bad_state(msg: Any, k: int, names: list[str]) -> None:
         msg.header.stamp.sec -= 100  # a single stale message
 
 
+def imu_message(t: float, roll: float, frame_id: str = "imu") -> Any:
+    """A good ``sensor_msgs/Imu`` of a base at rest rolled by ``roll`` [rad], stamped ``t``."""
+    from sensor_msgs.msg import Imu
+    msg = Imu()
+    msg.header.stamp.sec = math.floor(t)
+    msg.header.stamp.nanosec = min(round((t - math.floor(t)) * 1e9), 999_999_999)
+    msg.header.frame_id = frame_id
+    msg.orientation.x, msg.orientation.w = math.sin(roll / 2), math.cos(roll / 2)
+    msg.linear_acceleration.y = 9.81 * math.sin(roll)  # specific force, sensor frame
+    msg.linear_acceleration.z = 9.81 * math.cos(roll)
+    return msg
+
+
+def _bad_imu(msg: Any, k: int) -> None:
+    """Turn a good Imu into the (k % 5)-th kind of bad one."""
+    kind = k % 5
+    if kind == 0:
+        msg.angular_velocity.y = math.nan
+    elif kind == 1:
+        msg.orientation.w = 2.0  # not a unit quaternion
+    elif kind == 2:
+        msg.linear_acceleration.z = math.inf
+    elif kind == 3:
+        msg.header.frame_id = "elsewhere"
+    else:
+        msg.header.stamp.sec -= 100  # a single stale message
+
+
 def flood_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kind", choices=["joint_state", "array"])
+    parser.add_argument("--kind", choices=["joint_state", "array", "imu"])
     parser.add_argument("--topic")
     parser.add_argument("--rate", type=float)
     parser.add_argument("--seconds", type=float)
@@ -137,7 +165,7 @@ def flood_main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     import rclpy
     from rclpy.qos import QoSProfile, QoSReliabilityPolicy
-    from sensor_msgs.msg import JointState
+    from sensor_msgs.msg import Imu, JointState
     from std_msgs.msg import Float64MultiArray
     rclpy.init()
     node = rclpy.create_node("rnea_fuzz_flooder")
@@ -145,8 +173,8 @@ def flood_main(argv: Sequence[str]) -> int:
                      else QoSReliabilityPolicy.BEST_EFFORT)
     names = [n for n in args.names.split(",") if n]
     position = [float(x) for x in args.position.split(",") if x]
-    pub = node.create_publisher(JointState if args.kind == "joint_state" else
-                                Float64MultiArray, args.topic, qos)
+    kinds = {"joint_state": JointState, "array": Float64MultiArray, "imu": Imu}
+    pub = node.create_publisher(kinds[args.kind], args.topic, qos)
     deadline = time.monotonic() + 10
     while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -168,6 +196,10 @@ def flood_main(argv: Sequence[str]) -> int:
             msg.effort = [5.0 * math.sin(now + i) for i in range(len(names))]
             if is_bad:
                 _bad_state(msg, k // args.bad_every, names)
+        elif args.kind == "imu":  # a base tilted by 5 deg about x, at rest (frame 'imu')
+            msg = imu_message(time.time(), 0.0873)
+            if is_bad:
+                _bad_imu(msg, k // args.bad_every)
         else:
             values = [5.0 * math.sin(k * 1e-3 + i) for i in range(len(names))]
             if is_bad:

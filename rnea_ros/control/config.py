@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.imu import IMU_PARAMETERS, ImuConfig, imu_config
 from rnea_ros.core.elastic.model import ElasticModel, elastic_model
 from rnea_ros.core.errors import ParameterError, options
 from rnea_ros.core.model.payload import Payload
@@ -61,7 +62,8 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
     "elastic.lambda_theta": ParameterSpec(
         [20.0], "hua law: Lambda_theta per elastic joint [1/s]"),
     "elastic.kd_theta": ParameterSpec([5.0], "hua law: K_Dtheta per elastic joint [N m s/rad]"),
-    "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2]"),
+    "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2] (with an "
+                             "IMU: in the world frame of its orientation)"),
     "friction_compensation": ParameterSpec(
         False, "add the model's Coulomb and viscous friction (at the reference velocity in "
         "inverse_dynamics mode, at the measured one in gravity mode)"),
@@ -112,6 +114,8 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
     "oracle.tolerance": ParameterSpec(
         1e-9, "relative discrepancy above which diagnostics report ERROR"),
     "diagnostics_period": ParameterSpec(1.0, "period of /diagnostics [s]"),
+    # A moving base measured by an IMU (rnea_ros.control.imu).
+    **{name: ParameterSpec(*spec) for name, spec in IMU_PARAMETERS.items()},
 }
 
 
@@ -144,6 +148,7 @@ class ControllerConfig:
     oracle_tolerance: float
     elastic_law: str = "feedforward_pd"
     elastic_gains: tuple[Array, ...] = ()  # lambda_q, kd_q (n,), lambda_theta, kd_theta (n_e,)
+    imu: ImuConfig | None = None  # a moving base measured by an IMU; None: a fixed base
 
 
 def _number_list(values: Mapping[str, Any], name: str) -> Array:
@@ -292,6 +297,10 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     period = float(values["diagnostics_period"])
     if not period > 0.0:
         raise ParameterError(f"parameter 'diagnostics_period' must be > 0 s, got {period}")
+    imu = imu_config(values, model)
+    if imu is not None and mode == "elastic":
+        raise ParameterError("mode 'elastic' does not support an IMU (parameter 'imu.topic'): "
+                             "the elastic laws assume a fixed base")
     return ControllerConfig(
         joints=joints, command_index=index,
         mode=mode,
@@ -313,7 +322,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
         clock_reset_threshold=threshold, clock_reset_count=count,
         oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,
-        oracle_tolerance=tolerance,
+        oracle_tolerance=tolerance, imu=imu,
     )
 
 

@@ -41,6 +41,12 @@ Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
 a steady clock), :meth:`TorqueController.watchdog` returns the stale command:
 ``hold`` = gravity compensation at the last valid pose, ``zero`` = zeros.
 
+Moving base (``imu.topic``, :mod:`rnea_ros.control.imu`): IMU samples
+(:meth:`TorqueController.imu_sample`) give the base's motion, used at each state's
+stamp by gravity compensation and inverse dynamics (``base_motion=``); without
+a fresh sample, ``imu.fallback``: the model's gravity on a fixed base, or the
+watchdog's stale command.
+
 Robots with elastic joints (``elastic``, :mod:`rnea_ros.core.elastic.model`): the
 state also holds the motor positions/velocities, named ``<joint>_motor`` in
 the joint states (link side of the gearbox, see the convention there) and
@@ -64,6 +70,7 @@ from numpy.typing import NDArray
 
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.elastic import ElasticStage
+from rnea_ros.control.imu import ImuEstimator, ImuResult, ImuSample
 from rnea_ros.control.joint_state import (
     BACKWARDS,
     FUTURE,
@@ -87,6 +94,7 @@ from rnea_ros.control.laws import (
 from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling, slew
 from rnea_ros.control.trajectory import JointTrajectory
 from rnea_ros.core._jit import FastCall, jit
+from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.dynamics.rnea import gravity_torques
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import StateError, options
@@ -172,6 +180,7 @@ class TorqueController:
         self.oracle_discrepancy = 0.0
         self.oracle_checks = 0
         self.slew: SlewLimiter | None = None
+        self.imu: ImuEstimator | None = None  # a moving base measured by an IMU
         self.configure(config)
 
     # ------------------------------------------------------------ configuration
@@ -223,6 +232,12 @@ class TorqueController:
         elif self.slew is not None and self._last_output is not None:  # limiting turned on
             self.slew.previous, self.slew.last_time = self._last_output.copy(), 0.0
         self.config = config
+        if config.imu is None:
+            self.imu = None
+        elif self.imu is None:
+            self.imu = ImuEstimator(self.base_model, config.imu)
+        else:  # runtime settings change, the estimate stays
+            self.imu.configure(config.imu)
         self.oracle = (self.oracle_factory(self.model, config)
                        if config.oracle_enable and self.oracle_factory else None)
         self._gravity_only = (config.mode == "gravity" and not config.friction_compensation
@@ -235,7 +250,8 @@ class TorqueController:
         n, ne = self.model.nv, len(self.state_names) - self.model.nv
         z = np.zeros(n)
         step = Step(self.model, 0.0, z, z, z, z, z, tau=np.zeros(n), theta=np.zeros(ne),
-                    thetad=np.zeros(ne), qddd_ref=z, qdddd_ref=z)
+                    thetad=np.zeros(ne), qddd_ref=z, qdddd_ref=z,
+                    base_motion=BaseMotion() if self.imu is not None else None)
         for stage in self.stages:
             if stage is not self.reference:  # it would take the dummy state as its start
                 stage(step)
@@ -243,6 +259,8 @@ class TorqueController:
             if reset is not None and stage is not self.reference:
                 reset()
         gravity_torques(self.full_model, z)  # the watchdog's "hold"
+        if self.imu is not None:  # the moving-base kernels
+            gravity_torques(self.model, z, base_motion=BaseMotion())
 
     # ------------------------------------------------------------------ inputs
     def _indices(self, names: Sequence[str]) -> Indices:
@@ -459,16 +477,36 @@ class TorqueController:
         self._last_output = command
         return command
 
+    def imu_sample(self, sample: ImuSample, now: float | None = None) -> ImuResult:
+        """Validate one IMU sample and update the base's estimated motion
+        (:class:`rnea_ros.control.imu.ImuEstimator`; the sensor's link pose from the
+        latest merged joint state)."""
+        if self.imu is None:
+            return ImuResult(reason="no_imu", message="no IMU configured ('imu.topic')")
+        n = self.model.nv
+        return self.imu.update(sample, self._q[:n], self._qd[:n], self.clock.newest,
+                               self.last_valid_wall is not None,
+                               time.monotonic() if now is None else now)
+
     def _compute(self, t: float, now: float) -> Array:
         started = time.perf_counter()
+        motion: BaseMotion | None = None
+        if self.imu is not None:  # a moving base: its motion at t, or the IMU's fallback
+            estimate = self.imu.motion(t, self.config.gravity, self._q, self._qd)
+            if isinstance(estimate, str):  # HOLD: the watchdog's stale command
+                self.commands += 1
+                return self._output(self.stale_torque(), now, t)
+            motion = estimate
         if self._gravity_only:  # tau = g(q): no Step, no stage loop (the common case)
-            command = self._output(gravity_torques(self.model, self._q), now, t)
+            command = self._output(gravity_torques(self.model, self._q, base_motion=motion),
+                                   now, t)
             self.compute_us.append((time.perf_counter() - started) * 1e6)
             self.commands += 1
             return command
         n = self.model.nv
         if self.elastic is None:
-            step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(n))
+            step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(n),
+                        base_motion=motion)
         # (a fresh Step: stages may keep references to its arrays)
         else:  # links, then the motors
             step = Step(self.model, t, self._q[:n].copy(), self._qd[:n].copy(),
@@ -495,9 +533,14 @@ class TorqueController:
         if not self.stale:
             self.stale = True
             self.stale_events += 1
+        return self._output(self.stale_torque(), now, None)
+
+    def stale_torque(self) -> Array:
+        """The stale behaviour's torques (model order): ``hold`` = gravity compensation
+        at the last valid pose (fixed base, the model's gravity), ``zero``."""
         if self.config.stale_behavior == "zero":
-            return self._output(np.zeros(self.model.nv), now, None)
-        return self._output(gravity_torques(self.full_model, self._q[:self.model.nv]), now, None)
+            return np.zeros(self.model.nv)
+        return gravity_torques(self.full_model, self._q[:self.model.nv])
 
     # ------------------------------------------------------------- statistics
     @property

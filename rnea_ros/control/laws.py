@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from rnea_ros.control.rate_limit import TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory, continue_from
+from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.dynamics.rnea import friction_torques, gravity_torques, rnea
 from rnea_ros.core.model.robot_model import RobotModel
 
@@ -49,6 +50,7 @@ class Step:
     thetad: Array | None = None
     qddd_ref: Array | None = None  # elastic mode: jerk and snap of the reference
     qdddd_ref: Array | None = None
+    base_motion: BaseMotion | None = None  # a moving base (IMU); None: fixed
 
 
 class Stage(Protocol):
@@ -58,10 +60,11 @@ class Stage(Protocol):
 
 
 class GravityCompensation:
-    """``tau += g(q)``."""
+    """``tau += g(q)`` (on a moving base: the torques holding the joints still relative
+    to it, Khalil 2010 §7.1)."""
 
     def __call__(self, step: Step) -> None:
-        g = gravity_torques(step.model, step.q)
+        g = gravity_torques(step.model, step.q, base_motion=step.base_motion)
         step.model_torque = g
         step.tau += g
 
@@ -119,14 +122,15 @@ class Reference:
 
 
 class InverseDynamicsPD:
-    """``tau += ID(q_d, qd_d, qdd_d) + Kp (q_d - q) + Kd (qd_d - qd)``."""
+    """``tau += ID(q_d, qd_d, qdd_d) + Kp (q_d - q) + Kd (qd_d - qd)`` (ID on the moving
+    base when ``step.base_motion`` is set: the reference is relative to the base)."""
 
     def __init__(self, kp: Array, kd: Array) -> None:
         self.kp, self.kd = kp, kd
 
     def __call__(self, step: Step) -> None:
         assert step.q_ref is not None and step.qd_ref is not None and step.qdd_ref is not None
-        ff = rnea(step.model, step.q_ref, step.qd_ref, step.qdd_ref)
+        ff = rnea(step.model, step.q_ref, step.qd_ref, step.qdd_ref, base_motion=step.base_motion)
         step.model_torque = ff
         step.tau += ff + self.kp * (step.q_ref - step.q) + self.kd * (step.qd_ref - step.qd)
 

@@ -9,7 +9,10 @@ ros2_control's ``forward_command_controller`` with ``interface_name: effort``
 expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
 ``/diagnostics``. With ``elastic_file`` (robots with elastic joints, mode
 ``elastic``), ``joint_states`` also carries each elastic joint's motor as
-``<joint>_motor`` and the commands are motor torques. Topic names are relative
+``<joint>_motor`` and the commands are motor torques. With ``imu.topic`` it also
+subscribes that ``sensor_msgs/Imu`` (best-effort QoS) and compensates the base's
+motion (:mod:`rnea_ros.control.imu`); its state is a second status on
+``/diagnostics`` (``<node>: imu``). Topic names are relative
 (``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
 :data:`rnea_ros.control.config.CONTROLLER_PARAMETERS` and
 ``config/arm7_controller.yaml``; the logic lives in
@@ -32,7 +35,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from rclpy.serialization import deserialize_message
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
@@ -45,6 +48,7 @@ from rnea_ros.control.config import (
     urdf_source,
 )
 from rnea_ros.control.controller import Oracle, TorqueController
+from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.control.laws import Step
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
@@ -67,12 +71,17 @@ def pinocchio_oracle_factory(urdf: Any) -> Any:
             oracle.add_payload(config.payload)
 
         def reference(step: Step) -> np.ndarray:
+            motion = step.base_motion
             if config.mode == "gravity":
+                if motion is not None:  # Pinocchio's free-flyer root following the base
+                    zero = np.zeros_like(step.q)
+                    return oracle.moving_base_rnea(motion, step.q, zero, zero)
                 return oracle.gravity(step.q)
             assert step.q_ref is not None and step.qd_ref is not None
             assert step.qdd_ref is not None
-            return oracle.rnea(step.q_ref, step.qd_ref, step.qdd_ref) + \
-                friction_torques(model, step.qd_ref)
+            torque = oracle.rnea(step.q_ref, step.qd_ref, step.qdd_ref) if motion is None else \
+                oracle.moving_base_rnea(motion, step.q_ref, step.qd_ref, step.qdd_ref)
+            return torque + friction_torques(model, step.qd_ref)
         return reference
     return factory
 
@@ -97,6 +106,12 @@ class ControllerNode(Node):
         # Introspection of the predictive time scaling: [s, s_dot, s_ddot].
         self.scaling_pub = self.create_publisher(Float64MultiArray, "~/time_scaling", 10)
         self.scaling_msg = Float64MultiArray()
+        self.imu_state = ""  # the IMU's state last logged
+        if config.imu is not None:  # (before joint_states: taken first when both are ready)
+            self.imu_sub = self.create_subscription(
+                Imu, config.imu.topic, self.on_imu, STATE_QOS,
+                qos_overriding_options=QoSOverridingOptions.with_default_policies())
+            self.create_timer(0.05, self.on_imu_watch, clock=steady_clock())
         self.create_subscription(JointState, "joint_states", self.on_joint_state, STATE_QOS,
                                  qos_overriding_options=QoSOverridingOptions
                                  .with_default_policies())
@@ -122,6 +137,10 @@ class ControllerNode(Node):
         self.get_logger().info(
             f"{model.name}: {model.nv} joints, mode '{config.mode}', commanding "
             f"{len(config.joints)} joints on {self.command_pub.topic_name}")
+        if config.imu is not None:
+            self.get_logger().info(
+                f"moving base: IMU on link '{config.imu.link}' from "
+                f"{self.imu_sub.topic_name}, fallback '{config.imu.fallback}'")
 
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
@@ -149,6 +168,42 @@ class ControllerNode(Node):
             if scaling is not None and self.controller.reference.trajectory is not None:
                 self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
                 self.scaling_pub.publish(self.scaling_msg)
+
+    def on_imu(self, msg: Imu) -> None:
+        """A ``sensor_msgs/Imu`` sample (REP-145: a field whose covariance starts with -1
+        is not provided)."""
+        stamp = stamp_seconds(msg.header.stamp)
+        if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
+            stamp = self.get_clock().now().nanoseconds * 1e-9
+        o, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
+        sample = ImuSample(
+            stamp, msg.header.frame_id,
+            np.array([o.x, o.y, o.z, o.w]) if provided(msg.orientation_covariance) else None,
+            np.array([w.x, w.y, w.z]) if provided(msg.angular_velocity_covariance) else None,
+            np.array([a.x, a.y, a.z]) if provided(msg.linear_acceleration_covariance)
+            else None)
+        result = self.controller.imu_sample(sample)
+        if result.event:
+            self.get_logger().warning(result.event, throttle_duration_sec=1.0)
+        if result.reason is not None:
+            self.get_logger().warning(f"rejected IMU sample ({result.reason}): "
+                                      f"{result.message}", throttle_duration_sec=1.0)
+
+    def on_imu_watch(self) -> None:
+        """Log the IMU's transitions (fresh, stale, recovered) as they happen."""
+        imu = self.controller.imu
+        if imu is None or imu.state == self.imu_state or \
+                (imu.state == "waiting" and imu.fallback_steps == 0):  # not computing yet
+            return
+        previous, self.imu_state = self.imu_state, imu.state
+        level, message = imu.status()
+        if imu.state == "ok":
+            self.get_logger().info("IMU fresh" + (" again: moving-base compensation resumed"
+                                                  if previous == "stale" else ""))
+        elif level == "error":
+            self.get_logger().error(message)
+        else:
+            self.get_logger().warning(message)
 
     def on_trajectory_raw(self, data: bytes) -> None:
         limit = int(self.values["trajectory.max_bytes"])
@@ -277,7 +332,20 @@ class ControllerNode(Node):
         status = DiagnosticStatus(level=level, name=f"{self.get_name()}: torque computation",
                                   message=message, hardware_id=c.base_model.name,
                                   values=[KeyValue(key=k, value=v) for k, v in values.items()])
-        array = DiagnosticArray(status=[status])
+        statuses = [status]
+        imu = c.imu
+        if imu is not None:  # the IMU's own status; its fallback also sets the computation's
+            imu_level, imu_message = imu.status()
+            code = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
+                    "error": DiagnosticStatus.ERROR}[imu_level]
+            if code > status.level:
+                status.level, status.message = code, imu_message
+            statuses.append(DiagnosticStatus(
+                level=code, name=f"{self.get_name()}: imu", message=imu_message,
+                hardware_id=c.base_model.name,
+                values=[KeyValue(key=k, value=v) for k, v in
+                        {"topic": self.imu_sub.topic_name, **imu.values()}.items()]))
+        array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_pub.publish(array)
 

@@ -34,6 +34,12 @@ from rnea_ros.nodes.simulator import SimulatorNode
 ARM7_GAINS = {"kp": [60.0, 60.0, 60.0, 60.0, 20.0, 20.0, 10.0],
               "kd": [8.0, 8.0, 8.0, 4.0, 1.0, 1.0, 0.5]}
 
+# A rocking, heaving base for the simulator (issue 12 §3; demo, tests): 5 deg of roll at
+# 0.5 Hz and 5 cm of heave at 0.5 Hz, the IMU on the root link.
+ROCKING_BASE = {"base_motion.roll_amplitude": 0.0873, "base_motion.roll_frequency": 0.5,
+                "base_motion.heave_amplitude": 0.05, "base_motion.heave_frequency": 0.5,
+                "imu.enable": True}
+
 
 def overrides(values: Mapping[str, Any]) -> list[Parameter[Any]]:
     """``parameter_overrides`` for a node from a plain mapping."""
@@ -123,8 +129,10 @@ class ClosedLoop:
         if self.simulator is not None and self.controller is not None:
             # Start the lockstep loop once both directions are discovered.
             sim = self.simulator
+            imu = sim.imu_pub if getattr(self.controller, "imu_sub", None) else None
             self.spin_until(lambda: sim.state_pub.get_subscription_count() >= 2
-                            and sim.command_sub.get_publisher_count() >= 1, 10.0)
+                            and sim.command_sub.get_publisher_count() >= 1
+                            and (imu is None or imu.get_subscription_count() >= 1), 10.0)
             sim.publish_state()
 
     @property

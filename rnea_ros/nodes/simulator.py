@@ -13,6 +13,17 @@ With ``elastic_file`` it simulates a robot with elastic joints
 motors published as ``<joint>_motor``. Topic names are relative
 (``<namespace>/joint_states``) except ``/clock`` and ``/diagnostics``.
 
+Moving base (``base_motion.*``): the base rocks (roll and pitch sinusoids, static
+tilts) and heaves as prescribed (:class:`rnea_ros.simulation.RockingBase`); the
+joints follow the moving-base dynamics. ``imu.enable`` publishes ``imu``
+(``sensor_msgs/Imu``, before each ``joint_states``, same stamp) as an IMU whose
+frame is the link ``imu.link`` would read it: orientation world <- sensor,
+angular velocity and specific force (``+9.81`` up at rest) in the sensor frame,
+with optional white noise (``imu.noise.*``, standard deviations; covariances
+their squares on the diagonal, REP-145: zeros -- a noise-free sensor -- read as
+"unknown"; ``imu.orientation: false`` marks the orientation as not provided,
+element 0 at -1, like a 6-axis IMU).
+
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
 real time with the last command (zero effort once ``command_timeout`` has
 passed without one); with ``wait_for_command`` the robot stays still, like a
@@ -35,7 +46,7 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 
 from rnea_ros.control.config import (
@@ -45,12 +56,13 @@ from rnea_ros.control.config import (
     resolve_path,
     urdf_source,
 )
+from rnea_ros.control.imu import quaternion_matrix, rotation_exp
 from rnea_ros.core.elastic.model import elastic_model
-from rnea_ros.core.errors import ParameterError, RneaError
+from rnea_ros.core.errors import JointNameError, ParameterError, RneaError
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.nodes.common import declare, run, steady_clock
-from rnea_ros.simulation import INTEGRATORS, ElasticSimulator, Simulator
+from rnea_ros.simulation import INTEGRATORS, ElasticSimulator, ImuSensor, RockingBase, Simulator
 
 NODE_NAME = "rnea_simulator"
 
@@ -82,6 +94,26 @@ SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
                                      "command (real-time mode) [s]", True),
     "wait_for_command": ParameterSpec(True, "hold still (brakes on, time stopped) until the "
                                       "first command arrives (real-time mode)", True),
+    "base_motion.roll_amplitude": ParameterSpec(0.0, "rocking base: roll amplitude [rad]", True),
+    "base_motion.roll_frequency": ParameterSpec(0.5, "roll frequency [Hz]", True),
+    "base_motion.pitch_amplitude": ParameterSpec(0.0, "pitch amplitude [rad]", True),
+    "base_motion.pitch_frequency": ParameterSpec(0.5, "pitch frequency [Hz]", True),
+    "base_motion.heave_amplitude": ParameterSpec(0.0, "vertical heave amplitude [m]", True),
+    "base_motion.heave_frequency": ParameterSpec(0.5, "heave frequency [Hz]", True),
+    "base_motion.roll_offset": ParameterSpec(0.0, "static roll of the base (a slope) [rad]",
+                                             True),
+    "base_motion.pitch_offset": ParameterSpec(0.0, "static pitch of the base [rad]", True),
+    "imu.enable": ParameterSpec(False, "publish sensor_msgs/Imu on 'imu'", True),
+    "imu.link": ParameterSpec("", "link the IMU frame is; empty: the root link", True),
+    "imu.frame_id": ParameterSpec("", "header.frame_id; empty: the link's name", True),
+    "imu.orientation": ParameterSpec(True, "publish the orientation estimate (false: "
+                                     "covariance element 0 at -1, not provided)", True),
+    "imu.noise.orientation": ParameterSpec(0.0, "orientation noise, std. dev. [rad]", True),
+    "imu.noise.angular_velocity": ParameterSpec(0.0, "gyroscope noise, std. dev. [rad/s]",
+                                                True),
+    "imu.noise.linear_acceleration": ParameterSpec(
+        0.0, "accelerometer noise, std. dev. [m/s^2]", True),
+    "imu.seed": ParameterSpec(0, "seed of the noise", True),
 }
 
 
@@ -103,8 +135,38 @@ class SimulatorNode(Node):
         self.urdf = urdf_source(v)
         self.links = model
         self.n = model.nv
+        self.base = self.make_base(v)
         self.sim = self.make_simulator(v, model)
         self.sim.reset(per_joint(v, "initial_positions", model.nv, -math.inf))
+        self.imu: ImuSensor | None = None
+        self.imu_pub = None
+        if v["imu.enable"]:
+            if not isinstance(self.sim, Simulator):
+                raise ParameterError("parameter 'imu.enable': not supported with "
+                                     "'elastic_file' (elastic robots run on a fixed base)")
+            link = str(v["imu.link"]) or model.root_link
+            try:
+                model.link_frame(link)
+            except JointNameError as exc:
+                raise ParameterError(f"parameter 'imu.link': {exc}") from None
+            self.imu = ImuSensor(self.sim.engine, link, model.gravity)
+            self.imu_frame_id = str(v["imu.frame_id"]) or link
+            self.imu_noise = np.array([float(v["imu.noise.orientation"]),
+                                       float(v["imu.noise.angular_velocity"]),
+                                       float(v["imu.noise.linear_acceleration"])])
+            if not np.all(np.isfinite(self.imu_noise)) or np.any(self.imu_noise < 0.0):
+                raise ParameterError("parameters 'imu.noise.*' must be finite and >= 0")
+            self.imu_rng = np.random.default_rng(int(v["imu.seed"]))
+            self.imu_msg = Imu()
+            self.imu_msg.header.frame_id = self.imu_frame_id
+            var = self.imu_noise**2
+            self.imu_msg.orientation_covariance = \
+                np.diag([var[0]] * 3).ravel() if v["imu.orientation"] else \
+                np.array([-1.0] + [0.0] * 8)
+            self.imu_msg.angular_velocity_covariance = np.diag([var[1]] * 3).ravel()
+            self.imu_msg.linear_acceleration_covariance = np.diag([var[2]] * 3).ravel()
+            self.imu_orientation = bool(v["imu.orientation"])
+            self.imu_pub = self.create_publisher(Imu, "imu", 10)
         self.tau = np.zeros(model.nv)
         self.last_command_wall = -np.inf
         self.command_timeout = float(v["command_timeout"])
@@ -127,6 +189,12 @@ class SimulatorNode(Node):
         else:
             self.create_timer(self.sim.dt, self.on_tick, clock=steady_clock())
 
+    @staticmethod
+    def make_base(v: dict[str, Any]) -> RockingBase:
+        names = ("roll_amplitude", "roll_frequency", "pitch_amplitude", "pitch_frequency",
+                 "heave_amplitude", "heave_frequency", "roll_offset", "pitch_offset")
+        return RockingBase(**{n: float(v[f"base_motion.{n}"]) for n in names})
+
     def make_simulator(self, v: dict[str, Any], model: RobotModel
                        ) -> Simulator | ElasticSimulator:
         payload = None
@@ -139,12 +207,15 @@ class SimulatorNode(Node):
                                   coulomb=per_joint(v, "friction", model.nv))
             if payload is not None:
                 links = with_payload(links, payload)
+            if self.base.moving:
+                raise ParameterError("parameters 'base_motion.*': a moving base is not "
+                                     "supported with 'elastic_file'")
             elastic = elastic_model(links, resolve_path(str(v["elastic_file"])))
             return ElasticSimulator(elastic, dt=1.0 / float(v["rate"]))
         return Simulator(self.urdf, model, dt=1.0 / float(v["rate"]), integrator=v["integrator"],
                          damping=per_joint(v, "damping", model.nv, -math.inf),
                          friction=per_joint(v, "friction", model.nv, -math.inf),
-                         payload=payload)
+                         payload=payload, base=self.base)
 
     def on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
         """Runtime payload changes (an object picked up); other parameters are read-only."""
@@ -158,6 +229,9 @@ class SimulatorNode(Node):
             sim.x, sim.t0 = self.sim.x.copy(), self.sim.t
         elif isinstance(sim, Simulator) and isinstance(self.sim, Simulator):
             sim.reset(self.sim.q, self.sim.qd, self.sim.t)
+            sim.qdd = self.sim.qdd
+            if self.imu is not None:  # the same sensor on the new engine (payload)
+                self.imu = ImuSensor(sim.engine, self.imu_frame_link(), sim.model.gravity)
         sim.effort = self.sim.effort
         self.sim, self.values = sim, values
         return SetParametersResult(successful=True)
@@ -194,11 +268,44 @@ class SimulatorNode(Node):
         if now - max(self.last_command_wall, self.last_publish_wall) > 0.5:
             self.publish_state()
 
+    def imu_frame_link(self) -> str:
+        return str(self.values["imu.link"]) or self.links.root_link
+
+    def publish_imu(self, sec: int, nanosec: int) -> None:
+        """What the IMU reads at the current state (the last step's joint accelerations)."""
+        sim, imu = self.sim, self.imu
+        assert isinstance(sim, Simulator) and imu is not None and self.imu_pub is not None
+        t = sim.t
+        _, p = self.base.pose(t)
+        quat, w, f = imu.read(sim.q, sim.qd, sim.qdd, self.base.motion(t), p)
+        sigma = self.imu_noise
+        if sigma.any():
+            rng = self.imu_rng
+            if sigma[0] > 0.0:  # a small rotation about a random axis, in the sensor frame
+                R = quaternion_matrix(*quat) @ rotation_exp(rng.normal(0.0, sigma[0], 3))
+                quat = imu.pin.Quaternion(R).coeffs()
+            w = w + rng.normal(0.0, sigma[1], 3)
+            f = f + rng.normal(0.0, sigma[2], 3)
+        msg = self.imu_msg
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        o = msg.orientation
+        if self.imu_orientation:
+            o.x, o.y, o.z, o.w = (float(x) for x in quat)
+        else:
+            o.x, o.y, o.z, o.w = 0.0, 0.0, 0.0, 0.0
+        msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = \
+            (float(x) for x in w)
+        a = msg.linear_acceleration
+        a.x, a.y, a.z = (float(x) for x in f)
+        self.imu_pub.publish(msg)
+
     def publish_state(self) -> None:
         sec = int(self.sim.t)
         nanosec = round((self.sim.t - sec) * 1e9)
         if nanosec >= 1_000_000_000:
             sec, nanosec = sec + 1, nanosec - 1_000_000_000
+        if self.imu is not None:  # first: a controller then has the base's motion for the state
+            self.publish_imu(sec, nanosec)
         msg = JointState()
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
         sim = self.sim
@@ -233,6 +340,12 @@ class SimulatorNode(Node):
         if isinstance(self.sim, Simulator):
             values.update({"steps at a joint limit": str(self.sim.stops),
                            "diverged steps (not taken)": str(diverged)})
+            if self.sim.base is not None:
+                R, p = self.base.pose(self.sim.t)
+                roll, pitch = np.degrees([np.arctan2(R[2, 1], R[2, 2]), -np.arcsin(R[2, 0])])
+                values.update({"base roll [deg]": f"{roll:+.3f}",
+                               "base pitch [deg]": f"{pitch:+.3f}",
+                               "base heave [m]": f"{p[2]:+.4f}"})
         if diverged:
             level, message = DiagnosticStatus.ERROR, "integration diverged: state held at rest"
         elif self.rejected:

@@ -318,3 +318,28 @@ def test_launch_description_builds_where_launch_is_installed(path: Path) -> None
                         "ROS workspace and in the scratch check described in the README")
     description = load(path).generate_launch_description()
     assert len(description.entities) == len(load(path).ARGUMENTS) + 1
+
+
+def test_sim_launch_rocking_and_imu_set_declared_parameters_that_validate() -> None:
+    """``rocking:=true`` / ``imu:=true`` (sim.launch.py) give the simulator and the
+    controller parameters they declare, with values that validate, for every rigid robot."""
+    sim = load(ROOT / "launch" / "sim.launch.py")
+    assert sim.ARGUMENTS["rocking"][0] == sim.ARGUMENTS["imu"][0] == "false"
+    assert set(sim.ROCKING) <= set(SIMULATOR_PARAMETERS)
+    assert set(sim.IMU) == {"rnea_simulator", "rnea_controller"}
+    for node, values in sim.IMU.items():
+        assert set(values) <= set(NODE_PARAMETERS[node])
+    from rnea_ros.simulation import RockingBase
+
+    base = RockingBase(**{k.split(".")[1]: v for k, v in sim.ROCKING.items()})
+    assert base.moving
+    for robot in ROBOTS:
+        if robot in ELASTIC_ROBOTS:  # elastic robots run on a fixed base (the nodes say so)
+            continue
+        files = robot_files(robot, ROOT)
+        values = {**default_values(), **node_parameters(files.controller),
+                  **sim.IMU["rnea_controller"], "urdf_path": str(files.urdf)}
+        model = quiet_model(values)
+        config = controller_config(values, model)
+        assert config.imu is not None and config.imu.link == model.root_link
+        assert config.imu.linear_acceleration == "measured"
