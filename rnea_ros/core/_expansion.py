@@ -31,6 +31,7 @@ general). Generalized forces come back as ``tau[iv] += mult * tau_k``
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -57,6 +58,9 @@ from rnea_ros.core._jit import (
     vec3,
 )
 from rnea_ros.core.model.joints import UNIT_TOLERANCE
+
+if TYPE_CHECKING:
+    from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 
@@ -242,6 +246,39 @@ def unit_parts_ok(km: Array, q: Array) -> bool:
 __all__ = [
     "ANCHOR_KINDS", "FREE_FLYER", "INNER", "K_COLS", "K_IQ", "K_IV", "K_KIND", "K_MULT",
     "K_NQ", "K_NV", "K_OFFSET", "OWN", "PLANAR", "SPHERICAL", "SUB_COUNT",
-    "add_corr", "expand_acceleration", "expand_motion", "expand_q", "gather", "joint_corr",
-    "joint_pose", "pair_cross", "quaternion_matrix", "unit_parts_ok", "write_anchor",
+    "add_corr", "expand", "expand_acceleration", "expand_motion", "expand_q", "gather",
+    "joint_corr", "joint_pose", "joint_rows", "pair_cross", "quaternion_matrix",
+    "unit_parts_ok", "velocity_matrix", "write_anchor",
 ]
+
+
+def expand(model: RobotModel, q: Array, v: Array | None = None
+           ) -> tuple[Array, Array, Array]:
+    """Python-side expansion for the numpy analysis functions: ``(fpx, qk, vk)`` with
+    the anchors placed at ``q`` (nq,) and ``vk = G v`` (zeros without ``v``). Raises
+    :class:`~rnea_ros.core.errors.StateError` naming a joint whose quaternion is not
+    a unit vector."""
+    fp, km = model.kernel_floats, model.kernel_map
+    fpx = fp.copy()
+    qk = np.empty(fp.shape[0])
+    if not expand_q(fp, km, q, fpx, qk):
+        model.check_configuration(q)
+    vk = np.zeros(fp.shape[0])
+    if v is not None:
+        expand_motion(km, v, vk)
+    return fpx, qk, vk
+
+
+def velocity_matrix(model: RobotModel) -> Array:
+    """``G`` (nk, nv): kernel velocities ``v_k = G v`` (mimic multipliers)."""
+    km = model.kernel_map
+    G = np.zeros((km.shape[0], model.nv))
+    G[np.arange(km.shape[0]), km[:, K_IV].astype(np.int64)] = km[:, K_MULT]
+    return G
+
+
+def joint_rows(model: RobotModel) -> list[tuple[int, int]]:
+    """``(first, count)`` kernel rows of every multi-DoF joint."""
+    km = model.kernel_map
+    return [(k, SUB_COUNT[int(km[k, K_KIND])]) for k in range(km.shape[0])
+            if int(km[k, K_KIND]) >= FREE_FLYER]

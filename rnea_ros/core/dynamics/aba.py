@@ -9,8 +9,16 @@ joint-space denominator ``D_i = S_i^T U_i + Ia_i``; friction is subtracted from
 the applied torque, so ``FD(q, qd, rnea(q, qd, qdd)) == qdd``.
 
 The Coulomb term uses ``sign(qd)`` and is 0 at ``qd = 0``: stiction is not
-modelled. Shapes: ``q, qd, tau`` (n,), ``fext`` (n, 6) ``[force, torque]``
-applied to each body in its frame; batch forms (N, n).
+modelled. Shapes: ``q`` (nq,), ``qd, tau`` (nv,), ``fext`` (nbodies, 6)
+``[force, torque]`` applied to each body in its frame; batch forms (N, nq) /
+(N, nv).
+
+Multi-DoF joints: ABA on the kernel tree (:mod:`rnea_ros.core._expansion`),
+whose sub-joint accelerations are ``a - corr(v)``: the result is
+``a = a_kernel + corr(v)``, and the torque handed to a sub-joint is
+``tau - Ia corr(v)`` so that its armature acts on ``a``. Mimic joints couple
+coordinates in a way the recursion cannot articulate: :func:`aba` then solves
+``M qdd = tau - b`` (:func:`~rnea_ros.core.dynamics.forward_dynamics.forward_dynamics`).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core._expansion import add_corr, expand_acceleration, expand_motion, expand_q
 from rnea_ros.core._jit import (
     F_ARMATURE,
     F_AXIS,
@@ -39,6 +48,7 @@ from rnea_ros.core._jit import (
     sign,
     vec3,
 )
+from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -197,15 +207,52 @@ def _aba_batch(fp: Array, Q: Array, QD: Array, TAU: Array, g: Array,
     return ok
 
 
+@jit
+def _aba_tree(fp: Array, km: Array, body_row: NDArray[np.int64], Q: Array, QD: Array, TAU: Array,
+              g: Array, fext: Array, use_fext: bool, QDD: Array) -> bool:
+    """:func:`aba_pass` on the kernel tree of a model without mimic joints."""
+    nk = fp.shape[0]
+    fpx = fp.copy()
+    qk, vk, tk, ak, ck = np.empty(nk), np.empty(nk), np.empty(nk), np.empty(nk), np.empty(nk)
+    zero = np.zeros(QD.shape[1])
+    fk = np.zeros((nk, 6))
+    if use_fext:
+        for b in range(body_row.shape[0]):
+            fk[int(body_row[b]), :] = fext[b, :]
+    X, IA = np.empty((nk, 6, 6)), np.empty((nk, 6, 6))
+    vecs, Ia = np.empty((nk, 26)), np.empty((6, 6))
+    ok = True
+    for s in range(Q.shape[0]):
+        if not expand_q(fp, km, Q[s], fpx, qk):
+            return False
+        expand_motion(km, QD[s], vk)
+        expand_motion(km, TAU[s], tk)
+        expand_acceleration(km, QD[s], zero, ck)  # -corr(v) on the multi-DoF rows
+        for k in range(nk):
+            tk[k] += fp[k, F_ARMATURE] * ck[k]
+        ok = aba_pass(fpx, qk, vk, tk, g, fk, use_fext, ak, X, IA, vecs, Ia) and ok
+        add_corr(km, QD[s], ak, QDD[s])
+    return ok
+
+
 def aba(model: RobotModel, q: object, qd: object, tau: object, *,
         gravity: object | None = None, fext: object | None = None) -> Array:
-    """Joint accelerations ``qdd`` (n,) under torques ``tau`` (n,), recursively in O(n)."""
+    """Joint accelerations ``qdd`` (nv,) under torques ``tau`` (nv,), recursively in O(n)
+    (through the mass matrix for a model with mimic joints)."""
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     tau = joint_vector(model, tau, "tau")
+    if model.mimic_joints:
+        return forward_dynamics(model, q, qd, tau, gravity=gravity, fext=fext)
     use_fext = fext is not None
     f = body_wrenches(model, fext) if use_fext else np.zeros((0, 6))
     qdd = np.empty(model.nv)
+    if model.expanded:
+        if not _aba_tree(model.kernel_floats, model.kernel_map, model.kernel_last_row, q[None],
+                         qd[None], tau[None], gravity_vector(model, gravity), f, use_fext,
+                         qdd[None]):
+            raise_non_finite(model, q=q, qd=qd, tau=tau)
+        return qdd
     if not _aba_batch(model.kernel_floats, q[None], qd[None], tau[None],
                       gravity_vector(model, gravity), f, use_fext, qdd[None]):
         raise_non_finite(model, q=q, qd=qd, tau=tau)
@@ -214,11 +261,18 @@ def aba(model: RobotModel, q: object, qd: object, tau: object, *,
 
 def aba_batch(model: RobotModel, q: object, qd: object, tau: object, *,
               gravity: object | None = None) -> Array:
-    """:func:`aba` over N samples: (N, n) inputs give ``qdd`` (N, n)."""
+    """:func:`aba` over N samples: ``q`` (N, nq), ``qd, tau`` (N, nv) give ``qdd`` (N, nv)."""
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])
     TAU = joint_batch(model, tau, "tau", Q.shape[0])
-    QDD = np.empty_like(Q)
+    if model.mimic_joints:
+        return forward_dynamics_batch(model, Q, QD, TAU, gravity=gravity)
+    QDD = np.empty_like(QD)
+    if model.expanded:
+        if not _aba_tree(model.kernel_floats, model.kernel_map, model.kernel_last_row, Q, QD,
+                         TAU, gravity_vector(model, gravity), np.zeros((0, 6)), False, QDD):
+            raise_non_finite(model, q=Q, qd=QD, tau=TAU)
+        return QDD
     if not _aba_batch(model.kernel_floats, Q, QD, TAU,
                       gravity_vector(model, gravity), np.zeros((0, 6)), False, QDD):
         raise_non_finite(model, q=Q, qd=QD, tau=TAU)

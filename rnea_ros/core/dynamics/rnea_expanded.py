@@ -93,9 +93,9 @@ def _rnea_call(fp: Array, km: Array, q: Array, v: Array, a: Array, g: Array,
 
 
 @jit_entry
-def _general_call(fp: Array, km: Array, body_row: Array, q: Array, v: Array, a: Array,
+def _general_call(fp: Array, km: Array, body_row: NDArray[np.int64], q: Array, v: Array, a: Array,
                   base: Array, fext: Array, use_fext: bool, drive: bool, tau: Array,
-                  first_row: Array, wrenches: Array, want_wrenches: bool) -> bool:
+                  first_row: NDArray[np.int64], wrenches: Array, want_wrenches: bool) -> bool:
     """The general entry: ``base`` (12,) as in :func:`~.rnea.rnea_pass`; ``fext``
     (nbodies, 6) applied on each body's last kernel row (``body_row``); the joint
     wrench of body ``b`` is the one through its joint's first row (``first_row``),

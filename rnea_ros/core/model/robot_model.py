@@ -349,6 +349,17 @@ class RobotModel:
         zero = np.zeros(self.nv)
         return self.replace(coulomb=zero, viscous=zero)
 
+    def require_one_dof(self, what: str) -> None:
+        """Raise :class:`ModelError` when the model has multi-DoF or mimic joints, which
+        ``what`` (an algorithm's name) does not support yet (docs/design.md lists them)."""
+        if not self.expanded:
+            return
+        multi = [f"'{j}' ({t})" for j, t in zip(self.joint_names, self.joint_types, strict=True)
+                 if t not in ONE_DOF]
+        mimic = [f"'{f}' (mimic)" for f in self.mimic_joints]
+        raise ModelError(f"{what} supports 1-DoF joints without mimic only; model "
+                         f"'{self.name}' has {', '.join(multi + mimic)}")
+
     # ------------------------------------------------------------- coordinates
     def joint_of_coordinate(self, index: int, space: str = "v") -> str:
         """Name of the joint owning entry ``index`` of a configuration (``space="q"``)

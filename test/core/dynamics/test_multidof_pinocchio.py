@@ -17,6 +17,10 @@ import pytest
 from multidof import random_states
 from oracle import PinOracle, relative_error
 
+from rnea_ros.core.dynamics.aba import aba, aba_batch
+from rnea_ros.core.dynamics.coriolis import coriolis_matrix, coriolis_product
+from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch
+from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.dynamics.rnea import (
     gravity_batch,
     gravity_torques,
@@ -127,3 +131,60 @@ def test_gravity_and_nonlinear_effects(case: Case) -> None:
     h = np.array([nonlinear_effects(m, q, v) for q, v in zip(case.q, case.v, strict=True)])
     assert relative_error(h, pin_each(case, pin.nonLinearEffects, case.v)) < TOL
     assert relative_error(nonlinear_effects_batch(m, case.q, case.v), h) < TOL
+
+
+def test_mass_matrix(case: Case) -> None:
+    m, o = case.model, case.oracle
+    M = mass_matrix_batch(m, case.q)
+    theirs = np.array([o.mass_matrix(q) for q in case.q])  # symmetrised, then G^T M G
+    assert relative_error(M, theirs) < TOL
+    assert relative_error(mass_matrix(m, case.q[0]), M[0]) < TOL
+
+
+def test_coriolis_matrix_and_product(case: Case) -> None:
+    m, o = case.model, case.oracle
+    rng = np.random.default_rng(12)
+    for k in range(0, SAMPLES, 100):
+        C = coriolis_matrix(m, case.q[k], case.v[k])
+        theirs = o.coriolis(case.q[k], case.v[k])
+        assert relative_error(C, theirs) < TOL
+        x = rng.normal(size=m.nv)
+        assert relative_error(coriolis_product(m, case.q[k], case.v[k], x), theirs @ x) < TOL
+
+
+def test_aba_and_forward_dynamics(case: Case) -> None:
+    """ABA against Pinocchio's (models without mimic joints; Pinocchio's aba has no
+    mimic support); FD(ID) = identity for both forward dynamics."""
+    m, o = case.model, case.oracle
+    tau = rnea_batch(m, case.q, case.v, case.a)
+    qdd = aba_batch(m, case.q, case.v, tau)
+    assert relative_error(qdd, case.a) < TOL
+    assert relative_error(forward_dynamics_batch(m, case.q, case.v, tau), case.a) < TOL
+    for k in range(0, SAMPLES, 100):
+        assert relative_error(aba(m, case.q[k], case.v[k], tau[k]), case.a[k]) < TOL
+        assert relative_error(forward_dynamics(m, case.q[k], case.v[k], tau[k]), case.a[k]) < TOL
+    if not m.mimic_joints:
+        assert relative_error(qdd, pin_each(case, o.pin.aba, case.v, tau)) < TOL
+
+
+def test_inverse_dynamics_is_m_a_plus_h(case: Case) -> None:
+    m = case.model
+    M = mass_matrix_batch(m, case.q)
+    h = nonlinear_effects_batch(m, case.q, case.v)
+    tau = rnea_batch(m, case.q, case.v, case.a)
+    assert relative_error(np.einsum("nij,nj->ni", M, case.a) + h, tau) < TOL
+
+
+def test_coriolis_skew_symmetry_along_the_lie_group_motion(case: Case) -> None:
+    """dM/dt - 2C is skew, dM/dt by central differences along q(t) = q (+) t v
+    (Pinocchio's integrate: the base moves with the constant body twist v)."""
+    m, o = case.model, case.oracle
+    eps = 1e-6
+    ours = np.concatenate([np.arange(i, i + n) for i, n in zip(o.idx_q, o.nq_j, strict=True)])
+    for k in range(0, SAMPLES, 250):
+        q, v = case.q[k], case.v[k]
+        forward = o.pin.integrate(o.pm, o.config(q), o.tangent(eps * v))
+        backward = o.pin.integrate(o.pm, o.config(q), o.tangent(-eps * v))
+        Mdot = (mass_matrix(m, forward[ours]) - mass_matrix(m, backward[ours])) / (2 * eps)
+        N = Mdot - 2.0 * coriolis_matrix(m, q, v)
+        assert np.abs(N + N.T).max() <= 1e-6 * np.abs(Mdot).max()
