@@ -84,6 +84,7 @@ from rnea_ros.core.errors import (
 )
 from rnea_ros.core.model.dh import DHLink, from_dh
 from rnea_ros.core.model.drives import apply_drive_parameters, load_drive_file
+from rnea_ros.core.model.joints import MimicJoint
 from rnea_ros.core.model.mdh import MDHLink, from_mdh
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, Frame, RobotModel
@@ -106,6 +107,7 @@ __all__ = [
     "JointDrive",
     "JointNameError",
     "MDHLink",
+    "MimicJoint",
     "ModelError",
     "MotorReference",
     "MotorSpec",

@@ -172,6 +172,30 @@ def expand_q(fp: Array, km: Array, q: Array, fpx: Array, qk: Array) -> bool:
 
 
 @jit
+def expand_state(fp: Array, km: Array, q: Array, v: Array, a: Array, fpx: Array, qk: Array,
+                 vk: Array, ak: Array) -> bool:
+    """:func:`expand_q`, :func:`expand_motion` and :func:`expand_acceleration` in one
+    sweep over the rows (a multi-DoF joint's sub-rows follow its anchor)."""
+    ok = True
+    for k in range(fp.shape[0]):
+        kind = int(km[k, K_KIND])
+        iv = int(km[k, K_IV])
+        if kind == OWN:
+            m = km[k, K_MULT]
+            qk[k] = m * q[int(km[k, K_IQ])] + km[k, K_OFFSET]
+            vk[k] = m * v[iv]
+            ak[k] = m * a[iv]
+            continue
+        if kind != INNER:
+            ok = write_anchor(fp, km, q, k, fpx) and ok
+            joint_corr(kind, v, iv, ak, k)  # corr on this row and the next sub-rows
+        qk[k] = 0.0
+        vk[k] = v[iv]
+        ak[k] = a[iv] - ak[k]
+    return ok
+
+
+@jit
 def expand_motion(km: Array, v: Array, vk: Array) -> None:
     """Kernel velocities (or accelerations without ``corr``) ``vk = G v``."""
     for k in range(km.shape[0]):
@@ -217,19 +241,19 @@ def gather(fp: Array, km: Array, tk: Array, v: Array, a: Array, drive: bool,
            tau: Array) -> float:
     """``tau = G^T tk`` (nv,), plus each coordinate's armature and friction at the
     user's ``v, a`` when ``drive`` (Khalil eq. 31); returns ``sum(tau)``."""
-    nk = km.shape[0]
-    for k in range(nk):
-        tau[int(km[k, K_IV])] = 0.0
-    for k in range(nk):
+    tau[:] = 0.0
+    total = 0.0
+    for k in range(km.shape[0]):
         iv = int(km[k, K_IV])
         t = km[k, K_MULT] * tk[k]
         if drive:  # zero drive parameters on mimic followers
             vi = v[iv]
-            t += fp[k, F_ARMATURE] * a[iv] + fp[k, F_COULOMB] * sign(vi) + fp[k, F_VISCOUS] * vi
+            t += fp[k, F_ARMATURE] * a[iv] + fp[k, F_VISCOUS] * vi
+            coulomb = fp[k, F_COULOMB]
+            if coulomb != 0.0:
+                t += coulomb * sign(vi)
         tau[iv] += t
-    total = 0.0
-    for i in range(tau.shape[0]):
-        total += tau[i]
+        total += t
     return total
 
 
@@ -246,7 +270,8 @@ def unit_parts_ok(km: Array, q: Array) -> bool:
 __all__ = [
     "ANCHOR_KINDS", "FREE_FLYER", "INNER", "K_COLS", "K_IQ", "K_IV", "K_KIND", "K_MULT",
     "K_NQ", "K_NV", "K_OFFSET", "OWN", "PLANAR", "SPHERICAL", "SUB_COUNT",
-    "add_corr", "expand", "expand_acceleration", "expand_motion", "expand_q", "gather",
+    "add_corr", "expand", "expand_acceleration", "expand_motion", "expand_q", "expand_state",
+    "gather",
     "joint_corr", "joint_pose", "joint_rows", "pair_cross", "quaternion_matrix",
     "unit_parts_ok", "velocity_matrix", "write_anchor",
 ]

@@ -25,6 +25,7 @@ from rnea_ros.core._expansion import (
     expand_acceleration,
     expand_motion,
     expand_q,
+    expand_state,
     gather,
 )
 from rnea_ros.core._jit import (
@@ -59,6 +60,7 @@ _gravity_row = inline(gravity_row)
 _rnea_row = inline(rnea_row)
 _expand_q, _expand_motion = inline(expand_q), inline(expand_motion)
 _expand_acceleration, _gather = inline(expand_acceleration), inline(gather)
+_expand_state = inline(expand_state)
 
 
 def _copy_rows(fp: Array, fpx: Array) -> None:
@@ -83,10 +85,8 @@ def _rnea_call(fp: Array, km: Array, q: Array, v: Array, a: Array, g: Array,
     fpx = tree_scratch(nk, N_FLOATS)
     _copy(fp, fpx)
     qk, vk, ak, tk = tree_vector(nk), tree_vector(nk), tree_vector(nk), tree_vector(nk)
-    if not _expand_q(fp, km, q, fpx, qk):
+    if not _expand_state(fp, km, q, v, a, fpx, qk, vk, ak):
         return False
-    _expand_motion(km, v, vk)
-    _expand_acceleration(km, v, a, ak)
     work = tree_scratch(nk, _W_COLS)
     rnea_pass(fpx, qk, vk, ak, fixed_base(g), work[:0], False, False, tk, work)
     return bool(np.isfinite(_gather(fp, km, tk, v, a, True, tau)))
@@ -141,40 +141,62 @@ def _gravity_call(fp: Array, km: Array, q: Array, g: Array, tau: Array) -> bool:
     return bool(np.isfinite(_gather(fp, km, tk, q[:0], q[:0], False, tau)))
 
 
+@inline
+def _row_in(X: Array, s: int, x: Array) -> None:
+    """``x[:] = X[s]`` (a copy into a reused buffer: cheaper than a per-sample view)."""
+    for i in range(x.shape[0]):
+        x[i] = X[s, i]
+
+
+@inline
+def _row_out(x: Array, X: Array, s: int) -> None:
+    """``X[s] = x``."""
+    for i in range(x.shape[0]):
+        X[s, i] = x[i]
+
+
 @jit_fma
 def rnea_tree_rows(fp: Array, km: Array, Q: Array, V: Array, A: Array, g: Array,
                    drive: bool, TAU: Array) -> bool:
     """:func:`~.batch_kernels.rnea_row` on every sample through the kernel tree
     (one copy of the rows, anchors rewritten per sample); False if a quaternion is
     off the unit sphere or a torque is not finite."""
-    nk = fp.shape[0]
+    nk, nq, nv = fp.shape[0], Q.shape[1], V.shape[1]
     fpx = fp.copy()
-    qk, vk, ak, tk = np.empty((1, nk)), np.empty((1, nk)), np.empty((1, nk)), np.empty((1, nk))
+    QK, VK, AK, TK = np.empty((1, nk)), np.empty((1, nk)), np.empty((1, nk)), np.empty((1, nk))
+    qk, vk, ak, tk = QK[0], VK[0], AK[0], TK[0]  # views made once
+    q, v, a, tau = np.empty(nq), np.empty(nv), np.empty(nv), np.empty(nv)
     work = np.empty((nk, _W_COLS))
     total = 0.0
     for s in range(Q.shape[0]):
-        if not _expand_q(fp, km, Q[s], fpx, qk[0]):
+        _row_in(Q, s, q)
+        _row_in(V, s, v)
+        _row_in(A, s, a)
+        if not _expand_state(fp, km, q, v, a, fpx, qk, vk, ak):
             return False
-        _expand_motion(km, V[s], vk[0])
-        _expand_acceleration(km, V[s], A[s], ak[0])
-        _rnea_row(fpx, qk, vk, ak, 0, g, False, tk, work)
-        total += _gather(fp, km, tk[0], V[s], A[s], drive, TAU[s])
+        _rnea_row(fpx, QK, VK, AK, 0, g, False, TK, work)
+        total += _gather(fp, km, tk, v, a, drive, tau)
+        _row_out(tau, TAU, s)
     return bool(np.isfinite(total))
 
 
 @jit_fma
 def gravity_tree_rows(fp: Array, km: Array, Q: Array, g: Array, TAU: Array) -> bool:
     """:func:`~.batch_kernels.gravity_row` on every sample through the kernel tree."""
-    nk = fp.shape[0]
+    nk, nq = fp.shape[0], Q.shape[1]
     fpx = fp.copy()
-    qk, tk = np.empty((1, nk)), np.empty((1, nk))
+    QK, TK = np.empty((1, nk)), np.empty((1, nk))
+    qk, tk = QK[0], TK[0]
+    q, tau = np.empty(nq), np.empty(TAU.shape[1])
     work = np.empty((nk, _W_COLS))
     total = 0.0
     for s in range(Q.shape[0]):
-        if not _expand_q(fp, km, Q[s], fpx, qk[0]):
+        _row_in(Q, s, q)
+        if not _expand_q(fp, km, q, fpx, qk):
             return False
-        _gravity_row(fpx, qk, 0, g, tk, work)
-        total += _gather(fp, km, tk[0], Q[s, :0], Q[s, :0], False, TAU[s])
+        _gravity_row(fpx, QK, 0, g, TK, work)
+        total += _gather(fp, km, tk, q[:0], q[:0], False, tau)
+        _row_out(tau, TAU, s)
     return bool(np.isfinite(total))
 
 

@@ -21,6 +21,7 @@ from rnea_ros.core.dynamics.aba import aba, aba_batch
 from rnea_ros.core.dynamics.coriolis import coriolis_matrix, coriolis_product
 from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch
 from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
+from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.dynamics.rnea import (
     gravity_batch,
     gravity_torques,
@@ -188,3 +189,27 @@ def test_coriolis_skew_symmetry_along_the_lie_group_motion(case: Case) -> None:
         Mdot = (mass_matrix(m, forward[ours]) - mass_matrix(m, backward[ours])) / (2 * eps)
         N = Mdot - 2.0 * coriolis_matrix(m, q, v)
         assert np.abs(N + N.T).max() <= 1e-6 * np.abs(Mdot).max()
+
+
+def test_free_flyer_and_moving_base_agree(case: Case) -> None:
+    """The joints' torques of the free-flyer model are those of the fixed-base model
+    on a base moving as the free-flyer (rc.BaseMotion, Khalil §7.1; its linear
+    acceleration is the classical one, a + w x v); and a free-flyer model takes a
+    base motion too (a base at rest changes nothing)."""
+    m = case.model
+    if m.mimic_joints:
+        return  # the fixed-base model below is loaded without the followers' coupling
+    fixed = load_robot(case.name).without_friction()
+    fixed = fixed.replace(armature=m.armature[6:], gravity=m.gravity)
+    order = [m.joint_names.index(j) - 1 for j in fixed.joint_names]  # same names, maybe
+    for k in range(0, SAMPLES, 200):                                   # another order
+        q, v, a = case.q[k], case.v[k], case.a[k]
+        motion = BaseMotion(orientation=q[3:7], angular_velocity=v[3:6],
+                            angular_acceleration=a[3:6], linear_velocity=v[:3],
+                            linear_acceleration=a[:3] + np.cross(v[3:6], v[:3]))
+        ours = rnea(fixed, q[7:][order], v[6:][order], a[6:][order], base_motion=motion)
+        assert relative_error(ours, rnea(m, q, v, a)[6:][order]) < TOL
+        at_rest = rnea(m, q, v, a, base_motion=BaseMotion())
+        assert relative_error(at_rest, rnea(m, q, v, a)) < 1e-14
+        assert relative_error(gravity_torques(m, q, base_motion=BaseMotion()),
+                              gravity_torques(m, q)) < 1e-14
