@@ -16,9 +16,11 @@ into such rows plus a small map ``km`` (nk, 7), one row per kernel row:
 
 The sub-joints of a multi-DoF joint sit at zero displacement on coincident
 frames, so the kernel's body velocities equal Pinocchio's. Its
-velocity-product term for sub-joint ``k`` uses the velocity *entering* ``k``,
-while the joint's acceleration ``a`` is the derivative of ``v`` with the whole
-joint's velocity: the kernel must see ``a_k = a - corr(v)`` with
+velocity-product term for sub-joint ``k`` uses the velocity *after* ``k``,
+``v_par + sum_{j<=k} S_j v_j``, while a multi-DoF joint's body acceleration is
+``a_i = X a_par + S a + v_i x S v`` with the body's whole velocity ``v_i``
+(Caron's RNEA post, forward pass, for "common" joints whose ``S`` is constant in
+the body frame; Pinocchio's): the kernel must see ``a_k = a - corr(v)`` with
 
     corr(v) = sum_{j<k} (S_j v_j) x (S_k v_k)
 

@@ -155,3 +155,15 @@ def test_forward_dynamics_through_the_mass_matrix(case: Case) -> None:
     assert relative_error(rc.aba_batch(m, case.q, case.v, tau), case.a) < TOL
     assert relative_error(rc.forward_dynamics_batch(m, case.q, case.v, tau), case.a) < TOL
     assert relative_error(rc.aba(m, case.q[0], case.v[0], tau[0]), case.a[0]) < TOL
+
+
+def test_body_poses_include_the_followers(case: Case) -> None:
+    m, o = case.model, case.eliminated
+    pin = o.pin
+    for k in range(0, SAMPLES, 100):
+        pin.forwardKinematics(o.pm, o.pd, o.config(case.q[k]))
+        R, p = rc.body_poses(m, case.q[k])
+        assert R.shape == (m.nbodies, 3, 3)
+        for b, jid in enumerate(o.body_jid):
+            assert np.allclose(R[b], o.pd.oMi[jid].rotation, atol=1e-12)
+            assert np.allclose(p[b], o.pd.oMi[jid].translation, atol=1e-12)
