@@ -211,3 +211,15 @@ def test_build_model_rejects_a_second_root_joint_name() -> None:
     joints = [JointSpec("root_joint", "revolute", "base", "a")]
     with pytest.raises(ModelError, match="already has a joint named 'root_joint'"):
         build_model("r", links, joints, root_joint="free-flyer")
+
+
+def test_link_pose_rides_on_the_free_flyer() -> None:
+    m = load_robot("solo12", root_joint="free-flyer")
+    q = random_configurations(m, 1, seed=3)[0]
+    R, p = rc.link_pose(m, q, m.root_link)
+    x, y, z, w = q[3:7]
+    expected = np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    assert np.allclose(R, expected, atol=1e-14) and np.allclose(p, q[:3], atol=1e-14)
