@@ -176,8 +176,9 @@ def expand_q(fp: Array, km: Array, q: Array, fpx: Array, qk: Array) -> bool:
 @jit
 def expand_state(fp: Array, km: Array, q: Array, v: Array, a: Array, fpx: Array, qk: Array,
                  vk: Array, ak: Array) -> bool:
-    """:func:`expand_q`, :func:`expand_motion` and :func:`expand_acceleration` in one
-    sweep over the rows (a multi-DoF joint's sub-rows follow its anchor)."""
+    """Kernel positions, anchors (as :func:`expand_q`), velocities ``vk = G v`` and
+    accelerations ``ak = G a - corr(v)`` in one sweep over the rows (a multi-DoF
+    joint's sub-rows follow its anchor, which writes their ``corr`` first)."""
     ok = True
     for k in range(fp.shape[0]):
         kind = int(km[k, K_KIND])
@@ -202,22 +203,6 @@ def expand_motion(km: Array, v: Array, vk: Array) -> None:
     """Kernel velocities (or accelerations without ``corr``) ``vk = G v``."""
     for k in range(km.shape[0]):
         vk[k] = km[k, K_MULT] * v[int(km[k, K_IV])]
-
-
-@jit
-def expand_acceleration(km: Array, v: Array, a: Array, ak: Array) -> None:
-    """Kernel accelerations ``ak = G a - corr(v)`` (:func:`joint_corr` on each anchor)."""
-    nk = km.shape[0]
-    for k in range(nk):
-        kind = int(km[k, K_KIND])
-        if kind >= FREE_FLYER:
-            joint_corr(kind, v, int(km[k, K_IV]), ak, k)
-    for k in range(nk):
-        kind = int(km[k, K_KIND])
-        if kind == OWN:
-            ak[k] = km[k, K_MULT] * a[int(km[k, K_IV])]
-        else:
-            ak[k] = a[int(km[k, K_IV])] - ak[k]
 
 
 @jit
@@ -259,23 +244,13 @@ def gather(fp: Array, km: Array, tk: Array, v: Array, a: Array, drive: bool,
     return total
 
 
-@jit
-def unit_parts_ok(km: Array, q: Array) -> bool:
-    """Whether every multi-DoF joint's quaternion (cos/sin pair) is a unit vector."""
-    for k in range(km.shape[0]):
-        kind = int(km[k, K_KIND])
-        if kind >= FREE_FLYER and not joint_pose(kind, q, int(km[k, K_IQ]))[2]:
-            return False
-    return True
-
-
 __all__ = [
     "ANCHOR_KINDS", "FREE_FLYER", "INNER", "K_COLS", "K_IQ", "K_IV", "K_KIND", "K_MULT",
     "K_NQ", "K_NV", "K_OFFSET", "OWN", "PLANAR", "SPHERICAL", "SUB_COUNT",
-    "add_corr", "expand", "expand_acceleration", "expand_motion", "expand_q", "expand_state",
+    "add_corr", "expand", "expand_motion", "expand_q", "expand_state",
     "gather",
     "joint_corr", "joint_pose", "joint_rows", "pair_cross", "quaternion_matrix",
-    "unit_parts_ok", "velocity_matrix", "write_anchor",
+    "velocity_matrix", "write_anchor",
 ]
 
 

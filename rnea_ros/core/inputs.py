@@ -42,15 +42,6 @@ def joint_vector(model: RobotModel, x: object, name: str) -> Array:
     return a
 
 
-def config_vector(model: RobotModel, x: object) -> Array:
-    """A configuration ``q`` (nq,): shape checked, and a :class:`StateError` naming the
-    joint whose quaternion (or planar cos/sin pair) is not a unit vector."""
-    q = joint_vector(model, x, "q")
-    if model.expanded:
-        model.check_configuration(q)
-    return q
-
-
 def joint_batch(model: RobotModel, x: object, name: str, samples: int | None = None) -> Array:
     """``x`` as a C-contiguous float64 array of shape ``(N, nv)`` (``(N, nq)`` for ``q``)."""
     a = np.ascontiguousarray(x, dtype=np.float64)

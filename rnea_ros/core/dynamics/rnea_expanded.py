@@ -22,8 +22,6 @@ from numpy.typing import NDArray
 from rnea_ros.core._expansion import (
     K_NQ,
     K_NV,
-    expand_acceleration,
-    expand_motion,
     expand_q,
     expand_state,
     gather,
@@ -58,9 +56,7 @@ _W_COLS = 30  # the RNEA work array's columns (rnea.py)
 _W_N, _W_F = 24, 27
 _gravity_row = inline(gravity_row)
 _rnea_row = inline(rnea_row)
-_expand_q, _expand_motion = inline(expand_q), inline(expand_motion)
-_expand_acceleration, _gather = inline(expand_acceleration), inline(gather)
-_expand_state = inline(expand_state)
+_expand_q, _expand_state, _gather = inline(expand_q), inline(expand_state), inline(gather)
 
 
 def _copy_rows(fp: Array, fpx: Array) -> None:
@@ -105,10 +101,8 @@ def _general_call(fp: Array, km: Array, body_row: NDArray[np.int64], q: Array, v
         return False
     fpx = fp.copy()
     qk, vk, ak, tk = np.empty(nk), np.empty(nk), np.empty(nk), np.empty(nk)
-    if not expand_q(fp, km, q, fpx, qk):
+    if not expand_state(fp, km, q, v, a, fpx, qk, vk, ak):
         return False
-    expand_motion(km, v, vk)
-    expand_acceleration(km, v, a, ak)
     fk = np.zeros((nk, 6))
     if use_fext:
         for b in range(body_row.shape[0]):
