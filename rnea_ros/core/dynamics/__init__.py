@@ -5,5 +5,6 @@ wrenches), ``crba`` (mass matrix), ``coriolis`` (C and C·x), ``aba``
 (articulated-body forward dynamics), ``forward_dynamics`` (mass-matrix based),
 ``gfd`` (τ̇ and τ̈ by differentiating the recursion, Guarino Lo Bianco 2009),
 ``kinematics`` (poses, energies); ``batch_kernels`` holds the throughput kernels
-behind ``rnea``'s batch forms and its gravity.
+behind ``rnea``'s batch forms and its gravity, ``rnea_expanded`` their entries on
+the kernel tree of models with multi-DoF or mimic joints.
 """

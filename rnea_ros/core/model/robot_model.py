@@ -209,10 +209,10 @@ class RobotModel:
     def _layout(self) -> None:
         """Sizes and ``idx_q``/``idx_v``/``joint_nq``/``joint_nv``/``joint_body``."""
         set_ = object.__setattr__
-        bad = [t for t in self.joint_types if t not in JOINT_TYPES]
-        if bad:
-            raise ModelError(f"model '{self.name}': joint type '{bad[0]}' is not one of "
-                             f"{options(JOINT_TYPES)}")
+        for jname, jtype in zip(self.joint_names, self.joint_types, strict=False):
+            if jtype not in JOINT_TYPES:
+                raise ModelError(
+                    f"joint '{jname}': type '{jtype}' is not one of {options(JOINT_TYPES)}")
         nq_j = np.array([JOINT_NQ[t] for t in self.joint_types], dtype=np.int64)
         nv_j = np.array([JOINT_NV[t] for t in self.joint_types], dtype=np.int64)
         set_(self, "joint_nq", _frozen(nq_j, np.int64))
