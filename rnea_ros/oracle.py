@@ -5,7 +5,14 @@ Pinocchio represents a continuous joint by ``(cos q, sin q)`` and may order
 joints differently; :class:`PinocchioOracle` maps by joint name. It copies the
 model's armature and gravity; friction is ours alone (Pinocchio's RNEA has
 none), so compare against ``model.without_friction()`` or add
-:func:`~rnea_ros.core.dynamics.rnea.friction_torques`.
+:func:`~rnea_ros.core.dynamics.rnea.friction_torques`. Multi-DoF joints share
+Pinocchio's layout (copied slice by slice); a model whose first joint is
+``root_joint`` gets Pinocchio's ``JointModelFreeFlyer``/``JointModelPlanar``
+root. Mimic joints: Pinocchio's ``mimic=True`` parser (``mimic="pinocchio"``),
+or (``mimic="eliminate"``, for URDFs that parser rejects) its default parser with
+the followers as independent joints, eliminated by the constant map
+``v_tree = G v``: ``tau = G^T tau_tree``, ``M = G^T M_tree G`` (exact for a
+constant linear coupling).
 """
 
 from __future__ import annotations
@@ -29,23 +36,42 @@ Array = NDArray[np.float64]
 class PinocchioOracle:
     """Pinocchio model of ``urdf`` (path or XML string) matched to ``model``."""
 
-    def __init__(self, urdf: str | Path, model: RobotModel) -> None:
+    def __init__(self, urdf: str | Path, model: RobotModel, *, mimic: str = "pinocchio") -> None:
         import pinocchio as pin  # optional dependency: only the oracle needs it
 
         self.pin = pin
         self.model = model
         self.urdf = urdf
-        self.pm = self._build()
-        self.pd = self.pm.createData()
         self.payloads: list[Payload] = []
         self._free_flyer: tuple[Any, Any, Array, Array, Array] | None = None
+        root: list[Any] = []
+        if model.joint_names[0] == "root_joint" and model.joint_types[0] in ("free-flyer",
+                                                                           "planar"):
+            root = [pin.JointModelFreeFlyer() if model.joint_types[0] == "free-flyer"
+                    else pin.JointModelPlanar()]
+        if mimic not in ("pinocchio", "eliminate"):
+            raise ModelError(f"mimic='{mimic}' is not 'pinocchio' or 'eliminate'")
+        self.eliminate = mimic == "eliminate" and bool(model.mimic_joints)
+        pin_mimic = bool(model.mimic_joints) and not self.eliminate
+        self._pin_mimic = pin_mimic
+        self.pm = self._build(*root)
+        self.pd = self.pm.createData()
+        if self.eliminate:
+            self._eliminated(model)
+            return
         if self.pm.nv != model.nv:
             raise ModelError(f"Pinocchio sees {self.pm.nv} joint velocities in '{model.name}', "
                              f"we see {model.nv}")
         self.jid = [self.pm.getJointId(name) for name in model.joint_names]
-        self.idx_v = np.array([self.pm.joints[j].idx_v for j in self.jid])
+        self.idx_v = np.concatenate([np.arange(self.pm.joints[j].idx_v,
+                                               self.pm.joints[j].idx_v + self.pm.joints[j].nv)
+                                     for j in self.jid]).astype(np.int64)
         self.idx_q = np.array([self.pm.joints[j].idx_q for j in self.jid])
         self.nq_j = np.array([self.pm.joints[j].nq for j in self.jid])
+        movers = {int(b): name for name, b in zip(model.joint_names, model.joint_body,
+                                                  strict=True)}
+        movers.update({m.body: name for name, m in model.mimic_joints.items()})
+        self.body_jid = [self.pm.getJointId(movers[b]) for b in range(model.nbodies)]
         armature = np.zeros(self.pm.nv)
         armature[self.idx_v] = model.armature
         self.pm.armature = armature
@@ -55,8 +81,34 @@ class PinocchioOracle:
         pin, text = self.pin, str(self.urdf)
         args = () if root is None else (root,)
         if isinstance(self.urdf, Path) or not text.lstrip().startswith("<"):
-            return pin.buildModelFromUrdf(text, *args)
-        return pin.buildModelFromXML(text, *args)
+            return pin.buildModelFromUrdf(text, *args, mimic=self._pin_mimic)
+        return pin.buildModelFromXML(text, *args, mimic=self._pin_mimic)
+
+    def _eliminated(self, model: RobotModel) -> None:
+        """The mapping when followers are Pinocchio joints of their own (``G``)."""
+        pm = self.pm
+        self.jid = [pm.getJointId(name) for name in model.joint_names]
+        self.idx_q = np.array([pm.joints[j].idx_q for j in self.jid])
+        self.nq_j = np.array([pm.joints[j].nq for j in self.jid])
+        self.G = np.zeros((pm.nv, model.nv))
+        self.idx_v = np.concatenate([np.arange(pm.joints[j].idx_v, pm.joints[j].idx_v
+                                               + pm.joints[j].nv) for j in self.jid])
+        self.G[self.idx_v, np.arange(model.nv)] = 1.0
+        self.followers = []
+        for name, m in model.mimic_joints.items():
+            joint = pm.joints[pm.getJointId(name)]
+            leader = model.joint_names.index(m.leader)
+            self.G[joint.idx_v, model.idx_v[leader]] = m.multiplier
+            self.followers.append((joint.idx_q, int(model.idx_q[leader]), m.multiplier,
+                                   m.offset))
+        movers = {int(b): name for name, b in zip(model.joint_names, model.joint_body,
+                                                  strict=True)}
+        movers.update({m.body: name for name, m in model.mimic_joints.items()})
+        self.body_jid = [pm.getJointId(movers[b]) for b in range(model.nbodies)]
+        armature = np.zeros(pm.nv)
+        armature[self.idx_v] = model.armature
+        pm.armature = armature
+        pm.gravity.linear = np.array(model.gravity)
 
     def add_payload(self, payload: Payload) -> None:
         """Add ``payload`` (:mod:`rnea_ros.core.model.payload`) to the body carrying its link."""
@@ -122,31 +174,43 @@ class PinocchioOracle:
     def config(self, q: Array) -> Array:
         """Our ``q`` (one angle per continuous joint) -> Pinocchio's configuration."""
         out = np.zeros(self.pm.nq)
+        ours_q, ours_nq = self.model.idx_q, self.model.joint_nq
         for j, (iq, nq) in enumerate(zip(self.idx_q, self.nq_j, strict=True)):
-            if nq == 2:
-                out[iq], out[iq + 1] = np.cos(q[j]), np.sin(q[j])
+            k = int(ours_q[j])
+            if nq == 2 and ours_nq[j] == 1:  # continuous: one angle -> (cos, sin)
+                out[iq], out[iq + 1] = np.cos(q[k]), np.sin(q[k])
             else:
-                out[iq] = q[j]
+                out[iq:iq + nq] = q[k:k + nq]
+        if self.eliminate:
+            for iq_f, iq_l, mult, offset in self.followers:
+                out[iq_f] = mult * q[iq_l] + offset
         return out
 
     def tangent(self, x: Array) -> Array:
-        """A vector in our joint order -> Pinocchio's tangent order."""
+        """A velocity or acceleration in our order -> Pinocchio's tangent (``G x``)."""
+        if self.eliminate:
+            return np.asarray(self.G @ x, dtype=np.float64)
         out = np.zeros(self.pm.nv)
         out[self.idx_v] = x
         return out
 
     def ours(self, x: Any) -> Array:
-        """Pinocchio's tangent order -> ours (vectors; square matrices on both axes)."""
+        """Pinocchio's generalized forces (vectors) or square matrices -> ours
+        (``G^T x``, ``G^T X G``)."""
         a: Array = np.asarray(x, dtype=np.float64)
+        if self.eliminate:
+            G = self.G
+            return np.asarray(G.T @ a @ G if a.ndim == 2 else G.T @ a, dtype=np.float64)
         out: Array = a[np.ix_(self.idx_v, self.idx_v)] if a.ndim == 2 else a[self.idx_v]
         return out
 
     def forces(self, fext: Array) -> list[Any]:
-        """Our ``fext`` (n, 6) ``[force, torque]`` per body -> Pinocchio's per-joint forces."""
+        """Our ``fext`` (nbodies, 6) ``[force, torque]`` per body -> Pinocchio's per-joint
+        forces."""
         pin = self.pin
         out = [pin.Force.Zero() for _ in range(self.pm.njoints)]
-        for j, jid in enumerate(self.jid):
-            out[jid] = pin.Force(fext[j, :3], fext[j, 3:])
+        for b, jid in enumerate(self.body_jid):
+            out[jid] = pin.Force(fext[b, :3], fext[b, 3:])
         return out
 
     def rnea(self, q: Array, qd: Array, qdd: Array, fext: Array | None = None) -> Array:
@@ -158,8 +222,10 @@ class PinocchioOracle:
         return self.ours(self.pin.rnea(*args))
 
     def joint_wrenches(self) -> Array:
-        """``data.f`` after :meth:`rnea`: (n, 6) ``[force, moment]`` per joint, in our order."""
-        return np.array([np.r_[self.pd.f[j].linear, self.pd.f[j].angular] for j in self.jid])
+        """``data.f`` after :meth:`rnea`: (nbodies, 6) ``[force, moment]`` per body's joint,
+        in our order."""
+        return np.array([np.r_[self.pd.f[j].linear, self.pd.f[j].angular]
+                         for j in self.body_jid])
 
     def gravity(self, q: Array) -> Array:
         """``pinocchio.computeGeneralizedGravity``."""

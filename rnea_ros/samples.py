@@ -40,6 +40,16 @@ EXAMPLE_ROBOTS = {
     "solo12": "solo_description/robots/solo12.urdf",
 }
 
+# Legged robots and humanoids for a free-flyer root (load_robot(name, root_joint="free-flyer")).
+FLOATING_ROBOTS = {
+    "talos": "talos_data/robots/talos_reduced.urdf",
+    "talos_full": "talos_data/robots/talos_full_v2.urdf",  # with mimic grippers
+    "solo12": "solo_description/robots/solo12.urdf",
+    "anymal_c": "anymal_c_simple_description/urdf/anymal.urdf",
+    "hyq": "hyq_description/robots/hyq_no_sensors.urdf",
+    "go2": "go2_description/urdf/go2.urdf",
+}
+
 SAMPLE_ROBOTS = ("two_link_rr", "two_link_pr", "stanford_arm", "arm7")
 
 # Mixed rigid/elastic sample robots: urdf/<name>.urdf + config/<name>_elastic.yaml.
@@ -52,7 +62,7 @@ LOOP_ROBOTS = ("four_bar", "five_bar", "palletizer")
 
 # Robots whose URDF has non-physical link inertias (load with inertia_check="warn"):
 # example robots, and hua-2024 table I (see mixed_3dof.urdf's comment).
-NONPHYSICAL_INERTIA = ("tiago", "pr2", *ELASTIC_ROBOTS)
+NONPHYSICAL_INERTIA = ("tiago", "pr2", "anymal_c", "hyq", *ELASTIC_ROBOTS)
 
 
 def share_directory() -> Path:
@@ -94,10 +104,12 @@ def example_robots_directory() -> Path:
 
 
 def example_robot_urdf(name: str) -> Path:
-    """Path of an example-robot-data URDF by short name (``EXAMPLE_ROBOTS``)."""
-    if name not in EXAMPLE_ROBOTS:
-        raise ModelError(f"no example robot '{name}'; known: {options(EXAMPLE_ROBOTS)}")
-    return example_robots_directory() / EXAMPLE_ROBOTS[name]
+    """Path of an example-robot-data URDF by short name (``EXAMPLE_ROBOTS``,
+    ``FLOATING_ROBOTS``)."""
+    known = {**FLOATING_ROBOTS, **EXAMPLE_ROBOTS}
+    if name not in known:
+        raise ModelError(f"no example robot '{name}'; known: {options(known)}")
+    return example_robots_directory() / known[name]
 
 
 def robot_urdf(name: str) -> Path:
@@ -107,10 +119,16 @@ def robot_urdf(name: str) -> Path:
     return example_robot_urdf(name)
 
 
-def load_robot(name: str) -> RobotModel:
-    """Model of a sample or example robot by name (inertia check relaxed where needed)."""
+def load_robot(name: str, *, root_joint: str | None = None, mimic: bool = False) -> RobotModel:
+    """Model of a sample or example robot by name (inertia check relaxed where needed).
+
+    ``mimic=False`` (unlike :func:`~rnea_ros.core.model.urdf.load_urdf`'s default)
+    keeps ``<mimic>`` joints independent, as Pinocchio's default parser does, which
+    the oracle comparisons and benchmarks built on these robots assume;
+    ``root_joint`` as in ``load_urdf``.
+    """
     check = "warn" if name in NONPHYSICAL_INERTIA else "strict"
-    return load_urdf(robot_urdf(name), inertia_check=check)
+    return load_urdf(robot_urdf(name), inertia_check=check, root_joint=root_joint, mimic=mimic)
 
 
 def load_loop_robot(name: str) -> ClosedLoopModel:

@@ -146,6 +146,7 @@ from rnea_ros.core.model.configuration import (
 )
 from rnea_ros.core.model.dh import DHLink, from_dh
 from rnea_ros.core.model.drives import apply_drive_parameters, load_drive_file
+from rnea_ros.core.model.joints import MimicJoint
 from rnea_ros.core.model.mdh import MDHLink, from_mdh
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, Frame, RobotModel
@@ -177,6 +178,7 @@ __all__ = [
     "LoopError",
     "LoopFile",
     "MDHLink",
+    "MimicJoint",
     "ModelError",
     "Momentum",
     "MotorReference",

@@ -427,30 +427,43 @@ def sign(x: float) -> float:
 
 
 STACK_ROWS = 32  # bodies that fit the per-call scratch on the stack
+TREE_STACK_ROWS = 80  # kernel-tree rows that fit :func:`tree_scratch` (a free-flyer humanoid)
 
 
-@intrinsic
-def _stack_matrix(typingctx: Any, rows: Any, cols: Any) -> Any:
-    """A ``(rows, cols)`` float64 array in the calling kernel's stack frame
-    (``STACK_ROWS * cols`` doubles reserved in its entry block); ``cols`` a literal."""
-    if not isinstance(cols, types.IntegerLiteral) or not isinstance(rows, types.Integer):
-        return None
-    ncols = cols.literal_value
-    aryty = types.Array(types.float64, 2, "C")
+def _stack_intrinsic(capacity: int, ndim: int) -> Callable[[int, int], NDArray[np.float64]]:
+    """An intrinsic ``(rows, cols)`` -> float64 array with ``ndim`` dimensions in the
+    calling kernel's stack frame (``capacity * cols`` doubles reserved in its entry
+    block); ``cols`` a literal (1 for a vector)."""
 
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        data = cgutils.alloca_once(  # type: ignore[no-untyped-call]
-            builder, ir.DoubleType(), size=STACK_ROWS * ncols)
-        intp = context.get_value_type(types.intp)
-        nrows = context.cast(builder, args[0], signature.args[0], types.intp)
-        ary = make_array(aryty)(context, builder)  # type: ignore[no-untyped-call]
-        populate_array(  # type: ignore[no-untyped-call]
-            ary, data=data, shape=[nrows, ir.Constant(intp, ncols)],
-            strides=[ir.Constant(intp, 8 * ncols), ir.Constant(intp, 8)],
-            itemsize=ir.Constant(intp, 8), meminfo=None)
-        return ary._getvalue()
+    @intrinsic
+    def stack_array(typingctx: Any, rows: Any, cols: Any) -> Any:
+        if not isinstance(cols, types.IntegerLiteral) or not isinstance(rows, types.Integer):
+            return None
+        ncols = cols.literal_value
+        aryty = types.Array(types.float64, ndim, "C")
 
-    return aryty(rows, cols), codegen
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            data = cgutils.alloca_once(  # type: ignore[no-untyped-call]
+                builder, ir.DoubleType(), size=capacity * ncols)
+            intp = context.get_value_type(types.intp)
+            nrows = context.cast(builder, args[0], signature.args[0], types.intp)
+            ary = make_array(aryty)(context, builder)  # type: ignore[no-untyped-call]
+            shape = [nrows, ir.Constant(intp, ncols)] if ndim == 2 else [nrows]
+            strides = ([ir.Constant(intp, 8 * ncols), ir.Constant(intp, 8)] if ndim == 2
+                       else [ir.Constant(intp, 8)])
+            populate_array(  # type: ignore[no-untyped-call]
+                ary, data=data, shape=shape, strides=strides,
+                itemsize=ir.Constant(intp, 8), meminfo=None)
+            return ary._getvalue()
+
+        return aryty(rows, cols), codegen
+
+    return cast(Callable[[int, int], NDArray[np.float64]], stack_array)
+
+
+_stack_matrix = _stack_intrinsic(STACK_ROWS, 2)
+_tree_matrix = _stack_intrinsic(TREE_STACK_ROWS, 2)
+_tree_vector = _stack_intrinsic(TREE_STACK_ROWS, 1)
 
 
 @numba.njit(inline="always")  # inlined, so the stack is the calling kernel's
@@ -464,8 +477,25 @@ def scratch(rows: int, cols: int) -> NDArray[np.float64]:
     is undefined to the optimiser; ``np.empty``'s garbage is merely stale).
     """
     if rows <= STACK_ROWS:
-        return _stack_matrix(rows, cols)  # type: ignore[call-arg]
+        return _stack_matrix(rows, cols)
     return np.empty((rows, cols))
+
+
+@numba.njit(inline="always")
+def tree_scratch(rows: int, cols: int) -> NDArray[np.float64]:
+    """:func:`scratch` for the kernel-tree entries (multi-DoF and mimic joints), on
+    the stack up to ``TREE_STACK_ROWS`` rows."""
+    if rows <= TREE_STACK_ROWS:
+        return _tree_matrix(rows, cols)
+    return np.empty((rows, cols))
+
+
+@numba.njit(inline="always")
+def tree_vector(rows: int) -> NDArray[np.float64]:
+    """An uninitialised ``(rows,)`` vector, as :func:`tree_scratch`."""
+    if rows <= TREE_STACK_ROWS:
+        return _tree_vector(rows, 1)
+    return np.empty(rows)
 
 
 class FastCall:

@@ -20,22 +20,36 @@ if TYPE_CHECKING:
 Array = NDArray[np.float64]
 
 
+CONFIGURATIONS = ("q", "Q")  # input names of configuration-sized (nq) vectors
+
+
+def _size(model: RobotModel, name: str) -> tuple[int, str]:
+    """Expected length of input ``name`` and what it is (nq for q, else nv)."""
+    if name in CONFIGURATIONS:
+        return model.nq, "nq"
+    return model.nv, "nv"
+
+
 def joint_vector(model: RobotModel, x: object, name: str) -> Array:
-    """``x`` as a float64 array of shape ``(nv,)``, else :class:`StateError`."""
+    """``x`` as a float64 array of shape ``(nv,)`` (``(nq,)`` for ``q``), else
+    :class:`StateError`."""
     a = np.ascontiguousarray(x, dtype=np.float64)
-    if a.shape != model.vector_shape:
+    size, what = _size(model, name)
+    if a.shape != (size,):
         raise StateError(
-            f"{name} has shape {a.shape}, expected ({model.nv},) for model '{model.name}'"
+            f"{name} has shape {a.shape}, expected ({size},) ({what}) for model '{model.name}'"
         )
     return a
 
 
 def joint_batch(model: RobotModel, x: object, name: str, samples: int | None = None) -> Array:
-    """``x`` as a C-contiguous float64 array of shape ``(N, nv)``."""
+    """``x`` as a C-contiguous float64 array of shape ``(N, nv)`` (``(N, nq)`` for ``q``)."""
     a = np.ascontiguousarray(x, dtype=np.float64)
-    if a.ndim != 2 or a.shape[1] != model.nv or (samples is not None and a.shape[0] != samples):
-        want = f"({samples if samples is not None else 'N'}, {model.nv})"
-        raise StateError(f"{name} has shape {a.shape}, expected {want} for model '{model.name}'")
+    size, what = _size(model, name)
+    if a.ndim != 2 or a.shape[1] != size or (samples is not None and a.shape[0] != samples):
+        want = f"({samples if samples is not None else 'N'}, {size})"
+        raise StateError(f"{name} has shape {a.shape}, expected {want} ({what}) for model "
+                         f"'{model.name}'")
     return a
 
 
@@ -50,11 +64,11 @@ def gravity_vector(model: RobotModel, gravity: object | None) -> Array:
 
 
 def body_wrenches(model: RobotModel, fext: object, name: str = "fext") -> Array:
-    """External wrenches ``(nv, 6)``: per body, ``[force, torque]`` in the body frame."""
+    """External wrenches ``(nbodies, 6)``: per body, ``[force, torque]`` in the body frame."""
     a = np.ascontiguousarray(fext, dtype=np.float64)
-    if a.shape != (model.nv, 6):
+    if a.shape != (model.nbodies, 6):
         raise StateError(
-            f"{name} has shape {a.shape}, expected ({model.nv}, 6): one [force, torque] "
+            f"{name} has shape {a.shape}, expected ({model.nbodies}, 6): one [force, torque] "
             f"per body of model '{model.name}' ({', '.join(model.body_names)})"
         )
     if not np.all(np.isfinite(a)):
@@ -65,7 +79,8 @@ def body_wrenches(model: RobotModel, fext: object, name: str = "fext") -> Array:
 
 def raise_bad_input(model: RobotModel, **inputs: Array) -> None:
     """Raise the :class:`StateError` that explains why a kernel refused ``inputs``
-    (joint vectors): a wrong shape, else a non-finite entry."""
+    (joint vectors): a wrong shape, a quaternion off the unit sphere, else a
+    non-finite entry."""
     for name, a in inputs.items():
         joint_vector(model, a, name)
     raise_non_finite(model, **inputs)
@@ -74,16 +89,25 @@ def raise_bad_input(model: RobotModel, **inputs: Array) -> None:
 def raise_non_finite(model: RobotModel, **inputs: Array) -> None:
     """Raise :class:`StateError` naming the first non-finite input entry.
 
-    Called when a kernel's result was not finite. ``inputs`` map names
-    (``q``, ``qd``, ...) to arrays whose last axis is the joint axis.
+    Called when a kernel's result was not finite (or it refused a configuration).
+    ``inputs`` map names (``q``, ``qd``, ...) to arrays whose last axis is the
+    coordinate axis (nq for ``q``, nv otherwise). A quaternion (planar cos/sin
+    pair) that is not a unit vector is reported first, naming its joint.
     """
     for name, a in inputs.items():
         bad = np.argwhere(~np.isfinite(a))
         if bad.size:
             idx = tuple(int(k) for k in bad[0])
-            joint = model.joint_names[idx[-1]]
+            joint = model.joint_of_coordinate(idx[-1], "q" if name in CONFIGURATIONS else "v")
             where = f" (sample {idx[0]})" if len(idx) > 1 else ""
             raise StateError(f"{name} of joint '{joint}' is {a[idx]}{where}: not finite")
+        if name in CONFIGURATIONS and model.expanded:
+            for k, row in enumerate(np.atleast_2d(a)):
+                try:
+                    model.check_configuration(row)
+                except StateError as exc:
+                    where = f" (sample {k})" if a.ndim > 1 else ""
+                    raise StateError(f"{exc}{where}") from None
     raise StateError(
         f"model '{model.name}': result is not finite for finite inputs (overflow?)"
     )

@@ -24,6 +24,16 @@ with ``v`` the body velocities (from ``qd``), ``w`` those from ``x`` and
 
 Expanding the sums over ancestors gives Echeandia & Wensing's two cases
 (``j`` in the subtree of ``i``, and ``j`` an ancestor of ``i``) term by term.
+
+Both run on the kernel tree (:mod:`rnea_ros.core._expansion`; for a model of
+1-DoF joints, the model itself). A multi-DoF joint's sub-joints use the
+velocity of the joint's body in ``dS = v x S`` (Pinocchio's
+``computeCoriolisMatrix``: one ``dS`` per joint, with ``v`` after the whole
+joint) rather than the partial velocity after each sub-joint; in the O(n)
+product that changes ``a`` on the joint's body by ``d = sum_{j>k} (S_j v_j) x
+(S_k x_k)``, which lies in the joint's motion subspace, so it is one more RNEA
+pass, ``M_k delta`` with ``delta = S^T d``. Mimic followers: ``C = G^T C_k G``
+(``v_k = G v``, a constant coupling).
 """
 
 from __future__ import annotations
@@ -32,12 +42,30 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
+from rnea_ros.core._expansion import (
+    FREE_FLYER,
+    K_KIND,
+    SUB_COUNT,
+    expand,
+    expand_motion,
+    expand_q,
+    gather,
+    joint_rows,
+    pair_cross,
+    velocity_matrix,
+)
 from rnea_ros.core._jit import (
+    F_AXIS,
+    F_H,
+    F_IO,
+    F_MASS,
+    PRISMATIC,
     Motion,
     fcross,
     jit,
     joint_motion,
     joint_transform,
+    kind,
     madd,
     mcross,
     mget,
@@ -51,7 +79,7 @@ from rnea_ros.core._jit import (
     to_parent,
     vec3,
 )
-from rnea_ros.core.dynamics.kinematics import body_poses
+from rnea_ros.core.dynamics.rnea import rnea_pass
 from rnea_ros.core.inputs import joint_vector, raise_non_finite
 from rnea_ros.core.model.robot_model import RobotModel
 
@@ -85,11 +113,12 @@ def _to_base(R: Array, p: Array) -> Array:
     return X
 
 
-def _spatial_inertia(model: RobotModel, i: int) -> Array:
-    m, c, Ic = float(model.mass[i]), model.com[i], model.inertia[i]
-    h = m * c
+def _spatial_inertia(fp: Array, i: int) -> Array:
+    """Spatial inertia (6, 6) of kernel row ``i``'s body at its origin, in its frame."""
+    m, h = float(fp[i, F_MASS]), fp[i, F_H:F_H + 3]
+    xx, yy, zz, xy, xz, yz = fp[i, F_IO:F_IO + 6]
     I6 = np.zeros((6, 6))
-    I6[:3, :3] = spatial.inertia_about_origin(m, c, Ic)
+    I6[:3, :3] = ((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
     I6[:3, 3:] = spatial.skew(h)
     I6[3:, :3] = -spatial.skew(h)
     I6[3:, 3:] = m * np.eye(3)
@@ -97,33 +126,45 @@ def _spatial_inertia(model: RobotModel, i: int) -> Array:
 
 
 def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
-    """``C(q, qd)`` (n, n) such that ``C qd + g = h`` and ``dM/dt - 2C`` is skew."""
+    """``C(q, qd)`` (nv, nv) such that ``C qd + g = h`` and ``dM/dt - 2C`` is skew;
+    ``q`` (nq,), ``qd`` (nv,)."""
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
-    n = model.nv
-    pose_R, pose_p = body_poses(model, q)
+    fp, qk, vk = expand(model, q, qd)
+    n = fp.shape[0]
+    vel_row = np.arange(n)  # whose velocity enters dS: a multi-DoF joint's body's
+    for first, count in joint_rows(model):
+        vel_row[first:first + count] = first + count - 1
     S = np.empty((n, 6))
     dS = np.empty((n, 6))
     v = np.empty((n, 6))
     IC = np.empty((n, 6, 6))
     BC = np.empty((n, 6, 6))
+    pose_R, pose_p = np.empty((n, 3, 3)), np.empty((n, 3))
     for i in range(n):
-        par = int(model.parent[i])
+        Rl, pl = joint_transform(fp, i, float(qk[i]))
+        par = parent(fp, i)
+        R_l, p_l = np.array(Rl).reshape(3, 3), np.array(pl)
+        if par < 0:
+            pose_R[i], pose_p[i] = R_l, p_l
+        else:
+            pose_R[i], pose_p[i] = pose_R[par] @ R_l, pose_p[par] + pose_R[par] @ p_l
         v_par = np.zeros(6) if par < 0 else v[par]
         X = _to_base(pose_R[i], pose_p[i])
         S_local = np.zeros(6)
-        if model.joint_types[i] == "prismatic":
-            S_local[3:] = model.axis[i]
+        if kind(fp, i) == PRISMATIC:
+            S_local[3:] = fp[i, F_AXIS:F_AXIS + 3]
         else:
-            S_local[:3] = model.axis[i]
+            S_local[:3] = fp[i, F_AXIS:F_AXIS + 3]
         S[i] = X @ S_local
-        v[i] = v_par + S[i] * qd[i]
-        dS[i] = _motion_cross(v[i]) @ S[i]
+        v[i] = v_par + S[i] * vk[i]
         Xinv = np.linalg.inv(X)
-        I_i = Xinv.T @ _spatial_inertia(model, i) @ Xinv
+        I_i = Xinv.T @ _spatial_inertia(fp, i) @ Xinv
         Iv = I_i @ v[i]
         IC[i] = I_i
         BC[i] = 0.5 * (-_motion_cross(v[i]).T @ I_i + _force_bar(Iv) - I_i @ _motion_cross(v[i]))
+    for i in range(n):
+        dS[i] = _motion_cross(v[vel_row[i]]) @ S[i]
     C = np.zeros((n, n))
     for j in range(n - 1, -1, -1):
         F1 = IC[j] @ dS[j] + BC[j] @ S[j]
@@ -131,17 +172,20 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
         F3 = BC[j].T @ S[j]
         C[j, j] = S[j] @ F1
         i = j
-        while model.parent[i] >= 0:
-            i = int(model.parent[i])
+        while parent(fp, i) >= 0:
+            i = parent(fp, i)
             C[i, j] = S[i] @ F1
             C[j, i] = dS[i] @ F2 + S[i] @ F3
-        par = int(model.parent[j])
+        par = parent(fp, j)
         if par >= 0:
             IC[par] += IC[j]
             BC[par] += BC[j]
+    if model.expanded:
+        G = velocity_matrix(model)
+        C = G.T @ C @ G
     if not np.all(np.isfinite(C)):
         raise_non_finite(model, q=q, qd=qd)
-    return C
+    return np.asarray(C, dtype=np.float64)
 
 
 # Work columns: pose (R 9, p 3), v, w, a (6 each), force (6).
@@ -188,13 +232,48 @@ def _coriolis_product(fp: Array, q: Array, qd: Array, x: Array, out: Array) -> b
     return bool(np.isfinite(total))
 
 
+SUB_COUNT_FF = SUB_COUNT[FREE_FLYER]
+
+
+@jit
+def _coriolis_tree(fp: Array, km: Array, q: Array, qd: Array, x: Array, out: Array) -> bool:
+    """``G^T (C_k x_k + M_k delta)`` on the kernel tree (see the module docstring)."""
+    nk = fp.shape[0]
+    fpx = fp.copy()
+    qk, vk, xk = np.empty(nk), np.empty(nk), np.empty(nk)
+    if not expand_q(fp, km, q, fpx, qk):
+        return False
+    expand_motion(km, qd, vk)
+    expand_motion(km, x, xk)
+    ck = np.empty(nk)
+    ok = _coriolis_product(fpx, qk, vk, xk, ck)
+    delta = np.zeros(nk)
+    for k in range(nk):
+        kind_k = int(km[k, K_KIND])
+        if kind_k >= FREE_FLYER:
+            pair_cross(fpx, k, SUB_COUNT_FF if kind_k == FREE_FLYER else 3, xk, vk, delta)
+    for k in range(nk):
+        delta[k] = -delta[k]  # d = sum_{j>k} (S_j v_j) x (S_k x_k) = -P(x, v)
+    td = np.empty(nk)
+    zero3 = (0.0, 0.0, 0.0)
+    rnea_pass(fpx, qk, np.zeros(nk), delta, (zero3, zero3, zero3, zero3), np.zeros((0, 6)),
+              False, False, td, np.empty((nk, 30)))
+    for k in range(nk):
+        ck[k] += td[k]
+    return bool(np.isfinite(gather(fp, km, ck, qd, qd, False, out))) and ok
+
+
 def coriolis_product(model: RobotModel, q: object, qd: object, x: object) -> Array:
-    """``C(q, qd) x`` (n,), the Christoffel-consistent ``C`` of :func:`coriolis_matrix`,
+    """``C(q, qd) x`` (nv,), the Christoffel-consistent ``C`` of :func:`coriolis_matrix`,
     in O(n) without forming it; ``C(q, qd) qd`` is the velocity part of RNEA."""
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     x = joint_vector(model, x, "x")
     out = np.empty(model.nv)
+    if model.expanded:
+        if not _coriolis_tree(model.kernel_floats, model.kernel_map, q, qd, x, out):
+            raise_non_finite(model, q=q, qd=qd, x=x)
+        return out
     if not _coriolis_product(model.kernel_floats, q, qd, x, out):
         raise_non_finite(model, q=q, qd=qd, x=x)
     return out

@@ -5,7 +5,14 @@ Khalil 2010 section 3.3.1 obtains the same matrix column by column from the
 inverse model (``qdd = u_i, qd = 0, g = 0``); CRBA gets it in one backward
 sweep by accumulating each subtree into a composite body. The armature
 (reflected rotor inertia) is added on the diagonal, as the ``Ia_j qdd_j`` term
-of Khalil eq. 31. ``M`` is symmetric positive definite, shape (n, n).
+of Khalil eq. 31. ``M`` is symmetric positive definite, shape (nv, nv).
+
+Models with multi-DoF or mimic joints: CRBA on the kernel tree
+(:mod:`rnea_ros.core._expansion`) gives ``M_k`` in kernel velocities, and
+``M = G^T M_k G`` (``v_k = G v``; the kinetic energy is the same in both). A
+multi-DoF joint needs no correction here: its sub-joint velocities are ``v``
+and its intermediate bodies are massless and coincident, so the sub-joint rows
+are ``S_k^T`` of the same composite force.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core._expansion import K_IV, K_MULT, expand_q
 from rnea_ros.core._jit import (
     F_ARMATURE,
     F_AXIS,
@@ -131,12 +139,38 @@ def _crba_batch(fp: Array, Q: Array, M: Array) -> bool:
     return ok
 
 
+@jit
+def _crba_tree(fp: Array, km: Array, Q: Array, M: Array) -> bool:
+    """``M[s] = G^T M_k(Q[s]) G`` for every sample; False: a quaternion off the unit
+    sphere or a non-finite matrix."""
+    nk = fp.shape[0]
+    fpx = fp.copy()
+    qk = np.empty(nk)
+    Mk = np.empty((nk, nk))
+    work = np.empty((nk, _W_COLS))
+    ok = True
+    for s in range(Q.shape[0]):
+        if not expand_q(fp, km, Q[s], fpx, qk):
+            return False
+        Mk[:, :] = 0.0
+        ok = crba_pass(fpx, qk, Mk, work) and ok
+        M[s, :, :] = 0.0
+        for a in range(nk):
+            ia, ma = int(km[a, K_IV]), km[a, K_MULT]
+            for b in range(nk):
+                M[s, ia, int(km[b, K_IV])] += ma * km[b, K_MULT] * Mk[a, b]
+    return ok
+
+
 _crba_fast = FastCall(_crba_call)
 
 
 def mass_matrix(model: RobotModel, q: object) -> Array:
-    """Joint-space inertia matrix ``M(q)`` (n, n), armature included."""
+    """Joint-space inertia matrix ``M(q)`` (nv, nv), armature included; ``q`` (nq,)."""
     q = joint_vector(model, q, "q")
+    if model.expanded:
+        M1: Array = mass_matrix_batch(model, q[None])[0]
+        return M1
     M = np.empty((model.nv, model.nv))
     if not _crba_fast.call(model.kernel_floats, q, M):
         raise_non_finite(model, q=q)
@@ -144,9 +178,13 @@ def mass_matrix(model: RobotModel, q: object) -> Array:
 
 
 def mass_matrix_batch(model: RobotModel, q: object) -> Array:
-    """:func:`mass_matrix` over N samples: ``q`` (N, n) gives (N, n, n)."""
+    """:func:`mass_matrix` over N samples: ``q`` (N, nq) gives (N, nv, nv)."""
     Q = joint_batch(model, q, "q")
     M = np.empty((Q.shape[0], model.nv, model.nv))
+    if model.expanded:
+        if not _crba_tree(model.kernel_floats, model.kernel_map, Q, M):
+            raise_non_finite(model, q=Q)
+        return M
     if not _crba_batch(model.kernel_floats, Q, M):
         raise_non_finite(model, q=Q)
     return M

@@ -144,6 +144,7 @@ def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
             g = model.gravity if gravity is None else gravity_vector(model, gravity)
             if _fast.call(model.kernel_floats, q, v, a, g, out):
                 return out[0], out[1], out[2]
+        model.require_one_dof("rnea_derivatives")  # (their kernel rows never match q, v)
         raise_bad_input(model, q=q, qd=v, qdd=a)
     _, dq, dv, M, _, _, _, _ = _general(model, q, v, a, gravity, fext, False)
     return dq, dv, M
@@ -167,6 +168,7 @@ def joint_wrench_derivatives(model: RobotModel, q: object, v: object, a: object,
 def _general(model: RobotModel, q: object, v: object, a: object, gravity: object | None,
              fext: object | None, want_wrenches: bool
              ) -> tuple[Array, Array, Array, Array, Array, Array, Array, Array]:
+    model.require_one_dof("rnea_derivatives/joint_wrench_derivatives")
     q = joint_vector(model, q, "q")
     v = joint_vector(model, v, "qd")
     a = joint_vector(model, a, "qdd")
@@ -189,6 +191,7 @@ def _general(model: RobotModel, q: object, v: object, a: object, gravity: object
 
 def _batch_inputs(model: RobotModel, q: object, v: object, a: object
                   ) -> tuple[Array, Array, Array]:
+    model.require_one_dof("the derivatives' batch forms")
     Q = joint_batch(model, q, "q")
     return Q, joint_batch(model, v, "qd", Q.shape[0]), joint_batch(model, a, "qdd", Q.shape[0])
 
@@ -289,6 +292,7 @@ def rnea_derivative_sensitivities(model: RobotModel, q: object, v: object, a: ob
     docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
     armature). The four matrices are views of one (4, n, n) block.
     """
+    model.require_one_dof("rnea_derivative_sensitivities")
     q = joint_vector(model, q, "q")
     v = joint_vector(model, v, "qd")
     a = joint_vector(model, a, "qdd")

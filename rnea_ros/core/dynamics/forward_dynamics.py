@@ -3,8 +3,10 @@
 Khalil 2010 section 3.3.1: ``A`` from the inverse model (here CRBA) and the
 bias ``b = rnea(q, qd, 0)`` (Coriolis, centrifugal, gravity, external wrenches
 and friction), then a Cholesky solve. O(n^3) but exact and simple; it is the
-cross-check of the recursive :func:`rnea_ros.core.dynamics.aba.aba`, and the better
-choice for small robots evaluated in batch.
+cross-check of the recursive :func:`rnea_ros.core.dynamics.aba.aba`, the better
+choice for small robots evaluated in batch, and the forward dynamics of models
+with mimic joints (which the recursive ABA cannot articulate). Shapes: ``q``
+(nq,), ``qd, tau`` and the result (nv,).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ Array = NDArray[np.float64]
 
 def forward_dynamics(model: RobotModel, q: object, qd: object, tau: object, *,
                      gravity: object | None = None, fext: object | None = None) -> Array:
-    """Joint accelerations ``qdd`` (n,) from ``M(q) qdd = tau - rnea(q, qd, 0)``."""
+    """Joint accelerations ``qdd`` (nv,) from ``M(q) qdd = tau - rnea(q, qd, 0)``."""
     tau = joint_vector(model, tau, "tau")
     bias = rnea(model, q, qd, np.zeros(model.nv), gravity=gravity, fext=fext)
     M = mass_matrix(model, q)
@@ -32,9 +34,10 @@ def forward_dynamics(model: RobotModel, q: object, qd: object, tau: object, *,
 
 def forward_dynamics_batch(model: RobotModel, q: object, qd: object, tau: object, *,
                            gravity: object | None = None) -> Array:
-    """:func:`forward_dynamics` over N samples: (N, n) inputs give (N, n)."""
+    """:func:`forward_dynamics` over N samples: ``q`` (N, nq), ``qd, tau`` (N, nv) give
+    (N, nv)."""
     Q = joint_batch(model, q, "q")
     TAU = joint_batch(model, tau, "tau", Q.shape[0])
-    bias = rnea_batch(model, Q, qd, np.zeros_like(Q), gravity=gravity)
+    bias = rnea_batch(model, Q, qd, np.zeros_like(TAU), gravity=gravity)
     M = mass_matrix_batch(model, Q)
     return np.asarray(np.linalg.solve(M, (TAU - bias)[..., None])[..., 0], dtype=np.float64)

@@ -238,6 +238,7 @@ def rnea_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd:
             g = model.gravity if gravity is None else gravity_vector(model, gravity)
             if _gfd_fast_call.call(model.kernel_floats, q, qd, qdd, qddd, g, tau, tau_dot):
                 return tau, tau_dot
+        model.require_one_dof("rnea_derivative")  # (their kernel rows never match q, qd)
         raise_bad_input(model, q=q, qd=qd, qdd=qdd, qddd=qddd)
     tau, tau_dot, _ = _evaluate(model, q, qd, qdd, qddd, None, gravity, fext, fext_dot, None)
     return tau, tau_dot
@@ -254,6 +255,7 @@ def rnea_second_derivative(model: RobotModel, q: object, qd: object, qdd: object
 def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
               qdddd: object | None, gravity: object | None, fext: object | None,
               fext_dot: object | None, fext_ddot: object | None) -> tuple[Array, Array, Array]:
+    model.require_one_dof("rnea_derivative/rnea_second_derivative")
     second = qdddd is not None
     args = {"q": joint_vector(model, q, "q"), "qd": joint_vector(model, qd, "qd"),
             "qdd": joint_vector(model, qdd, "qdd"), "qddd": joint_vector(model, qddd, "qddd")}
@@ -282,6 +284,7 @@ def _gfd_call(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Ar
 def rnea_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
                           *, gravity: object | None = None) -> tuple[Array, Array]:
     """:func:`rnea_derivative` over N samples: (N, n) inputs give two (N, n) arrays."""
+    model.require_one_dof("rnea_derivative_batch")
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD = (joint_batch(model, x, name, Q.shape[0])
                      for x, name in ((qd, "qd"), (qdd, "qdd"), (qddd, "qddd")))
@@ -296,6 +299,7 @@ def rnea_second_derivative_batch(model: RobotModel, q: object, qd: object, qdd: 
                                  qddd: object, qdddd: object, *,
                                  gravity: object | None = None) -> tuple[Array, Array, Array]:
     """:func:`rnea_second_derivative` over N samples: (N, n) inputs give three (N, n)."""
+    model.require_one_dof("rnea_second_derivative_batch")
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD, QDDDD = (joint_batch(model, x, name, Q.shape[0]) for x, name in
                             ((qd, "qd"), (qdd, "qdd"), (qddd, "qddd"), (qdddd, "qdddd")))

@@ -1,11 +1,14 @@
 """Forward kinematics and energies (numpy; for analysis and checks, not the 1 kHz path).
 
-``body_poses`` gives every body frame in the base frame; ``body_velocities``
-every body's twist in its own frame (the forward recursion of RNEA's first
-pass, Khalil 2010 eq. 13); ``kinetic_energy``
-``T = 1/2 qd^T M(q) qd`` (rotor kinetic energy included through the
-armature); ``potential_energy`` ``V = -sum_i m_i g . c_i`` with ``c_i`` the
-COM of body ``i`` in the base frame.
+``body_poses`` gives every body frame in the base frame (the world, for a
+free-flyer root); ``body_velocities`` every body's twist in its own frame (the
+forward recursion of RNEA's first pass, Khalil 2010 eq. 13); ``kinetic_energy``
+``T = 1/2 qd^T M(q) qd`` (rotor kinetic energy included through the armature);
+``potential_energy``
+``V = -sum_i m_i g . c_i`` with ``c_i`` the COM of body ``i`` in the base frame.
+Multi-DoF and mimic joints: the poses of the kernel tree's rows
+(:mod:`rnea_ros.core._expansion`), each body's from the row carrying it.
+Shapes: ``q`` (nq,), ``qd`` (nv,).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import PRISMATIC, joint_transform, kind
+from rnea_ros.core._expansion import expand
+from rnea_ros.core._jit import F_AXIS, PRISMATIC, joint_transform, kind, parent, vec3
 from rnea_ros.core.dynamics.crba import mass_matrix
 from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import gravity_vector, joint_vector
@@ -23,26 +27,32 @@ Array = NDArray[np.float64]
 
 
 def body_poses(model: RobotModel, q: object) -> tuple[Array, Array]:
-    """Rotations (n, 3, 3) and origins (n, 3) of the body frames in the base frame."""
+    """Rotations (nbodies, 3, 3) and origins (nbodies, 3) of the body frames in the
+    base frame."""
     q = joint_vector(model, q, "q")
-    n = model.nv
+    fp, qk = model.kernel_floats, q
+    if model.expanded:
+        fp, qk, _ = expand(model, q)
+    n = fp.shape[0]
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     for i in range(n):
-        Rl, pl = joint_transform(model.kernel_floats, i, float(q[i]))
+        Rl, pl = joint_transform(fp, i, float(qk[i]))
         Rl_a = np.array(Rl).reshape(3, 3)
-        par = int(model.parent[i])
+        par = parent(fp, i)
         if par < 0:
             R[i], p[i] = Rl_a, np.array(pl)
         else:
             R[i] = R[par] @ Rl_a
             p[i] = p[par] + R[par] @ np.array(pl)
+    if model.expanded:
+        return R[model.kernel_last_row], p[model.kernel_last_row]
     return R, p
 
 
 def body_velocities(model: RobotModel, q: object, qd: object, *,
                     base_twist: object | None = None) -> Array:
-    """Twists (n, 6) ``[v_i; w_i]`` of the bodies, each in its own frame (Pinocchio's
+    """Twists (nbodies, 6) ``[v_i; w_i]`` of the bodies, each in its own frame (Pinocchio's
     ``data.v[i]``, linear part first, like the free-flyer's local velocity).
 
     ``v_i`` is the velocity of body ``i``'s origin, ``w_i`` its angular velocity;
@@ -55,21 +65,26 @@ def body_velocities(model: RobotModel, q: object, qd: object, *,
     base = np.zeros(6) if base_twist is None else np.asarray(base_twist, dtype=np.float64)
     if base.shape != (6,) or not np.all(np.isfinite(base)):
         raise StateError(f"base_twist must be a finite (6,) vector [v; w], got {base_twist!r}")
-    fp = model.kernel_floats
-    out = np.empty((model.nv, 6))
-    for i in range(model.nv):
-        Rl, pl = joint_transform(fp, i, float(q[i]))
+    fp, qk, vk = model.kernel_floats, q, qd
+    if model.expanded:  # the kernel tree's rows: sub-joints, mimic followers
+        fp, qk, vk = expand(model, q, qd)
+    n = fp.shape[0]
+    out = np.empty((n, 6))
+    for i in range(n):
+        Rl, pl = joint_transform(fp, i, float(qk[i]))
         R, p = np.array(Rl).reshape(3, 3), np.array(pl)
-        par = int(model.parent[i])
+        par = parent(fp, i)
         v_p, w_p = (base[:3], base[3:]) if par < 0 else (out[par, :3], out[par, 3:])
         v = R.T @ (v_p + np.cross(w_p, p))
         w = R.T @ w_p
-        s = model.axis[i] * qd[i]
+        s = np.array(vec3(fp, i, F_AXIS)) * vk[i]
         if kind(fp, i) == PRISMATIC:
             v = v + s
         else:
             w = w + s
         out[i, :3], out[i, 3:] = v, w
+    if model.expanded:
+        return out[model.kernel_last_row]
     return out
 
 

@@ -242,11 +242,13 @@ def _regressor_batch(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array, drive
 
 def parameter_count(model: RobotModel, drives: bool = True) -> int:
     """Number of regressor columns: ``10 n`` (+ ``3 n`` with the drive terms)."""
+    model.require_one_dof("the joint torque regressor")
     return (PER_BODY + (PER_JOINT if drives else 0)) * model.nv
 
 
 def parameter_names(model: RobotModel, drives: bool = True) -> list[str]:
     """Column names, e.g. ``'m@link1'``, ``'Ixy@link1'``, ``'Fv@joint1'``."""
+    model.require_one_dof("the joint torque regressor")
     names = [f"{p}@{body}" for body in model.body_names for p in INERTIAL_NAMES]
     if drives:
         names += [f"{p}@{joint}" for joint in model.joint_names for p in DRIVE_NAMES]
@@ -255,6 +257,7 @@ def parameter_names(model: RobotModel, drives: bool = True) -> list[str]:
 
 def parameter_vector(model: RobotModel, drives: bool = True) -> Array:
     """The model's ``pi`` (p,) in the regressor's column order (inertia about the body origin)."""
+    model.require_one_dof("the joint torque regressor")
     out = np.empty(parameter_count(model, drives))
     for j in range(model.nv):
         m, c, Ic = float(model.mass[j]), model.com[j], model.inertia[j]
@@ -274,6 +277,7 @@ def joint_torque_regressor(model: RobotModel, q: object, qd: object, qdd: object
     ``drives=False`` gives the 10 n inertial columns only, Pinocchio's
     ``computeJointTorqueRegressor`` (columns in our body order).
     """
+    model.require_one_dof("joint_torque_regressor")
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     qdd = joint_vector(model, qdd, "qdd")
@@ -292,6 +296,7 @@ def joint_torque_regressor_batch(model: RobotModel, q: object, qd: object, qdd: 
 
     ``out`` (N, n, p), C-contiguous float64, is filled instead of a new array.
     """
+    model.require_one_dof("joint_torque_regressor_batch")
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])
     QDD = joint_batch(model, qdd, "qdd", Q.shape[0])

@@ -13,9 +13,13 @@
 * optionally the internal joint wrenches (Barman 2020, eq. 2.1-2.2: the force
   and moment transmitted through each joint, ``F_p``/``tau_p``).
 
-Shapes: ``q, qd, qdd`` (n,), ``fext`` (n, 6) as ``[force, torque]`` per body in
-the body frame at its origin, ``tau`` (n,); batch forms take ``(N, n)``.
-Units: N m for revolute, N for prismatic joints.
+Shapes: ``q`` (nq,), ``qd, qdd, tau`` (nv,) (``n`` each for 1-DoF joints),
+``fext`` (nbodies, 6) as ``[force, torque]`` per body in the body frame at its
+origin; batch forms take ``(N, nq)`` / ``(N, nv)``. Units: N m for revolute, N
+for prismatic joints; a free-flyer's six entries are the wrench ``[force;
+torque]`` on its body, in the body frame (Pinocchio's order). Models with
+multi-DoF or mimic joints run the same kernels on their kernel tree
+(:mod:`~rnea_ros.core.dynamics.rnea_expanded`).
 """
 
 from __future__ import annotations
@@ -230,10 +234,11 @@ _gravity_fast = FastCall(_gravity_call)
 def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
          gravity: object | None = None, fext: object | None = None,
          base_motion: BaseMotion | None = None) -> Array:
-    """Joint torques ``tau`` (n,) = ID(q, qd, qdd) with gravity, wrenches, armature, friction.
+    """Joint torques ``tau`` (nv,) = ID(q, qd, qdd) with gravity, wrenches, armature, friction.
 
-    ``gravity`` (3,) overrides ``model.gravity``; ``fext`` (n, 6) are the
-    external wrenches ``[force, torque]`` applied to each body, in its frame;
+    ``q`` (nq,), ``qd, qdd`` (nv,); ``gravity`` (3,) overrides ``model.gravity``;
+    ``fext`` (nbodies, 6) are the external wrenches ``[force, torque]`` applied to
+    each body, in its frame;
     ``base_motion`` is the known motion of a moving base (Khalil 2010 §7.1,
     :class:`~.moving_base.BaseMotion`; gravity is then given in the world frame).
     """
@@ -242,6 +247,8 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
     q, qd, qdd = _asc(q, _f64), _asc(qd, _f64), _asc(qdd, _f64)
     if not q.ndim == qd.ndim == qdd.ndim == 1:
         raise_bad_input(model, q=q, qd=qd, qdd=qdd)
+    if model.expanded:
+        return expanded.rnea(model, q, qd, qdd, gravity, fext, base_motion)
     tau = _empty(model.nv)
     if fext is None and gravity is None and base_motion is None:
         ok = _rnea_fast.call(model.kernel_floats, q, qd, qdd, model.gravity, tau)
@@ -263,11 +270,11 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
 def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
                        gravity: object | None = None, fext: object | None = None,
                        base_motion: BaseMotion | None = None) -> tuple[Array, Array]:
-    """``(tau (n,), joint_wrenches (n, 6))``: torques and internal joint wrenches.
+    """``(tau (nv,), joint_wrenches (nbodies, 6))``: torques and internal joint wrenches.
 
-    ``joint_wrenches[i]`` is the wrench ``[force, moment]`` that body
-    ``parent[i]`` exerts on body ``i`` through joint ``i``, expressed in body
-    ``i``'s frame at its origin (on the joint axis) -- Barman's proximal
+    ``joint_wrenches[b]`` is the wrench ``[force, moment]`` that body
+    ``parent[b]`` exerts on body ``b`` through its joint, expressed in body
+    ``b``'s frame at its origin (on the joint axis) -- Barman's proximal
     reaction ``F_p, tau_p`` (eq. 2.1-2.2). Its projection on the joint axis is
     the actuated part, the rest is carried by the joint's structure.
     """
@@ -277,6 +284,8 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
     base = base_state(base_motion, gravity_vector(model, gravity))
     use_fext = fext is not None
     f = body_wrenches(model, fext) if use_fext else _NO_WRENCH
+    if model.expanded:
+        return expanded.general(model, q, qd, qdd, base, f if use_fext else None, True, True)
     tau = np.empty(model.nv)
     wrenches = np.empty((model.nv, 6))
     if not _rnea_general.call(model.kernel_floats, q, qd, qdd, base, f, use_fext,
@@ -287,7 +296,7 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
 
 def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = None,
                     base_motion: BaseMotion | None = None) -> Array:
-    """Generalized gravity ``g(q)`` (n,): the torques that hold the robot still.
+    """Generalized gravity ``g(q)`` (nv,): the torques that hold the robot still.
 
     With ``base_motion``, the torques that hold the joints still *relative to a
     moving base*: ``rnea(q, 0, 0)`` started from the base's motion (Khalil 2010
@@ -296,8 +305,15 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
     q = _asc(q, _f64)
     if q.ndim != 1:
         raise_bad_input(model, q=q)
-    tau = _empty(model.nv)
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
+    if model.expanded:
+        if base_motion is None:
+            return expanded.gravity_torques(model, q, g)
+        q = joint_vector(model, q, "q")
+        zeros = np.zeros(model.nv)
+        return expanded.general(model, q, zeros, zeros, base_state(base_motion, g), None,
+                                False, False)[0]
+    tau = _empty(model.nv)
     if base_motion is not None:
         if q.shape != model.vector_shape:
             raise_bad_input(model, q=q)
@@ -314,13 +330,15 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
 def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
                       gravity: object | None = None,
                       base_motion: BaseMotion | None = None) -> Array:
-    """``h(q, qd) = C(q, qd) qd + g(q)`` (n,): rigid-body bias torques, no friction
+    """``h(q, qd) = C(q, qd) qd + g(q)`` (nv,): rigid-body bias torques, no friction
     (on a moving base: also the base's motion, as :func:`rnea` with ``qdd = 0``)."""
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     base = base_state(base_motion, gravity_vector(model, gravity))
-    tau = np.empty(model.nv)
     zeros = np.zeros(model.nv)
+    if model.expanded:
+        return expanded.general(model, q, qd, zeros, base, None, False, False)[0]
+    tau = np.empty(model.nv)
     if not _rnea_general.call(model.kernel_floats, q, qd, zeros, base, _NO_WRENCH,
                               False, False, tau, _NO_WRENCH, False):
         raise_non_finite(model, q=q, qd=qd)
@@ -328,18 +346,20 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
 
 
 def friction_torques(model: RobotModel, qd: object) -> Array:
-    """Joint friction ``Fs sign(qd) + Fv qd`` (n,) (Khalil eq. 31)."""
+    """Joint friction ``Fs sign(qd) + Fv qd`` (nv,) (Khalil eq. 31)."""
     qd = joint_vector(model, qd, "qd")
     return np.asarray(model.coulomb * np.sign(qd) + model.viscous * qd, dtype=np.float64)
 
 
 def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
                gravity: object | None = None) -> Array:
-    """:func:`rnea` over N samples: ``(N, n)`` inputs give ``tau`` (N, n)."""
+    """:func:`rnea` over N samples: ``q`` (N, nq), ``qd, qdd`` (N, nv) give ``tau`` (N, nv)."""
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])
     QDD = joint_batch(model, qdd, "qdd", Q.shape[0])
     g = gravity_vector(model, gravity)
+    if model.expanded:
+        return expanded.rnea_batch(model, Q, QD, QDD, g, True)
     tau = np.empty_like(Q)
     if not rnea_rows(model.kernel_floats, Q, QD, QDD, g, True, tau):
         raise_non_finite(model, q=Q, qd=QD, qdd=QDD)
@@ -347,8 +367,10 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
 
 
 def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None) -> Array:
-    """:func:`gravity_torques` over N samples: ``q`` (N, n) gives (N, n)."""
+    """:func:`gravity_torques` over N samples: ``q`` (N, nq) gives (N, nv)."""
     Q = joint_batch(model, q, "q")
+    if model.expanded:
+        return expanded.gravity_batch(model, Q, gravity_vector(model, gravity))
     tau = np.empty_like(Q)
     if not gravity_rows(model.kernel_floats, Q, gravity_vector(model, gravity), tau):
         raise_non_finite(model, q=Q)
@@ -357,15 +379,21 @@ def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None
 
 def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
                             gravity: object | None = None) -> Array:
-    """:func:`nonlinear_effects` over N samples: (N, n) inputs give (N, n)."""
+    """:func:`nonlinear_effects` over N samples: ``q`` (N, nq), ``qd`` (N, nv) give (N, nv)."""
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])
+    if model.expanded:
+        return expanded.rnea_batch(model, Q, QD, np.zeros_like(QD),
+                                   gravity_vector(model, gravity), False)
     tau = np.empty_like(Q)
     if not rnea_rows(model.kernel_floats, Q, QD, np.zeros_like(Q),
                      gravity_vector(model, gravity), False, tau):
         raise_non_finite(model, q=Q, qd=QD)
     return tau
 
+
+# The kernel-tree path reuses rnea_pass above, so it is imported last (a cycle otherwise).
+from rnea_ros.core.dynamics import rnea_expanded as expanded  # noqa: E402
 
 __all__ = [
     "backward_pass",

@@ -256,8 +256,10 @@ def elastic_model(links: RobotModel,
     """Build and validate an :class:`ElasticModel` from a side file, its mapping, or specs.
 
     Joints not listed are rigid without motor. Raises :class:`ParameterError`
-    naming the joint and parameter (``K <= 0``, unknown link, ``gear_ratio`` 0...).
+    naming the joint and parameter (``K <= 0``, unknown link, ``gear_ratio`` 0...);
+    :class:`~rnea_ros.core.errors.ModelError` for links with multi-DoF or mimic joints.
     """
+    links.require_one_dof("elastic_model")
     if isinstance(drives, (str, Path)):
         drives = load_side_file(drives, "elastic-joint file")
     specs = _specs_from_mapping(drives) if isinstance(drives, Mapping) else list(drives)

@@ -88,7 +88,8 @@ def apply_drive_parameters(model: RobotModel, drives: str | Path | Mapping[str, 
             raise ParameterError(f"joint '{joint}': gear_ratio must be > 0")
         if "gear_ratio" in numbers and "rotor_inertia" not in numbers:
             raise ParameterError(f"joint '{joint}': gear_ratio needs rotor_inertia")
-        i = model.joint_index(joint)
+        j = model.joint_index(joint)  # a multi-DoF joint: the same on each of its coordinates
+        i = slice(int(model.idx_v[j]), int(model.idx_v[j] + model.joint_nv[j]))
         if "rotor_inertia" in numbers:
             values["armature"][i] = numbers.get("gear_ratio", 1.0) ** 2 * numbers["rotor_inertia"]
         for key in ("armature", "coulomb", "viscous"):

@@ -12,6 +12,12 @@ fixed to ``a(j)``. ``gamma_j = b_j = 0`` and ``a(j) = j - 1`` give a serial
 chain in Craig's notation (``alpha_{i-1} = alpha_j``, ``a_{i-1} = d_j``,
 ``d_i = r_j``) as used by Guarino Lo Bianco 2009. The link's COM and inertia
 (about the COM) are given in frame ``R_j``, which is body ``j``'s frame.
+
+``joint_type="spherical"`` makes row ``j`` a ball joint at the origin of the
+frame the row's ``(gamma, b, alpha, d, theta, r)`` place (``theta`` and ``r``
+constant): Khalil's three concurrent revolute axes as one joint, ``q_j`` a unit
+quaternion ``[x y z w]`` and ``v_j`` the angular velocity in ``R_j``
+(:mod:`rnea_ros.core.model.joints`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, RobotModel
 from rnea_ros.core.model.tree import INF, JointSpec, LinkSpec, as_inertia, as_vector3, build_model
 
 SIGMA_TYPES = {0: "revolute", 1: "prismatic", 2: "fixed"}
+ROW_TYPES = ("spherical",)  # joint_type values besides sigma's
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,8 @@ class MDHLink:
     base; ``None`` = the previous row). ``inertia`` is about the COM in frame
     ``R_j`` axes: 3, 6 (xx, yy, zz, xy, xz, yz) or 9 numbers. Units: m, rad,
     kg, kg m^2. ``armature``, ``coulomb``, ``viscous`` are Khalil eq. 31's
-    ``Ia_j``, ``Fs_j``, ``Fv_j``.
+    ``Ia_j``, ``Fs_j``, ``Fv_j``. ``joint_type="spherical"`` (with ``sigma = 0``)
+    makes the row a spherical joint (see the module docstring).
     """
 
     sigma: int = 0
@@ -60,6 +68,7 @@ class MDHLink:
     armature: float = 0.0
     coulomb: float = 0.0
     viscous: float = 0.0
+    joint_type: str | None = None
 
 
 def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "link0",
@@ -77,6 +86,9 @@ def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "
         if row.sigma not in SIGMA_TYPES:
             raise DHError(f"{where}: sigma = {row.sigma!r} must be 0 (revolute), 1 (prismatic) "
                           "or 2 (fixed)")
+        if row.joint_type is not None and (row.joint_type not in ROW_TYPES or row.sigma != 0):
+            raise DHError(f"{where}: joint_type = {row.joint_type!r} must be None or one of "
+                          f"{', '.join(map(repr, ROW_TYPES))} (with sigma = 0)")
         antecedent = j - 1 if row.antecedent is None else row.antecedent
         if not 0 <= antecedent < j:
             raise DHError(f"{where}: antecedent a(j) = {antecedent} must be in 0..{j - 1} "
@@ -95,7 +107,8 @@ def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "
                                    as_vector3(row.com, f"{where} com", DHError),
                                    as_inertia(row.inertia, where, DHError)))
         joint_specs.append(JointSpec(
-            joint_name, SIGMA_TYPES[row.sigma], link_names[antecedent], link_names[j], origin,
+            joint_name, row.joint_type or SIGMA_TYPES[row.sigma], link_names[antecedent],
+            link_names[j], origin,
             np.array([0.0, 0.0, 1.0]), row.effort_limit, row.velocity_limit, row.lower_limit,
             row.upper_limit, row.armature, row.coulomb, row.viscous,
         ))

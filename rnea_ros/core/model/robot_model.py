@@ -1,26 +1,48 @@
 """The robot model: an immutable kinematic tree with inertial and drive parameters.
 
-Layout (``n`` = number of moving joints = number of bodies):
+Layout. ``njoints`` joints own the coordinates; ``nbodies`` bodies move, one per
+joint plus one per mimic follower (``nbodies == njoints`` without mimic joints,
+and then joint ``i`` moves body ``i``):
 
-* Joint ``i`` connects body ``parent[i]`` (``-1`` = fixed base) to body ``i``;
-  ``parent[i] < i`` (topological order).
-* Body ``i``'s frame is joint ``i``'s frame *after* the joint motion (the URDF
+* Body ``b`` hangs from body ``parent[b]`` (``-1`` = fixed base);
+  ``parent[b] < b`` (topological order). Joint ``j`` moves body
+  ``joint_body[j]``; follower ``f`` moves ``mimic_joints[f].body``.
+* Body ``b``'s frame is its joint's frame *after* the joint motion (the URDF
   child-link frame, the modified-DH frame ``R_j``). The joint frame before the
-  motion is placed in the parent body frame by ``placement_rotation[i]`` and
-  ``placement_translation[i]``.
-* The joint moves about (revolute, continuous) or along (prismatic) the unit
-  vector ``axis[i]``, expressed in the joint frame, which the motion leaves
-  invariant. A continuous joint is a revolute joint without position limits and
-  uses **one** angle (unlike Pinocchio's cos/sin pair).
-* Body ``i`` has ``mass[i]`` [kg], centre of mass ``com[i]`` [m] and rotational
-  inertia about that COM ``inertia[i]`` [kg m^2], all in body ``i``'s frame.
+  motion is placed in the parent body frame by ``placement_rotation[b]`` and
+  ``placement_translation[b]``.
+* A 1-DoF joint moves about (revolute, continuous) or along (prismatic) the
+  unit vector ``axis[b]``, expressed in the joint frame, which the motion
+  leaves invariant. A continuous joint is a revolute joint without position
+  limits and uses **one** angle (unlike Pinocchio's cos/sin pair).
+* Multi-DoF joints (``"free-flyer"``, ``"planar"``, ``"spherical"``) follow
+  Pinocchio's layout (:mod:`rnea_ros.core.model.joints`): free-flyer
+  ``q = [x y z qx qy qz qw]``, ``v = [v; w]`` in the body frame; planar
+  ``q = [x y cos(th) sin(th)]`` in the joint frame's xy plane, ``v = [vx vy wz]``;
+  spherical ``q = [qx qy qz qw]``, ``v = w``. Their ``axis`` is unused.
+* Coordinates: joint ``j`` owns ``q[idx_q[j]: idx_q[j] + joint_nq[j]]`` and
+  ``v[idx_v[j]: idx_v[j] + joint_nv[j]]`` (Pinocchio's names), in joint order;
+  ``nq = sum joint_nq``, ``nv = sum joint_nv``; accelerations and generalized
+  forces are ``nv``-vectors, the mass matrix is ``(nv, nv)``.
+* Mimic followers (URDF ``<mimic>``) own no coordinate and are not in
+  ``joint_names``: ``mimic_joints`` maps each follower's name to its
+  :class:`~rnea_ros.core.model.joints.MimicJoint` (body, type, leader,
+  multiplier, offset); :meth:`RobotModel.mimic_positions` gives their positions.
+* Body ``b`` has ``mass[b]`` [kg], centre of mass ``com[b]`` [m] and rotational
+  inertia about that COM ``inertia[b]`` [kg m^2], all in body ``b``'s frame.
   Links welded by fixed joints are merged into one body; ``frames`` keeps every
   link's placement as a :class:`Frame`.
-* Drive parameters per joint: ``armature`` (reflected rotor inertia
-  ``gear_ratio**2 * rotor_inertia`` [kg m^2] or [kg]), ``coulomb`` [N m] or
-  [N], ``viscous`` [N m s/rad] or [N s/m]; limits ``effort_limit``,
-  ``velocity_limit``, ``lower_limit``, ``upper_limit`` (``inf`` when absent).
+* Drive parameters per velocity coordinate (``nv``): ``armature`` (reflected rotor
+  inertia ``gear_ratio**2 * rotor_inertia`` [kg m^2] or [kg]), ``coulomb``
+  [N m] or [N], ``viscous`` [N m s/rad] or [N s/m]; limits ``effort_limit``,
+  ``velocity_limit`` (``nv``) and ``lower_limit``, ``upper_limit`` (``nq``)
+  (``inf`` when absent).
 * ``gravity`` (3,) [m/s^2] in the base frame.
+
+For the compiled kernels the model is packed into 1-DoF rows, the *kernel
+tree* (:mod:`rnea_ros.core.model.kernel_tree`): ``kernel_floats`` and
+``kernel_map``; ``expanded`` is False when it is the model itself (1-DoF joints
+only, no mimic), whose kernels then run exactly as they always did.
 """
 
 from __future__ import annotations
@@ -34,7 +56,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core import _jit
 from rnea_ros.core.errors import (
     InertiaError,
     InertiaWarning,
@@ -43,11 +64,20 @@ from rnea_ros.core.errors import (
     StateError,
     options,
 )
+from rnea_ros.core.model.joints import (
+    JOINT_NQ,
+    JOINT_NV,
+    JOINT_TYPES,
+    ONE_DOF,
+    UNIT_PARTS,
+    UNIT_TOLERANCE,
+    MimicJoint,
+)
+from rnea_ros.core.model.kernel_tree import BodyMotion, build_kernel_tree
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-JOINT_TYPES = ("revolute", "continuous", "prismatic")
 INERTIA_CHECKS = ("strict", "warn")
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -105,7 +135,7 @@ def _frozen(a: Any, dtype: type = np.float64) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class RobotModel:
-    """Immutable fixed-base kinematic tree (see the module docstring for the layout)."""
+    """Immutable kinematic tree (see the module docstring for the layout)."""
 
     name: str
     joint_names: tuple[str, ...]
@@ -129,18 +159,31 @@ class RobotModel:
     frames: Mapping[str, Frame] = field(default_factory=dict)
     root_link: str = "base"
     inertia_check: str = "strict"
-    # Derived: sizes, and the packed read-only array handed to the compiled kernels.
+    mimic_joints: Mapping[str, MimicJoint] = field(default_factory=dict)
+    # Derived: sizes, the coordinate layout, and the packed arrays handed to the kernels.
     nq: int = field(init=False)
     nv: int = field(init=False)
+    njoints: int = field(init=False)
+    nbodies: int = field(init=False)
+    idx_q: IntArray = field(init=False, repr=False)
+    idx_v: IntArray = field(init=False, repr=False)
+    joint_nq: IntArray = field(init=False, repr=False)
+    joint_nv: IntArray = field(init=False, repr=False)
+    joint_body: IntArray = field(init=False, repr=False)
     vector_shape: tuple[int] = field(init=False, repr=False)
+    config_shape: tuple[int] = field(init=False, repr=False)
+    expanded: bool = field(init=False, repr=False)
     kernel_floats: Array = field(init=False, repr=False)
+    kernel_map: Array = field(init=False, repr=False)
+    kernel_first_row: IntArray = field(init=False, repr=False)
+    kernel_last_row: IntArray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        n = len(self.joint_names)
         set_ = object.__setattr__
-        set_(self, "nq", n)  # one coordinate per joint (continuous joints too)
-        set_(self, "nv", n)
-        set_(self, "vector_shape", (n,))
+        set_(self, "joint_names", tuple(self.joint_names))
+        set_(self, "joint_types", tuple(self.joint_types))
+        set_(self, "body_names", tuple(self.body_names))
+        set_(self, "mimic_joints", dict(self.mimic_joints))
         set_(self, "parent", _frozen(self.parent, np.int64))
         for name in (
             "placement_rotation", "placement_translation", "axis", "mass", "com", "inertia",
@@ -149,20 +192,61 @@ class RobotModel:
         ):
             set_(self, name, _frozen(getattr(self, name)))
         set_(self, "frames", dict(self.frames))
-        self._validate(n)
-        floats = _jit.pack_model(
-            self.parent,
-            np.array([_jit.joint_kind(t == "prismatic", u)
-                      for t, u in zip(self.joint_types, self.axis, strict=True)], dtype=np.int64),
-            self.placement_rotation, self.placement_translation, self.axis,
-            self.mass, self.com, self.inertia, self.armature, self.coulomb, self.viscous,
-        )
-        set_(self, "kernel_floats", _frozen(floats))
+        self._layout()
+        self._validate()
+        motions = self._body_motions()
+        tree = build_kernel_tree(
+            motions, self.nq, self.nv, self.parent, self.placement_rotation,
+            self.placement_translation, self.axis, self.mass, self.com, self.inertia,
+            self.armature, self.coulomb, self.viscous)
+        set_(self, "kernel_floats", _frozen(tree.floats))
+        set_(self, "kernel_map", _frozen(tree.map))
+        set_(self, "kernel_first_row", _frozen(tree.first_row, np.int64))
+        set_(self, "kernel_last_row", _frozen(tree.last_row, np.int64))
+        set_(self, "expanded", bool(self.mimic_joints)
+             or any(t not in ONE_DOF for t in self.joint_types))
+
+    def _layout(self) -> None:
+        """Sizes and ``idx_q``/``idx_v``/``joint_nq``/``joint_nv``/``joint_body``."""
+        set_ = object.__setattr__
+        for jname, jtype in zip(self.joint_names, self.joint_types, strict=False):
+            if jtype not in JOINT_TYPES:
+                raise ModelError(
+                    f"joint '{jname}': type '{jtype}' is not one of {options(JOINT_TYPES)}")
+        nq_j = np.array([JOINT_NQ[t] for t in self.joint_types], dtype=np.int64)
+        nv_j = np.array([JOINT_NV[t] for t in self.joint_types], dtype=np.int64)
+        set_(self, "joint_nq", _frozen(nq_j, np.int64))
+        set_(self, "joint_nv", _frozen(nv_j, np.int64))
+        set_(self, "idx_q", _frozen(np.cumsum(nq_j) - nq_j, np.int64))
+        set_(self, "idx_v", _frozen(np.cumsum(nv_j) - nv_j, np.int64))
+        set_(self, "nq", int(nq_j.sum()))
+        set_(self, "nv", int(nv_j.sum()))
+        set_(self, "njoints", len(self.joint_names))
+        set_(self, "nbodies", len(self.body_names))
+        set_(self, "vector_shape", (self.nv,))
+        set_(self, "config_shape", (self.nq,))
+        followers = {m.body for m in self.mimic_joints.values()}
+        set_(self, "joint_body", _frozen(
+            [b for b in range(self.nbodies) if b not in followers], np.int64))
+
+    def _body_motions(self) -> list[BodyMotion]:
+        """What moves each body (the kernel tree's input)."""
+        motions: list[BodyMotion | None] = [None] * self.nbodies
+        for j, b in enumerate(self.joint_body):
+            motions[int(b)] = BodyMotion(self.joint_types[j], int(self.idx_q[j]),
+                                         int(self.idx_v[j]))
+        for m in self.mimic_joints.values():
+            leader = self.joint_names.index(m.leader)
+            motions[m.body] = BodyMotion(m.type, int(self.idx_q[leader]),
+                                         int(self.idx_v[leader]), m.multiplier, m.offset,
+                                         follower=True)
+        return [m for m in motions if m is not None]
 
     # ------------------------------------------------------------------ checks
-    def _validate(self, n: int) -> None:
+    def _validate(self) -> None:
+        n, nb, nq, nv = self.njoints, self.nbodies, self.nq, self.nv
         shapes = {
-            "joint_types": (len(self.joint_types),), "body_names": (len(self.body_names),),
+            "joint_types": (len(self.joint_types),), "body_names": (nb,),
             "parent": self.parent.shape, "placement_rotation": self.placement_rotation.shape,
             "placement_translation": self.placement_translation.shape, "axis": self.axis.shape,
             "mass": self.mass.shape, "com": self.com.shape, "inertia": self.inertia.shape,
@@ -172,11 +256,14 @@ class RobotModel:
             "upper_limit": self.upper_limit.shape, "gravity": self.gravity.shape,
         }
         expected = {
-            "placement_rotation": (n, 3, 3), "placement_translation": (n, 3), "axis": (n, 3),
-            "com": (n, 3), "inertia": (n, 3, 3), "gravity": (3,),
+            "joint_types": (n,), "placement_rotation": (nb, 3, 3),
+            "placement_translation": (nb, 3), "axis": (nb, 3), "com": (nb, 3),
+            "inertia": (nb, 3, 3), "gravity": (3,), "armature": (nv,), "coulomb": (nv,),
+            "viscous": (nv,), "effort_limit": (nv,), "velocity_limit": (nv,),
+            "lower_limit": (nq,), "upper_limit": (nq,),
         }
         for key, shape in shapes.items():
-            want = expected.get(key, (n,))
+            want = expected.get(key, (nb,))
             if shape != want:
                 raise ModelError(f"model '{self.name}': {key} has shape {shape}, expected {want}")
         if n == 0:
@@ -184,42 +271,73 @@ class RobotModel:
         if self.inertia_check not in INERTIA_CHECKS:
             raise ModelError(f"inertia_check '{self.inertia_check}' is not one of "
                              f"{options(INERTIA_CHECKS)}")
-        if len(set(self.joint_names)) != n:
-            dup = sorted({j for j in self.joint_names if self.joint_names.count(j) > 1})
+        names = list(self.joint_names) + list(self.mimic_joints)
+        if len(set(names)) != len(names):
+            dup = sorted({j for j in names if names.count(j) > 1})
             raise ModelError(f"model '{self.name}': duplicate joint names {options(dup)}")
-        for i, (jname, jtype) in enumerate(zip(self.joint_names, self.joint_types, strict=True)):
-            if jtype not in JOINT_TYPES:
+        self._validate_mimic()
+        if len(self.joint_body) != n:
+            raise ModelError(f"model '{self.name}': {nb} bodies for {n} joints and "
+                             f"{len(self.mimic_joints)} mimic followers")
+        joint_of_body = {int(b): j for j, b in enumerate(self.joint_body)}
+        for b in range(nb):
+            jname = (self.joint_names[joint_of_body[b]] if b in joint_of_body else
+                     next(f for f, m in self.mimic_joints.items() if m.body == b))
+            if not -1 <= self.parent[b] < b:
                 raise ModelError(
-                    f"joint '{jname}': type '{jtype}' is not one of {options(JOINT_TYPES)}"
+                    f"joint '{jname}': parent body {self.parent[b]} must precede it (tree order)"
                 )
-            if not -1 <= self.parent[i] < i:
+            if abs(float(np.linalg.norm(self.axis[b])) - 1.0) > 1e-9:
                 raise ModelError(
-                    f"joint '{jname}': parent body {self.parent[i]} must precede it (tree order)"
-                )
-            if abs(float(np.linalg.norm(self.axis[i])) - 1.0) > 1e-9:
-                raise ModelError(
-                    f"joint '{jname}': axis {self.axis[i].tolist()} is not a unit vector")
-            R = self.placement_rotation[i]
+                    f"joint '{jname}': axis {self.axis[b].tolist()} is not a unit vector")
+            R = self.placement_rotation[b]
             if float(np.abs(R @ R.T - np.eye(3)).max()) > 1e-9 or np.linalg.det(R) < 0.0:
                 raise ModelError(f"joint '{jname}': placement rotation is not a rotation matrix")
             with warnings.catch_warnings():  # links were checked (and warned about) already
                 warnings.simplefilter("ignore", InertiaWarning)
-                check_inertia(f"body '{self.body_names[i]}'", float(self.mass[i]),
-                              self.com[i], self.inertia[i], self.inertia_check)
+                check_inertia(f"body '{self.body_names[b]}'", float(self.mass[b]),
+                              self.com[b], self.inertia[b], self.inertia_check)
+        for j, jname in enumerate(self.joint_names):
+            v = slice(int(self.idx_v[j]), int(self.idx_v[j] + self.joint_nv[j]))
+            q = slice(int(self.idx_q[j]), int(self.idx_q[j] + self.joint_nq[j]))
             for key in ("armature", "coulomb", "viscous"):
-                value = float(getattr(self, key)[i])
-                if not np.isfinite(value) or value < 0.0:
-                    raise ModelError(f"joint '{jname}': {key} = {value:g} must be finite and >= 0")
-            if self.lower_limit[i] > self.upper_limit[i]:
+                values = getattr(self, key)[v]
+                if not np.all(np.isfinite(values)) or np.any(values < 0.0):
+                    raise ModelError(f"joint '{jname}': {key} = {values.tolist()} must be "
+                                     "finite and >= 0")
+            if np.any(self.lower_limit[q] > self.upper_limit[q]):
                 raise ModelError(
-                    f"joint '{jname}': lower limit {self.lower_limit[i]:g} > "
-                    f"upper limit {self.upper_limit[i]:g}"
+                    f"joint '{jname}': lower limit {self.lower_limit[q].tolist()} > "
+                    f"upper limit {self.upper_limit[q].tolist()}"
                 )
             for key in ("effort_limit", "velocity_limit"):
-                if not float(getattr(self, key)[i]) > 0.0:
+                if not np.all(getattr(self, key)[v] > 0.0):
                     raise ModelError(f"joint '{jname}': {key} must be > 0 (inf when unlimited)")
         if not np.all(np.isfinite(self.gravity)):
             raise ModelError(f"model '{self.name}': gravity {self.gravity.tolist()} is not finite")
+
+    def _validate_mimic(self) -> None:
+        bodies: set[int] = set()
+        for fname, m in self.mimic_joints.items():
+            if not isinstance(m, MimicJoint):
+                raise ModelError(f"mimic joint '{fname}': expected a MimicJoint, got {m!r}")
+            if m.type not in ONE_DOF:
+                raise ModelError(f"mimic joint '{fname}': type '{m.type}' is not one of "
+                                 f"{options(ONE_DOF)}")
+            if m.leader not in self.joint_names:
+                raise ModelError(f"mimic joint '{fname}': leader '{m.leader}' is not a joint of "
+                                 f"model '{self.name}'; joints: {options(self.joint_names)}")
+            leader_type = self.joint_types[self.joint_names.index(m.leader)]
+            if leader_type not in ONE_DOF:
+                raise ModelError(f"mimic joint '{fname}': leader '{m.leader}' is a "
+                                 f"{leader_type} joint; a leader must be 1-DoF "
+                                 f"({options(ONE_DOF)})")
+            if not (np.isfinite(m.multiplier) and np.isfinite(m.offset)):
+                raise ModelError(f"mimic joint '{fname}': multiplier and offset must be finite")
+            if not 0 <= m.body < self.nbodies or m.body in bodies:
+                raise ModelError(f"mimic joint '{fname}': body {m.body} is not a free body "
+                                 f"index in 0..{self.nbodies - 1}")
+            bodies.add(m.body)
 
     # --------------------------------------------------------------- geometry
     def replace(self, **changes: Any) -> RobotModel:
@@ -228,8 +346,55 @@ class RobotModel:
 
     def without_friction(self) -> RobotModel:
         """A copy with Coulomb and viscous friction set to zero."""
-        zero = np.zeros(self.nq)
+        zero = np.zeros(self.nv)
         return self.replace(coulomb=zero, viscous=zero)
+
+    def require_one_dof(self, what: str) -> None:
+        """Raise :class:`ModelError` when the model has multi-DoF or mimic joints, which
+        ``what`` (an algorithm's name) does not support yet (docs/design.md lists them)."""
+        if not self.expanded:
+            return
+        multi = [f"'{j}' ({t})" for j, t in zip(self.joint_names, self.joint_types, strict=True)
+                 if t not in ONE_DOF]
+        mimic = [f"'{f}' (mimic)" for f in self.mimic_joints]
+        raise ModelError(f"{what} supports 1-DoF joints without mimic only; model "
+                         f"'{self.name}' has {', '.join(multi + mimic)}")
+
+    # ------------------------------------------------------------- coordinates
+    def joint_of_coordinate(self, index: int, space: str = "v") -> str:
+        """Name of the joint owning entry ``index`` of a configuration (``space="q"``)
+        or velocity-sized (``"v"``) vector."""
+        start, size = (self.idx_q, self.joint_nq) if space == "q" else (self.idx_v, self.joint_nv)
+        for j, name in enumerate(self.joint_names):
+            if start[j] <= index < start[j] + size[j]:
+                return name
+        raise ModelError(f"model '{self.name}': no coordinate {index} in {space} "
+                         f"(size {self.nq if space == 'q' else self.nv})")
+
+    def check_configuration(self, q: Array) -> None:
+        """Raise :class:`StateError` naming the joint whose quaternion (or planar
+        ``cos, sin`` pair) in ``q`` (nq,) is not a unit vector within
+        ``UNIT_TOLERANCE`` (it is never silently normalised)."""
+        for j, jtype in enumerate(self.joint_types):
+            if jtype in UNIT_PARTS:
+                lo, hi = UNIT_PARTS[jtype]
+                part = q[int(self.idx_q[j]) + lo: int(self.idx_q[j]) + hi]
+                norm = float(np.linalg.norm(part))
+                if not abs(norm - 1.0) <= UNIT_TOLERANCE:
+                    what = "cos/sin pair" if jtype == "planar" else "quaternion [x, y, z, w]"
+                    raise StateError(
+                        f"q of {jtype} joint '{self.joint_names[j]}': {what} {part.tolist()} "
+                        f"has norm {norm:.9g}, not 1 (tolerance {UNIT_TOLERANCE:g})")
+
+    def mimic_positions(self, q: object) -> dict[str, float]:
+        """Positions of the mimic followers at ``q`` (nq,):
+        ``multiplier * q_leader + offset`` by follower name."""
+        qa = np.asarray(q, dtype=np.float64)
+        if qa.shape != self.config_shape:
+            raise StateError(f"q has shape {qa.shape}, expected ({self.nq},) (nq) for model "
+                             f"'{self.name}'")
+        return {name: m.multiplier * float(qa[self.idx_q[self.joint_names.index(m.leader)]])
+                + m.offset for name, m in self.mimic_joints.items()}
 
     # ------------------------------------------------------------ joint names
     def joint_index(self, name: str) -> int:
@@ -269,7 +434,13 @@ class RobotModel:
         return np.array([position[j] for j in self.joint_names], dtype=np.int64)
 
     def to_model_order(self, names: Sequence[str], values: Sequence[float] | Array) -> Array:
-        """Reorder a name-keyed vector (e.g. ``JointState.position``) into model order."""
+        """Reorder a name-keyed vector (e.g. ``JointState.position``) into model order
+        (1-DoF joints only: a multi-DoF joint has no single value)."""
+        multi = [j for j, t in zip(self.joint_names, self.joint_types, strict=True)
+                 if t not in ONE_DOF]
+        if multi:
+            raise ModelError(f"model '{self.name}' has multi-DoF joints {options(multi)}: "
+                             "a name-keyed vector cannot hold their coordinates")
         values = np.asarray(values, dtype=np.float64)
         if values.shape != (len(names),):
             raise StateError(

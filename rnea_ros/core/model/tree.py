@@ -6,12 +6,21 @@ Each :class:`JointSpec` places its joint frame in the parent *link* frame
 joints are merged: the child link's inertia is added to the body it is welded
 to and its frame is kept in ``RobotModel.frames``. Bodies are numbered in
 depth-first order from the root, children in the order they were given.
+
+Multi-DoF joints (``free-flyer``, ``planar``, ``spherical``; see
+:mod:`~rnea_ros.core.model.joints`) take their scalar limits and drive
+parameters for every coordinate; ``root_joint`` puts one between the base and
+the root link (Pinocchio's ``buildModel(..., JointModelFreeFlyer())``, named
+``root_joint`` as there). A joint with ``mimic = (leader, multiplier, offset)``
+becomes a follower (``RobotModel.mimic_joints``) unless ``mimic=False``, where
+it stays an independent joint (Pinocchio's default); chains of mimics resolve
+to their root leader.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,11 +28,14 @@ from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
 from rnea_ros.core.errors import ModelError, options
+from rnea_ros.core.model.joints import JOINT_NQ, JOINT_NV, MULTI_DOF, ONE_DOF, MimicJoint
 from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, Frame, RobotModel, check_inertia
 
 Array = NDArray[np.float64]
 INF = math.inf
-SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
+SUPPORTED = (*ONE_DOF, "fixed", *MULTI_DOF)
+ROOT_JOINTS = ("free-flyer", "planar")
+ROOT_JOINT_NAME = "root_joint"  # Pinocchio's name for it
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,7 @@ class JointSpec:
     armature: float = 0.0
     coulomb: float = 0.0
     viscous: float = 0.0
+    mimic: tuple[str, float, float] | None = None  # (leader, multiplier, offset)
 
 
 def build_model(
@@ -68,12 +81,18 @@ def build_model(
     gravity: Sequence[float] = STANDARD_GRAVITY,
     error: type[ModelError] = ModelError,
     inertia_check: str = "strict",
+    root_joint: str | None = None,
+    mimic: bool = True,
 ) -> RobotModel:
     """Check the tree and assemble the model; problems raise ``error`` naming the item.
 
     ``inertia_check`` is ``"strict"`` (non-physical inertias raise
-    :class:`~rnea_ros.core.errors.InertiaError`) or ``"warn"``.
+    :class:`~rnea_ros.core.errors.InertiaError`) or ``"warn"``. ``root_joint``
+    (``"free-flyer"``, ``"planar"`` or None) moves the root link on a joint
+    named ``root_joint``; ``mimic`` makes joints with a ``mimic`` entry followers.
     """
+    if root_joint is not None and root_joint not in ROOT_JOINTS:
+        raise error(f"root_joint '{root_joint}' is not one of {options(ROOT_JOINTS)} (or None)")
     if not links:
         raise error(f"model '{name}' defines no links")
     link_by_name: dict[str, LinkSpec] = {}
@@ -92,7 +111,7 @@ def build_model(
         if joint.type not in SUPPORTED:
             raise error(
                 f"joint '{joint.name}' has type '{joint.type}', which is not supported; "
-                f"supported types: {options(SUPPORTED)} (fixed-base trees only)"
+                f"supported types: {options(SUPPORTED)}"
             )
         for role, link_name in (("parent", joint.parent), ("child", joint.child)):
             if link_name not in link_by_name:
@@ -116,12 +135,21 @@ def build_model(
     if len(roots) > 1:
         raise error(f"the model has several root links: {options(roots)}; a tree has one")
     root = roots[0]
+    root_spec = None
+    if root_joint is not None:
+        floating = [j.name for j in children[root] if j.type == "free-flyer"]
+        if floating:
+            raise error(f"root_joint '{root_joint}' requested, but root link '{root}' already "
+                        f"floats on joint '{floating[0]}'; load it with root_joint=None")
+        if ROOT_JOINT_NAME in seen_joints:
+            raise error(f"root_joint: the model already has a joint named '{ROOT_JOINT_NAME}'")
+        root_spec = JointSpec(ROOT_JOINT_NAME, root_joint, "", root)
 
     frames: dict[str, Frame] = {}
     body_inertia: list[tuple[float, Array, Array]] = []
     rows: list[tuple[JointSpec, int, tuple[Array, Array]]] = []
     base = Frame(-1, np.eye(3), np.zeros(3))
-    stack: list[tuple[str, JointSpec | None, Frame]] = [(root, None, base)]
+    stack: list[tuple[str, JointSpec | None, Frame]] = [(root, root_spec, base)]
     while stack:  # pre-order depth-first: a body is numbered after its parent
         link_name, via, parent_frame = stack.pop()
         frame = parent_frame
@@ -152,6 +180,8 @@ def build_model(
         raise error(f"model '{name}' has no moving joint")
 
     def axis_of(joint: JointSpec) -> Array:
+        if joint.type in MULTI_DOF:
+            return np.array([0.0, 0.0, 1.0])  # unused (planar: the joint frame's xy plane)
         axis = np.asarray(joint.axis, dtype=np.float64)
         norm = float(np.linalg.norm(axis))
         if not np.isfinite(norm) or norm < 1e-12:
@@ -162,11 +192,22 @@ def build_model(
         return np.array(values, dtype=np.float64)
 
     joint_rows = [r[0] for r in rows]
-    unlimited = [j.type == "continuous" for j in joint_rows]
+    followers = _resolve_mimic(joint_rows, joints, error) if mimic else {}
+    coordinate_rows = [j for j in joint_rows if j.name not in followers]
+
+    def per_v(get: Callable[[JointSpec], float]) -> Array:
+        return vector([get(j) for j in coordinate_rows for _ in range(JOINT_NV[j.type])])
+
+    def per_q(get: Callable[[JointSpec], float], unbounded: float) -> Array:
+        """A position limit per configuration entry (none on multi-DoF joints)."""
+        return vector([get(j) if j.type in ONE_DOF else unbounded
+                       for j in coordinate_rows for _ in range(JOINT_NQ[j.type])])
+
+    body_of = {j.name: b for b, j in enumerate(joint_rows)}
     return RobotModel(
         name=name,
-        joint_names=tuple(j.name for j in joint_rows),
-        joint_types=tuple(j.type for j in joint_rows),
+        joint_names=tuple(j.name for j in coordinate_rows),
+        joint_types=tuple(j.type for j in coordinate_rows),
         body_names=tuple(j.child for j in joint_rows),
         parent=np.array([r[1] for r in rows], dtype=np.int64),
         placement_rotation=np.array([r[2][0] for r in rows]),
@@ -175,20 +216,49 @@ def build_model(
         mass=vector([b[0] for b in body_inertia]),
         com=np.array([b[1] for b in body_inertia]),
         inertia=np.array([b[2] for b in body_inertia]),
-        armature=vector([j.armature for j in joint_rows]),
-        coulomb=vector([j.coulomb for j in joint_rows]),
-        viscous=vector([j.viscous for j in joint_rows]),
-        effort_limit=vector([j.effort_limit for j in joint_rows]),
-        velocity_limit=vector([j.velocity_limit for j in joint_rows]),
-        lower_limit=vector([-INF if u else j.lower_limit
-                            for j, u in zip(joint_rows, unlimited, strict=True)]),
-        upper_limit=vector([INF if u else j.upper_limit
-                            for j, u in zip(joint_rows, unlimited, strict=True)]),
+        armature=per_v(lambda j: j.armature),
+        coulomb=per_v(lambda j: j.coulomb),
+        viscous=per_v(lambda j: j.viscous),
+        effort_limit=per_v(lambda j: j.effort_limit),
+        velocity_limit=per_v(lambda j: j.velocity_limit),
+        lower_limit=per_q(lambda j: -INF if j.type == "continuous" else j.lower_limit, -INF),
+        upper_limit=per_q(lambda j: INF if j.type == "continuous" else j.upper_limit, INF),
         gravity=np.asarray(gravity, dtype=np.float64),
         frames=frames,
         root_link=root,
         inertia_check=inertia_check,
+        mimic_joints={f: MimicJoint(body_of[f], joint_rows[body_of[f]].type, *coupling)
+                      for f, coupling in followers.items()},
     )
+
+
+def _resolve_mimic(moving: Sequence[JointSpec], joints: Sequence[JointSpec],
+                   error: type[ModelError]) -> dict[str, tuple[str, float, float]]:
+    """Followers among the ``moving`` joints -> (root leader, multiplier, offset):
+    ``q_f = m q_l + o`` composed along chains of mimics. Raises ``error`` for an
+    unknown leader, a leader that is not a 1-DoF joint, or a cycle."""
+    by_name = {j.name: j for j in joints}
+    direct = {j.name: j.mimic for j in moving if j.mimic is not None}
+    out: dict[str, tuple[str, float, float]] = {}
+    for follower in direct:
+        if by_name[follower].type not in ONE_DOF:
+            raise error(f"joint '{follower}' is a {by_name[follower].type} joint and cannot "
+                        f"mimic another (followers are 1-DoF: {options(ONE_DOF)})")
+        name, mult, off, seen = follower, 1.0, 0.0, [follower]
+        while name in direct:
+            leader, m, o = direct[name]
+            if leader not in by_name:
+                raise error(f"joint '{name}' mimics unknown joint '{leader}'")
+            if leader in seen:
+                raise error(f"mimic joints form a cycle: {' -> '.join([*seen, leader])}")
+            mult, off = mult * m, mult * o + off  # q = mult (m q_l + o) + off
+            name = leader
+            seen.append(name)
+        if by_name[name].type not in ONE_DOF:
+            raise error(f"joint '{follower}' mimics '{name}', a {by_name[name].type} joint; "
+                        f"a leader must be 1-DoF ({options(ONE_DOF)})")
+        out[follower] = (name, mult, off)
+    return out
 
 
 def as_inertia(value: object, where: str, error: type[ModelError] = ModelError) -> Array:

@@ -1,11 +1,14 @@
 """Our own URDF reader (Pinocchio is the oracle, so it must not also be the parser).
 
 Reads links (``<inertial>``) and joints (``revolute``, ``continuous``,
-``prismatic``, ``fixed``; ``<origin>``, ``<axis>``, ``<limit>``,
-``<dynamics damping friction>``) and ignores everything else (visuals,
-collisions, ``<gazebo>``, ``<ros2_control>``, ``<transmission>``). ``<mimic>``
-joints are kept as independent joints, as Pinocchio does by default.
-``floating`` and ``planar`` joints are rejected: models are fixed-base.
+``prismatic``, ``fixed``, ``floating`` (a free-flyer), ``planar``; ``<origin>``,
+``<axis>``, ``<limit>``, ``<dynamics damping friction>``, ``<mimic>``) and
+ignores everything else (visuals, collisions, ``<gazebo>``, ``<ros2_control>``,
+``<transmission>``). A ``planar`` joint moves in its frame's xy plane (as in
+Pinocchio, which ignores its axis; an axis other than ``0 0 1`` is an error).
+``<mimic>`` joints are followers of their leader (``mimic=True``, Pinocchio's
+``buildModelFromUrdf(path, mimic=True)``) or independent joints
+(``mimic=False``, Pinocchio's default).
 
 URDF has no rotor-inertia field: pass a drive side file (see
 :mod:`rnea_ros.core.model.drives`) for armature, gear ratio and friction overrides.
@@ -37,6 +40,8 @@ def load_urdf(
     drives: str | Path | Mapping[str, Any] | None = None,
     gravity: Sequence[float] = STANDARD_GRAVITY,
     inertia_check: str = "strict",
+    root_joint: str | None = None,
+    mimic: bool = True,
 ) -> RobotModel:
     """Model from a URDF file path or a ``robot_description`` XML string.
 
@@ -44,6 +49,11 @@ def load_urdf(
     per-joint armature, gear ratio and friction, see :mod:`rnea_ros.core.model.drives`.
     ``inertia_check="warn"`` accepts non-physical (not positive definite,
     triangle-inequality violating) link inertias with an ``InertiaWarning``.
+    ``root_joint="free-flyer"`` (or ``"planar"``) moves the root link on a
+    joint named ``root_joint``, like ``pin.buildModelFromUrdf(path,
+    pin.JointModelFreeFlyer())``; a URDF whose root already floats (a
+    ``floating`` joint from it) is then a :class:`URDFError`. ``mimic=False``
+    keeps ``<mimic>`` joints as independent joints.
     """
     text: str
     origin: str
@@ -56,7 +66,8 @@ def load_urdf(
         origin = str(path)
     else:
         text, origin = str(source), "robot_description"
-    model = parse_urdf(text, origin=origin, gravity=gravity, inertia_check=inertia_check)
+    model = parse_urdf(text, origin=origin, gravity=gravity, inertia_check=inertia_check,
+                       root_joint=root_joint, mimic=mimic)
     if drives is not None:
         model = apply_drive_parameters(model, drives)
     return model
@@ -126,26 +137,43 @@ def _joint(elem: ET.Element) -> JointSpec:
         links[role] = e.get("link", "")
     limit = elem.find("limit")
     dynamics = elem.find("dynamics")
+    axis = _floats(elem.find("axis"), "xyz", 3, (1.0, 0.0, 0.0), where)
+    if jtype == "floating":
+        jtype = "free-flyer"
+    elif jtype == "planar":
+        if elem.find("axis") is not None and not np.array_equal(axis, (0.0, 0.0, 1.0)):
+            raise URDFError(f"{where}: planar joint with axis {axis.tolist()}; only motion in "
+                            "the joint frame's xy plane (axis 0 0 1) is supported")
+    mimic = None
+    m = elem.find("mimic")
+    if m is not None:
+        if not m.get("joint"):
+            raise URDFError(f"{where}: <mimic> has no joint attribute")
+        mimic = (m.get("joint", ""), _float(m, "multiplier", 1.0, where),
+                 _float(m, "offset", 0.0, where))
     return JointSpec(
         name=name,
         type=jtype,
         parent=links["parent"],
         child=links["child"],
         origin=_origin(elem, where),
-        axis=_floats(elem.find("axis"), "xyz", 3, (1.0, 0.0, 0.0), where),
+        axis=axis,
         effort_limit=_float(limit, "effort", INF, where) or INF,
         velocity_limit=_float(limit, "velocity", INF, where) or INF,
         lower_limit=_float(limit, "lower", -INF, where),
         upper_limit=_float(limit, "upper", INF, where),
         coulomb=_float(dynamics, "friction", 0.0, where),
         viscous=_float(dynamics, "damping", 0.0, where),
+        mimic=mimic,
     )
 
 
 def parse_urdf(text: str, *, origin: str = "robot_description",
                gravity: Sequence[float] = STANDARD_GRAVITY,
-               inertia_check: str = "strict") -> RobotModel:
-    """Model from URDF XML text; ``origin`` names the source in error messages."""
+               inertia_check: str = "strict", root_joint: str | None = None,
+               mimic: bool = True) -> RobotModel:
+    """Model from URDF XML text; ``origin`` names the source in error messages
+    (``root_joint``, ``mimic``: see :func:`load_urdf`)."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -166,4 +194,4 @@ def parse_urdf(text: str, *, origin: str = "robot_description",
             raise URDFError(f"joint '{joint.name}': <dynamics> damping and friction must be >= 0")
     name = root.get("name") or "robot"
     return build_model(name, links, joints, gravity=gravity, error=URDFError,
-                       inertia_check=inertia_check)
+                       inertia_check=inertia_check, root_joint=root_joint, mimic=mimic)

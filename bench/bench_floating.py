@@ -1,0 +1,120 @@
+"""Speed of the free-flyer dynamics against Pinocchio's Python bindings, in one run.
+
+For Talos (38 velocity coordinates) and Solo12 (18), both with Pinocchio's
+``JointModelFreeFlyer`` root and ours (``load_urdf(..., root_joint="free-flyer")``):
+per-call RNEA against ``pinocchio.rnea``, ABA against ``pinocchio.aba``, gravity
+against ``computeGeneralizedGravity`` (information), and the per-sample time of
+our batch RNEA over 10^4 samples against Pinocchio looped: ``pinocchio.rnea``
+called in a Python loop (the target), and ``pinocchio.rneaInParallel`` with one
+thread, Pinocchio's own C++ loop (information, the stricter peer). Best of
+several repeats; the ratios are what matter (targets from issue 12: RNEA <=
+1.5x, ABA <= 2x, batch >= 2x faster than Pinocchio looped).
+
+    python bench/bench_floating.py            # or: make bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import timeit
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from rnea_ros.core.dynamics.aba import aba
+from rnea_ros.core.dynamics.rnea import gravity_torques, rnea, rnea_batch
+from rnea_ros.oracle import PinocchioOracle
+from rnea_ros.samples import load_robot, robot_urdf
+
+RNEA_TARGET = 1.5  # ours / Pinocchio per call, at most
+ABA_TARGET = 2.0
+BATCH_TARGET = 2.0  # Pinocchio / ours per sample, at least
+
+Row = tuple[str, float, float, float, str, bool]
+
+
+def best_time(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
+    """Best per-call time [s] of ``fn`` over ``repeat`` runs of ``number`` calls."""
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def states(model: Any, oracle: PinocchioOracle, count: int, seed: int = 0
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random configurations (Pinocchio's randomConfiguration within +-1 on the base,
+    joint limits elsewhere; the layout is shared), velocities and accelerations."""
+    rng = np.random.default_rng(seed)
+    lo, hi = -np.ones(oracle.pm.nq), np.ones(oracle.pm.nq)
+    pq = np.array([pin.randomConfiguration(oracle.pm, lo, hi) for _ in range(count)])
+    order = np.concatenate([np.arange(i, i + n) for i, n in
+                            zip(oracle.idx_q, oracle.nq_j, strict=True)])
+    return pq[:, order], rng.uniform(-1, 1, (count, model.nv)), rng.uniform(-1, 1,
+                                                                             (count, model.nv))
+
+
+def bench_robot(name: str, samples: int) -> list[Row]:
+    model = load_robot(name, root_joint="free-flyer").without_friction()
+    oracle = PinocchioOracle(robot_urdf(name), model)
+    pm, pd = oracle.pm, oracle.pd
+    Q, V, A = states(model, oracle, samples)
+    q, v, a = Q[0], V[0], A[0]
+    pq, pv, pa = oracle.config(q), oracle.tangent(v), oracle.tangent(a)
+    tau = rnea(model, q, v, a)
+    ptau = oracle.tangent(tau)
+    rows: list[Row] = []
+    for label, ours, theirs, target in (
+        ("rnea per call", lambda: rnea(model, q, v, a), lambda: pin.rnea(pm, pd, pq, pv, pa),
+         RNEA_TARGET),
+        ("aba per call", lambda: aba(model, q, v, tau), lambda: pin.aba(pm, pd, pq, pv, ptau),
+         ABA_TARGET),
+        ("gravity per call", lambda: gravity_torques(model, q),
+         lambda: pin.computeGeneralizedGravity(pm, pd, pq), 0.0),
+    ):
+        ours(), theirs()
+        t_ours, t_pin = best_time(ours, 20000), best_time(theirs, 20000)
+        ratio = t_ours / t_pin
+        if target:
+            rows.append((label, t_ours, t_pin, ratio, f"<= {target}", ratio <= target))
+        else:
+            rows.append((label, t_ours, t_pin, ratio, "(information)", True))
+    PQ = np.array([oracle.config(x) for x in Q]).T.copy()
+    PV, PA = (np.array([oracle.tangent(x) for x in X]).T.copy() for X in (V, A))
+    pool = pin.ModelPool(pm, 1)
+    rnea_batch(model, Q[:2], V[:2], A[:2])
+    t_ours = best_time(lambda: rnea_batch(model, Q, V, A), 1, 5) / samples
+    cols = [(PQ[:, k], PV[:, k], PA[:, k]) for k in range(samples)]
+
+    def python_loop() -> None:
+        for x, y, z in cols:
+            pin.rnea(pm, pd, x, y, z)
+
+    t_loop = best_time(python_loop, 1, 5) / samples
+    rows.append((f"batch rnea ({samples}), per sample", t_ours, t_loop, t_ours / t_loop,
+                 f"pin/ours >= {BATCH_TARGET} (got {t_loop / t_ours:.2f})",
+                 t_loop / t_ours >= BATCH_TARGET))
+    t_pin = best_time(lambda: pin.rneaInParallel(1, pool, PQ, PV, PA), 1, 5) / samples
+    rows.append(("  vs rneaInParallel, one thread", t_ours, t_pin, t_ours / t_pin,
+                 f"(information: pin/ours {t_pin / t_ours:.2f})", True))
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Free-flyer dynamics speed against Pinocchio")
+    parser.add_argument("--robots", nargs="+", default=["talos", "solo12"])
+    parser.add_argument("--samples", type=int, default=10_000)
+    args = parser.parse_args(argv)
+    print(f"pinocchio {pin.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
+    print(f"{'robot':<8}{'measure':<36}{'ours us':>9}{'pin us':>9}{'ours/pin':>10}  target")
+    failures = 0
+    for name in args.robots:
+        for label, t_ours, t_pin, ratio, target, ok in bench_robot(name, args.samples):
+            print(f"{name:<8}{label:<36}{t_ours * 1e6:9.3f}{t_pin * 1e6:9.3f}{ratio:10.2f}  "
+                  f"{target} {'ok' if ok else 'MISSED'}")
+            failures += not ok
+    return 0 if failures == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,286 @@
+"""Between user coordinates ``(q, v, a)`` and the *kernel tree* (compiled helpers).
+
+The kernels of :mod:`rnea_ros.core.dynamics` work on 1-DoF rows. A model with
+multi-DoF or mimic joints is packed (:mod:`rnea_ros.core.model.kernel_tree`)
+into such rows plus a small map ``km`` (nk, 7), one row per kernel row:
+
+* ``K_KIND``: :data:`OWN` (a 1-DoF joint, or a mimic follower:
+  ``q_k = mult q[iq] + offset``, ``v_k = mult v[iv]``, ``a_k = mult a[iv]``),
+  :data:`INNER` (a later sub-joint of a multi-DoF joint: ``q_k = 0``,
+  ``v_k = v[iv]``), or the *anchor* (first sub-joint) of a multi-DoF joint,
+  :data:`FREE_FLYER`, :data:`PLANAR`, :data:`SPHERICAL`: ``q_k = 0`` and its
+  placement becomes ``placement o pose(q[iq:iq + nq])`` (:func:`write_anchor`).
+* ``K_IQ``, ``K_IV``: where its position and velocity come from;
+  ``K_MULT``, ``K_OFFSET``: the mimic multiplier and offset (1, 0 otherwise);
+  ``K_NQ``, ``K_NV``: the model's nq and nv (the same on every row).
+
+The sub-joints of a multi-DoF joint sit at zero displacement on coincident
+frames, so the kernel's body velocities equal Pinocchio's. Its
+velocity-product term for sub-joint ``k`` uses the velocity *after* ``k``,
+``v_par + sum_{j<=k} S_j v_j``, while a multi-DoF joint's body acceleration is
+``a_i = X a_par + S a + v_i x S v`` with the body's whole velocity ``v_i``
+(Caron's RNEA post, forward pass, for "common" joints whose ``S`` is constant in
+the body frame; Pinocchio's): the kernel must see ``a_k = a - corr(v)`` with
+
+    corr(v) = sum_{j<k} (S_j v_j) x (S_k v_k)
+
+(spatial motion cross products within the joint, in its motion subspace;
+:func:`joint_corr` gives them in closed form per type, :func:`pair_cross` in
+general). Generalized forces come back as ``tau[iv] += mult * tau_k``
+(:func:`gather`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import (
+    F_ARMATURE,
+    F_COULOMB,
+    F_P,
+    F_R,
+    F_VISCOUS,
+    Mat,
+    Motion,
+    Vec,
+    add3,
+    jit,
+    joint_motion,
+    mat3,
+    mcross,
+    mm,
+    mv,
+    put3,
+    put9,
+    sign,
+    vec3,
+)
+from rnea_ros.core.model.joints import UNIT_TOLERANCE
+
+if TYPE_CHECKING:
+    from rnea_ros.core.model.robot_model import RobotModel
+
+Array = NDArray[np.float64]
+
+K_KIND, K_IQ, K_IV, K_MULT, K_OFFSET, K_NQ, K_NV = 0, 1, 2, 3, 4, 5, 6
+K_COLS = 7
+OWN, INNER, FREE_FLYER, PLANAR, SPHERICAL = 0, 1, 2, 3, 4
+SUB_COUNT = {FREE_FLYER: 6, PLANAR: 3, SPHERICAL: 3}
+ANCHOR_KINDS = {"free-flyer": FREE_FLYER, "planar": PLANAR, "spherical": SPHERICAL}
+
+
+@jit
+def quaternion_matrix(x: float, y: float, z: float, w: float) -> Mat:
+    """Rotation matrix of the unit quaternion ``(x, y, z, w)`` (Eigen's formula)."""
+    tx, ty, tz = 2.0 * x, 2.0 * y, 2.0 * z
+    twx, twy, twz = tx * w, ty * w, tz * w
+    txx, txy, txz = tx * x, ty * x, tz * x
+    tyy, tyz, tzz = ty * y, tz * y, tz * z
+    return (1.0 - (tyy + tzz), txy - twz, txz + twy,
+            txy + twz, 1.0 - (txx + tzz), tyz - twx,
+            txz - twy, tyz + twx, 1.0 - (txx + tyy))
+
+
+@jit
+def joint_pose(kind: int, q: Array, iq: int) -> tuple[Mat, Vec, bool]:
+    """Pose ``(R, p)`` of a multi-DoF joint's body in its joint frame, and whether its
+    quaternion (or ``cos, sin`` pair) is a unit vector within ``UNIT_TOLERANCE``."""
+    if kind == PLANAR:
+        c, s = q[iq + 2], q[iq + 3]
+        norm = math.sqrt(c * c + s * s)
+        R = (c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0)
+        return R, (q[iq], q[iq + 1], 0.0), abs(norm - 1.0) <= UNIT_TOLERANCE
+    k = iq + 3 if kind == FREE_FLYER else iq
+    x, y, z, w = q[k], q[k + 1], q[k + 2], q[k + 3]
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    p = (q[iq], q[iq + 1], q[iq + 2]) if kind == FREE_FLYER else (0.0, 0.0, 0.0)
+    return quaternion_matrix(x, y, z, w), p, abs(norm - 1.0) <= UNIT_TOLERANCE
+
+
+@jit
+def write_anchor(fp: Array, km: Array, q: Array, k: int, fpx: Array) -> bool:
+    """``fpx[k]``'s placement = ``fp[k]``'s o the joint's pose at ``q``; False if the
+    quaternion (cos/sin pair) is not a unit vector."""
+    R, p, ok = joint_pose(int(km[k, K_KIND]), q, int(km[k, K_IQ]))
+    R0 = mat3(fp, k, F_R)
+    put9(fpx, k, F_R, mm(R0, R))
+    put3(fpx, k, F_P, add3(vec3(fp, k, F_P), mv(R0, p)))
+    return ok
+
+
+@jit
+def joint_corr(kind: int, v: Array, iv: int, out: Array, k: int) -> None:
+    """``out[k:k + nv_j] = corr(v)`` of the multi-DoF joint whose velocity starts at
+    ``v[iv]`` (closed forms of :func:`pair_cross` ``(v, v)``, in sub-joint order)."""
+    if kind == FREE_FLYER:  # [nu x w; (wy wz, -wx wz, wx wy)]
+        nx, ny, nz = v[iv], v[iv + 1], v[iv + 2]
+        wx, wy, wz = v[iv + 3], v[iv + 4], v[iv + 5]
+        out[k] = ny * wz - nz * wy
+        out[k + 1] = nz * wx - nx * wz
+        out[k + 2] = nx * wy - ny * wx
+        out[k + 3] = wy * wz
+        out[k + 4] = -wx * wz
+        out[k + 5] = wx * wy
+    elif kind == PLANAR:  # [vy wz, -vx wz, 0]
+        wz = v[iv + 2]
+        out[k] = v[iv + 1] * wz
+        out[k + 1] = -v[iv] * wz
+        out[k + 2] = 0.0
+    else:  # spherical
+        wx, wy, wz = v[iv], v[iv + 1], v[iv + 2]
+        out[k] = wy * wz
+        out[k + 1] = -wx * wz
+        out[k + 2] = wx * wy
+
+
+@jit
+def pair_cross(fp: Array, k0: int, count: int, x: Array, y: Array, out: Array) -> None:
+    """``out[k0 + k] = S_k . sum_{i<j} (S_i x_i) x (S_j y_j)`` over the ``count``
+    sub-joints starting at kernel row ``k0`` (``x``, ``y``, ``out`` kernel-row
+    vectors). The ``S_k`` are orthonormal and span the sum, so these are its
+    coordinates. ``corr(v) = pair_cross(v, v)``."""
+    zero = (0.0, 0.0, 0.0)
+    total: Motion = (zero, zero)
+    for j in range(1, count):
+        Sy = joint_motion(fp, k0 + j, y[k0 + j])
+        for i in range(j):
+            c = mcross(joint_motion(fp, k0 + i, x[k0 + i]), Sy)
+            total = (add3(total[0], c[0]), add3(total[1], c[1]))
+    for k in range(count):
+        S = joint_motion(fp, k0 + k, 1.0)
+        out[k0 + k] = (S[0][0] * total[0][0] + S[0][1] * total[0][1] + S[0][2] * total[0][2]
+                       + S[1][0] * total[1][0] + S[1][1] * total[1][1]
+                       + S[1][2] * total[1][2])
+
+
+@jit
+def expand_q(fp: Array, km: Array, q: Array, fpx: Array, qk: Array) -> bool:
+    """Kernel positions ``qk`` (nk,) and anchor placements in ``fpx`` (a copy of
+    ``fp``) at ``q``; False if a quaternion is not a unit vector."""
+    ok = True
+    for k in range(fp.shape[0]):
+        kind = int(km[k, K_KIND])
+        if kind == OWN:
+            qk[k] = km[k, K_MULT] * q[int(km[k, K_IQ])] + km[k, K_OFFSET]
+        else:
+            qk[k] = 0.0
+            if kind != INNER:
+                ok = write_anchor(fp, km, q, k, fpx) and ok
+    return ok
+
+
+@jit
+def expand_state(fp: Array, km: Array, q: Array, v: Array, a: Array, fpx: Array, qk: Array,
+                 vk: Array, ak: Array) -> bool:
+    """Kernel positions, anchors (as :func:`expand_q`), velocities ``vk = G v`` and
+    accelerations ``ak = G a - corr(v)`` in one sweep over the rows (a multi-DoF
+    joint's sub-rows follow its anchor, which writes their ``corr`` first)."""
+    ok = True
+    for k in range(fp.shape[0]):
+        kind = int(km[k, K_KIND])
+        iv = int(km[k, K_IV])
+        if kind == OWN:
+            m = km[k, K_MULT]
+            qk[k] = m * q[int(km[k, K_IQ])] + km[k, K_OFFSET]
+            vk[k] = m * v[iv]
+            ak[k] = m * a[iv]
+            continue
+        if kind != INNER:
+            ok = write_anchor(fp, km, q, k, fpx) and ok
+            joint_corr(kind, v, iv, ak, k)  # corr on this row and the next sub-rows
+        qk[k] = 0.0
+        vk[k] = v[iv]
+        ak[k] = a[iv] - ak[k]
+    return ok
+
+
+@jit
+def expand_motion(km: Array, v: Array, vk: Array) -> None:
+    """Kernel velocities (or accelerations without ``corr``) ``vk = G v``."""
+    for k in range(km.shape[0]):
+        vk[k] = km[k, K_MULT] * v[int(km[k, K_IV])]
+
+
+@jit
+def add_corr(km: Array, v: Array, ak: Array, a: Array) -> None:
+    """``a = ak + corr(v)`` (nv,) from kernel accelerations ``ak`` (nk,), for a model
+    without mimic joints (one kernel row per velocity coordinate): ABA's output."""
+    nk = km.shape[0]
+    for k in range(nk):
+        kind = int(km[k, K_KIND])
+        if kind >= FREE_FLYER:
+            iv = int(km[k, K_IV])
+            joint_corr(kind, v, iv, a, iv)
+    for k in range(nk):
+        iv = int(km[k, K_IV])
+        if int(km[k, K_KIND]) == OWN:
+            a[iv] = ak[k]
+        else:
+            a[iv] += ak[k]
+
+
+@jit
+def gather(fp: Array, km: Array, tk: Array, v: Array, a: Array, drive: bool,
+           tau: Array) -> float:
+    """``tau = G^T tk`` (nv,), plus each coordinate's armature and friction at the
+    user's ``v, a`` when ``drive`` (Khalil eq. 31); returns ``sum(tau)``."""
+    tau[:] = 0.0
+    total = 0.0
+    for k in range(km.shape[0]):
+        iv = int(km[k, K_IV])
+        t = km[k, K_MULT] * tk[k]
+        if drive:  # zero drive parameters on mimic followers
+            vi = v[iv]
+            t += fp[k, F_ARMATURE] * a[iv] + fp[k, F_VISCOUS] * vi
+            coulomb = fp[k, F_COULOMB]
+            if coulomb != 0.0:
+                t += coulomb * sign(vi)
+        tau[iv] += t
+        total += t
+    return total
+
+
+__all__ = [
+    "ANCHOR_KINDS", "FREE_FLYER", "INNER", "K_COLS", "K_IQ", "K_IV", "K_KIND", "K_MULT",
+    "K_NQ", "K_NV", "K_OFFSET", "OWN", "PLANAR", "SPHERICAL", "SUB_COUNT",
+    "add_corr", "expand", "expand_motion", "expand_q", "expand_state",
+    "gather",
+    "joint_corr", "joint_pose", "joint_rows", "pair_cross", "quaternion_matrix",
+    "velocity_matrix", "write_anchor",
+]
+
+
+def expand(model: RobotModel, q: Array, v: Array | None = None
+           ) -> tuple[Array, Array, Array]:
+    """Python-side expansion for the numpy analysis functions: ``(fpx, qk, vk)`` with
+    the anchors placed at ``q`` (nq,) and ``vk = G v`` (zeros without ``v``). Raises
+    :class:`~rnea_ros.core.errors.StateError` naming a joint whose quaternion is not
+    a unit vector."""
+    fp, km = model.kernel_floats, model.kernel_map
+    fpx = fp.copy()
+    qk = np.empty(fp.shape[0])
+    if not expand_q(fp, km, q, fpx, qk):
+        model.check_configuration(q)
+    vk = np.zeros(fp.shape[0])
+    if v is not None:
+        expand_motion(km, v, vk)
+    return fpx, qk, vk
+
+
+def velocity_matrix(model: RobotModel) -> Array:
+    """``G`` (nk, nv): kernel velocities ``v_k = G v`` (mimic multipliers)."""
+    km = model.kernel_map
+    G = np.zeros((km.shape[0], model.nv))
+    G[np.arange(km.shape[0]), km[:, K_IV].astype(np.int64)] = km[:, K_MULT]
+    return G
+
+
+def joint_rows(model: RobotModel) -> list[tuple[int, int]]:
+    """``(first, count)`` kernel rows of every multi-DoF joint."""
+    km = model.kernel_map
+    return [(k, SUB_COUNT[int(km[k, K_KIND])]) for k in range(km.shape[0])
+            if int(km[k, K_KIND]) >= FREE_FLYER]
