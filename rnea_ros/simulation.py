@@ -8,6 +8,14 @@ State ``(q, qd)`` in our model's joint order; the applied effort is
 ``rk4``. Optional joint damping and Coulomb friction (``sign(qd)``, no
 stiction) act against the motion.
 
+Mimic joints (URDF ``<mimic>``): the state is the model's independent
+coordinates; the followers move with their leaders. Pinocchio's ABA refuses
+mimic models (``pin.buildModelFromUrdf(path, mimic=True)``), so their
+acceleration is ``M^-1 (tau - h)`` with Pinocchio's ``crba`` and
+``nonLinearEffects`` on that model (still not our code).
+:meth:`Simulator.follower_state` gives the followers' positions and
+velocities, as a driver would publish them.
+
 Hard stops: like a real arm (and Gazebo), a joint cannot leave its URDF
 position limits -- a position beyond one is put back on it and the velocity
 into the stop is zeroed (an inelastic stop, counted in ``stops``). Without
@@ -51,6 +59,7 @@ class Simulator:
             raise ParameterError(f"time step {dt} must be > 0")
         self.model = model
         self.engine = PinocchioOracle(urdf, model)
+        self.mimic = bool(model.mimic_joints)
         if payload is not None:
             self.engine.add_payload(payload)
         self.dt = dt
@@ -77,8 +86,24 @@ class Simulator:
         self.t0, self.steps = t, 0
 
     def acceleration(self, q: Array, qd: Array, tau: Array) -> Array:
-        """``qdd`` from Pinocchio's ABA with joint damping and Coulomb friction."""
-        return self.engine.aba(q, qd, tau - self.damping * qd - self.friction * np.sign(qd))
+        """``qdd`` from Pinocchio's ABA (mimic models: ``M^-1 (tau - h)``, Pinocchio's M
+        and h) with joint damping and Coulomb friction."""
+        effort = tau - self.damping * qd - self.friction * np.sign(qd)
+        if self.mimic:
+            M = self.engine.mass_matrix(q)
+            qdd = np.linalg.solve(M, effort - self.engine.nonlinear_effects(q, qd))
+            return np.asarray(qdd, dtype=np.float64)
+        return self.engine.aba(q, qd, effort)
+
+    def follower_state(self) -> tuple[list[str], Array, Array]:
+        """Names, positions (``multiplier q_leader + offset``) and velocities of the
+        mimic followers at the current state (empty without mimic joints)."""
+        m = self.model
+        names = list(m.mimic_joints)
+        lead = [m.joint_index(f.leader) for f in m.mimic_joints.values()]
+        mult = np.array([f.multiplier for f in m.mimic_joints.values()])
+        off = np.array([f.offset for f in m.mimic_joints.values()])
+        return names, mult * self.q[lead] + off, mult * self.qd[lead]
 
     def step(self, tau: Array) -> None:
         """Advance by ``dt`` with the effort ``tau`` (model order) held."""

@@ -9,7 +9,11 @@ ros2_control's ``forward_command_controller`` with ``interface_name: effort``
 expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
 ``/diagnostics``. With ``elastic_file`` (robots with elastic joints, mode
 ``elastic``), ``joint_states`` also carries each elastic joint's motor as
-``<joint>_motor`` and the commands are motor torques. Topic names are relative
+``<joint>_motor`` and the commands are motor torques. Mimic followers (URDF
+``<mimic>``) are not coordinates: never required on ``joint_states``, never
+commanded; when published with their leader they are checked against the
+coupling (``mimic.check``, ``mimic.tolerance``; a mismatch is a WARN on
+``/diagnostics``, the command is unaffected). Topic names are relative
 (``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
 :data:`rnea_ros.control.config.CONTROLLER_PARAMETERS` and
 ``config/arm7_controller.yaml``; the logic lives in
@@ -119,6 +123,7 @@ class ControllerNode(Node):
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
         self.last_diagnostics = time.monotonic()
         self.last_event_wall = -math.inf  # last clock reset
+        self.mismatches_reported = 0  # mimic mismatches up to the last diagnostics
         self.get_logger().info(
             f"{model.name}: {model.nv} joints, mode '{config.mode}', commanding "
             f"{len(config.joints)} joints on {self.command_pub.topic_name}")
@@ -137,6 +142,8 @@ class ControllerNode(Node):
         if result.event:
             self.last_event_wall = time.monotonic()
             self.get_logger().warning(result.event, throttle_duration_sec=1.0)
+        if result.warning:
+            self.get_logger().warning(result.warning, throttle_duration_sec=2.0)
         if result.reason == "missing_joints":
             self.get_logger().warning(f"waiting for joints: {result.message}",
                                       throttle_duration_sec=5.0)
@@ -241,6 +248,12 @@ class ControllerNode(Node):
             level, message = DiagnosticStatus.WARN, "waiting for a complete joint state"
         if sum(c.rejected.values()):
             level, message = DiagnosticStatus.WARN, "rejecting some inputs"
+        new_mismatches = c.mimic_mismatches - self.mismatches_reported
+        self.mismatches_reported = c.mimic_mismatches
+        if new_mismatches:
+            name, deviation = c.mimic_worst
+            level, message = DiagnosticStatus.WARN, (
+                f"mimic follower off its coupling ({name}: {deviation:+.3g})")
         oracle_bad = c.oracle is not None and c.oracle_discrepancy > c.config.oracle_tolerance
         if oracle_bad:
             level, message = DiagnosticStatus.ERROR, "model disagrees with Pinocchio"
@@ -269,6 +282,14 @@ class ControllerNode(Node):
             "rate limited": str(c.slew.limited) if c.slew else "disabled",
             "bad dt": str(c.slew.bad_dt) if c.slew else "disabled",
         }
+        if c.base_model.mimic_joints:
+            values["mimic followers"] = ", ".join(
+                f"{f} = {m.multiplier:g} {m.leader} + {m.offset:g}"
+                for f, m in c.base_model.mimic_joints.items())
+            values["mimic checks"] = str(c.mimic_checks) if c.config.mimic_check else "disabled"
+            values["mimic mismatches"] = str(c.mimic_mismatches)
+            values["mimic worst deviation"] = (f"{c.mimic_worst[0]}: {c.mimic_worst[1]:+.6g}"
+                                               if c.mimic_worst[0] else "none")
         scaling = c.reference.scaling
         if scaling is not None:
             values["time scaling s_dot"] = f"{scaling.speed:.3f}"
