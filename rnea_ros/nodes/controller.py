@@ -124,8 +124,10 @@ class ControllerNode(Node):
         self.last_diagnostics = time.monotonic()
         self.last_event_wall = -math.inf  # last clock reset
         self.mismatches_reported = 0  # mimic mismatches up to the last diagnostics
+        followers = (f" (mimic followers, not commanded: {', '.join(model.mimic_joints)})"
+                     if model.mimic_joints else "")
         self.get_logger().info(
-            f"{model.name}: {model.nv} joints, mode '{config.mode}', commanding "
+            f"{model.name}: {model.nv} joints{followers}, mode '{config.mode}', commanding "
             f"{len(config.joints)} joints on {self.command_pub.topic_name}")
 
     # ---------------------------------------------------------------- inputs
