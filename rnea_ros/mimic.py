@@ -73,6 +73,14 @@ class FollowerCheck:
     def __len__(self) -> int:
         return len(self.names)
 
+    @property
+    def rows(self) -> tuple[tuple[int, int, float, float, str], ...]:
+        """``(follower, leader, multiplier, offset, name)`` as Python scalars, for a
+        per-message loop without numpy scalars."""
+        return tuple(zip(self.follower.tolist(), self.leader.tolist(),
+                         self.multiplier.tolist(), self.offset.tolist(), self.names,
+                         strict=True))
+
 
 NO_FOLLOWERS = FollowerCheck(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
                              np.zeros(0), ())

@@ -101,10 +101,12 @@ from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import StateError, options
 from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
-from rnea_ros.mimic import NO_FOLLOWERS, FollowerCheck, follower_check
+from rnea_ros.mimic import follower_check
 
 Array = NDArray[np.float64]
-Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...], FollowerCheck]
+# (message index, model index, duplicates, followers to check: see mimic.FollowerCheck.rows)
+Followers = tuple[tuple[int, int, float, float, str], ...]
+Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...], Followers]
 Oracle = Callable[[Step], Array]
 
 _CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
@@ -273,7 +275,7 @@ class TorqueController:
                 position.setdefault(name, k)
             model_idx = [i for i, j in enumerate(self.state_names) if j in position]
             msg_idx = [position[self.state_names[i]] for i in model_idx]
-            followers = follower_check(self.base_model, key) if model_idx else NO_FOLLOWERS
+            followers = follower_check(self.base_model, key).rows if model_idx else ()
             cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64),
                       tuple(dict.fromkeys(duplicates)), followers)
             if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
@@ -341,7 +343,7 @@ class TorqueController:
                                               f"{options(bad)}")
         self.accepted += 1
         clock.accept(stamp, now)
-        warning = self._check_followers(followers, p) if followers.names and \
+        warning = self._check_followers(followers, p) if followers and \
             self.config.mimic_check else ""
         if status == INCOMPLETE:
             missing = [j for j, s in zip(self.state_names, self._stamp, strict=True)
@@ -357,16 +359,15 @@ class TorqueController:
         self.stale = False
         return Result(command=self._compute(stamp, now), event=event, warning=warning)
 
-    def _check_followers(self, check: FollowerCheck, p: Array) -> str:
+    def _check_followers(self, rows: Followers, p: Array) -> str:
         """Compare the followers of an accepted message with their leaders (see the
         module docstring); returns the warning text ("" when all agree)."""
         self.mimic_checks += 1
         tolerance = self.config.mimic_tolerance
         bad = ""
         worst = 0.0
-        for k, name in enumerate(check.names):
-            d = float(p[check.follower[k]]) - (check.multiplier[k] * float(p[check.leader[k]])
-                                                + check.offset[k])
+        for follower, leader, multiplier, offset, name in rows:
+            d = float(p[follower]) - (multiplier * float(p[leader]) + offset)
             if not abs(d) <= tolerance:  # NaN too
                 if bad == "" or not abs(d) <= abs(worst):
                     bad, worst = name, d
