@@ -52,6 +52,10 @@ FLOATING_ROBOTS = {
 
 SAMPLE_ROBOTS = ("two_link_rr", "two_link_pr", "stanford_arm", "arm7")
 
+# Sample robots with mimic joints (URDF <mimic>): urdf/<name>.urdf (load_urdf makes the
+# followers followers by default; load_robot keeps them independent unless mimic=True).
+MIMIC_ROBOTS = ("arm7_gripper",)
+
 # Mixed rigid/elastic sample robots: urdf/<name>.urdf + config/<name>_elastic.yaml.
 ELASTIC_ROBOTS = ("mixed_3dof",)
 
@@ -85,11 +89,12 @@ def share_directory() -> Path:
 
 
 def sample_urdf(name: str) -> Path:
-    """Path of one of our sample URDFs (``SAMPLE_ROBOTS``)."""
+    """Path of one of our sample URDFs (``SAMPLE_ROBOTS``, ``MIMIC_ROBOTS``,
+    ``ELASTIC_ROBOTS``, ``LOOP_ROBOTS``)."""
+    samples = SAMPLE_ROBOTS + MIMIC_ROBOTS + ELASTIC_ROBOTS + LOOP_ROBOTS
     path = share_directory() / "urdf" / f"{name}.urdf"
-    known = SAMPLE_ROBOTS + ELASTIC_ROBOTS + LOOP_ROBOTS
-    if name not in known or not path.is_file():
-        raise ModelError(f"no sample robot '{name}'; samples: {options(known)}")
+    if name not in samples or not path.is_file():
+        raise ModelError(f"no sample robot '{name}'; samples: {options(samples)}")
     return path
 
 
@@ -114,7 +119,7 @@ def example_robot_urdf(name: str) -> Path:
 
 def robot_urdf(name: str) -> Path:
     """A sample or example robot's URDF path by name."""
-    if name in SAMPLE_ROBOTS + ELASTIC_ROBOTS + LOOP_ROBOTS:
+    if name in SAMPLE_ROBOTS + MIMIC_ROBOTS + ELASTIC_ROBOTS + LOOP_ROBOTS:
         return sample_urdf(name)
     return example_robot_urdf(name)
 

@@ -8,6 +8,14 @@ State ``(q, qd)`` in our model's joint order; the applied effort is
 ``rk4``. Optional joint damping and Coulomb friction (``sign(qd)``, no
 stiction) act against the motion.
 
+Mimic joints (URDF ``<mimic>``): the state is the model's independent
+coordinates; the followers move with their leaders. Pinocchio's ABA refuses
+mimic models (``pin.buildModelFromUrdf(path, mimic=True)``), so their
+acceleration is ``M^-1 (tau - h)`` with Pinocchio's ``crba`` and
+``nonLinearEffects`` on that model (still not our code).
+:meth:`Simulator.follower_state` gives the followers' positions and
+velocities, as a driver would publish them.
+
 Hard stops: like a real arm (and Gazebo), a joint cannot leave its URDF
 position limits -- a position beyond one is put back on it and the velocity
 into the stop is zeroed (an inelastic stop, counted in ``stops``). Without
@@ -152,6 +160,7 @@ class Simulator:
             raise ParameterError(f"time step {dt} must be > 0")
         self.model = model
         self.engine = PinocchioOracle(urdf, model)
+        self.mimic = bool(model.mimic_joints)
         if payload is not None:
             self.engine.add_payload(payload)
         self.dt = dt
@@ -186,15 +195,30 @@ class Simulator:
         self.t0, self.steps = t, 0
 
     def acceleration(self, q: Array, qd: Array, tau: Array) -> Array:
-        """``qdd`` from Pinocchio's ABA with joint damping and Coulomb friction; on a
-        moving base, ``M^-1 (tau - h(q, qd, base_motion(t)))`` with ours."""
+        """``qdd`` from Pinocchio's ABA with joint damping and Coulomb friction (mimic
+        models: ``M^-1 (tau - h)``, Pinocchio's M and h); on a moving base,
+        ``M^-1 (tau - h(q, qd, base_motion(t)))`` with ours."""
         applied = tau - self.damping * qd - self.friction * np.sign(qd)
-        if self.base is None:
-            return self.engine.aba(q, qd, applied)
-        motion = self.base.motion(self._time)
-        h = nonlinear_effects(self.rigid, q, qd, base_motion=motion)
-        out = np.linalg.solve(mass_matrix(self.rigid, q), applied - h)
-        return np.asarray(out, dtype=np.float64)
+        if self.base is not None:
+            motion = self.base.motion(self._time)
+            h = nonlinear_effects(self.rigid, q, qd, base_motion=motion)
+            out = np.linalg.solve(mass_matrix(self.rigid, q), applied - h)
+            return np.asarray(out, dtype=np.float64)
+        if self.mimic:
+            M = self.engine.mass_matrix(q)
+            qdd = np.linalg.solve(M, applied - self.engine.nonlinear_effects(q, qd))
+            return np.asarray(qdd, dtype=np.float64)
+        return self.engine.aba(q, qd, applied)
+
+    def follower_state(self) -> tuple[list[str], Array, Array]:
+        """Names, positions (``multiplier q_leader + offset``) and velocities of the
+        mimic followers at the current state (empty without mimic joints)."""
+        m = self.model
+        names = list(m.mimic_joints)
+        lead = [m.joint_index(f.leader) for f in m.mimic_joints.values()]
+        mult = np.array([f.multiplier for f in m.mimic_joints.values()])
+        off = np.array([f.offset for f in m.mimic_joints.values()])
+        return names, mult * self.q[lead] + off, mult * self.qd[lead]
 
     def step(self, tau: Array) -> None:
         """Advance by ``dt`` with the effort ``tau`` (model order) held."""

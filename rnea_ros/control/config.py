@@ -19,6 +19,7 @@ from rnea_ros.core.errors import ParameterError, options
 from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
+from rnea_ros.mimic import check_actuated
 
 Array = NDArray[np.float64]
 
@@ -50,7 +51,8 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
         "motor positions come on joint_states as '<joint>_motor'", True),
     "joints": ParameterSpec(
         [""], "joints commanded, in the order of the effort command array; "
-        "[] or [''] means every joint of the model, in model order", True),
+        "[] or [''] means every joint of the model, in model order (mimic followers are "
+        "not joints of the model and are never commanded)", True),
     "mode": ParameterSpec("gravity", "control law: 'gravity' (tau = g(q)), 'inverse_dynamics' "
                           "(tau = ID(q_d, qd_d, qdd_d) + Kp e + Kd de) or 'elastic' (motor "
                           "torques of a robot with elastic joints, needs elastic_file)"),
@@ -116,6 +118,14 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
     "diagnostics_period": ParameterSpec(1.0, "period of /diagnostics [s]"),
     # A moving base measured by an IMU (rnea_ros.control.imu).
     **{name: ParameterSpec(*spec) for name, spec in IMU_PARAMETERS.items()},
+    "mimic.check": ParameterSpec(
+        True, "check the mimic followers that joint_states carries (URDF <mimic>; never "
+        "required) against their coupling q_f = multiplier q_leader + offset, when the "
+        "leader is in the same message; a mismatch is counted and reported on /diagnostics, "
+        "the command is unaffected (followers are not coordinates)"),
+    "mimic.tolerance": ParameterSpec(
+        0.005, "largest |q_f - (multiplier q_leader + offset)| accepted as consistent "
+        "[rad or m]"),
 }
 
 
@@ -149,6 +159,8 @@ class ControllerConfig:
     elastic_law: str = "feedforward_pd"
     elastic_gains: tuple[Array, ...] = ()  # lambda_q, kd_q (n,), lambda_theta, kd_theta (n_e,)
     imu: ImuConfig | None = None  # a moving base measured by an IMU; None: a fixed base
+    mimic_check: bool = True
+    mimic_tolerance: float = 0.005  # [rad or m]
 
 
 def _number_list(values: Mapping[str, Any], name: str) -> Array:
@@ -242,10 +254,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
                        ("kd_theta", ne)))
     names = [j for j in (values["joints"] or []) if j]
     joints = tuple(names) if names else model.joint_names
-    unknown = [j for j in joints if j not in model.joint_names]
-    if unknown:
-        raise ParameterError(f"parameter 'joints': {options(unknown)} not in the model; "
-                             f"valid: {options(model.joint_names)}")
+    check_actuated(model, joints, "joints")
     if len(set(joints)) != len(joints):
         raise ParameterError("parameter 'joints' lists a joint twice")
     index = np.array([model.joint_index(j) for j in joints], dtype=np.int64)
@@ -301,6 +310,10 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     if imu is not None and mode == "elastic":
         raise ParameterError("mode 'elastic' does not support an IMU (parameter 'imu.topic'): "
                              "the elastic laws assume a fixed base")
+    mimic_tolerance = float(values["mimic.tolerance"])
+    if not (math.isfinite(mimic_tolerance) and mimic_tolerance > 0.0):
+        raise ParameterError(f"parameter 'mimic.tolerance' must be > 0 (rad or m), got "
+                             f"{mimic_tolerance}")
     return ControllerConfig(
         joints=joints, command_index=index,
         mode=mode,
@@ -323,6 +336,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         clock_reset_threshold=threshold, clock_reset_count=count,
         oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,
         oracle_tolerance=tolerance, imu=imu,
+        mimic_check=bool(values["mimic.check"]), mimic_tolerance=mimic_tolerance,
     )
 
 

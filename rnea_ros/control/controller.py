@@ -47,6 +47,15 @@ stamp by gravity compensation and inverse dynamics (``base_motion=``); without
 a fresh sample, ``imu.fallback``: the model's gravity on a fixed base, or the
 watchdog's stale command.
 
+Mimic joints (URDF ``<mimic>``, :mod:`rnea_ros.mimic`): a follower is not a
+coordinate of the model, so it is neither required in the joint states nor
+merged nor commanded. When a message carries a follower *and* its leader and
+``mimic_check`` is on, the follower's position is compared with
+``multiplier * q_leader + offset``: a deviation beyond ``mimic_tolerance`` (or
+a non-finite follower) is counted (:attr:`TorqueController.mimic_mismatches`,
+the worst one kept for the diagnostics) and said in :attr:`Result.warning`;
+the message is still accepted and the command is unaffected.
+
 Robots with elastic joints (``elastic``, :mod:`rnea_ros.core.elastic.model`): the
 state also holds the motor positions/velocities, named ``<joint>_motor`` in
 the joint states (link side of the gearbox, see the convention there) and
@@ -100,9 +109,12 @@ from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import StateError, options
 from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.mimic import follower_check
 
 Array = NDArray[np.float64]
-Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...]]
+# (message index, model index, duplicates, followers to check: see mimic.FollowerCheck.rows)
+Followers = tuple[tuple[int, int, float, float, str], ...]
+Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...], Followers]
 Oracle = Callable[[Step], Array]
 
 _CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
@@ -143,6 +155,7 @@ class Result:
     reason: str | None = None
     message: str = ""
     event: str = ""  # e.g. a clock reset (the message was accepted)
+    warning: str = ""  # e.g. a mimic follower off its coupling (the message was accepted)
 
 
 class TorqueController:
@@ -179,6 +192,9 @@ class TorqueController:
         self.compute_us: deque[float] = deque(maxlen=5000)
         self.oracle_discrepancy = 0.0
         self.oracle_checks = 0
+        self.mimic_checks = 0  # messages whose followers were checked
+        self.mimic_mismatches = 0  # of them, with a follower off its coupling
+        self.mimic_worst = ("", 0.0)  # (follower, deviation [rad or m]) of the worst mismatch
         self.slew: SlewLimiter | None = None
         self.imu: ImuEstimator | None = None  # a moving base measured by an IMU
         self.configure(config)
@@ -277,8 +293,9 @@ class TorqueController:
                 position.setdefault(name, k)
             model_idx = [i for i, j in enumerate(self.state_names) if j in position]
             msg_idx = [position[self.state_names[i]] for i in model_idx]
+            followers = follower_check(self.base_model, key).rows if model_idx else ()
             cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64),
-                      tuple(dict.fromkeys(duplicates)))
+                      tuple(dict.fromkeys(duplicates)), followers)
             if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
                 self._name_cache[key] = cached
         return cached
@@ -302,7 +319,7 @@ class TorqueController:
                                 f"{len(velocity)} velocities")
         if not math.isfinite(stamp):
             return self._reject("time_backwards", f"stamp {stamp} is not finite")
-        msg_idx, model_idx, duplicates = self._indices(names)
+        msg_idx, model_idx, duplicates, followers = self._indices(names)
         if len(model_idx) == 0:
             self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
             return Result()
@@ -344,18 +361,43 @@ class TorqueController:
                                               f"{options(bad)}")
         self.accepted += 1
         clock.accept(stamp, now)
+        warning = self._check_followers(followers, p) if followers and \
+            self.config.mimic_check else ""
         if status == INCOMPLETE:
             missing = [j for j, s in zip(self.state_names, self._stamp, strict=True)
                        if not math.isfinite(s)]
             self.rejected["missing_joints"] += 1  # merged, but no command yet
             return Result(reason="missing_joints",
-                          message=f"no state yet for joints {options(missing)}", event=event)
+                          message=f"no state yet for joints {options(missing)}", event=event,
+                          warning=warning)
         if status == TOO_OLD:
-            return Result(event=event)  # some joint's sample is too old to be combined
+            return Result(event=event, warning=warning)  # a joint's sample is too old
         self.last_valid_wall = now
         self.last_state_time = stamp
         self.stale = False
-        return Result(command=self._compute(stamp, now), event=event)
+        return Result(command=self._compute(stamp, now), event=event, warning=warning)
+
+    def _check_followers(self, rows: Followers, p: Array) -> str:
+        """Compare the followers of an accepted message with their leaders (see the
+        module docstring); returns the warning text ("" when all agree)."""
+        self.mimic_checks += 1
+        tolerance = self.config.mimic_tolerance
+        bad = ""
+        worst = 0.0
+        for follower, leader, multiplier, offset, name in rows:
+            d = float(p[follower]) - (multiplier * float(p[leader]) + offset)
+            if not abs(d) <= tolerance:  # NaN too
+                if bad == "" or not abs(d) <= abs(worst):
+                    bad, worst = name, d
+        if not bad:
+            return ""
+        self.mimic_mismatches += 1
+        if not abs(worst) <= abs(self.mimic_worst[1]):
+            self.mimic_worst = (bad, worst)
+        m = self.base_model.mimic_joints[bad]
+        return (f"mimic follower '{bad}' is {worst:+.6g} off its coupling "
+                f"{m.multiplier:g} * '{m.leader}' + {m.offset:g} (tolerance {tolerance:g}); "
+                "check the URDF's <mimic> or the driver (the command uses the leader only)")
 
     def _merge(self, p: Array, v: Array, has_velocity: bool, msg_idx: NDArray[np.int64],
                model_idx: NDArray[np.int64], stamp: float) -> int:
@@ -399,6 +441,11 @@ class TorqueController:
         if missing:
             raise StateError(f"trajectory lacks commanded joints {options(missing)}")
         model = self.base_model
+        followers = [f"'{j}' (follows '{model.mimic_joints[j].leader}')" for j in joint_names
+                     if j in model.mimic_joints]
+        if followers:
+            raise StateError(f"trajectory names mimic followers {', '.join(followers)}: they "
+                             "are not coordinates; give their leaders only")
         unknown = [j for j in joint_names if j not in model.joint_names]
         if unknown:
             raise StateError(f"trajectory names joints {options(unknown)} not in the model; "

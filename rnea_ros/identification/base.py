@@ -95,6 +95,7 @@ def random_samples(model: RobotModel, count: int, seed: int) -> tuple[Array, Arr
 def base_parameters(model: RobotModel, *, samples: int | None = None, seed: int = 0,
                     tol: float = 1e-8) -> BaseParameters:
     """Base parameters of ``model`` from ``samples`` random states (default ``max(40, 4 n)``)."""
+    model.require_one_dof(parameters.IDENTIFICATION)
     n = model.nv
     count = samples if samples is not None else max(40, 4 * n)
     q, qd, qdd = random_samples(model, count, seed)

@@ -306,6 +306,7 @@ def design_excitation(model: RobotModel, *, limits: Limits | None = None,
     """
     from scipy.optimize import minimize
 
+    model.require_one_dof(parameters.IDENTIFICATION)
     started = time.monotonic()
     n = model.nv
     limits = limits if limits is not None else Limits.from_model(model)

@@ -10,6 +10,10 @@ Modeling, Identification and Control of Robots, ch. 14). The Coulomb sign
 is smoothed over a band ``|qd| < band`` (linear, ``sgn_band(x) = clip(x /
 band, -1, 1)``; ``band = 0`` is the exact sign of the core's RNEA).
 
+One body per joint: robots with multi-DoF or mimic joints (URDF ``<mimic>``) are
+refused (:data:`IDENTIFICATION` names the feature in the error) before any data
+is read.
+
 Asymmetric Coulomb friction (``Fc+`` for ``qd > 0``, ``Fc-`` for ``qd < 0``)
 is the same model in motion: ``Fc+ = Fc + off``, ``Fc- = Fc - off``.
 """
@@ -31,6 +35,8 @@ Array = NDArray[np.float64]
 DRIVE_NAMES = ("Ia", "Fv", "Fc", "off")
 PER_BODY = len(INERTIAL_NAMES)
 PER_JOINT = len(DRIVE_NAMES)
+# What RobotModel.require_one_dof names when a model has mimic or multi-DoF joints.
+IDENTIFICATION = "identification (rnea-identify: one body and one regressor column block per joint)"
 
 
 def count(model: RobotModel) -> int:

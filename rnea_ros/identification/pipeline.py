@@ -29,6 +29,7 @@ from rnea_ros.identification.base import BaseParameters, base_parameters
 from rnea_ros.identification.consistency import consistent_parameters
 from rnea_ros.identification.data import Prepared, Recording, prepare
 from rnea_ros.identification.estimation import Accumulator, Estimate, estimate
+from rnea_ros.identification.parameters import IDENTIFICATION
 from rnea_ros.identification.writers import fixed_parts
 
 Array = NDArray[np.float64]
@@ -115,6 +116,7 @@ def identify_prepared(model: RobotModel, data: Prepared, settings: Settings,
                       prior_theta: Array | None = None, urdf: str | None = None,
                       base: BaseParameters | None = None) -> Identification:
     """Steps 2-6 on prepared samples; ``urdf`` (the prior's text) for welded links."""
+    model.require_one_dof(IDENTIFICATION)
     n, M = model.nv, data.t.size
     base = base if base is not None else base_parameters(model)
     prior = prior_theta if prior_theta is not None else parameters.from_model(model)
@@ -183,6 +185,7 @@ def read_and_identify(bag: Path, model: RobotModel, settings: Settings, *, urdf:
     """:func:`identify` on the joint states of ``bag``."""
     from rnea_ros.identification.data import read_bag
 
+    model.require_one_dof(IDENTIFICATION)  # before reading the bag
     recording = read_bag(bag, model, states_topic=states_topic, time_base=time_base)
     result = identify(model, recording, settings, urdf=urdf)
     for key, count in recording.skipped.items():

@@ -12,7 +12,11 @@ expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
 ``<joint>_motor`` and the commands are motor torques. With ``imu.topic`` it also
 subscribes that ``sensor_msgs/Imu`` (best-effort QoS) and compensates the base's
 motion (:mod:`rnea_ros.control.imu`); its state is a second status on
-``/diagnostics`` (``<node>: imu``). Topic names are relative
+``/diagnostics`` (``<node>: imu``). Mimic followers (URDF ``<mimic>``) are not
+coordinates: never required on ``joint_states``, never commanded; when published
+with their leader they are checked against the coupling (``mimic.check``,
+``mimic.tolerance``; a mismatch is a WARN on ``/diagnostics``, the command is
+unaffected). Topic names are relative
 (``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
 :data:`rnea_ros.control.config.CONTROLLER_PARAMETERS` and
 ``config/arm7_controller.yaml``; the logic lives in
@@ -134,8 +138,11 @@ class ControllerNode(Node):
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
         self.last_diagnostics = time.monotonic()
         self.last_event_wall = -math.inf  # last clock reset
+        self.mismatches_reported = 0  # mimic mismatches up to the last diagnostics
+        followers = (f" (mimic followers, not commanded: {', '.join(model.mimic_joints)})"
+                     if model.mimic_joints else "")
         self.get_logger().info(
-            f"{model.name}: {model.nv} joints, mode '{config.mode}', commanding "
+            f"{model.name}: {model.nv} joints{followers}, mode '{config.mode}', commanding "
             f"{len(config.joints)} joints on {self.command_pub.topic_name}")
         if config.imu is not None:
             self.get_logger().info(
@@ -156,6 +163,8 @@ class ControllerNode(Node):
         if result.event:
             self.last_event_wall = time.monotonic()
             self.get_logger().warning(result.event, throttle_duration_sec=1.0)
+        if result.warning:
+            self.get_logger().warning(result.warning, throttle_duration_sec=2.0)
         if result.reason == "missing_joints":
             self.get_logger().warning(f"waiting for joints: {result.message}",
                                       throttle_duration_sec=5.0)
@@ -296,6 +305,12 @@ class ControllerNode(Node):
             level, message = DiagnosticStatus.WARN, "waiting for a complete joint state"
         if sum(c.rejected.values()):
             level, message = DiagnosticStatus.WARN, "rejecting some inputs"
+        new_mismatches = c.mimic_mismatches - self.mismatches_reported
+        self.mismatches_reported = c.mimic_mismatches
+        if new_mismatches:
+            name, deviation = c.mimic_worst
+            level, message = DiagnosticStatus.WARN, (
+                f"mimic follower off its coupling ({name}: {deviation:+.3g})")
         oracle_bad = c.oracle is not None and c.oracle_discrepancy > c.config.oracle_tolerance
         if oracle_bad:
             level, message = DiagnosticStatus.ERROR, "model disagrees with Pinocchio"
@@ -324,6 +339,14 @@ class ControllerNode(Node):
             "rate limited": str(c.slew.limited) if c.slew else "disabled",
             "bad dt": str(c.slew.bad_dt) if c.slew else "disabled",
         }
+        if c.base_model.mimic_joints:
+            values["mimic followers"] = ", ".join(
+                f"{f} = {m.multiplier:g} {m.leader} + {m.offset:g}"
+                for f, m in c.base_model.mimic_joints.items())
+            values["mimic checks"] = str(c.mimic_checks) if c.config.mimic_check else "disabled"
+            values["mimic mismatches"] = str(c.mimic_mismatches)
+            values["mimic worst deviation"] = (f"{c.mimic_worst[0]}: {c.mimic_worst[1]:+.6g}"
+                                               if c.mimic_worst[0] else "none")
         scaling = c.reference.scaling
         if scaling is not None:
             values["time scaling s_dot"] = f"{scaling.speed:.3f}"

@@ -48,7 +48,8 @@ def overrides(values: Mapping[str, Any]) -> list[Parameter[Any]]:
 
 @dataclass
 class Recording:
-    """What the probe saw: sim time [s], positions, velocities (model order)."""
+    """What the probe saw: sim time [s], positions, velocities (the simulator's message
+    order: the model's coordinates, then the mimic followers it publishes, if any)."""
 
     t: list[float] = field(default_factory=list)
     q: list[np.ndarray] = field(default_factory=list)
@@ -195,6 +196,6 @@ def track_sinusoid(loop: ClosedLoop, q0: np.ndarray, amplitude: float, omega: fl
     loop.run_for(seconds, wall_timeout=30 + 10 * seconds)
     t = np.array(loop.probe.recording.t)
     mask = t > start + 0.01
-    error = np.array(loop.probe.recording.q)[mask] - cosine_motion(q0, amplitude, omega,
-                                                                   t[mask] - start)[0]
+    q = np.array(loop.probe.recording.q)[mask][:, :q0.size]  # without mimic followers
+    error = q - cosine_motion(q0, amplitude, omega, t[mask] - start)[0]
     return t[mask], error, start

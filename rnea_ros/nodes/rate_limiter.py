@@ -29,7 +29,7 @@ from std_msgs.msg import Float64MultiArray
 
 from rnea_ros.control.config import ParameterSpec, per_joint
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
-from rnea_ros.core.errors import ParameterError
+from rnea_ros.core.errors import ParameterError, options
 from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_clock
 
 NODE_NAME = "rnea_rate_limiter"
@@ -109,8 +109,9 @@ class RateLimiterNode(Node):
             if len(ours) != len(set(ours)):
                 self.reject("duplicate_names")  # which value wins would be undefined
                 return
-            if any(j not in position for j in self.joints):
-                self.reject("missing_joints")
+            missing = [j for j in self.joints if j not in position]
+            if missing:
+                self.reject("missing_joints", f"lacks joints {options(missing)}")
                 return
             index = np.array([position[j] for j in self.joints], dtype=np.int64)
             if len(self.index_cache) < 16 and sum(map(len, key)) <= 4096:
@@ -141,9 +142,10 @@ class RateLimiterNode(Node):
                                   throttle_duration_sec=1.0)
         return t
 
-    def reject(self, reason: str) -> None:
+    def reject(self, reason: str, detail: str = "") -> None:
         self.rejected[reason] += 1
-        self.get_logger().warning(f"rejected effort input ({reason})", throttle_duration_sec=1.0)
+        self.get_logger().warning(f"rejected effort input ({reason}{': ' if detail else ''}"
+                                  f"{detail})", throttle_duration_sec=1.0)
 
     def limit(self, tau: np.ndarray, t: float) -> None:
         if tau.shape != (len(self.joints),):

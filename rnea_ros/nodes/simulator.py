@@ -10,7 +10,11 @@ efforts clamped to the URDF limits, both counted on ``/diagnostics``) and,
 when ``publish_clock`` is set, ``/clock`` (global) so that ``use_sim_time`` works.
 With ``elastic_file`` it simulates a robot with elastic joints
 (:class:`rnea_ros.simulation.ElasticSimulator`): link and motor states, the
-motors published as ``<joint>_motor``. Topic names are relative
+motors published as ``<joint>_motor``. Mimic joints (URDF ``<mimic>``): the
+independent coordinates are simulated and commanded (``joints`` may not name a
+follower); ``joint_states`` also carries the followers, positions and
+velocities from the coupling and zero effort, as a robot's driver would
+(``publish_mimic_joints: false`` leaves them out). Topic names are relative
 (``<namespace>/joint_states``) except ``/clock`` and ``/diagnostics``.
 
 Moving base (``base_motion.*``): the base rocks (roll and pitch sinusoids, static
@@ -61,6 +65,7 @@ from rnea_ros.core.elastic.model import elastic_model
 from rnea_ros.core.errors import JointNameError, ParameterError, RneaError
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.mimic import check_actuated
 from rnea_ros.nodes.common import declare, run, steady_clock
 from rnea_ros.simulation import INTEGRATORS, ElasticSimulator, ImuSensor, RockingBase, Simulator
 
@@ -114,6 +119,9 @@ SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
     "imu.noise.linear_acceleration": ParameterSpec(
         0.0, "accelerometer noise, std. dev. [m/s^2]", True),
     "imu.seed": ParameterSpec(0, "seed of the noise", True),
+    "publish_mimic_joints": ParameterSpec(
+        True, "also publish the mimic followers (URDF <mimic>) on joint_states, positions and "
+        "velocities from their leaders, zero effort", True),
 }
 
 
@@ -125,6 +133,7 @@ class SimulatorNode(Node):
         v = declare(self, SIMULATOR_PARAMETERS)
         model = load_model(v).replace(gravity=np.array(v["gravity"], dtype=np.float64))
         names = [j for j in v["joints"] if j] or list(model.joint_names)
+        check_actuated(model, names, "joints")
         self.command_index = np.array([model.joint_index(j) for j in names])
         if v["integrator"] not in INTEGRATORS:
             raise ParameterError(f"parameter 'integrator' is '{v['integrator']}'; valid: "
@@ -175,6 +184,7 @@ class SimulatorNode(Node):
         self.clamped = 0
         self.effort_limit = model.effort_limit[self.command_index]  # inf when absent
         self.lockstep = bool(v["lockstep"])
+        self.publish_followers = bool(v["publish_mimic_joints"]) and bool(model.mimic_joints)
         self.state_pub = self.create_publisher(JointState, "joint_states", 10)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if v["publish_clock"] \
             else None
@@ -320,6 +330,12 @@ class SimulatorNode(Node):
             msg.position = np.r_[q, theta].tolist()
             msg.velocity = np.r_[qd, thetad].tolist()
             msg.effort = np.r_[link_effort, sim.effort[m.elastic_joints]].tolist()
+        elif self.publish_followers:  # the coordinates, then the followers
+            names, q_f, qd_f = sim.follower_state()
+            msg.name = list(sim.model.joint_names) + names
+            msg.position = np.r_[sim.q, q_f].tolist()
+            msg.velocity = np.r_[sim.qd, qd_f].tolist()
+            msg.effort = np.r_[sim.effort, np.zeros(len(names))].tolist()
         else:
             msg.name = list(sim.model.joint_names)
             msg.position = sim.q.tolist()

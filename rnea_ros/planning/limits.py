@@ -5,6 +5,13 @@ Every limit is per joint (n,) and ``inf`` when absent: position
 [N m or N], ``torque_rate`` [N m/s or N/s] (the same bound the controller's
 torque-rate limiter enforces) and ``force``: the norm of the internal joint
 force, the force part of :func:`rnea_ros.core.rnea_with_wrenches` [N].
+
+Joints are the model's coordinates: with mimic joints (URDF ``<mimic>``) the
+followers have no limit of their own here, and the force limit of joint ``j``
+is on the wrench of the body it moves (``model.joint_body[j]``). The planner
+itself (:func:`rnea_ros.planning.optimize.plan_min_time`) refuses mimic models:
+its sensitivities (``rnea_derivative_sensitivities``,
+``joint_wrench_derivatives``) do not take them yet.
 """
 
 from __future__ import annotations
@@ -100,7 +107,7 @@ def check_waypoints(model: RobotModel, waypoints: Array, limits: Limits) -> None
     for k in (0, len(waypoints) - 1):
         zero = np.zeros(model.nv)
         tau, W = rc.rnea_with_wrenches(model, waypoints[k], zero, zero)
-        force = np.linalg.norm(W[:, :3], axis=1)
+        force = np.linalg.norm(W[model.joint_body, :3], axis=1)  # per coordinate joint
         for j in range(model.nv):
             if abs(tau[j]) > limits.torque[j]:
                 raise InfeasibleError(

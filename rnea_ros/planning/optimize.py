@@ -104,6 +104,7 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
     :class:`~rnea_ros.core.errors.SolverError` with the reason.
     """
     started = time.perf_counter()
+    model.require_one_dof("rnea-plan (the torque-rate and joint-force sensitivities)")
     limits = Limits.from_model(model) if limits is None else limits
     W = np.atleast_2d(np.asarray(waypoints, dtype=float))
     if W.ndim != 2 or W.shape[1] != model.nv or W.shape[0] < 2:

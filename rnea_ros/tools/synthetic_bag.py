@@ -27,7 +27,8 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
               spikes: Sequence[tuple[float, float, int, float]] = (), seed: int = 0,
               nan_samples: Sequence[int] = (), robot_description: str | None = None,
               chunk: int = 50000, commands: bool = True,
-              inverse_dynamics: Callable[[Array, Array, Array], Array] | None = None
+              inverse_dynamics: Callable[[Array, Array, Array], Array] | None = None,
+              followers: bool = True, follower_error: float = 0.0
               ) -> dict[str, object]:
     """Write the bag; returns the ground truth (times, positions) for checks.
 
@@ -37,7 +38,9 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
     effort)`` overrides of the recorded effort; ``nan_samples``: sample indices
     whose position is NaN; ``inverse_dynamics(Q, QD, QDD)`` gives the true
     torques (N, n), by default our batch RNEA (tests pass Pinocchio's, to stay
-    independent).
+    independent). A model with mimic joints: the states also carry the followers
+    (``followers=True``), after the joints, at ``multiplier q_leader + offset +
+    follower_error`` (a wrong value to test the check) with zero effort.
     """
     from rosbags.typesys import Stores, get_typestore
 
@@ -55,7 +58,11 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
     mid = np.where(np.isfinite(model.lower_limit),
                    0.5 * (model.lower_limit + model.upper_limit), 0.0)
     count = round(duration * rate)
-    names = list(model.joint_names)
+    coupled = list(model.mimic_joints.values()) if followers else []
+    names = list(model.joint_names) + (list(model.mimic_joints) if followers else [])
+    lead = [model.joint_index(m.leader) for m in coupled]
+    mult = np.array([m.multiplier for m in coupled])
+    off = np.array([m.offset for m in coupled]) + follower_error
     serialize = ts.serialize_ros1 if ros1 else ts.serialize_cdr
     with _writer(path, storage) as writer:
         states = writer.add_connection("/joint_states", JointState.__msgtype__, typestore=ts)
@@ -78,6 +85,10 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
             for begin, length, joint, value in spikes:
                 mask = (t[:, 0] >= begin) & (t[:, 0] < begin + length)
                 effort[mask, joint] = value
+            if coupled:  # the followers, after the joints
+                q = np.hstack([q, mult * q[:, lead] + off])
+                qd = np.hstack([qd, mult * qd[:, lead]])
+                effort = np.hstack([effort, np.zeros((len(t), len(coupled)))])
             for k in range(len(t)):
                 index = start + k
                 stamp = float(t[k, 0]) + 1.0  # bag time starts at 1 s
@@ -110,3 +121,113 @@ def _writer(path: Path, storage: str) -> Any:
 
     plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
     return Writer(path, version=9, storage_plugin=plugin)
+
+
+# ------------------------------------------------------------------------- PR2
+# The 45 names of a real PR2's /joint_states (pr2_mechanism's joint state controller),
+# by role against example-robot-data's pr2.urdf (see PR2_ROLES): 20 coordinates (the
+# mimic model's joints), 6 mimic followers, 14 joints that URDF has as fixed ones and
+# 5 transmission joints it does not have at all.
+PR2_CASTERS = tuple(f"{c}_caster_{part}_joint" for c in ("fl", "fr", "bl", "br")
+                    for part in ("rotation", "l_wheel", "r_wheel"))
+PR2_ARM = ("upper_arm_roll", "shoulder_pan", "shoulder_lift", "forearm_roll", "elbow_flex",
+           "wrist_flex", "wrist_roll")
+PR2_GRIPPER = ("gripper_joint", "gripper_l_finger_joint", "gripper_r_finger_joint",
+               "gripper_r_finger_tip_joint", "gripper_l_finger_tip_joint",
+               "gripper_motor_screw_joint", "gripper_motor_slider_joint")
+PR2_JOINT_STATES = (
+    *PR2_CASTERS, "torso_lift_joint", "torso_lift_motor_screw_joint", "head_pan_joint",
+    "head_tilt_joint", "laser_tilt_mount_joint",
+    *(f"{side}_{j}_joint" for side in ("r", "l") for j in PR2_ARM),
+    *(f"{side}_{j}" for side in ("r", "l") for j in PR2_GRIPPER))
+PR2_ROLES = {
+    **{j: "fixed" for j in PR2_CASTERS},
+    "torso_lift_motor_screw_joint": "absent",
+    **{f"{s}_gripper_joint": "fixed" for s in "rl"},
+    **{f"{s}_gripper_{j}_joint": "follower" for s in "rl"
+       for j in ("r_finger", "l_finger_tip", "r_finger_tip")},
+    **{f"{s}_gripper_motor_{j}_joint": "absent" for s in "rl" for j in ("screw", "slider")},
+}
+# Transmission-side joints, illustrative: metres of torso lift per motor-screw radian,
+# gripper gap [m] at the fingers' full opening, screw radians and slider metres per m of gap.
+_TORSO_SCREW, _GAP_OPEN, _GAP_SCREW, _GAP_SLIDER = -3.1e-4, 0.09, 2300.0, 0.5
+
+
+def write_pr2_bag(path: Path, model: RobotModel, *, duration: float = 2.0,
+                  rate: float = 1000.0, noise: float = 0.05, seed: int = 0,
+                  inverse_dynamics: Callable[[Array, Array, Array], Array] | None = None
+                  ) -> dict[str, object]:
+    """A ROS 1 ``.bag`` with what a real PR2 publishes on ``/joint_states``: the 45
+    names of :data:`PR2_JOINT_STATES` (no command topic, no ``/robot_description``:
+    ROS 1 kept it as a parameter).
+
+    ``model``: example-robot-data's pr2.urdf with its mimic joints as followers
+    (``load_urdf(path, mimic=True)``, 20 coordinates). The coordinates move as sums of
+    sinusoids within their limits, the grippers open and close; the followers take
+    ``multiplier q_leader + offset`` exactly (the URDF's coupling); the casters turn
+    and roll; the transmission joints follow the torso and the gripper opening
+    (illustrative ratios). Recorded effort: ``inverse_dynamics(Q, QD, QDD)`` of the
+    coordinates (default our batch RNEA; tests pass Pinocchio's) plus noise, zero for
+    every other name. Returns the ground truth: ``t``, ``q``, ``qd``, ``qdd`` (N, 20).
+    """
+    from rosbags.typesys import Stores, get_typestore
+
+    ts = get_typestore(Stores.ROS1_NOETIC)
+    JointState = ts.types["sensor_msgs/msg/JointState"]
+    Header = ts.types["std_msgs/msg/Header"]
+    Time = ts.types["builtin_interfaces/msg/Time"]
+    rng = np.random.default_rng(seed)
+    n, count = model.nv, round(duration * rate)
+    t = np.arange(count)[:, None] / rate
+    lo = np.where(np.isfinite(model.lower_limit), model.lower_limit, -0.5)
+    hi = np.where(np.isfinite(model.upper_limit), model.upper_limit, 0.5)
+    mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    amp = np.minimum(rng.uniform(0.2, 0.4, n), 0.8 * half)
+    omega, phase = rng.uniform(1.0, 3.0, n), rng.uniform(0.0, 6.0, n)
+    q = mid + amp * np.sin(omega * t + phase)
+    qd = amp * omega * np.cos(omega * t + phase)
+    qdd = -amp * omega**2 * np.sin(omega * t + phase)
+    tau = inverse_dynamics(q, qd, qdd) if inverse_dynamics is not None else \
+        rnea_batch(model, q, qd, qdd)
+    effort = tau + rng.normal(0.0, noise, tau.shape)
+    index = {name: k for k, name in enumerate(PR2_JOINT_STATES)}
+    Q, QD, E = (np.zeros((count, len(index))) for _ in range(3))
+    for j, name in enumerate(model.joint_names):
+        Q[:, index[name]], QD[:, index[name]] = q[:, j], qd[:, j]
+        E[:, index[name]] = effort[:, j]
+    for name, m in model.mimic_joints.items():
+        if name in index:
+            leader = model.joint_index(m.leader)
+            Q[:, index[name]] = m.multiplier * q[:, leader] + m.offset
+            QD[:, index[name]] = m.multiplier * qd[:, leader]
+    for k, name in enumerate(PR2_CASTERS):
+        w = 0.3 + 0.05 * k  # the base drives: casters swivel, wheels roll on
+        if "rotation" in name:
+            Q[:, index[name]], QD[:, index[name]] = 0.5 * np.sin(w * t[:, 0]), \
+                0.5 * w * np.cos(w * t[:, 0])
+        else:
+            Q[:, index[name]], QD[:, index[name]] = 4.0 * w * t[:, 0], 4.0 * w
+    torso = model.joint_index("torso_lift_joint")
+    Q[:, index["torso_lift_motor_screw_joint"]] = q[:, torso] / _TORSO_SCREW
+    QD[:, index["torso_lift_motor_screw_joint"]] = qd[:, torso] / _TORSO_SCREW
+    for side in "rl":
+        finger = model.joint_index(f"{side}_gripper_l_finger_joint")
+        top = model.upper_limit[finger]
+        gap = _GAP_OPEN * np.sin(q[:, finger]) / np.sin(top)
+        gap_rate = _GAP_OPEN * np.cos(q[:, finger]) * qd[:, finger] / np.sin(top)
+        for name, ratio in (("gripper_joint", 1.0), ("gripper_motor_screw_joint", _GAP_SCREW),
+                            ("gripper_motor_slider_joint", _GAP_SLIDER)):
+            Q[:, index[f"{side}_{name}"]] = ratio * gap
+            QD[:, index[f"{side}_{name}"]] = ratio * gap_rate
+    names = list(PR2_JOINT_STATES)
+    with _writer(path, "ros1") as writer:
+        states = writer.add_connection("/joint_states", JointState.__msgtype__, typestore=ts)
+        for k in range(count):
+            stamp = float(t[k, 0]) + 1000.0  # the recording starts at 1000 s
+            sec = int(stamp)
+            time = Time(sec=sec, nanosec=round((stamp - sec) * 1e9))
+            msg = JointState(header=Header(seq=k, stamp=time, frame_id=""), name=names,
+                             position=Q[k], velocity=QD[k], effort=E[k])
+            writer.write(states, round(stamp * 1e9), ts.serialize_ros1(msg,
+                                                                       JointState.__msgtype__))
+    return {"t": t[:, 0] + 1000.0, "q": q, "qd": qd, "qdd": qdd, "count": count}

@@ -38,6 +38,7 @@ from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS
 from rnea_ros.samples import (
     ELASTIC_ROBOTS,
+    MIMIC_ROBOTS,
     NONPHYSICAL_INERTIA,
     SAMPLE_ROBOTS,
     launch_flag,
@@ -104,7 +105,7 @@ def test_the_three_launch_files_exist() -> None:
 
 
 def test_every_sample_robot_is_shipped_and_gazebo_has_all_but_the_elastic_ones() -> None:
-    assert set(ROBOTS) == set(SAMPLE_ROBOTS + ELASTIC_ROBOTS)
+    assert set(ROBOTS) == set(SAMPLE_ROBOTS + MIMIC_ROBOTS + ELASTIC_ROBOTS)
     assert set(GAZEBO_ROBOTS) == set(ROBOTS) - set(ELASTIC_ROBOTS)
 
 
@@ -242,7 +243,14 @@ def test_gazebo_description_controllers_and_start_pose_agree(robot: str) -> None
     system = root.find("ros2_control")
     assert system is not None
     assert system.find("hardware/plugin").text == "gz_ros2_control/GazeboSimSystem"
-    joints = system.findall("joint")
+    # Mimic followers: declared mimic="true", state interfaces only (never commanded).
+    followers = [j for j in system.findall("joint") if j.get("mimic") == "true"]
+    assert [j.get("name") for j in followers] == list(model.mimic_joints)
+    for joint in followers:
+        assert not joint.findall("command_interface")
+        assert {s.get("name") for s in joint.findall("state_interface")} == \
+            {"position", "velocity", "effort"}
+    joints = [j for j in system.findall("joint") if j.get("mimic") != "true"]
     assert [j.get("name") for j in joints] == ours["joints"]
     q0 = np.array(node_parameters(files.simulator)["initial_positions"], dtype=float)
     g0 = gravity_torques(model, q0)

@@ -15,6 +15,7 @@ from rnea_ros.core.dynamics.gfd import rnea_derivative_batch
 from rnea_ros.core.dynamics.rnea import gravity_batch, rnea_batch
 from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.mimic import unfold
 from rnea_ros.tools.bag.differentiation import derivatives, window_samples
 from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.reading import BagReader, Samples
@@ -30,6 +31,9 @@ class Analysis:
     def __init__(self, model: RobotModel, options: Options, joints: Sequence[str]) -> None:
         self.model, self.options = model, options
         self.joints = list(joints)
+        # tau_dot of a mimic model: G^T tau_dot of its unfolded tree (the core's
+        # rnea_derivative refuses mimic models for now; see rnea_ros.mimic).
+        self.unfolded = unfold(model) if model.mimic_joints else None
         n = model.nv
         self.model_vs_measured = PairStats(n)
         self.command_vs_measured = PairStats(n)
@@ -84,7 +88,13 @@ class Analysis:
             self.t0 = float(t[0])
         tau = rnea_batch(self.model, q, qd, qdd)
         g = gravity_batch(self.model, q)
-        _, tau_dot = rnea_derivative_batch(self.model, q, qd, qdd, qddd)
+        if self.unfolded is None:
+            _, tau_dot = rnea_derivative_batch(self.model, q, qd, qdd, qddd)
+        else:
+            u = self.unfolded
+            _, tau_dot_tree = rnea_derivative_batch(u.tree, u.configuration(q), u.tangent(qd),
+                                                    u.tangent(qdd), u.tangent(qddd))
+            tau_dot = u.forces(tau_dot_tree)
         self.model_vs_measured.add(tau, effort)
         self.command_vs_measured.add(command, effort)
         measured = np.asarray(np.isfinite(effort).all(axis=1))
@@ -210,11 +220,57 @@ def _names(names: Sequence[str], most: int = 10) -> str:
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
+def joint_check(model: RobotModel, bag_joints: Sequence[str], urdf_joints: dict[str, str],
+                options: Options, stats: dict[str, Any]) -> None:
+    """What the bag's joint names say about the URDF: followers (checked against their
+    coupling, never required), joints the URDF has as fixed ones (a note), joints it
+    lacks (a warning: is it the right URDF?)."""
+    warnings_, notes = stats["warnings"], stats["notes"]
+    followers = [j for j in bag_joints if j in model.mimic_joints]
+    fixed = [j for j in bag_joints if j not in model.joint_names and j not in followers
+             and urdf_joints.get(j) == "fixed"]
+    absent = [j for j in bag_joints if j not in model.joint_names and j not in followers
+              and j not in fixed]
+    if absent:
+        warnings_.append(f"the bag's joint states have {len(absent)} "
+                         f"joint{'s' if len(absent) > 1 else ''} the robot "
+                         f"'{model.name}' lacks ({_names(absent)}): is it the right URDF? "
+                         f"Only the robot's {model.nv} joints were analysed")
+    if fixed:
+        notes.append(f"{len(fixed)} joint{'s' if len(fixed) > 1 else ''} of the bag "
+                     f"{'are' if len(fixed) > 1 else 'is'} fixed in the URDF "
+                     f"({_names(fixed)}): not analysed")
+    if not followers:
+        return
+    checked = stats.get("followers", {})
+    unchecked = [f for f in followers if f not in checked]
+    tolerance = options.mimic_tolerance
+    bad = {f: v for f, v in checked.items() if v[1]}
+    for f, (samples, beyond, worst) in bad.items():
+        m = model.mimic_joints[f]
+        warnings_.append(f"mimic follower '{f}' is off its coupling {m.multiplier:g} * "
+                         f"'{m.leader}' + {m.offset:g} in {beyond} of {samples} samples "
+                         f"(up to {worst:.4g}; tolerance {tolerance:g}): check the URDF's "
+                         "<mimic> (the analysis uses the leaders only)")
+    good = [f for f in checked if f not in bad]
+    if good:
+        worst = max(checked[f][2] for f in good)
+        notes.append(f"{len(good)} mimic follower{'s' if len(good) > 1 else ''} in the bag "
+                     f"({_names(good)}) agree with their leaders within {worst:.3g} "
+                     f"(tolerance {tolerance:g}); followers are not coordinates: analysed "
+                     "through their leaders")
+    if unchecked:
+        notes.append(f"mimic follower{'s' if len(unchecked) > 1 else ''} {_names(unchecked)} "
+                     "recorded without their leader in the same message: not checked")
+
+
 def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
     """Run the whole analysis; raises :class:`BagError` on bad input.
 
     Warnings (a truncated bag read up to its cut, bag joints the URDF lacks,
-    non-physical inertias) are in ``stats["warnings"]``, once each.
+    recorded mimic followers off their coupling, non-physical inertias) are in
+    ``stats["warnings"]``, once each; notes (the mimic followers checked, bag
+    joints that are fixed in the URDF) in ``stats["notes"]``.
     """
     check(options)
     reader = BagReader(options)
@@ -228,6 +284,12 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
             if str(w.message) not in warnings_:
                 warnings_.append(str(w.message))
         joints = options.joints or list(model.joint_names)
+        followers = [f"{j} (follows {model.mimic_joints[j].leader})" for j in joints
+                     if j in model.mimic_joints]
+        if followers:
+            raise BagError(f"--joints {', '.join(followers)}: a mimic follower is not a "
+                           "coordinate and is never commanded; joints: "
+                           f"{', '.join(model.joint_names)}")
         unknown = [j for j in joints if j not in model.joint_names]
         if unknown:
             raise BagError(f"--joints {', '.join(unknown)} not in the robot; joints: "
@@ -236,7 +298,7 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
         analysis = Analysis(model, options, joints)
         analysis.has_commands = reader.has_commands
         analysis.dt = reader.nominal_period()
-        stats: dict[str, Any] = {"warnings": warnings_}
+        stats: dict[str, Any] = {"warnings": warnings_, "notes": []}
         samples = reader.samples(model, index, stats)
         analysis.run(samples, reader.state_count)
         bag_joints = stats["bag_joints"] or reader.first_names()
@@ -250,12 +312,7 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
                            f"({stats['states']} messages, {stats['skipped_nan']} with NaN "
                            f"positions, {stats['skipped_missing']} incomplete, "
                            f"{stats['skipped_undecodable']} undecodable)")
-        extra = [j for j in bag_joints if j not in model.joint_names]
-        if extra:
-            warnings_.append(f"the bag's joint states have {len(extra)} "
-                             f"joint{'s' if len(extra) > 1 else ''} the robot "
-                             f"'{model.name}' lacks ({_names(extra)}): is it the right URDF? "
-                             f"Only the robot's {model.nv} joints were analysed")
+        joint_check(model, bag_joints, reader.urdf_joint_types(), options, stats)
     finally:
         reader.close()
     plots = plot_joints(analysis) if options.plots else []

@@ -33,6 +33,9 @@ def parse(argv: Sequence[str] | None) -> Options:
                    help="per joint or one, > 0 [N m/s or N/s]")
     p.add_argument("--chunk", type=int, default=20000, help="samples per processing chunk")
     p.add_argument("--plot-points", type=int, default=4000)
+    p.add_argument("--mimic-tolerance", type=float, default=0.005,
+                   help="a mimic follower (URDF <mimic>) in the bag further than this from "
+                        "multiplier * leader + offset is reported [rad or m]")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
@@ -40,7 +43,8 @@ def parse(argv: Sequence[str] | None) -> Options:
                    commands_topic=a.commands_topic, joints=a.joints, time_base=a.time_base,
                    window=a.window, order=a.order, recorded_velocity=not a.differentiate_velocity,
                    effort_rate_limits=a.effort_rate_limits, chunk=a.chunk,
-                   plot_points=a.plot_points, plots=not a.no_plots, progress=not a.quiet)
+                   plot_points=a.plot_points, plots=not a.no_plots, progress=not a.quiet,
+                   mimic_tolerance=a.mimic_tolerance)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     for warning in stats["warnings"]:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    for note in stats["notes"]:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
     table = analysis.model_vs_measured.table()
     print(f"{PROG}: {analysis.written} samples of {analysis.model.name}; report in "
           f"{options.out / 'report.md'}")

@@ -25,6 +25,7 @@ class Options:
     plot_points: int = 4000
     plots: bool = True
     progress: bool = True
+    mimic_tolerance: float = 0.005  # [rad or m]: a published mimic follower off its coupling
 
 
 MAX_ORDER = 10  # higher Savitzky-Golay orders are ill-conditioned (numpy warns past ~15)
@@ -39,6 +40,8 @@ def check(options: Options) -> None:
                        f"{MAX_ORDER} (higher orders are ill-conditioned)")
     if not options.window > 0:
         raise BagError(f"--window {options.window}: must be > 0 s")
+    if not options.mimic_tolerance > 0 or options.mimic_tolerance == float("inf"):
+        raise BagError(f"--mimic-tolerance {options.mimic_tolerance}: must be finite and > 0")
     if options.chunk < 100:
         raise BagError(f"--chunk {options.chunk}: must be >= 100 samples")
     bad = [v for v in options.effort_rate_limits if not v > 0 or v == float("inf")]

@@ -4,6 +4,13 @@ Messages are read raw, a batch at a time, and decoded by layout
 (:mod:`~rnea_ros.tools.bag.decoding`); a batch gives arrays of samples. The
 command held for a state is the last well-formed command before it in the
 bag's (receive-time) order.
+
+Mimic joints: the model's coordinates are its independent joints; a follower
+(URDF ``<mimic>``) is never required in the joint states. When one is
+recorded with its leader, its position is compared with ``multiplier *
+q_leader + offset`` (:mod:`rnea_ros.mimic`): samples checked, samples beyond
+``--mimic-tolerance`` and the largest deviation, per follower, in
+``stats["followers"]``.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from numpy.typing import NDArray
 from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
+from rnea_ros.mimic import FollowerCheck, follower_check, follower_deviation
 from rnea_ros.tools.bag.decoding import Template, decode
 from rnea_ros.tools.bag.options import Options
 from rnea_ros.tools.bag.sources import open_source
@@ -154,14 +162,29 @@ class BagReader:
         return load_urdf(urdf if urdf is not None else str(self.description),
                          inertia_check="warn")
 
+    def urdf_joint_types(self) -> dict[str, str]:
+        """Every ``<joint>`` of the robot's URDF by name, with its type (``fixed`` ones
+        too, which the model merges away); empty if the text cannot be read again."""
+        import xml.etree.ElementTree as ET
+
+        try:
+            text = (self.options.urdf.read_text(encoding="utf-8")
+                    if self.options.urdf is not None else str(self.description))
+            root = ET.fromstring(text)
+        except (OSError, ET.ParseError):
+            return {}
+        return {str(e.get("name")): str(e.get("type")) for e in root.findall("joint")
+                if e.get("name")}
+
     def samples(self, model: RobotModel, command_index: NDArray[np.int64],
                 stats: dict[str, Any]) -> Iterator[Samples]:
         """Batches of valid joint states with their held command; invalid ones are counted."""
         stats.update(states=0, skipped_nan=0, skipped_missing=0, skipped_undecodable=0,
                      commands=0,
                      skipped_commands=0, command_periods=[0, 0.0, 0.0], command_max_period=0.0,
-                     bag_joints=[])
+                     bag_joints=[], followers={})
         self._held = np.full(model.nv, np.nan)
+        self._follower_cache: dict[tuple[str, ...], FollowerCheck] = {}
         self._last_command: int | None = None
         self._index_cache: dict[tuple[str, ...], NDArray[np.intp] | None] = {}
         topics = [self.options.states_topic] + ([self.options.commands_topic]
@@ -204,6 +227,24 @@ class BagReader:
         stats["skipped_commands"] += int((~good).sum())
         return good, values
 
+    def _check_followers(self, model: RobotModel, names: tuple[str, ...], position: Array,
+                         stats: dict[str, Any]) -> None:
+        """Count the recorded followers (with their leader) off their coupling."""
+        check = self._follower_cache.get(names)
+        if check is None:
+            check = self._follower_cache[names] = follower_check(model, names)
+        if not len(check):
+            return
+        deviation = np.abs(follower_deviation(check, position))
+        beyond = ~(deviation <= self.options.mimic_tolerance)  # NaN too
+        for k, name in enumerate(check.names):
+            entry = stats["followers"].setdefault(name, [0, 0, 0.0])
+            entry[0] += deviation.shape[0]
+            entry[1] += int(beyond[:, k].sum())
+            finite = deviation[:, k][np.isfinite(deviation[:, k])]
+            if finite.size:
+                entry[2] = max(entry[2], float(finite.max()))
+
     def _batch(self, batch: list[tuple[str, int, bytes]], model: RobotModel,
                command_index: NDArray[np.int64], stats: dict[str, Any]) -> Samples:
         n = model.nv
@@ -241,6 +282,7 @@ class BagReader:
             if mapping is None or values["position"].shape[1] != len(names):
                 continue
             status[index] = 0
+            self._check_followers(model, names, values["position"], stats)
             q[index] = values["position"][:, mapping]
             if values["velocity"].shape[1] == len(names):
                 qd[index] = values["velocity"][:, mapping]

@@ -144,6 +144,13 @@ def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -
     warnings = stats.get("warnings", [])
     if warnings:
         lines += ["## Warnings", ""] + [f"- {w}" for w in warnings] + [""]
+    notes = stats.get("notes", [])
+    if notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    if model.mimic_joints:
+        lines += ["Mimic followers (not coordinates, moved by their leaders): "
+                  + ", ".join(f"{f} = {m.multiplier:g} {m.leader} + {m.offset:g}"
+                              for f, m in model.mimic_joints.items()) + ".", ""]
     lines += ["## Messages", "", "| quantity | value |", "|---|---|"]
     _, jitter = rate_and_jitter(analysis.period_sums)
     rate = 1.0 / analysis.dt if analysis.dt else float("nan")
