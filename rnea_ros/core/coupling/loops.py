@@ -103,6 +103,16 @@ class Loop:
         xyz, rpy = (self.xyz1, self.rpy1) if side == 1 else (self.xyz2, self.rpy2)
         return spatial.rpy_matrix(*rpy), np.array(xyz, dtype=np.float64)
 
+    @property
+    def frame1(self) -> tuple[Array, Array]:
+        """``(R, p)`` of frame 1 in ``link1``'s frame (the loop file's ``frame1``)."""
+        return self.placement(1)
+
+    @property
+    def frame2(self) -> tuple[Array, Array]:
+        """``(R, p)`` of frame 2 in ``link2``'s frame (the loop file's ``frame2``)."""
+        return self.placement(2)
+
 
 def rpy_from_matrix(R: Array) -> tuple[float, float, float]:
     """URDF roll-pitch-yaw of rotation ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""

@@ -13,7 +13,7 @@ spherical joint on the platform, a 6-DoF platform) and :class:`DeltaRobot`
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -23,18 +23,17 @@ from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
 from rnea_ros.core.coupling import _parallel_legs as lk
+from rnea_ros.core.coupling.loop_file import LoopSource, loop_file_path, read_loop_file
+from rnea_ros.core.coupling.loops import Loop
 from rnea_ros.core.coupling.parallel_structure import (
-    CutJoint,
     ParallelLeg,
     branch_ends,
     check_cover,
     find_leg,
     frozen,
-    loop_file_of,
     order_legs,
     platform_link,
     platform_parts,
-    read_loops,
     sub_model,
 )
 from rnea_ros.core.dynamics.kinematics import body_poses, link_pose
@@ -75,7 +74,7 @@ class ParallelRobot:
     platform_mass: float
     platform_com: Array
     platform_inertia: Array
-    loops: tuple[CutJoint, ...]
+    loops: tuple[Loop, ...]
     orientation: Array
     zero_pose: Array
     nx: int = field(init=False)
@@ -118,24 +117,27 @@ class ParallelRobot:
 
     # ------------------------------------------------------------ construction
     @classmethod
-    def from_urdf(cls: type[Robot], urdf: str | Path,
-                  loops: str | Path | Mapping[str, Any] | None = None, *,
+    def from_urdf(cls: type[Robot], urdf: str | Path, loops: LoopSource | None = None, *,
                   gravity: Sequence[float] = STANDARD_GRAVITY,
                   inertia_check: str = "strict") -> Robot:
         """The robot of URDF ``urdf`` (path or XML) and its loop file ``loops``
-        (path or loaded mapping; default: ``<robot>.loops.yaml`` next to the URDF)."""
+        (path, loaded mapping or :class:`LoopFile`; default: ``<robot>.loops.yaml``
+        next to the URDF)."""
         if loops is None:
             if str(urdf).lstrip().startswith("<"):
                 raise ParallelRobotError("a URDF given as XML text needs its loop file: loops=")
-            loops = loop_file_of(urdf)
+            loops = loop_file_path(urdf)
         tree = load_urdf(urdf, gravity=gravity, inertia_check=inertia_check)
         return cls.from_model(tree, loops)
 
     @classmethod
-    def from_model(cls: type[Robot], tree: RobotModel, loops: str | Path | Mapping[str, Any]
-                   ) -> Robot:
-        """The robot of spanning tree ``tree`` and loop file ``loops``."""
-        active, cuts = read_loops(loops)
+    def from_model(cls: type[Robot], tree: RobotModel, loops: LoopSource) -> Robot:
+        """The robot of spanning tree ``tree`` and loop file ``loops`` (read by
+        :func:`~rnea_ros.core.coupling.loop_file.read_loop_file`: a malformed file is a
+        :class:`LoopError`; one that does not fit the platform + legs model a
+        :class:`ParallelRobotError`)."""
+        spec = read_loop_file(loops)
+        active, cuts = spec.active, spec.loops
         platform = platform_link(tree, cuts)
         parts = platform_parts(tree, platform, cuts)
         legs = [find_leg(tree, body, cut, parts, platform, cls.__name__, cls.LEG_TYPES,
