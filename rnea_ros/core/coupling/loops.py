@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,7 +37,7 @@ from numpy.typing import NDArray
 from rnea_ros.core import spatial
 from rnea_ros.core.coupling import _loop_jit as kj
 from rnea_ros.core.errors import LoopError, options
-from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.model.robot_model import RobotModel, _frozen
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -124,12 +123,6 @@ def rpy_from_matrix(R: Array) -> tuple[float, float, float]:
         roll = 0.0
         yaw = float(np.arctan2(-R[0, 1], R[1, 1]))
     return roll, pitch, yaw
-
-
-def _frozen(a: Any, dtype: type = np.float64) -> Any:
-    out: NDArray[Any] = np.array(a, dtype=dtype, copy=True)
-    out.setflags(write=False)
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -384,12 +377,20 @@ def frame_body(tree: RobotModel, link: str) -> int:
     return tree.frames[link].body
 
 
+def branch(tree: RobotModel, body: int) -> list[int]:
+    """The bodies (and so the joints) from the base to ``body``, base first (empty for
+    the base, -1)."""
+    path: list[int] = []
+    while body >= 0:
+        path.insert(0, body)
+        body = int(tree.parent[body])
+    return path
+
+
 def _support(tree: RobotModel, body: int) -> Array:
     """1 for the joints between the base and ``body``, else 0 (n,)."""
     s = np.zeros(tree.nv)
-    while body >= 0:
-        s[body] = 1.0
-        body = int(tree.parent[body])
+    s[branch(tree, body)] = 1.0
     return s
 
 

@@ -30,7 +30,6 @@ from rnea_ros.core.coupling.parallel_structure import (
     branch_ends,
     check_cover,
     find_leg,
-    frozen,
     order_legs,
     platform_link,
     platform_parts,
@@ -38,7 +37,7 @@ from rnea_ros.core.coupling.parallel_structure import (
 )
 from rnea_ros.core.dynamics.kinematics import body_poses, link_pose
 from rnea_ros.core.errors import ParallelRobotError
-from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, RobotModel
+from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, RobotModel, _frozen
 from rnea_ros.core.model.urdf import load_urdf
 
 Array = NDArray[np.float64]
@@ -91,7 +90,7 @@ class ParallelRobot:
         bodies = [self.tree.joint_index(j) for leg in self.legs for j in leg.joints]
         set_(self, "legs_model", sub_model(self.tree, bodies, f"{self.name}/legs"))
         set_(self, "leg_floats", self.legs_model.kernel_floats)
-        set_(self, "leg_geometry", frozen(np.array([self._geometry(leg) for leg in self.legs])))
+        set_(self, "leg_geometry", _frozen(np.array([self._geometry(leg) for leg in self.legs])))
         pl = np.zeros((1, lk.PL_COLS))
         m, c = self.platform_mass, self.platform_com
         pl[0, lk.PL_MASS] = m
@@ -99,7 +98,7 @@ class ParallelRobot:
         pl[0, lk.PL_IO:lk.PL_IO + 9] = spatial.inertia_about_origin(
             m, c, self.platform_inertia).reshape(9)
         pl[0, lk.PL_R0:lk.PL_R0 + 9] = self.orientation.reshape(9)
-        set_(self, "platform_floats", frozen(pl))
+        set_(self, "platform_floats", _frozen(pl))
 
     @property
     def gravity(self) -> Array:
@@ -157,9 +156,9 @@ class ParallelRobot:
                                         tree.inertia[body], R, t))
         zero = np.zeros(tree.nv)
         orientation = link_pose(tree, zero, platform)[0]
-        robot = cls(tree.name, tree, tuple(legs), tuple(active), platform, mass, frozen(com),
-                    frozen(inertia), cuts, frozen(orientation), np.zeros(1))
-        return robot.replace(zero_pose=frozen(_zero_pose(robot)))
+        robot = cls(tree.name, tree, tuple(legs), tuple(active), platform, mass, _frozen(com),
+                    _frozen(inertia), cuts, _frozen(orientation), np.zeros(1))
+        return robot.replace(zero_pose=_frozen(_zero_pose(robot)))
 
     def _geometry(self, leg: ParallelLeg) -> Array:
         """The leg's row of kernel geometry (see ``_parallel_jit.G_*``)."""

@@ -23,15 +23,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
-from rnea_ros.core.coupling.loops import Loop
+from rnea_ros.core.coupling.loops import Loop, branch
 from rnea_ros.core.errors import ParallelRobotError, options
-from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.model.robot_model import RobotModel, _frozen
 
 Array = NDArray[np.float64]
 Transform = tuple[Array, Array]
@@ -58,20 +57,13 @@ class ParallelLeg:
     body_rotation: Array
 
 
-def frozen(a: Any) -> Array:
-    """A read-only float64 copy of ``a``."""
-    out: Array = np.array(a, dtype=np.float64, copy=True)
-    out.setflags(write=False)
-    return out
-
-
 def find_leg(tree: RobotModel, end_body: int, cut: Loop | None,
              parts: Mapping[int, Transform], platform: str, family: str,
              leg_types: tuple[str, ...], connection_size: int) -> ParallelLeg:
     """The leg whose branch ends at ``end_body`` (cut there by ``cut``, or a platform
     body of ``parts``), checked against ``family``'s leg joints ``leg_types`` and its
     ``connection_size`` revolute joints to the platform (3: spherical, 2: universal)."""
-    path = _path(tree, end_body)
+    path = branch(tree, end_body)
     if cut is not None and cut.type == "spherical":
         link, frame, plat_frame = _sides(cut, platform)
         placed = tree.link_frame(link)
@@ -98,7 +90,7 @@ def find_leg(tree: RobotModel, end_body: int, cut: Loop | None,
                       tuple(tree.joint_names[b] for b in connection),
                       cut.name if cut is not None else "",
                       sub_model(tree, leg_bodies, f"{tree.name}/{_leg_name(names)}"),
-                      frozen(end), frozen(attachment), frozen(body_rotation))
+                      _frozen(end), _frozen(attachment), _frozen(body_rotation))
     types = tuple("revolute" if t == "continuous" else t for t in leg.model.joint_types)
     if types != leg_types:
         raise ParallelRobotError(
@@ -189,14 +181,6 @@ def branch_ends(tree: RobotModel, cuts: Sequence[Loop], platform: str
         link = _sides(cut, platform)[0]
         ends.append((tree.link_frame(link).body, cut))
     return ends
-
-
-def _path(tree: RobotModel, body: int) -> list[int]:
-    path: list[int] = []
-    while body >= 0:
-        path.insert(0, body)
-        body = int(tree.parent[body])
-    return path
 
 
 def _leg_name(joints: Sequence[str]) -> str:
