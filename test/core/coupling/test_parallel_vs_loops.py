@@ -52,7 +52,9 @@ def test_same_mechanism_from_the_same_files(case) -> None:
     assert model.tree is robot.tree
     assert model.active_names == robot.active
     assert model.mobility == robot.nv
-    assert [loop.name for loop in model.loops] == [loop.name for loop in robot.loops]
+    assert model.loops == robot.loops  # one reader: the same rc.Loop values
+    spec = rc.read_loop_file(loop_file_path(sample_path(robot.name)))  # read once, used twice
+    assert rc.load_loops(robot.tree, spec).loops == type(robot).from_model(robot.tree, spec).loops
 
 
 def test_closed_loop_kinematics_finds_the_same_passive_rates(case) -> None:
