@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 
 import rnea_ros.core as rc
+from rnea_ros.core.coupling.loop_file import loop_file_path
 from rnea_ros.core.coupling.parallel_model import quaternion_of
-from rnea_ros.oracle import ConstrainedOracle
+from rnea_ros.loop_oracle import LoopOracle
 from rnea_ros.samples import share_directory
 
 TARGET = 3.0  # platform + legs inverse dynamics / tree RNEA, per call, at most
@@ -83,10 +84,10 @@ def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float,
     rows.append((f"batch ID ({samples}), per sample, vs rnea_batch", t_ours / samples,
                  t_tree / samples, t_ours / t_tree, None))
     tau = ours()
-    oracle = ConstrainedOracle(urdf, tree, robot.loops, robot.active)
+    oracle = LoopOracle(urdf, rc.load_loops(tree, loop_file_path(urdf)))
     fd = lambda: rc.platform_forward_dynamics(robot, x, xd, tau)  # noqa: E731
-    pin_fd = lambda: (oracle.forward_dynamics(q, qd, tau),  # noqa: E731
-                      oracle.link_acceleration(robot.platform))
+    pin_fd = lambda: oracle.tree.link_acceleration(  # noqa: E731
+        q, qd, oracle.accelerations(q, qd, tau)[0], robot.platform)
     fd(), pin_fd()
     t_fd, t_pin = best_time(fd, 2000), best_time(pin_fd, 2000)
     rows.append(("FD per call vs pin.constraintDynamics", t_fd, t_pin, t_fd / t_pin, None))
@@ -106,8 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name:<14}{label:<44}{t_ours * 1e6:9.3f}{t_peer * 1e6:9.3f}{ratio:8.2f}  "
                   f"{target}")
             failures += ok is False
-    print("(pin.constraintDynamics is timed with its Python wrapper: tau into the tree order, "
-          "the call, the platform's acceleration by forwardKinematics)")
+    print("(pin.constraintDynamics is timed with rnea_ros.loop_oracle.LoopOracle's Python "
+          "wrapper: tau into the tree order, the call, the cut wrenches, the platform's "
+          "acceleration by forwardKinematics)")
     return 0 if failures == 0 else 1
 
 

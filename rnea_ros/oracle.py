@@ -12,7 +12,8 @@ root. Mimic joints: Pinocchio's ``mimic=True`` parser (``mimic="pinocchio"``),
 or (``mimic="eliminate"``, for URDFs that parser rejects) its default parser with
 the followers as independent joints, eliminated by the constant map
 ``v_tree = G v``: ``tau = G^T tau_tree``, ``M = G^T M_tree G`` (exact for a
-constant linear coupling).
+constant linear coupling). Closed loops and parallel
+robots (``pin.constraintDynamics`` with our cut joints): :mod:`rnea_ros.loop_oracle`.
 """
 
 from __future__ import annotations
@@ -221,6 +222,18 @@ class PinocchioOracle:
             args = (*args, self.forces(fext))
         return self.ours(self.pin.rnea(*args))
 
+    def link_acceleration(self, q: Array, qd: Array, qdd: Array, link: str) -> Array:
+        """``[dv/dt, dw/dt]`` (6,) of link ``link``'s origin, base frame, at the tree state
+        ``(q, qd, qdd)`` (our joint order; classical acceleration: ``dv/dt`` is the rate
+        of the origin's velocity), by ``forwardKinematics``."""
+        pin = self.pin
+        pin.forwardKinematics(self.pm, self.pd, self.config(q), self.tangent(qd),
+                              self.tangent(qdd))
+        acc = pin.getFrameClassicalAcceleration(self.pm, self.pd, self.pm.getFrameId(link),
+                                                pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        out: Array = np.r_[acc.linear, acc.angular]
+        return out
+
     def joint_wrenches(self) -> Array:
         """``data.f`` after :meth:`rnea`: (nbodies, 6) ``[force, moment]`` per body's joint,
         in our order."""
@@ -345,61 +358,3 @@ class AugmentedOracle:
                              for j in range(self.G.shape[1])])
         pm.gravity.linear = gravity
         return np.asarray(self.G.T @ M, dtype=np.float64)
-
-
-class ConstrainedOracle:
-    """Pinocchio's model of a URDF spanning tree closed by cut joints: one
-    ``RigidConstraintModel`` per cut, CONTACT_3D at a spherical cut joint, CONTACT_6D
-    at a weld (frames in LOCAL), solved by ``pin.constraintDynamics`` (proximal
-    settings: accuracy 1e-14, mu 1e-8, so redundant constraints are fine).
-
-    ``cuts`` are the loops of a loop file (``name, type, link1, frame1 = (R, xyz),
-    link2, frame2``, e.g. :class:`~rnea_ros.core.coupling.parallel_structure.CutJoint`);
-    ``active`` names the joints that take the forces ``tau_active``.
-    """
-
-    def __init__(self, urdf: str | Path, model: RobotModel, cuts: Any, active: Any) -> None:
-        import pinocchio as pin
-
-        self.pin = pin
-        self.tree = PinocchioOracle(urdf, model)
-        pm = self.tree.pm
-        self.active = np.array([model.joint_index(j) for j in active])
-        self.nv = model.nv
-        kinds = {"spherical": pin.ContactType.CONTACT_3D, "weld": pin.ContactType.CONTACT_6D}
-        self.constraints = []
-        for cut in cuts:
-            if cut.type not in kinds:
-                raise ModelError(f"loop '{cut.name}': Pinocchio's rigid constraints here are "
-                                 f"spherical (3D) and weld (6D), not {cut.type}")
-            sides = []
-            for link, (R, t) in ((cut.link1, cut.frame1), (cut.link2, cut.frame2)):
-                frame = pm.frames[pm.getFrameId(link)]
-                sides.append((frame.parentJoint, frame.placement * pin.SE3(R, t)))
-            self.constraints.append(pin.RigidConstraintModel(
-                kinds[cut.type], pm, sides[0][0], sides[0][1], sides[1][0], sides[1][1],
-                pin.ReferenceFrame.LOCAL))
-        self.datas = [c.createData() for c in self.constraints]
-        pin.initConstraintDynamics(pm, self.tree.pd, self.constraints, self.datas)
-        self.settings = pin.ProximalSettings(1e-14, 1e-12, 1e-8, 50)
-
-    def forward_dynamics(self, q: Array, qd: Array, tau_active: Array) -> Array:
-        """Tree accelerations (our joint order) under ``tau_active`` on the active joints."""
-        o = self.tree
-        tau = np.zeros(self.nv)
-        tau[self.active] = tau_active
-        qdd = self.pin.constraintDynamics(o.pm, o.pd, o.config(q), o.tangent(qd), o.tangent(tau),
-                                          self.constraints, self.datas, self.settings)
-        self._state = (o.config(q), o.tangent(qd), qdd)
-        out: Array = o.ours(qdd)
-        return out
-
-    def link_acceleration(self, link: str) -> Array:
-        """``[dv/dt, dw/dt]`` (6,) of link ``link``'s origin, base frame, at the state of
-        the last :meth:`forward_dynamics` (classical acceleration)."""
-        pin, o = self.pin, self.tree
-        pin.forwardKinematics(o.pm, o.pd, *self._state)
-        acc = pin.getFrameClassicalAcceleration(o.pm, o.pd, o.pm.getFrameId(link),
-                                                pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        out: Array = np.r_[acc.linear, acc.angular]
-        return out

@@ -21,6 +21,14 @@ def skew(v: Array) -> Array:
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
+def axis_angle(axis: Array, angle: float) -> Array:
+    """Rotation by ``angle`` [rad] about the unit vector ``axis`` (Rodrigues:
+    ``I + sin(angle) K + (1 - cos(angle)) K^2``, ``K = skew(axis)``)."""
+    K = skew(axis)
+    out: Array = np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * K @ K
+    return out
+
+
 def rot_x(angle: float) -> Array:
     """Rotation about x by ``angle`` [rad]."""
     c, s = math.cos(angle), math.sin(angle)

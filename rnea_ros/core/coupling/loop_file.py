@@ -21,7 +21,9 @@ Required: ``active``, ``loops`` and, per loop, ``name``, ``type``, ``link1``,
 [m] and ``rpy`` [rad], URDF roll-pitch-yaw, each defaulting to zeros) and
 ``reference`` (default ``q = 0``, which must then close every loop). Unknown
 keys are errors (typos must not pass silently). The meaning of each type:
-:mod:`rnea_ros.core.coupling.loops`.
+:mod:`rnea_ros.core.coupling.loops`. The one reader of the format: closed-loop
+models (:func:`load_loops`) and parallel robots (``rc.GoughStewart.from_urdf``,
+:mod:`~rnea_ros.core.coupling.parallel_model`) both read their files here.
 """
 
 from __future__ import annotations
@@ -51,9 +53,15 @@ class LoopFile:
     reference: Mapping[str, float] | None = None
 
 
-def read_loop_file(source: str | Path | Mapping[str, Any]) -> LoopFile:
-    """Read and check a loop file (path or already-loaded mapping): :class:`LoopError`
-    naming the file, loop and key for anything malformed."""
+LoopSource = str | Path | Mapping[str, Any] | LoopFile  # what a loop file can be given as
+
+
+def read_loop_file(source: LoopSource) -> LoopFile:
+    """Read and check a loop file (path, already-loaded mapping, or a :class:`LoopFile`,
+    returned as is): :class:`LoopError` naming the file, loop and key for anything
+    malformed."""
+    if isinstance(source, LoopFile):
+        return source
     where = "loop file"
     if isinstance(source, (str, Path)):
         where = f"loop file '{source}'"
@@ -122,9 +130,10 @@ def _loop(entry: object, k: int, where: str) -> Loop:
         raise LoopError(f"{where}: {exc}") from None
 
 
-def load_loops(model: RobotModel, source: str | Path | Mapping[str, Any]) -> ClosedLoopModel:
+def load_loops(model: RobotModel, source: LoopSource) -> ClosedLoopModel:
     """:class:`ClosedLoopModel` of ``model`` (the spanning tree, e.g. from
-    ``rc.load_urdf``) closed by the loop file ``source`` (path or mapping)."""
+    ``rc.load_urdf``) closed by the loop file ``source`` (path, mapping or
+    :class:`LoopFile`)."""
     spec = read_loop_file(source)
     try:
         return ClosedLoopModel(model, spec.loops, spec.active, spec.reference)
@@ -140,4 +149,4 @@ def loop_file_path(urdf: str | Path) -> Path:
     return path.with_name(path.name.removesuffix(".urdf") + ".loops.yaml")
 
 
-__all__ = ["LoopFile", "load_loops", "loop_file_path", "read_loop_file"]
+__all__ = ["LoopFile", "LoopSource", "load_loops", "loop_file_path", "read_loop_file"]

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,7 +37,7 @@ from numpy.typing import NDArray
 from rnea_ros.core import spatial
 from rnea_ros.core.coupling import _loop_jit as kj
 from rnea_ros.core.errors import LoopError, options
-from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.model.robot_model import RobotModel, _frozen
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -103,6 +102,16 @@ class Loop:
         xyz, rpy = (self.xyz1, self.rpy1) if side == 1 else (self.xyz2, self.rpy2)
         return spatial.rpy_matrix(*rpy), np.array(xyz, dtype=np.float64)
 
+    @property
+    def frame1(self) -> tuple[Array, Array]:
+        """``(R, p)`` of frame 1 in ``link1``'s frame (the loop file's ``frame1``)."""
+        return self.placement(1)
+
+    @property
+    def frame2(self) -> tuple[Array, Array]:
+        """``(R, p)`` of frame 2 in ``link2``'s frame (the loop file's ``frame2``)."""
+        return self.placement(2)
+
 
 def rpy_from_matrix(R: Array) -> tuple[float, float, float]:
     """URDF roll-pitch-yaw of rotation ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
@@ -114,12 +123,6 @@ def rpy_from_matrix(R: Array) -> tuple[float, float, float]:
         roll = 0.0
         yaw = float(np.arctan2(-R[0, 1], R[1, 1]))
     return roll, pitch, yaw
-
-
-def _frozen(a: Any, dtype: type = np.float64) -> Any:
-    out: NDArray[Any] = np.array(a, dtype=dtype, copy=True)
-    out.setflags(write=False)
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -374,12 +377,20 @@ def frame_body(tree: RobotModel, link: str) -> int:
     return tree.frames[link].body
 
 
+def branch(tree: RobotModel, body: int) -> list[int]:
+    """The bodies (and so the joints) from the base to ``body``, base first (empty for
+    the base, -1)."""
+    path: list[int] = []
+    while body >= 0:
+        path.insert(0, body)
+        body = int(tree.parent[body])
+    return path
+
+
 def _support(tree: RobotModel, body: int) -> Array:
     """1 for the joints between the base and ``body``, else 0 (n,)."""
     s = np.zeros(tree.nv)
-    while body >= 0:
-        s[body] = 1.0
-        body = int(tree.parent[body])
+    s[branch(tree, body)] = 1.0
     return s
 
 

@@ -35,6 +35,7 @@ from rnea_ros.core.coupling import _parallel_legs as lk
 from rnea_ros.core.coupling.parallel_model import ParallelRobot, quaternion_of
 from rnea_ros.core.errors import ParallelRobotError, StateError
 from rnea_ros.core.inputs import gravity_vector
+from rnea_ros.core.spatial import axis_angle
 
 Array = NDArray[np.float64]
 
@@ -261,11 +262,6 @@ def _angles(axes: list[Array], Q: Array) -> list[float]:
         p: Array = np.eye(3)[int(np.argmin(np.abs(w)))]
         return p - w * float(w @ p)
 
-    def rot(w: Array, t: float) -> Array:
-        W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-        out: Array = np.eye(3) + np.sin(t) * W + (1.0 - np.cos(t)) * W @ W
-        return out
-
     def tup(v: Array) -> tuple[float, float, float]:
         return float(v[0]), float(v[1]), float(v[2])
 
@@ -273,17 +269,18 @@ def _angles(axes: list[Array], Q: Array) -> list[float]:
     if len(axes) == 2:
         t1 = lk.angle_between(tup(w1), tup(w2), tup(Q @ w2))
         p = normal(w2)
-        t2 = lk.angle_between(tup(w2), tup(p), tup(rot(w1, -t1) @ Q @ p))
+        t2 = lk.angle_between(tup(w2), tup(p), tup(axis_angle(w1, -t1) @ Q @ p))
         angles = [t1, t2]
     else:
         w3 = axes[2]
         _, t1, t2 = lk.two_angles(tup(w1), tup(w2), tup(w3), tup(Q @ w3))
         p = normal(w3)
-        t3 = lk.angle_between(tup(w3), tup(p), tup((rot(w1, t1) @ rot(w2, t2)).T @ Q @ p))
+        R12 = axis_angle(w1, t1) @ axis_angle(w2, t2)
+        t3 = lk.angle_between(tup(w3), tup(p), tup(R12.T @ Q @ p))
         angles = [t1, t2, t3]
     check = np.eye(3)
     for w, t in zip(axes, angles, strict=True):
-        check = check @ rot(w, t)
+        check = check @ axis_angle(w, t)
     if float(np.abs(check - Q).max()) > 1e-9:
         raise ParallelRobotError("the platform's orientation cannot be reached through the "
                                  "joints connecting a leg to it")
@@ -299,10 +296,7 @@ def _leg_rotation(model: Any, q: Array, qd: Array, qdd: Array) -> tuple[Array, A
             z = R @ model.axis[k]
             dw = dw + np.cross(w, z) * qd[k] + z * qdd[k]
             w = w + z * qd[k]
-            c, s = np.cos(q[k]), np.sin(q[k])
-            a = model.axis[k]
-            A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-            R = R @ (np.eye(3) + s * A + (1.0 - c) * A @ A)
+            R = R @ axis_angle(model.axis[k], q[k])
     return R, w, dw
 
 
@@ -346,9 +340,7 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
         for c, Pc, t in zip(conn, [np.eye(3), *P[1:]], angles, strict=True):
             R = R @ Pc
             z.append(R @ tree.axis[c])
-            a = tree.axis[c]
-            A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-            R = R @ (np.eye(3) + np.sin(t) * A + (1.0 - np.cos(t)) * A @ A)
+            R = R @ axis_angle(tree.axis[c], t)
         Z = np.column_stack(z)
         rates = np.linalg.lstsq(Z, wp - wL, rcond=None)[0]
         w, bias = wL.copy(), np.zeros(3)

@@ -13,7 +13,7 @@ spherical joint on the platform, a 6-DoF platform) and :class:`DeltaRobot`
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -23,23 +23,21 @@ from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
 from rnea_ros.core.coupling import _parallel_legs as lk
+from rnea_ros.core.coupling.loop_file import LoopSource, loop_file_path, read_loop_file
+from rnea_ros.core.coupling.loops import Loop
 from rnea_ros.core.coupling.parallel_structure import (
-    CutJoint,
     ParallelLeg,
     branch_ends,
     check_cover,
     find_leg,
-    frozen,
-    loop_file_of,
     order_legs,
     platform_link,
     platform_parts,
-    read_loops,
     sub_model,
 )
 from rnea_ros.core.dynamics.kinematics import body_poses, link_pose
 from rnea_ros.core.errors import ParallelRobotError
-from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, RobotModel
+from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, RobotModel, _frozen
 from rnea_ros.core.model.urdf import load_urdf
 
 Array = NDArray[np.float64]
@@ -75,7 +73,7 @@ class ParallelRobot:
     platform_mass: float
     platform_com: Array
     platform_inertia: Array
-    loops: tuple[CutJoint, ...]
+    loops: tuple[Loop, ...]
     orientation: Array
     zero_pose: Array
     nx: int = field(init=False)
@@ -92,7 +90,7 @@ class ParallelRobot:
         bodies = [self.tree.joint_index(j) for leg in self.legs for j in leg.joints]
         set_(self, "legs_model", sub_model(self.tree, bodies, f"{self.name}/legs"))
         set_(self, "leg_floats", self.legs_model.kernel_floats)
-        set_(self, "leg_geometry", frozen(np.array([self._geometry(leg) for leg in self.legs])))
+        set_(self, "leg_geometry", _frozen(np.array([self._geometry(leg) for leg in self.legs])))
         pl = np.zeros((1, lk.PL_COLS))
         m, c = self.platform_mass, self.platform_com
         pl[0, lk.PL_MASS] = m
@@ -100,7 +98,7 @@ class ParallelRobot:
         pl[0, lk.PL_IO:lk.PL_IO + 9] = spatial.inertia_about_origin(
             m, c, self.platform_inertia).reshape(9)
         pl[0, lk.PL_R0:lk.PL_R0 + 9] = self.orientation.reshape(9)
-        set_(self, "platform_floats", frozen(pl))
+        set_(self, "platform_floats", _frozen(pl))
 
     @property
     def gravity(self) -> Array:
@@ -118,24 +116,27 @@ class ParallelRobot:
 
     # ------------------------------------------------------------ construction
     @classmethod
-    def from_urdf(cls: type[Robot], urdf: str | Path,
-                  loops: str | Path | Mapping[str, Any] | None = None, *,
+    def from_urdf(cls: type[Robot], urdf: str | Path, loops: LoopSource | None = None, *,
                   gravity: Sequence[float] = STANDARD_GRAVITY,
                   inertia_check: str = "strict") -> Robot:
         """The robot of URDF ``urdf`` (path or XML) and its loop file ``loops``
-        (path or loaded mapping; default: ``<robot>.loops.yaml`` next to the URDF)."""
+        (path, loaded mapping or :class:`LoopFile`; default: ``<robot>.loops.yaml``
+        next to the URDF)."""
         if loops is None:
             if str(urdf).lstrip().startswith("<"):
                 raise ParallelRobotError("a URDF given as XML text needs its loop file: loops=")
-            loops = loop_file_of(urdf)
+            loops = loop_file_path(urdf)
         tree = load_urdf(urdf, gravity=gravity, inertia_check=inertia_check)
         return cls.from_model(tree, loops)
 
     @classmethod
-    def from_model(cls: type[Robot], tree: RobotModel, loops: str | Path | Mapping[str, Any]
-                   ) -> Robot:
-        """The robot of spanning tree ``tree`` and loop file ``loops``."""
-        active, cuts = read_loops(loops)
+    def from_model(cls: type[Robot], tree: RobotModel, loops: LoopSource) -> Robot:
+        """The robot of spanning tree ``tree`` and loop file ``loops`` (read by
+        :func:`~rnea_ros.core.coupling.loop_file.read_loop_file`: a malformed file is a
+        :class:`LoopError`; one that does not fit the platform + legs model a
+        :class:`ParallelRobotError`)."""
+        spec = read_loop_file(loops)
+        active, cuts = spec.active, spec.loops
         platform = platform_link(tree, cuts)
         parts = platform_parts(tree, platform, cuts)
         legs = [find_leg(tree, body, cut, parts, platform, cls.__name__, cls.LEG_TYPES,
@@ -155,9 +156,9 @@ class ParallelRobot:
                                         tree.inertia[body], R, t))
         zero = np.zeros(tree.nv)
         orientation = link_pose(tree, zero, platform)[0]
-        robot = cls(tree.name, tree, tuple(legs), tuple(active), platform, mass, frozen(com),
-                    frozen(inertia), cuts, frozen(orientation), np.zeros(1))
-        return robot.replace(zero_pose=frozen(_zero_pose(robot)))
+        robot = cls(tree.name, tree, tuple(legs), tuple(active), platform, mass, _frozen(com),
+                    _frozen(inertia), cuts, _frozen(orientation), np.zeros(1))
+        return robot.replace(zero_pose=_frozen(_zero_pose(robot)))
 
     def _geometry(self, leg: ParallelLeg) -> Array:
         """The leg's row of kernel geometry (see ``_parallel_jit.G_*``)."""

@@ -2,8 +2,9 @@
 loop file ``<robot>.loops.yaml`` (Khalil 2010 §2.2: the tree obtained by cutting
 each closed chain at a passive joint, plus the cut joints).
 
-The loop file (the format of :mod:`rnea_ros.core.coupling.loops`) lists the
-active joints and the cut joints. From the tree and the cuts we find:
+The loop file (read by :func:`~rnea_ros.core.coupling.loop_file.read_loop_file`,
+the format of the closed-loop models) lists the active joints and the cut joints
+(:class:`~rnea_ros.core.coupling.loops.Loop`). From the tree and the cuts we find:
 
 * the **platform**: the link every cut joint touches (``link2`` of a single
   loop); with the links welded to it by ``weld`` cuts it forms one rigid body;
@@ -22,89 +23,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
+from rnea_ros.core.coupling.loops import Loop, branch
 from rnea_ros.core.errors import ParallelRobotError, options
-from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.model.robot_model import RobotModel, _frozen
 
 Array = NDArray[np.float64]
 Transform = tuple[Array, Array]
-CUT_TYPES = ("revolute", "prismatic", "spherical", "weld")
-
-
-@dataclass(frozen=True, eq=False)
-class CutJoint:
-    """One loop of a loop file: cut joint ``name`` of ``type`` between the frame
-    ``frame1 = (R, xyz)`` on ``link1`` and ``frame2`` on ``link2`` (link frames)."""
-
-    name: str
-    type: str
-    link1: str
-    frame1: Transform
-    link2: str
-    frame2: Transform
-
-
-def _frame(entry: Any, where: str) -> Transform:
-    if entry is None:
-        return spatial.identity()
-    if not isinstance(entry, Mapping) or not set(entry) <= {"xyz", "rpy"}:
-        raise ParallelRobotError(f"{where}: expected {{xyz: [x, y, z], rpy: [r, p, y]}}")
-    values = []
-    for key in ("xyz", "rpy"):
-        v = np.array(entry.get(key, (0.0, 0.0, 0.0)), dtype=np.float64)
-        if v.shape != (3,) or not np.all(np.isfinite(v)):
-            raise ParallelRobotError(f"{where}: {key} must be 3 finite numbers")
-        values.append(v)
-    return spatial.rpy_matrix(*values[1]), values[0]
-
-
-def read_loops(source: str | Path | Mapping[str, Any]) -> tuple[tuple[str, ...],
-                                                                 tuple[CutJoint, ...]]:
-    """``(active joints, cut joints)`` from a loop file (path or loaded mapping)."""
-    where = "loop file"
-    data: Any = source
-    if not isinstance(source, Mapping):
-        where = str(source)
-        try:
-            data = yaml.safe_load(Path(source).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ParallelRobotError(f"cannot read loop file '{source}': {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            raise ParallelRobotError(f"{where}: not valid YAML ({exc})") from None
-    if not isinstance(data, Mapping) or "active" not in data or "loops" not in data:
-        raise ParallelRobotError(f"{where}: needs the keys 'active' and 'loops'")
-    active = data["active"]
-    if not isinstance(active, list) or not all(isinstance(a, str) for a in active):
-        raise ParallelRobotError(f"{where}: 'active' must be a list of joint names")
-    cuts = []
-    for k, loop in enumerate(data["loops"] or []):
-        if not isinstance(loop, Mapping):
-            raise ParallelRobotError(f"{where}: loop {k} is not a mapping")
-        name = str(loop.get("name", f"loop{k}"))
-        missing = [key for key in ("type", "link1", "link2") if key not in loop]
-        if missing:
-            raise ParallelRobotError(f"{where}: loop '{name}' lacks {options(missing)}")
-        if loop["type"] not in CUT_TYPES:
-            raise ParallelRobotError(f"{where}: loop '{name}' has type '{loop['type']}'; "
-                                     f"valid types: {options(CUT_TYPES)}")
-        cuts.append(CutJoint(name, str(loop["type"]), str(loop["link1"]),
-                             _frame(loop.get("frame1"), f"{where}: loop '{name}' frame1"),
-                             str(loop["link2"]),
-                             _frame(loop.get("frame2"), f"{where}: loop '{name}' frame2")))
-    return tuple(active), tuple(cuts)
-
-
-def loop_file_of(urdf: str | Path) -> Path:
-    """``<robot>.loops.yaml`` next to ``<robot>.urdf``."""
-    path = Path(urdf)
-    return path.with_name(path.name.removesuffix(".urdf") + ".loops.yaml")
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,20 +57,13 @@ class ParallelLeg:
     body_rotation: Array
 
 
-def frozen(a: Any) -> Array:
-    """A read-only float64 copy of ``a``."""
-    out: Array = np.array(a, dtype=np.float64, copy=True)
-    out.setflags(write=False)
-    return out
-
-
-def find_leg(tree: RobotModel, end_body: int, cut: CutJoint | None,
+def find_leg(tree: RobotModel, end_body: int, cut: Loop | None,
              parts: Mapping[int, Transform], platform: str, family: str,
              leg_types: tuple[str, ...], connection_size: int) -> ParallelLeg:
     """The leg whose branch ends at ``end_body`` (cut there by ``cut``, or a platform
     body of ``parts``), checked against ``family``'s leg joints ``leg_types`` and its
     ``connection_size`` revolute joints to the platform (3: spherical, 2: universal)."""
-    path = _path(tree, end_body)
+    path = branch(tree, end_body)
     if cut is not None and cut.type == "spherical":
         link, frame, plat_frame = _sides(cut, platform)
         placed = tree.link_frame(link)
@@ -168,7 +90,7 @@ def find_leg(tree: RobotModel, end_body: int, cut: CutJoint | None,
                       tuple(tree.joint_names[b] for b in connection),
                       cut.name if cut is not None else "",
                       sub_model(tree, leg_bodies, f"{tree.name}/{_leg_name(names)}"),
-                      frozen(end), frozen(attachment), frozen(body_rotation))
+                      _frozen(end), _frozen(attachment), _frozen(body_rotation))
     types = tuple("revolute" if t == "continuous" else t for t in leg.model.joint_types)
     if types != leg_types:
         raise ParallelRobotError(
@@ -177,7 +99,7 @@ def find_leg(tree: RobotModel, end_body: int, cut: CutJoint | None,
     return leg
 
 
-def _check_connection(tree: RobotModel, where: str, cut: CutJoint | None,
+def _check_connection(tree: RobotModel, where: str, cut: Loop | None,
                       connection: list[int], family: str, connection_size: int) -> None:
     if cut is not None and cut.type == "spherical":
         if connection_size != 3:
@@ -202,9 +124,7 @@ def _check_connection(tree: RobotModel, where: str, cut: CutJoint | None,
                 "armature or friction, which the platform + legs model does not carry")
 
 
-def platform_link(tree: RobotModel, cuts: Sequence[CutJoint]) -> str:
-    if not cuts:
-        raise ParallelRobotError(f"model '{tree.name}': the loop file has no loop")
+def platform_link(tree: RobotModel, cuts: Sequence[Loop]) -> str:
     common = set.intersection(*({c.link1, c.link2} for c in cuts))
     if len(common) == 2:  # a single loop: its link2, as in our loop files
         common = {cuts[0].link2}
@@ -218,7 +138,7 @@ def platform_link(tree: RobotModel, cuts: Sequence[CutJoint]) -> str:
     return platform
 
 
-def _sides(cut: CutJoint, platform: str) -> tuple[str, Transform, Transform]:
+def _sides(cut: Loop, platform: str) -> tuple[str, Transform, Transform]:
     """``(other link, its cut frame, the platform's cut frame)``."""
     if cut.link2 == platform:
         return cut.link1, cut.frame1, cut.frame2
@@ -230,7 +150,7 @@ def _inverse(T: Transform) -> Transform:
     return R.T, -R.T @ t
 
 
-def platform_parts(tree: RobotModel, platform: str, cuts: Sequence[CutJoint]
+def platform_parts(tree: RobotModel, platform: str, cuts: Sequence[Loop]
                     ) -> dict[int, Transform]:
     """Bodies rigidly fixed to the platform: body -> its pose in the platform link frame."""
     placed = tree.link_frame(platform)
@@ -254,21 +174,13 @@ def platform_parts(tree: RobotModel, platform: str, cuts: Sequence[CutJoint]
     return parts
 
 
-def branch_ends(tree: RobotModel, cuts: Sequence[CutJoint], platform: str
-                 ) -> list[tuple[int, CutJoint | None]]:
-    ends: list[tuple[int, CutJoint | None]] = [(tree.link_frame(platform).body, None)]
+def branch_ends(tree: RobotModel, cuts: Sequence[Loop], platform: str
+                 ) -> list[tuple[int, Loop | None]]:
+    ends: list[tuple[int, Loop | None]] = [(tree.link_frame(platform).body, None)]
     for cut in cuts:
         link = _sides(cut, platform)[0]
         ends.append((tree.link_frame(link).body, cut))
     return ends
-
-
-def _path(tree: RobotModel, body: int) -> list[int]:
-    path: list[int] = []
-    while body >= 0:
-        path.insert(0, body)
-        body = int(tree.parent[body])
-    return path
 
 
 def _leg_name(joints: Sequence[str]) -> str:

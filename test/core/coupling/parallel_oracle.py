@@ -1,6 +1,6 @@
 """Test helpers for parallel robots: the shipped samples, random reachable platform
 states, and Pinocchio's constrained dynamics on the same URDF tree + loop file
-(:class:`rnea_ros.oracle.ConstrainedOracle`)."""
+(:class:`rnea_ros.loop_oracle.LoopOracle`, the closed-loop oracle)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 
 import rnea_ros.core as rc
+from rnea_ros.core.coupling.loop_file import loop_file_path
 from rnea_ros.core.coupling.parallel_model import quaternion_of
-from rnea_ros.oracle import ConstrainedOracle
+from rnea_ros.loop_oracle import LoopOracle
 from rnea_ros.samples import share_directory
 
 SAMPLES = {"gough_stewart": rc.GoughStewart, "delta": rc.DeltaRobot}
@@ -70,17 +71,19 @@ def active_indices(robot: rc.ParallelRobot) -> np.ndarray:
     return np.array([robot.tree.joint_index(j) for j in robot.active])
 
 
-class PlatformOracle(ConstrainedOracle):
-    """:class:`~rnea_ros.oracle.ConstrainedOracle` of a parallel robot's tree and loops."""
+class PlatformOracle:
+    """:class:`~rnea_ros.loop_oracle.LoopOracle` of a parallel robot: its tree closed by
+    the loop file beside ``urdf`` (``rc.load_loops``), plus the platform's acceleration."""
 
     def __init__(self, robot: rc.ParallelRobot, urdf: Path) -> None:
-        super().__init__(urdf, robot.tree, robot.loops, robot.active)
         self.robot = robot
+        self.loops = LoopOracle(urdf, rc.load_loops(robot.tree, loop_file_path(urdf)))
 
     def accelerations(self, q: np.ndarray, qd: np.ndarray, tau_active: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
         """``(qdd of the tree, platform acceleration)`` under the active forces, by
         ``pin.constraintDynamics``; the platform's as ``[dv/dt, dw/dt]`` of its origin
         in the base frame (``[dv/dt]`` for a translating platform)."""
-        qdd = self.forward_dynamics(q, qd, tau_active)
-        return qdd, self.link_acceleration(self.robot.platform)[:self.robot.nv]
+        qdd, _ = self.loops.accelerations(q, qd, tau_active)
+        platform = self.loops.tree.link_acceleration(q, qd, qdd, self.robot.platform)
+        return qdd, platform[:self.robot.nv]

@@ -2,14 +2,14 @@
 
 The URDF spanning trees and loop files are derived here from a few design
 numbers (radii, lengths, masses), so their geometry is documented and
-reproducible; ``test_parallel_samples.py`` checks the shipped files are what
+reproducible; ``test_parallel_errors.py`` checks the shipped files are what
 this module writes. Run ``python test/core/coupling/parallel_samples.py`` to
 rewrite them after changing a number.
 
 URDF has no universal or spherical joint: each is a chain of two or three
 revolute joints whose axes meet at the joint centre, on massless intermediate
 links. Loops are cut at a passive joint and described in ``<robot>.loops.yaml``
-(the format of ``core/coupling/loops.py``).
+(the format of ``core/coupling/loop_file.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import yaml
+
+import rnea_ros.core as rc
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -71,7 +74,8 @@ def rod_inertia(mass: float, length: float, radius: float) -> tuple[float, ...]:
     return side, side, 0.5 * mass * radius**2, 0.0, 0.0, 0.0
 
 
-def loop_yaml(header: str, active: list[str], loops: list[dict]) -> str:
+def loop_yaml(header: str, active: list[str], loops: list[dict],
+              reference: dict[str, float] | None = None, note: str = "") -> str:
     text = header + "active: [" + ", ".join(active) + "]\nloops:\n"
     for lp in loops:
         text += (f"  - name: {lp['name']}\n    type: {lp['type']}\n"
@@ -80,7 +84,25 @@ def loop_yaml(header: str, active: list[str], loops: list[dict]) -> str:
                  f"    link2: {lp['link2']}\n"
                  f"    frame2: {{xyz: [{', '.join(num(x) for x in lp['xyz2'])}], "
                  f"rpy: [{', '.join(num(x) for x in lp['rpy2'])}]}}\n")
+    if reference:
+        text += f"{note}reference:\n" + "".join(f"  {name}: {num(value)}\n"
+                                                for name, value in reference.items())
     return text
+
+
+# Decimals of a written reference [rad, m]: rounded, it stays ~1e-9 from closed, well
+# inside loops.CLOSURE_TOLERANCE (1e-6) that loading checks before Newton polishes it.
+REFERENCE_DECIMALS = 9
+
+
+def closed_reference(robot_class, urdf: str, loops: str, pose: np.ndarray) -> dict[str, float]:
+    """The tree joints' values (rounded, zeros left out) that close every loop with the
+    platform at ``pose``: the parallel robot's own inverse geometry
+    (``rc.platform_tree_state``) on the files written so far."""
+    robot = robot_class.from_model(rc.parse_urdf(urdf), yaml.safe_load(loops))
+    q = rc.platform_tree_state(robot, pose)[0]
+    rounded = (round(float(v), REFERENCE_DECIMALS) for v in q)
+    return {name: v for name, v in zip(robot.tree.joint_names, rounded, strict=True) if v != 0.0}
 
 
 # ----------------------------------------------------------------- Gough-Stewart
@@ -172,7 +194,8 @@ def gough_stewart() -> tuple[str, str]:
     text += link("platform", GS["platform_mass"], GS["platform_com"], GS["platform_inertia"],
                  note="platform frame: centre of the anchor circle")
     text += "</robot>\n"
-    header = ("# Closed loops of gough_stewart.urdf (format: rnea_ros/core/coupling/loops.py).\n"
+    header = ("# Closed loops of gough_stewart.urdf (format: "
+              "rnea_ros/core/coupling/loop_file.py).\n"
               "# Written by test/core/coupling/parallel_samples.py. The spherical joints of\n"
               "# legs 2-6 on the platform are cut; frame1 is the joint centre on the piston\n"
               "# rod, frame2 the same point on the platform.\n")
@@ -257,14 +280,20 @@ def delta() -> tuple[str, str]:
     text += link("platform", d["platform_mass"], d["platform_com"], d["platform_inertia"],
                  note="platform frame: centre of the anchor circle, parallel to the base frame")
     text += "</robot>\n"
-    header = ("# Closed loops of delta.urdf (format: rnea_ros/core/coupling/loops.py).\n"
+    header = ("# Closed loops of delta.urdf (format: rnea_ros/core/coupling/loop_file.py).\n"
               "# Written by test/core/coupling/parallel_samples.py. The brackets of legs 2\n"
               "# and 3 are welded to the platform: frame1 is the bracket frame (the wrist's\n"
               "# universal-joint centre), frame2 the same frame on the platform.\n")
     loops = [dict(name=f"leg{i + 1}_weld", type="weld", link1=f"leg{i + 1}_bracket",
                   xyz1=(0, 0, 0), link2="platform", xyz2=anchors[i][0], rpy2=(0, 0, anchors[i][1]))
              for i in range(1, 3)]
-    return text, loop_yaml(header, [f"leg{i + 1}_arm" for i in range(3)], loops)
+    active = [f"leg{i + 1}_arm" for i in range(3)]
+    reach = d["base_radius"] + La - Rp
+    home = np.array([0.0, 0.0, -math.sqrt(Lb**2 - reach**2)])
+    reference = closed_reference(rc.DeltaRobot, text, loop_yaml(header, active, loops), home)
+    note = ("# A closed configuration (the tree does not close at q = 0): the home pose, arms\n"
+            f"# horizontal, platform at z = {num(round(float(home[2]), 6))} m. Other joints 0.\n")
+    return text, loop_yaml(header, active, loops, reference, note)
 
 
 SAMPLES = {"gough_stewart": gough_stewart, "delta": delta}
