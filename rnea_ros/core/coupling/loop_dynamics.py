@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._jit import FastCall
+from rnea_ros.core.coupling import _loop_dynamics_jit as kd
 from rnea_ros.core.coupling import _loop_jit as kj
 from rnea_ros.core.coupling.loop_kinematics import (
     active_vector,
@@ -49,8 +50,8 @@ from rnea_ros.core.inputs import gravity_vector
 
 Array = NDArray[np.float64]
 
-_id_fast = FastCall(kj.inverse_dynamics_call)
-_rnea_fast = FastCall(kj.loop_rnea_call)
+_id_fast = FastCall(kd.inverse_dynamics_call)
+_rnea_fast = FastCall(kd.loop_rnea_call)
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 
 
@@ -175,12 +176,16 @@ def loop_nonlinear_effects(model: ClosedLoopModel, q: object, qd_active: object,
 def loop_forward_dynamics(model: ClosedLoopModel, q: object, qd_active: object,
                           tau_active: object, *, gravity: object | None = None) -> Array:
     """Active accelerations ``qdd_a`` (N,) from active torques (eq. 58):
-    ``A_c^{-1} (tau_a - H_c - G^T F(qd))``; the tree's are
+    ``A_c^{-1} (tau_a - H_c - G^T F(qd))``, in one compiled call; the tree's are
     :func:`~rnea_ros.core.coupling.loop_kinematics.loop_accelerations`."""
-    tau_a = active_vector(model, tau_active, "tau_active")
-    bias = _inverse_dynamics(model, q, qd_active, np.zeros(model.n_active), gravity)[0]
-    Ac = loop_mass_matrix(model, q)
-    return np.asarray(np.linalg.solve(Ac, tau_a - bias), dtype=np.float64)
+    q, qda, tau = (_asc(x, _f64) for x in (q, qd_active, tau_active))
+    if not q.ndim == qda.ndim == tau.ndim == 1:
+        tree_vector(model, q, "q")
+        active_vector(model, qda, "qd_active")
+        active_vector(model, tau, "tau_active")
+    out: Array = loop_forward_dynamics_batch(model, q[None], qda[None], tau[None],
+                                             gravity=gravity, _single=True)[0]
+    return out
 
 
 # ------------------------------------------------------------------ batch
@@ -206,7 +211,7 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
     g = gravity_vector(model.tree, gravity)
     tau = np.empty_like(QD)
     lam = np.empty((Q.shape[0], model.n_constraints))
-    k, code = kj.inverse_dynamics_rows(model.tree.kernel_floats, model.loop_floats,
+    k, code = kd.inverse_dynamics_rows(model.tree.kernel_floats, model.loop_floats,
                                        model.permutation, Q, QD, QDD, g, CLOSURE_TOLERANCE,
                                        tau, lam)
     if k >= 0:
@@ -218,16 +223,24 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
 
 
 def loop_forward_dynamics_batch(model: ClosedLoopModel, q: object, qd_active: object,
-                                tau_active: object, *, gravity: object | None = None) -> Array:
-    """:func:`loop_forward_dynamics` over S samples -> ``qdd_a`` (S, N)."""
+                                tau_active: object, *, gravity: object | None = None,
+                                _single: bool = False) -> Array:
+    """:func:`loop_forward_dynamics` over S samples -> ``qdd_a`` (S, N), in one compiled loop."""
     Q = _batch(model, q, "q", model.n, None)
     QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
     TAU = _batch(model, tau_active, "tau_active", model.n_active, Q.shape[0])
+    fp, lp, perm, g = model.kernel_arrays
+    if gravity is not None:
+        g = gravity_vector(model.tree, gravity)
     out = np.empty_like(TAU)
-    for k in range(Q.shape[0]):
+    k, code = kd.forward_dynamics_rows(fp, lp, perm, Q, QD, TAU, g, CLOSURE_TOLERANCE, out)
+    if k >= 0:
         try:
-            out[k] = loop_forward_dynamics(model, Q[k], QD[k], TAU[k], gravity=gravity)
+            active_vector(model, TAU[k], "tau_active")
+            _raise_id(model, Q[k], QD[k], np.zeros(model.n_active), code)
         except StateError as exc:
+            if _single:
+                raise
             raise type(exc)(f"sample {k}: {exc}") from None
     return out
 

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from rnea_ros.core._jit import FastCall
 from rnea_ros.core.coupling import _loop_jit as kj
+from rnea_ros.core.coupling import _loop_kinematics_jit as kk
 from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE, ClosedLoopModel
 from rnea_ros.core.errors import LoopClosureError, StateError, options
 
@@ -36,8 +37,10 @@ NEWTON_ITERATIONS = 50
 MAX_STEP = 0.5  # [rad] or [m]: largest passive-joint change per Newton step
 ACTIVE_STEP = 0.25  # [rad] or [m]: largest active-joint move per continuation step
 CONTINUATION_REFINEMENT = (8, 64)  # finer walks when a step fails
+_REFINEMENTS = np.array(CONTINUATION_REFINEMENT, dtype=np.int64)
 
-_newton = FastCall(kj.newton_call)
+_solve_fast = FastCall(kk.solve_call)
+_asc, _f64 = np.ascontiguousarray, np.float64
 
 
 # ----------------------------------------------------------------- inputs
@@ -68,7 +71,7 @@ def active_vector(model: ClosedLoopModel, x: object, name: str) -> Array:
 def check_closed(model: ClosedLoopModel, q: Array) -> None:
     """:class:`StateError` naming the loop if ``q`` does not close every loop."""
     e = np.empty(model.n_constraints)
-    worst = int(kj.residual_call(model.tree.kernel_floats, model.loop_floats, q, e))
+    worst = int(kk.residual_call(model.tree.kernel_floats, model.loop_floats, q, e))
     err = float(np.abs(e).max())
     if not err <= CLOSURE_TOLERANCE:
         raise_not_closed(model, worst, err)
@@ -85,26 +88,12 @@ def raise_not_closed(model: ClosedLoopModel, loop: int, err: float) -> None:
 # ------------------------------------------------------------- positions
 def _solve(model: ClosedLoopModel, qa: Array, q0: Array, tol: float, max_iter: int
            ) -> tuple[Array, int, Array]:
-    """Newton from ``q0`` with the actives set to ``qa``: one solve when the actives
-    move by at most :data:`ACTIVE_STEP`, else continuation (the actives walk from
-    ``q0``'s to ``qa`` in steps, each solve warm-started by the previous one, so the
-    passive joints follow the guess's assembly mode); finer walks if that fails."""
+    """The kernel's Newton and continuation (see :func:`solve_loops`)."""
     info = np.empty(4)
-    fp, lp, perm = model.tree.kernel_floats, model.loop_floats, model.permutation
-    qa0 = q0[model.active_index]
-    first = max(1, int(np.ceil(float(np.abs(qa - qa0).max()) / ACTIVE_STEP)))
-    status = kj.NOT_CONVERGED
-    q = q0.copy()
-    for steps in (first, *(first * k for k in CONTINUATION_REFINEMENT)):
-        q = q0.copy()
-        for s in np.linspace(0.0, 1.0, steps + 1)[1:]:
-            q[model.active_index] = qa0 + s * (qa - qa0)
-            status = int(_newton.call(fp, lp, perm, model.n_active, q, tol, max_iter,
-                                      MAX_STEP, info))
-            if status != kj.CLOSED:
-                break
-        if status in (kj.CLOSED, kj.SINGULAR):
-            break
+    q = np.empty(model.n)
+    fp, lp, perm, _ = model.kernel_arrays
+    status = int(_solve_fast.call(fp, lp, perm, qa, q0, q, tol, max_iter, MAX_STEP,
+                                  ACTIVE_STEP, _REFINEMENTS, info))
     return q, status, info
 
 
@@ -145,10 +134,15 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
     workspace) or closes at a singular configuration (passive joints
     undetermined).
     """
-    qa = active_vector(model, q_active, "q_active")
-    q0 = model.q_reference if guess is None else tree_vector(model, guess, "guess")
+    qa = _asc(q_active, _f64)
+    q0 = model.q_reference if guess is None else _asc(guess, _f64)
+    if qa.shape != (model.n_active,) or q0.shape != (model.n,):
+        active_vector(model, qa, "q_active")
+        tree_vector(model, q0, "guess")
     q, status, info = _solve(model, qa, q0, float(tol), int(max_iter))
     if status != kj.CLOSED and (_checked or status != kj.SINGULAR):
+        active_vector(model, qa, "q_active")  # name a non-finite input first
+        tree_vector(model, q0, "guess")
         raise LoopClosureError(closure_failure(model, qa, status, info))
     return q
 
@@ -182,7 +176,7 @@ def loop_residual(model: ClosedLoopModel, q: object) -> Array:
     """
     q = tree_vector(model, q, "q")
     e = np.empty(model.n_constraints)
-    kj.residual_call(model.tree.kernel_floats, model.loop_floats, q, e)
+    kk.residual_call(model.tree.kernel_floats, model.loop_floats, q, e)
     return e
 
 
@@ -198,7 +192,7 @@ def _kinematics(model: ClosedLoopModel, q: object, qd_a: object | None, qdd_a: o
     qdd = np.zeros(model.n)
     K = np.empty((model.n_constraints, model.n))
     G = np.zeros((model.n, model.n_active))
-    rank = kj.kinematics_call(model.tree.kernel_floats, model.loop_floats, model.permutation,
+    rank = kk.kinematics_call(model.tree.kernel_floats, model.loop_floats, model.permutation,
                               q, qda, qdda, want_acc, CLOSURE_TOLERANCE, qd, qdd, K, G, want_g)
     check_rank(model, q, K, rank)
     return qd, qdd, K, G
@@ -241,7 +235,7 @@ def loop_constraint_jacobian(model: ClosedLoopModel, q: object) -> Array:
     zero = np.zeros(model.n_active)
     dummy = np.empty(model.n)
     # The kernel also tries the passive solve; its rank result is irrelevant here.
-    kj.kinematics_call(model.tree.kernel_floats, model.loop_floats, model.permutation, q,
+    kk.kinematics_call(model.tree.kernel_floats, model.loop_floats, model.permutation, q,
                        zero, zero, False, np.inf, dummy, dummy, K, np.empty((0, 0)), False)
     return K
 

@@ -178,8 +178,6 @@ class ClosedLoopModel:
         self._close_reference()
         self._check_mobility()
         self._pack(self._planar_loops())
-        set_(self, "kernel_arrays", (tree.kernel_floats, self.loop_floats, self.permutation,
-                                     tree.gravity))
 
     # ---------------------------------------------------------------- checks
     def _check_tree(self) -> None:
@@ -255,6 +253,8 @@ class ClosedLoopModel:
             lp[l, kj.L_SUPPORT:] = (_support(tree, frame_body(tree, loop.link2))
                                     - _support(tree, frame_body(tree, loop.link1)))
         object.__setattr__(self, "loop_floats", _frozen(lp))
+        object.__setattr__(self, "kernel_arrays", (tree.kernel_floats, self.loop_floats,
+                                                   self.permutation, tree.gravity))
         object.__setattr__(self, "constraint_rows", _frozen(rows, np.int64))
         object.__setattr__(self, "n_constraints", row)
 

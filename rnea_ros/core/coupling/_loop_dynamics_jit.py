@@ -1,0 +1,286 @@
+"""Compiled kernels of closed-loop dynamics (Khalil 2010 §4): inverse dynamics of the
+active joints, ``tau_a = G^T tau_tree`` with the cut wrenches (eq. 55, 57), and
+direct dynamics ``A_c qdd_a + H_c = tau_a`` (eq. 58). Layout and geometry:
+:mod:`._loop_jit`; the consistent state: :mod:`._loop_kinematics_jit`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import (
+    F_AXIS,
+    PRISMATIC,
+    add3,
+    cross,
+    inertia_times,
+    jit,
+    jit_entry,
+    kind,
+    mat3,
+    mtv,
+    parent,
+    put3,
+    scale3,
+    scratch,
+    vec3,
+)
+from rnea_ros.core.coupling._loop_jit import (
+    L_NROWS,
+    L_ROW,
+    SINGULAR_RATIO,
+    W_F,
+    W_N,
+    W_P,
+    W_R,
+    WS_COLS,
+    ZERO,
+    qr_solve,
+    qr_transpose_solve,
+    state_views,
+    views,
+    workspace_rows,
+)
+from rnea_ros.core.coupling._loop_kinematics_jit import closed_state
+from rnea_ros.core.dynamics.crba import crba_pass
+from rnea_ros.core.dynamics.rnea import backward_pass
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+@jit
+def add_accelerations(fp: Array, dqdd: Array, work: Array, D: Array) -> None:
+    """Add joint accelerations ``dqdd`` (n,) to the pass in ``work``: the forward pass is
+    affine in ``qdd``, so each body's acceleration grows by ``X dA_parent + S dqdd`` and
+    its force by ``I dA`` (``D`` (n, 6) holds the ``dA``)."""
+    for i in range(dqdd.shape[0]):
+        R = mat3(work, i, W_R)
+        p = vec3(work, i, W_P)
+        par = parent(fp, i)
+        if par < 0:
+            ddw, da = ZERO, ZERO
+        else:
+            ddw_p, da_p = vec3(D, par, 0), vec3(D, par, 3)
+            ddw = mtv(R, ddw_p)
+            da = mtv(R, add3(da_p, cross(ddw_p, p)))
+        x = dqdd[i]
+        if x != 0.0:
+            if kind(fp, i) != PRISMATIC:
+                ddw = add3(ddw, scale3(vec3(fp, i, F_AXIS), x))
+            else:
+                da = add3(da, scale3(vec3(fp, i, F_AXIS), x))
+        put3(D, i, 0, ddw)
+        put3(D, i, 3, da)
+        n1, f1 = inertia_times(fp, i, ddw, da)
+        put3(work, i, W_N, add3(vec3(work, i, W_N), n1))
+        put3(work, i, W_F, add3(vec3(work, i, W_F), f1))
+
+
+@jit
+def inverse_dynamics(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, qdda: Array,
+                     g: Array, closure_tol: float, tau_a: Array, qd: Array, qdd: Array,
+                     lam: Array, buf: Array) -> float:
+    """``tau_a = G^T tau_tree(q, qd, qdd)`` (eq. 55/57) and the cut wrenches ``lam`` (m,).
+
+    One pose pass, one forward pass at ``qdd = [qdd_a; 0]`` (with gravity), the passive
+    accelerations added by :func:`add_accelerations`, RNEA's backward pass. Armature
+    and friction of every tree joint are included (Khalil eq. 31: the passive joints'
+    too, projected by ``G^T``). ``qd``, ``qdd`` (n,) receive the consistent tree
+    rates. Returns the rank measure of ``K_p`` (below :data:`SINGULAR_RATIO`: nothing
+    computed), ``-1 - l`` if ``q`` does not close loop ``l``, or NaN for a
+    non-finite result.
+    """
+    n = q.shape[0]
+    na = qda.shape[0]
+    p = n - na
+    m = lam.shape[0]
+    a0 = (-g[0], -g[1], -g[2])
+    rank = closed_state(fp, lp, perm, q, qda, qdda, a0, closure_tol, True, qd, qdd, buf)
+    if rank < SINGULAR_RATIO:
+        return rank
+    work, _, D, _, K, A, _, rdiag, tau, xp, tree, extra = views(buf, n, m, p, lp.shape[0])
+    for j in range(n):
+        extra[j] = 0.0
+    for c in range(p):
+        extra[perm[na + c]] = qdd[perm[na + c]]
+    add_accelerations(fp, extra, work, D)
+    ok = backward_pass(fp, qd, qdd, True, tree, work)
+    for c in range(p):
+        xp[c] = tree[perm[na + c]]
+    qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
+    total = 0.0
+    for c in range(na):
+        j = perm[c]
+        s = tree[j]
+        for r in range(m):
+            s -= K[r, j] * lam[r]
+        tau_a[c] = s
+        total += s
+    if not (ok and np.isfinite(total)):
+        return np.nan
+    return rank
+
+
+@jit_entry
+def inverse_dynamics_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array,
+                          qdda: Array, g: Array, closure_tol: float, tau_a: Array, qd: Array,
+                          qdd: Array, lam: Array) -> float:
+    """The per-call entry of :func:`inverse_dynamics` (lengths checked: NaN if wrong);
+    its work array is on the stack."""
+    n = fp.shape[0]
+    na = tau_a.shape[0]
+    m = lam.shape[0]
+    if (q.shape[0] != n or qda.shape[0] != na or qdda.shape[0] != na or qd.shape[0] != n
+            or qdd.shape[0] != n or g.shape[0] != 3 or perm.shape[0] != n or na >= n):
+        return np.nan
+    buf = scratch(workspace_rows(n, m, n - na, lp.shape[0]), WS_COLS)
+    return inverse_dynamics(fp, lp, perm, q, qda, qdda, g, closure_tol, tau_a, qd, qdd, lam,
+                            buf)
+
+
+@jit_entry
+def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, qdda: Array,
+                   g: Array, closure_tol: float, tau_a: Array) -> float:
+    """The 1 kHz entry: :func:`inverse_dynamics` with ``tau_a`` the only output (the tree
+    rates and wrenches stay in the stack scratch); NaN for wrong lengths."""
+    n = fp.shape[0]
+    na = tau_a.shape[0]
+    if (q.shape[0] != n or qda.shape[0] != na or qdda.shape[0] != na or g.shape[0] != 3
+            or perm.shape[0] != n or na >= n):
+        return np.nan
+    loops = lp.shape[0]
+    m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
+    buf = scratch(workspace_rows(n, m, n - na, loops), WS_COLS)
+    qd, qdd, lam = state_views(buf, n, m, n - na, loops)
+    return inverse_dynamics(fp, lp, perm, q, qda, qdda, g, closure_tol, tau_a, qd, qdd, lam,
+                            buf)
+
+
+@jit
+def inverse_dynamics_rows(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array,
+                          QDDA: Array, g: Array, closure_tol: float, TAU: Array, LAM: Array
+                          ) -> tuple[int, float]:
+    """:func:`inverse_dynamics` over the rows of ``Q`` (N, n), one work array; returns
+    ``(k, code)``: the first failing row (-1: none) and its code (see above)."""
+    n = Q.shape[1]
+    na = QDA.shape[1]
+    qd = np.empty(n)
+    qdd = np.empty(n)
+    buf = np.empty((workspace_rows(n, LAM.shape[1], n - na, lp.shape[0]), WS_COLS))
+    for k in range(Q.shape[0]):
+        rank = inverse_dynamics(fp, lp, perm, Q[k], QDA[k], QDDA[k], g, closure_tol, TAU[k],
+                                qd, qdd, LAM[k], buf)
+        if not rank >= SINGULAR_RATIO:
+            return k, rank
+    return -1, 1.0
+
+
+@jit
+def forward_dynamics(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, tau_a: Array,
+                     g: Array, closure_tol: float, qdda: Array, buf: Array, M: Array,
+                     G: Array, Ac: Array, crba_work: Array) -> float:
+    """``qdda = A_c^{-1} (tau_a - H_c - G^T F)`` (eq. 58): the bias by
+    :func:`inverse_dynamics` at ``qdd_a = 0``, ``A_c = G^T M G`` with ``M`` from the
+    tree's CRBA (armature included) and ``G`` (n, na) from ``K_p``'s QR, then a
+    Cholesky solve. Returns the code of :func:`inverse_dynamics` (NaN also when
+    ``A_c`` is not positive definite)."""
+    n = q.shape[0]
+    na = qda.shape[0]
+    p = n - na
+    loops = lp.shape[0]
+    m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
+    qd, qdd, lam = state_views(buf, n, m, p, loops)
+    for c in range(na):
+        qdda[c] = 0.0
+    bias = np.empty(na)
+    code = inverse_dynamics(fp, lp, perm, q, qda, qdda, g, closure_tol, bias, qd, qdd, lam,
+                            buf)
+    if not code >= SINGULAR_RATIO:
+        return code
+    _, _, _, _, K, A, b, rdiag, tau, xp, _, _ = views(buf, n, m, p, loops)
+    for c in range(na):  # G = [1; -K_p^+ K_a] (eq. 56), in tree order
+        for r in range(n):
+            G[r, c] = 0.0
+        G[perm[c], c] = 1.0
+        for r in range(m):
+            b[r] = K[r, perm[c]]
+        qr_solve(A, m, p, rdiag, tau, b, xp)
+        for r in range(p):
+            G[perm[na + r], c] = -xp[r]
+    for r in range(n):
+        for c in range(n):
+            M[r, c] = 0.0
+    crba_pass(fp, q, M, crba_work)
+    for i in range(na):  # A_c = G^T M G, lower triangle, then Cholesky in place
+        for j in range(i + 1):
+            s = 0.0
+            for r in range(n):
+                t = 0.0
+                for c in range(n):
+                    t += M[r, c] * G[c, j]
+                s += G[r, i] * t
+            Ac[i, j] = s
+    for j in range(na):
+        d = Ac[j, j]
+        for k in range(j):
+            d -= Ac[j, k] * Ac[j, k]
+        if not d > 0.0:
+            return np.nan
+        d = math.sqrt(d)
+        Ac[j, j] = d
+        for i in range(j + 1, na):
+            s = Ac[i, j]
+            for k in range(j):
+                s -= Ac[i, k] * Ac[j, k]
+            Ac[i, j] = s / d
+    for i in range(na):  # L y = tau_a - bias
+        s = tau_a[i] - bias[i]
+        for k in range(i):
+            s -= Ac[i, k] * qdda[k]
+        qdda[i] = s / Ac[i, i]
+    for i in range(na - 1, -1, -1):  # L^T x = y
+        s = qdda[i]
+        for k in range(i + 1, na):
+            s -= Ac[k, i] * qdda[k]
+        qdda[i] = s / Ac[i, i]
+    return code
+
+
+@jit
+def forward_dynamics_rows(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array,
+                          TAU: Array, g: Array, closure_tol: float, QDDA: Array
+                          ) -> tuple[int, float]:
+    """:func:`forward_dynamics` over the rows of ``Q`` (S, n); ``(k, code)`` of the first
+    failing row (-1: none)."""
+    n = Q.shape[1]
+    na = QDA.shape[1]
+    loops = lp.shape[0]
+    m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
+    buf = np.empty((workspace_rows(n, m, n - na, loops), WS_COLS))
+    M = np.empty((n, n))
+    G = np.empty((n, na))
+    Ac = np.empty((na, na))
+    crba_work = np.empty((n, 25))
+    for k in range(Q.shape[0]):
+        if (Q.shape[1] != fp.shape[0] or TAU.shape[1] != na or perm.shape[0] != n
+                or na >= n or g.shape[0] != 3):
+            return k, np.nan
+        code = forward_dynamics(fp, lp, perm, Q[k], QDA[k], TAU[k], g, closure_tol, QDDA[k],
+                                buf, M, G, Ac, crba_work)
+        if not code >= SINGULAR_RATIO:
+            return k, code
+    return -1, 1.0
+
+__all__ = [
+    "add_accelerations",
+    "forward_dynamics",
+    "forward_dynamics_rows",
+    "inverse_dynamics",
+    "inverse_dynamics_call",
+    "inverse_dynamics_rows",
+    "loop_rnea_call",
+]

@@ -1,0 +1,397 @@
+"""Compiled kernels of closed-loop kinematics (Khalil 2010 §2.2, §4): Newton on the
+geometric constraint (eq. 3) with continuation, and the consistent tree rates from the
+kinematic constraint (eq. 4) and its time derivative. Layout and geometry:
+:mod:`._loop_jit`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core._jit import (
+    F_AXIS,
+    PRISMATIC,
+    Motion,
+    Vec,
+    add3,
+    cross,
+    inertia_times,
+    jit,
+    jit_entry,
+    joint_transform,
+    kind,
+    mat3,
+    mcross,
+    mm,
+    mtv,
+    mv,
+    parent,
+    put3,
+    put9,
+    scale3,
+    scratch,
+    sub3,
+    to_child,
+    vec3,
+)
+from rnea_ros.core.coupling._loop_jit import (
+    CLOSED,
+    L_BODY1,
+    L_NROWS,
+    L_P1,
+    L_P2,
+    L_R1,
+    L_R2,
+    L_ROW,
+    L_TYPE,
+    NOT_CONVERGED,
+    POLISHED,
+    REVERSED,
+    SINGULAR,
+    SINGULAR_RATIO,
+    W_A,
+    W_DW,
+    W_F,
+    W_N,
+    W_P,
+    W_R,
+    W_V,
+    W_W,
+    WS_COLS,
+    ZERO,
+    body_poses,
+    carve,
+    component,
+    constraint_jacobian,
+    factor_passive,
+    loop_poses,
+    qr_factor,
+    qr_solve,
+    residual,
+    reversed_loop,
+    solve_passive,
+    views,
+    workspace_rows,
+)
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+# ----------------------------------------------------------------- passes
+@jit
+def pose_pass(fp: Array, q: Array, work: Array, P: Array) -> None:
+    """Joint transforms into ``work[:, 0:12]`` (RNEA's layout, read by :func:`motion_pass`
+    and ``rnea.backward_pass``) and world poses into ``P`` (n, 12): one sin/cos per joint."""
+    for i in range(q.shape[0]):
+        Rl, pl = joint_transform(fp, i, q[i])
+        put9(work, i, W_R, Rl)
+        put3(work, i, W_P, pl)
+        par = parent(fp, i)
+        if par < 0:
+            put9(P, i, W_R, Rl)
+            put3(P, i, W_P, pl)
+        else:
+            Rp = mat3(P, par, W_R)
+            put9(P, i, W_R, mm(Rp, Rl))
+            put3(P, i, W_P, add3(vec3(P, par, W_P), mv(Rp, pl)))
+
+
+@jit
+def motion_pass(fp: Array, qd: Array, qdd: Array, a0: Vec, work: Array) -> None:
+    """RNEA's forward pass (``rnea.forward_pass``) on the transforms already in ``work``:
+    body velocities, accelerations and forces, the base at rest accelerating by ``a0``."""
+    for i in range(qd.shape[0]):
+        R = mat3(work, i, W_R)
+        p = vec3(work, i, W_P)
+        par = parent(fp, i)
+        if par < 0:
+            w_p, v_p, dw_p, a_p = ZERO, ZERO, ZERO, a0
+        else:
+            w_p, v_p = vec3(work, par, W_W), vec3(work, par, W_V)
+            dw_p, a_p = vec3(work, par, W_DW), vec3(work, par, W_A)
+        w = mtv(R, w_p)
+        v = mtv(R, add3(v_p, cross(w_p, p)))
+        dw = mtv(R, dw_p)
+        a = mtv(R, add3(a_p, cross(dw_p, p)))
+        u = vec3(fp, i, F_AXIS)
+        s = scale3(u, qd[i])
+        if kind(fp, i) != PRISMATIC:
+            w = add3(w, s)
+            dw = add3(dw, add3(scale3(u, qdd[i]), cross(w, s)))
+            a = add3(a, cross(v, s))
+        else:
+            v = add3(v, s)
+            a = add3(a, add3(scale3(u, qdd[i]), cross(w, s)))
+        n1, f1 = inertia_times(fp, i, dw, a)
+        n2, f2 = inertia_times(fp, i, w, v)
+        put3(work, i, W_W, w)
+        put3(work, i, W_V, v)
+        put3(work, i, W_DW, dw)
+        put3(work, i, W_A, a)
+        put3(work, i, W_N, add3(n1, add3(cross(w, n2), cross(v, f2))))
+        put3(work, i, W_F, add3(f1, cross(w, f2)))
+
+
+@jit
+def frame_motion(lp: Array, work: Array, l: int, side: int, col: int, base: Vec) -> Motion:
+    """Body motion ``(w, v)`` at work columns ``col`` (velocity or acceleration) moved
+    to loop ``l``'s frame ``side``: ``(R_f^T w, R_f^T (v + w x p_f))``; a frame on the
+    base moves with the base's ``(0, base)``."""
+    b = int(lp[l, L_BODY1 + side])
+    Rf = mat3(lp, l, L_R1 if side == 0 else L_R2)
+    if b < 0:
+        return ZERO, mtv(Rf, base)
+    pf = vec3(lp, l, L_P1 if side == 0 else L_P2)
+    w, v = vec3(work, b, col), vec3(work, b, col + 3)
+    return mtv(Rf, w), mtv(Rf, add3(v, cross(w, pf)))
+
+
+@jit
+def relative_acceleration(lp: Array, F: Array, work: Array, a0: Vec, r: Array) -> None:
+    """``r`` (m,) = ``K qdd + Kdot qd`` at the pass in ``work``: the blocked rows of
+    ``A2 - X A1 - V2 x V_rel`` (the base's acceleration ``a0``, e.g. gravity, moves both
+    frames alike and cancels)."""
+    for l in range(lp.shape[0]):
+        Rr, pr = mat3(F, l, 0), vec3(F, l, 9)
+        V1 = frame_motion(lp, work, l, 0, W_W, ZERO)
+        A1 = frame_motion(lp, work, l, 0, W_DW, a0)
+        V2 = frame_motion(lp, work, l, 1, W_W, ZERO)
+        A2 = frame_motion(lp, work, l, 1, W_DW, a0)
+        XV1 = to_child(Rr, pr, V1)
+        XA1 = to_child(Rr, pr, A1)
+        Vrel = (sub3(V2[0], XV1[0]), sub3(V2[1], XV1[1]))
+        c = mcross(V2, Vrel)
+        g_w = sub3(sub3(A2[0], XA1[0]), c[0])
+        g_v = sub3(sub3(A2[1], XA1[1]), c[1])
+        six = (g_v[0], g_v[1], g_v[2], g_w[0], g_w[1], g_w[2])
+        t = int(lp[l, L_TYPE])
+        r0 = int(lp[l, L_ROW])
+        for k in range(int(lp[l, L_NROWS])):
+            r[r0 + k] = six[component(t, k)]
+
+
+# --------------------------------------------------------------- Newton
+@jit
+def newton(fp: Array, lp: Array, perm: IntArray, na: int, q: Array, tol: float,
+           max_iter: int, max_step: float, buf: Array) -> tuple[int, int, int, float, float]:
+    """Close the loops by moving the passive joints of ``q`` (in place): damped Newton
+    (Levenberg-Marquardt, ``mu = |e|^2``) on the residual of eq. 3 with ``K_p``;
+    once within ``tol``, one more step polishes the solution to rounding level.
+    ``buf`` is a work array of :func:`newton_rows` rows.
+
+    Returns ``(status, iterations, worst loop, max |e|, rank measure of K_p)``;
+    status ``CLOSED``, ``NOT_CONVERGED``, ``SINGULAR`` (closed, but ``K_p`` is
+    rank deficient there) or ``REVERSED`` (closed with a cut axis reversed).
+    """
+    n = q.shape[0]
+    loops = lp.shape[0]
+    m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
+    p = n - na
+    P = carve(buf, 0, n, 12)
+    F = carve(buf, 12 * n, loops, 24)
+    o = 12 * n + 24 * loops
+    K = carve(buf, o, m, n)
+    o += m * n
+    A = carve(buf, o, m + p, p)
+    o += (m + p) * p
+    v = carve(buf, o, 1, 2 * m + 4 * p)[0]
+    e, b = v[0:m], v[m:2 * m + p]
+    rdiag, tau, dx = v[2 * m + p:2 * m + 2 * p], v[2 * m + 2 * p:2 * m + 3 * p], \
+        v[2 * m + 3 * p:2 * m + 4 * p]
+    err = np.inf
+    worst = 0
+    polished = False
+    for it in range(max_iter + 1):
+        body_poses(fp, q, P)
+        loop_poses(lp, P, F)
+        worst = residual(lp, F, e)
+        err = 0.0
+        for r in range(m):
+            if not abs(e[r]) <= err:  # NaN propagates (max() would drop it)
+                err = abs(e[r])
+        if not err < np.inf:
+            return NOT_CONVERGED, it, worst, err, 0.0
+        constraint_jacobian(fp, lp, P, F, K)
+        if err <= tol and (polished or err <= POLISHED or it == max_iter):
+            rank = factor_passive(K, perm, na, A, rdiag, tau)
+            if rank < SINGULAR_RATIO:
+                return SINGULAR, it, worst, err, rank
+            flip = reversed_loop(lp, F)
+            if flip >= 0:
+                return REVERSED, it, flip, err, rank
+            return CLOSED, it, worst, err, rank
+        if it == max_iter:
+            break
+        polished = err <= tol  # one more step from within tol: quadratic convergence
+        for c in range(p):  # [K_p; sqrt(mu) 1] dx = [e; 0]
+            j = perm[na + c]
+            for r in range(m):
+                A[r, c] = K[r, j]
+            for r in range(p):
+                A[m + r, c] = err if r == c else 0.0  # sqrt(mu) = |e|_inf
+            dx[c] = 0.0
+        for r in range(m):
+            b[r] = e[r]
+        for r in range(p):
+            b[m + r] = 0.0
+        qr_factor(A, m + p, p, rdiag, tau)
+        qr_solve(A, m + p, p, rdiag, tau, b, dx)
+        big = 0.0
+        for c in range(p):
+            big = max(big, abs(dx[c]))
+        shrink = max_step / big if big > max_step else 1.0
+        for c in range(p):
+            q[perm[na + c]] -= shrink * dx[c]
+    rank = factor_passive(K, perm, na, A, rdiag, tau)
+    return NOT_CONVERGED, max_iter, worst, err, rank
+
+
+@jit
+def newton_rows(n: int, m: int, p: int, loops: int) -> int:
+    """Rows of the ``(rows, WS_COLS)`` work array of :func:`newton`."""
+    size = 12 * n + 24 * loops + m * n + (m + p) * p + 2 * m + 4 * p
+    return (size + WS_COLS - 1) // WS_COLS
+
+
+@jit_entry
+def solve_call(fp: Array, lp: Array, perm: IntArray, qa: Array, q0: Array, q: Array,
+               tol: float, max_iter: int, max_step: float, active_step: float,
+               refinements: IntArray, info: Array) -> int:
+    """Newton from ``q0`` with the actives at ``qa``, into ``q``: one solve when the
+    actives move by at most ``active_step``, else continuation (the actives walk from
+    ``q0``'s to ``qa``, each solve warm-started by the previous one, so the passive
+    joints follow ``q0``'s assembly mode), walks ``refinements`` times finer if a step
+    fails. ``info`` (4,): iterations, worst loop, residual, rank measure. Returns the
+    status of the last solve (NOT_CONVERGED also for wrong lengths)."""
+    n = fp.shape[0]
+    na = qa.shape[0]
+    if q0.shape[0] != n or q.shape[0] != n or perm.shape[0] != n or na >= n:
+        return NOT_CONVERGED
+    loops = lp.shape[0]
+    m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
+    buf = scratch(newton_rows(n, m, n - na, loops), WS_COLS)
+    move = 0.0
+    for c in range(na):
+        if not abs(qa[c] - q0[perm[c]]) <= move:  # NaN propagates
+            move = abs(qa[c] - q0[perm[c]])
+    if not move < np.inf:
+        return NOT_CONVERGED
+    first = max(1, math.ceil(move / active_step))
+    status = NOT_CONVERGED
+    for k in range(refinements.shape[0] + 1):
+        steps = first if k == 0 else first * refinements[k - 1]
+        for j in range(n):
+            q[j] = q0[j]
+        for s in range(1, steps + 1):
+            f = s / steps
+            for c in range(na):
+                j = perm[c]
+                q[j] = qa[c] if s == steps else q0[j] + f * (qa[c] - q0[j])
+            status, it, worst, err, rank = newton(fp, lp, perm, na, q, tol, max_iter,
+                                                  max_step, buf)
+            info[0] = it
+            info[1] = worst
+            info[2] = err
+            info[3] = rank
+            if status != CLOSED:
+                break
+        if status == CLOSED or status == SINGULAR:
+            break
+    return status
+
+
+# ------------------------------------------------------------ rates
+@jit
+def closed_state(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, qdda: Array,
+                 a0: Vec, closure_tol: float, want_acc: bool, qd: Array, qdd: Array,
+                 buf: Array) -> float:
+    """The consistent tree state at a closed ``q``: ``qd`` from eq. 4, ``qdd`` from its
+    derivative (if ``want_acc``). Leaves in ``buf`` (:func:`views`) the poses, ``K``,
+    ``K_p``'s QR and RNEA's forward pass at ``qdd = [qdd_a; 0]`` with base acceleration
+    ``a0``. Returns the rank measure (below :data:`SINGULAR_RATIO`: singular, rates not
+    computed) or ``-1 - l`` if loop ``l``'s error exceeds ``closure_tol`` (``K`` filled)."""
+    n = q.shape[0]
+    na = qda.shape[0]
+    p = n - na
+    m = int(lp[lp.shape[0] - 1, L_ROW] + lp[lp.shape[0] - 1, L_NROWS])
+    work, P, _, F, K, A, b, rdiag, tau, xp, _, _ = views(buf, n, m, p, lp.shape[0])
+    pose_pass(fp, q, work, P)
+    loop_poses(lp, P, F)
+    constraint_jacobian(fp, lp, P, F, K)
+    worst = residual(lp, F, b)
+    for r in range(m):
+        if not abs(b[r]) <= closure_tol:
+            return -1.0 - worst
+    rank = factor_passive(K, perm, na, A, rdiag, tau)
+    if rank < SINGULAR_RATIO:
+        return rank
+    solve_passive(K, perm, na, qda, b, False, A, rdiag, tau, b, xp)
+    for c in range(na):
+        qd[perm[c]] = qda[c]
+        qdd[perm[c]] = qdda[c]
+    for c in range(p):
+        qd[perm[na + c]] = xp[c]
+        qdd[perm[na + c]] = 0.0
+    if want_acc:
+        motion_pass(fp, qd, qdd, a0, work)
+        relative_acceleration(lp, F, work, a0, b)  # K_a qdd_a + gamma
+        qr_solve(A, m, p, rdiag, tau, b, xp)
+        for c in range(p):
+            qdd[perm[na + c]] = -xp[c]
+    return rank
+
+
+@jit
+def kinematics_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, qdda: Array,
+                    want_acc: bool, closure_tol: float, qd: Array, qdd: Array, K: Array,
+                    G: Array, want_g: bool) -> float:
+    """Entry for the analysis functions: ``qd``, ``qdd`` (n,), ``K`` (m, n) and, if
+    ``want_g``, ``G`` (n, na) = dq_tr/dq_a (eq. 56). Returns the code of
+    :func:`closed_state`."""
+    n = q.shape[0]
+    na = qda.shape[0]
+    p = n - na
+    m = K.shape[0]
+    buf = np.empty((workspace_rows(n, m, p, lp.shape[0]), WS_COLS))
+    rank = closed_state(fp, lp, perm, q, qda, qdda, ZERO, closure_tol, want_acc, qd, qdd,
+                        buf)
+    _, _, _, _, Kw, A, b, rdiag, tau, xp, _, _ = views(buf, n, m, p, lp.shape[0])
+    for r in range(m):
+        for j in range(n):
+            K[r, j] = Kw[r, j]
+    if rank < SINGULAR_RATIO or not want_g:
+        return rank
+    unit = np.zeros(na)
+    for c in range(na):
+        unit[c] = 1.0
+        solve_passive(Kw, perm, na, unit, b, False, A, rdiag, tau, b, xp)
+        unit[c] = 0.0
+        for r in range(na):
+            G[perm[r], c] = 1.0 if r == c else 0.0
+        for r in range(p):
+            G[perm[na + r], c] = xp[r]
+    return rank
+
+
+@jit
+def residual_call(fp: Array, lp: Array, q: Array, e: Array) -> int:
+    """Entry: the residual (m,) of eq. 3 at ``q``; returns the worst loop."""
+    P = np.empty((q.shape[0], 12))
+    F = np.empty((lp.shape[0], 24))
+    body_poses(fp, q, P)
+    loop_poses(lp, P, F)
+    return residual(lp, F, e)
+
+__all__ = [
+    "closed_state",
+    "kinematics_call",
+    "motion_pass",
+    "newton",
+    "pose_pass",
+    "residual_call",
+    "solve_call",
+]
