@@ -90,6 +90,7 @@ class LoopStep(Step):
     are active (N,); ``q_tree`` is the measured configuration closed by the solver (n,)."""
 
     q_tree: Array | None = None
+    q_ref_tree: Array | None = None  # inverse_dynamics: the reference closed by its solver
 
 
 class LoopGravityCompensation:
@@ -124,6 +125,8 @@ class LoopInverseDynamicsPD:
             q_ref = self.solver.solve(step.q_ref)
         except LoopClosureError as exc:
             raise RejectedState("loop_reference", f"reference: {exc}") from None
+        if isinstance(step, LoopStep):
+            step.q_ref_tree = q_ref
         ff = loop_rnea(self.model, q_ref, step.qd_ref, step.qdd_ref)
         step.model_torque = ff
         step.tau += ff + self.kp * (step.q_ref - step.q) + self.kd * (step.qd_ref - step.qd)
