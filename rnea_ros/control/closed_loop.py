@@ -55,7 +55,7 @@ from rnea_ros.core.coupling.loop_kinematics import (
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.errors import LoopClosureError, StateError
+from rnea_ros.core.errors import LoopClosureError, StateError, options
 from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 
@@ -294,6 +294,11 @@ class ClosedLoopController(TorqueController):
         """:meth:`TorqueController.trajectory` in active joints; its points must close
         the loops (checked along them, warm-started from the current reference), else
         :class:`StateError` and the previous reference stays."""
+        passive = [j for j in joint_names if j in self.loops.passive_names]
+        if passive:
+            raise StateError(f"trajectory names passive joints {options(passive)}: a "
+                             f"closed-loop robot's trajectories name its active joints "
+                             f"{options(self.loops.active_names)}")
         previous = self.reference.trajectory
         super().trajectory(joint_names, times, positions, velocities, accelerations, start)
         trajectory = self.reference.trajectory
