@@ -84,33 +84,25 @@ def pinocchio_oracle_factory(urdf: Any) -> Any:
 def pinocchio_loop_oracle_factory(urdf: Any) -> LoopOracleFactory:
     """Oracle factory for :class:`ClosedLoopController`: the active torques that give the
     reference's active accelerations in Pinocchio's constrained dynamics
-    (:class:`rnea_ros.loop_oracle.LoopOracle`), found from N + 1 of its forward solves
-    (the accelerations are affine in the torques)."""
+    (:meth:`rnea_ros.loop_oracle.LoopOracle.active_torques`)."""
     from rnea_ros.loop_oracle import LoopOracle
 
     def factory(model: ClosedLoopModel, config: ControllerConfig) -> Oracle:
         oracle = LoopOracle(urdf, model)
         if config.payload is not None:
             oracle.tree.add_payload(config.payload)
-        N = model.n_active
 
         def reference(step: Step) -> np.ndarray:
             assert isinstance(step, LoopStep)
             if config.mode == "gravity":
                 assert step.q_tree is not None
-                q, qd, qdd_a = step.q_tree, np.zeros(model.n), np.zeros(N)
+                q, qd, qdd_a = step.q_tree, np.zeros(model.n), np.zeros(model.n_active)
             else:
                 assert step.q_ref_tree is not None and step.qd_ref is not None
                 assert step.qdd_ref is not None
                 q, qdd_a = step.q_ref_tree, step.qdd_ref
                 qd = loop_velocities(model, q, step.qd_ref)
-
-            def active_acceleration(tau: np.ndarray) -> np.ndarray:
-                return oracle.accelerations(q, qd, tau)[0][model.active_index]
-
-            bias = active_acceleration(np.zeros(N))
-            B = np.column_stack([active_acceleration(e) - bias for e in np.eye(N)])
-            return np.asarray(np.linalg.solve(B, qdd_a - bias), dtype=np.float64)
+            return oracle.active_torques(q, qd, qdd_a)
         return reference
     return factory
 
