@@ -52,11 +52,13 @@ def controller_status(loop: ClosedLoop) -> tuple[object, dict[str, str]]:
 def test_five_bar_holds_then_tracks_in_a_namespace() -> None:
     """sim.launch.py robot:=five_bar namespace:=five: gravity mode holds the start pose
     (active and passive joints within HOLD_TOLERANCE, 3 s), then inverse_dynamics
-    (switched at runtime) tracks a 0.15 rad, 0.5 Hz cosine on both motors."""
+    (switched at runtime) tracks a 0.15 rad, 0.5 Hz cosine on both motors; the live
+    oracle (Pinocchio's constrained dynamics) agrees with every 50th torque."""
     controller, simulator = launch_parameters("five_bar")
     assert simulator["publish_passive"] and controller["mode"] == "gravity"
     q0 = rc.solve_loops(FIVE_BAR, simulator["initial_positions"])
-    with ClosedLoop({**controller, "diagnostics_period": 0.2}, simulator,
+    oracle = {"oracle.enable": True, "oracle.every_n": 50}
+    with ClosedLoop({**controller, "diagnostics_period": 0.2, **oracle}, simulator,
                     namespace="five") as loop:
         assert loop.simulator.state_pub.topic_name == "/five/joint_states"
         assert loop.controller.command_pub.topic_name == "/five/effort_controller/commands"
@@ -72,6 +74,7 @@ def test_five_bar_holds_then_tracks_in_a_namespace() -> None:
         assert status is not None and status.level == DiagnosticStatus.OK, values
         assert values["closed loops"] == "tool_pin"
         assert float(values["passive encoder max deviation [rad or m]"]) < HOLD_TOLERANCE
+        assert c.oracle_checks >= 59 and c.oracle_discrepancy < 1e-12
 
         result = loop.set_controller_parameters({"mode": "inverse_dynamics"})[0]
         assert result.successful, result.reason
@@ -81,6 +84,7 @@ def test_five_bar_holds_then_tracks_in_a_namespace() -> None:
         assert np.abs(error).max() < TRACK_TOLERANCE, np.abs(error).max()
         assert sum(c.rejected.values()) == 0 and c.saturated == 0
         assert np.all(np.isfinite(loop.probe.recording.commands))
+        assert c.oracle_checks >= 119 and c.oracle_discrepancy < 1e-9
 
 
 @pytest.fixture
