@@ -33,6 +33,7 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python bench/bench_node.py --rounds 15 --duration 4
 	$(BIN)/python bench/bench_core.py
+	$(BIN)/python bench/bench_loops.py
 	$(BIN)/python bench/bench_bag.py
 	$(BIN)/python bench/bench_derivatives.py
 	$(BIN)/python bench/bench_plan.py

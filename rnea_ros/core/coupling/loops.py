@@ -165,6 +165,14 @@ class ClosedLoopModel:
         if isinstance(self.active, str):
             set_(self, "active", (self.active,))
         set_(self, "active", tuple(self.active))
+        if isinstance(self.reference, Mapping):
+            set_(self, "reference", dict(self.reference))  # a copy: later edits change nothing
+        elif self.reference is not None:
+            try:
+                set_(self, "reference", _frozen(self.reference))
+            except (TypeError, ValueError):
+                raise LoopError(f"reference must map joint names to positions or be a "
+                                f"({tree.nv},) vector, got {self.reference!r}") from None
         set_(self, "name", tree.name)
         set_(self, "n", tree.nv)
         self._check_tree()

@@ -5,7 +5,7 @@ Exactness: the active torques of ``rc.loop_rnea``, fed to ``pin.constraintDynami
 (passive torques zero, friction subtracted since Pinocchio has none), give back the
 accelerations of ``rc.loop_accelerations`` and the cut wrenches of
 ``rc.loop_rnea_with_wrenches`` to 1e-9 relative. MuJoCo's equality constraints are
-soft (5.7e-4 at best on a four-bar) and are not used.
+soft (5.7e-4 at best on a four-bar, as measured for issue 13) and are not used.
 """
 
 from __future__ import annotations

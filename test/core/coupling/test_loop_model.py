@@ -248,3 +248,17 @@ def test_kernel_scratch_layout_fits() -> None:
             a.ravel()[:] = k + 1
         counts = np.bincount(buf.ravel().astype(int), minlength=len(arrays) + 1)
         assert list(counts[1:]) == sizes  # nothing overwritten, nothing outside
+
+
+def test_bad_reference_vectors(tree: rc.RobotModel) -> None:
+    loops = rc.load_loops(tree, ROOT / "urdf" / "four_bar.loops.yaml").loops
+    with pytest.raises(rc.LoopError, match=r"reference has shape \(2,\), expected \(3,\)"):
+        rc.ClosedLoopModel(tree, loops, ("crank_joint",), np.zeros(2))
+    with pytest.raises(rc.LoopError, match="reference must map joint names"):
+        rc.ClosedLoopModel(tree, loops, ("crank_joint",), ["a", "b", "c"])
+    with pytest.raises(rc.LoopError, match="reference: 'crank' is not a joint"):
+        rc.ClosedLoopModel(tree, loops, ("crank_joint",), {"crank": 0.0})
+    reference = {"crank_joint": 0.0}
+    model = rc.ClosedLoopModel(tree, loops, ("crank_joint",), reference)
+    reference["crank_joint"] = 1.0  # the model keeps its own copy
+    assert model.reference == {"crank_joint": 0.0}
