@@ -162,6 +162,7 @@ class ClosedLoopController(TorqueController):
         self.passive_worst = ""  # the joint of the last check's largest deviation
         self.passive_checks = 0
         self.passive_mismatches = 0  # checks above loops.passive_tolerance
+        self._period = (0.0, 0, "")  # since the last passive_period(): max, mismatches, joint
         self._passive_cache: dict[tuple[str, ...], tuple[NDArray[np.int64],
                                                          NDArray[np.int64]]] = {}
         tree = loops.tree
@@ -274,8 +275,20 @@ class ClosedLoopController(TorqueController):
         self.passive_worst = self.loops.passive_names[int(passive_idx[worst])]
         self.passive_deviation_max = max(self.passive_deviation_max, self.passive_deviation)
         self.passive_checks += 1
+        largest, mismatches, joint = self._period
+        if self.passive_deviation > largest:
+            largest, joint = self.passive_deviation, self.passive_worst
         if self.passive_deviation > self.config.passive_tolerance:
             self.passive_mismatches += 1
+            mismatches += 1
+        self._period = (largest, mismatches, joint)
+
+    def passive_period(self) -> tuple[float, int, str]:
+        """Since the previous call: the largest passive-encoder deviation [rad or m], the
+        checks above the tolerance and the joint of the largest (for periodic reports:
+        a wrong encoder is seen even when correct messages come in between)."""
+        period, self._period = self._period, (0.0, 0, "")
+        return period
 
     @property
     def passive_alarm(self) -> str:

@@ -291,7 +291,8 @@ class ControllerNode(Node):
         if oracle_bad:
             level, message = DiagnosticStatus.ERROR, "model disagrees with Pinocchio"
         loop = c if isinstance(c, ClosedLoopController) else None
-        if loop is not None and loop.passive_alarm:
+        period = loop.passive_period() if loop is not None else (0.0, 0, "")
+        if period[1]:
             level, message = DiagnosticStatus.WARN, \
                 "passive encoders disagree with the closed loops"
         if now - self.last_event_wall < 5.0:
@@ -326,8 +327,9 @@ class ControllerNode(Node):
                 "loop solve p50 [us]": f"{s50:.1f}",
                 "loop solve p99 [us]": f"{s99:.1f}",
                 "passive encoder checks": str(loop.passive_checks),
-                "passive encoder deviation [rad or m]": f"{loop.passive_deviation:.3e}"
-                + (f" ({loop.passive_worst})" if loop.passive_worst else ""),
+                "passive encoder deviation [rad or m]": f"{period[0]:.3e}"
+                + (f" ({period[2]})" if period[2] else ""),
+                "passive encoder mismatches (period)": str(period[1]),
                 "passive encoder max deviation [rad or m]": f"{loop.passive_deviation_max:.3e}",
                 "passive encoder mismatches": str(loop.passive_mismatches),
             })

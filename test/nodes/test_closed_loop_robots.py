@@ -121,12 +121,26 @@ def test_passive_encoders_with_a_wrong_value_are_reported(fed: ClosedLoop) -> No
         publish_until_command(fed, state(t, wrong))
         t += 0.01
     assert c.passive_mismatches == 30 and c.passive_worst == "right_elbow"
-    assert fed.spin_until(lambda: "passive encoder mismatches" in controller_status(fed)[1]
-                          and controller_status(fed)[1]["passive encoder mismatches"] != "0",
-                          5.0)
-    status, values = controller_status(fed)
+    def flagged() -> list[tuple[object, dict[str, str]]]:  # the periods with mismatches
+        return [(status, values) for array in fed.probe.recording.diagnostics
+                for status in array.status if status.name.startswith("rnea_controller")
+                for values in [{v.key: v.value for v in status.values}]
+                if values.get("passive encoder mismatches (period)", "0") != "0"]
+    assert fed.spin_until(lambda: bool(flagged()), 5.0)
+    status, values = flagged()[-1]
     assert status.level == DiagnosticStatus.WARN and "passive encoders disagree" in status.message
     assert values["passive encoder deviation [rad or m]"].startswith("5.000e-02 (right_elbow)")
+    assert fed.spin_until(lambda: controller_status(fed)[1]["passive encoder mismatches"]
+                          == "30", 5.0)
+    # Correct encoders again: the next periods are OK, the totals stay.
+    for _ in range(5):
+        publish_until_command(fed, state(t, good))
+        t += 0.01
+    count = len(fed.probe.recording.diagnostics)
+    assert fed.spin_until(lambda: len(fed.probe.recording.diagnostics) > count + 2, 5.0)
+    status, values = controller_status(fed)
+    assert status.level == DiagnosticStatus.OK and values["passive encoder mismatches"] == "30"
+    assert values["passive encoder max deviation [rad or m]"] == "5.000e-02"
     assert np.allclose(fed.probe.recording.commands[-1], rc.loop_gravity(FIVE_BAR, q))
 
 
