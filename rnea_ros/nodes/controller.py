@@ -187,14 +187,14 @@ class ControllerNode(Node):
                                       f"{result.message}", throttle_duration_sec=1.0)
         elif result.command is not None:
             self.publish_command(result.command, header_stamp, received)
-        if isinstance(self.controller, ClosedLoopController):
-            alarm = self.controller.passive_alarm
-            if alarm:
-                self.get_logger().warning(alarm, throttle_duration_sec=1.0)
             scaling = self.controller.reference.scaling
             if scaling is not None and self.controller.reference.trajectory is not None:
                 self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
                 self.scaling_pub.publish(self.scaling_msg)
+        if isinstance(self.controller, ClosedLoopController):
+            alarm = self.controller.passive_alarm
+            if alarm:
+                self.get_logger().warning(alarm, throttle_duration_sec=1.0)
 
     def on_trajectory_raw(self, data: bytes) -> None:
         limit = int(self.values["trajectory.max_bytes"])

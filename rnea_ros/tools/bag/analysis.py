@@ -91,6 +91,7 @@ class Analysis:
             return
         more: list[Array] = []
         if isinstance(self.dynamics, LoopEvaluator):  # every sample: tau_dot from tau
+            assert chunk.optional is not None
             tau, g, tau_dot, q_passive = self.dynamics(
                 q, qd, derivative[1], chunk.optional, self.dt, self.window_samples(),
                 self.options.order, sl)

@@ -42,7 +42,11 @@ class Samples:
     qd: Array
     effort: Array
     command: Array
-    optional: Array
+    optional: Array | None = None  # None: no optional joints
+
+    def __post_init__(self) -> None:
+        if self.optional is None:
+            self.optional = np.zeros((len(self.t), 0))
 
     def __len__(self) -> int:
         return len(self.t)
