@@ -109,7 +109,8 @@ def launch_robot(context, *args, **kwargs):
         ready = [r for r in shipped_robots(share)
                  if (share / "urdf" / f"{r}.gazebo.urdf.xacro").is_file()]
         raise RuntimeError(f"robot '{files.name}' has no Gazebo description (elastic joints "
-                           f"run on sim.launch.py); Gazebo robots: {', '.join(ready)}")
+                           f"and closed loops run on sim.launch.py); Gazebo robots: "
+                           f"{', '.join(ready)}")
     check_requirements()
     namespace = arg("namespace")
     controllers_file = str(files.ros2_controllers)

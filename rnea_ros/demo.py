@@ -27,14 +27,22 @@ Run with ``make demo`` (or ``python -m rnea_ros.demo``). A 7-DoF arm
    trajectory, ``inverse_dynamics`` executes it, the joint states and commands are
    written to a bag, ``rnea-identify`` identifies, and the controller restarts with the
    identified URDF and drive file: the gravity-mode hold drift and the tracking RMS
-   before and after are printed (files in a temporary directory, or ``--identify-dir``).
+   before and after are printed (files in a temporary directory, or ``--identify-dir``);
+8. a closed-loop robot: the planar five-bar (``urdf/five_bar.urdf``, the spanning tree,
+   closed by ``urdf/five_bar.loops.yaml``) with its own launch files
+   (``config/five_bar_*.yaml``): the simulator runs Pinocchio's constrained dynamics and
+   publishes motors and elbows, the controller measures and commands the two motors (the
+   elbows solved from them, their encoders checked); gravity mode holds, then
+   ``inverse_dynamics`` tracks a cosine on both motors: drift, tracking error, the
+   elbows' encoder deviation and the cost per message are printed.
 
 The simulator (Pinocchio's ABA, not our code) runs in lockstep at 1 kHz. DDS
 stays on this machine (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``). Exits 0
 when the drift and the RMS are below 1e-3 rad, the elastic arm tracks to 1e-3 rad
 and the model agrees with Pinocchio to 1e-9, the arm on the rocking base stays within 1e-3 rad
-with the IMU and drifts more than 0.05 rad without, and identification improves the hold drift
-and the tracking RMS on the true robot 10x or more.
+with the IMU and drifts more than 0.05 rad without, identification improves the hold drift
+and the tracking RMS on the true robot 10x or more, and the five-bar holds within
+1e-6 rad and tracks within 5e-4 rad.
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ import argparse
 import time
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -134,6 +144,82 @@ def run_rocking(seconds: float, q0: np.ndarray) -> tuple[float, float]:
     return deviations[0], deviations[1]
 
 
+LOOP_HOLD_TOLERANCE = 1e-6  # rad, five-bar hold drift (every joint)
+LOOP_TRACK_TOLERANCE = 5e-4  # rad, five-bar tracking error (motors, whole motion)
+
+
+def launch_parameters(robot: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Controller and simulator parameters as ``sim.launch.py robot:=<robot>`` gives them
+    (its two files and its URDF as robot_description)."""
+    import yaml
+
+    from rnea_ros.samples import robot_files
+
+    files = robot_files(robot)
+
+    def flat(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in params.items():
+            out.update(flat(value, f"{prefix}{key}.") if isinstance(value, dict)
+                       else {prefix + key: value})
+        return out
+
+    def read(path: Path) -> dict[str, Any]:
+        return flat(yaml.safe_load(path.read_text())["/**"]["ros__parameters"])
+
+    urdf = {"robot_description": files.urdf.read_text()}
+    return {**read(files.controller), **urdf, "watchdog_timeout": 1.0}, \
+        {**read(files.simulator), **urdf}
+
+
+def run_five_bar(hold: float, track: float) -> bool:
+    """Phase 8: the five-bar in closed loop, its own launch files; True when it held
+    within LOOP_HOLD_TOLERANCE and tracked within LOOP_TRACK_TOLERANCE."""
+    from rnea_ros.control.closed_loop import ClosedLoopController
+    from rnea_ros.core.coupling.loop_kinematics import solve_loops
+    from rnea_ros.nodes.harness import ClosedLoop, track_sinusoid
+    from rnea_ros.samples import load_loop_robot
+    from rnea_ros.simulation import LoopSimulator
+
+    loops = load_loop_robot("five_bar")
+    controller, simulator = launch_parameters("five_bar")
+    q0 = solve_loops(loops, simulator["initial_positions"])
+    expected = np.r_[q0[loops.active_index], q0[loops.passive_index]]
+    with ClosedLoop(controller, simulator, namespace="five_bar") as loop:
+        if not loop.run_for(hold, wall_timeout=30 + 10 * hold):
+            print("[five_bar] the closed loop did not run (no DDS traffic?)")
+            return False
+        recorded = np.array(loop.probe.recording.q)
+        drift = float(np.abs(recorded - expected).max())
+        ctl = loop.controller.controller if loop.controller else None
+        sim = loop.simulator.sim if loop.simulator else None
+        assert isinstance(ctl, ClosedLoopController) and isinstance(sim, LoopSimulator)
+        g50, _ = ctl.compute_percentiles()
+        s50, _ = ctl.solve_percentiles()
+        print(f"\n[five_bar] closed loop (loop '{loops.loops[0].name}', motors "
+              f"{', '.join(loops.active_names)} measured and commanded, elbows "
+              f"{', '.join(loops.passive_names)} solved; Pinocchio's constrained dynamics, "
+              f"Baumgarte): gravity mode {hold:.1f} s, drift {drift:.1e} rad on every joint; "
+              f"elbow encoders within {ctl.passive_deviation_max:.1e} rad of the solved "
+              f"elbows; per message {g50:.0f} us (loop solve {s50:.0f} us) at p50")
+        result = loop.set_controller_parameters({"mode": "inverse_dynamics"})[0]
+        if not result.successful:
+            print(f"[five_bar] mode switch refused: {result.reason}")
+            return False
+        ctl.compute_us.clear()
+        _, error, _ = track_sinusoid(loop, recorded[-1, :loops.n_active], 0.15, np.pi, track)
+        worst = float(np.abs(error).max()) if error.size else np.inf
+        i50, i99 = ctl.compute_percentiles()
+        print(f"[five_bar] inverse_dynamics, {track:.1f} s of a 0.15 rad, 0.5 Hz cosine on both "
+              f"motors: max error {worst:.1e} rad (RMS {np.sqrt(np.mean(error**2)):.1e}); "
+              f"elbow encoders within {ctl.passive_deviation_max:.1e} rad; simulator closure "
+              f"error {sim.closure_error():.1e} m; per message p50 {i50:.0f} us, "
+              f"p99 {i99:.0f} us (two loop solves: measured and reference); rejected "
+              f"{sum(ctl.rejected.values())}")
+        return bool(drift < LOOP_HOLD_TOLERANCE and worst < LOOP_TRACK_TOLERANCE
+                    and not sum(ctl.rejected.values()))
+
+
 def plan_motion(model, q_start: np.ndarray):  # type: ignore[no-untyped-def]
     """Phase 4's minimum-time plan, solved before the loop starts (it would stall it)."""
     from rnea_ros.planning import Limits, plan_min_time
@@ -191,6 +277,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--identify-periods", type=int, default=2,
                         help="excitation periods (5 s each) of phase 7; 0 skips it")
     parser.add_argument("--identify-dir", help="keep phase 7's files here")
+    parser.add_argument("--loop-hold", type=float, default=2.0,
+                        help="five-bar gravity-mode time [s] (phase 8)")
+    parser.add_argument("--loop-track", type=float, default=3.0,
+                        help="five-bar tracking time [s] (phase 8); 0 skips phase 8")
     args = parser.parse_args(argv)
     # rclpy only after the environment is set
     from rnea_ros.nodes.harness import ClosedLoop, track_sinusoid
@@ -245,7 +335,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     identified_ok, simulated = True, 0.0
     if args.identify_periods > 0:
         import tempfile
-        from pathlib import Path
 
         from rnea_ros.nodes.identification_loop import identification_loop
 
@@ -260,14 +349,20 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{before[1]:.2e} -> {after[1]:.2e} rad ({before[1] / after[1]:.0f}x)")
         identified_ok = after[0] * 10 <= before[0] and after[1] * 10 <= before[1]
         simulated = 5.0 * args.identify_periods + 0.6 + 2 * 3.0
+    five_bar_ok = True
+    if args.loop_track > 0:
+        five_bar_ok = run_five_bar(args.loop_hold, args.loop_track)
+        simulated += args.loop_hold + args.loop_track
     wall = time.monotonic() - started
     ok = (drift < TOLERANCE and rms < TOLERANCE and worst < 1e-9 and elastic_error < TOLERANCE
-          and planned_ok and identified_ok and rocking_ok)
+          and planned_ok and identified_ok and rocking_ok and five_bar_ok)
     rocking = ", held on the rocking base with the IMU (drifts without)" if args.rocking else ""
     simulated += 1.5 * max(args.rocking, 0.0)
+    loop_text = (f", five-bar hold within {LOOP_HOLD_TOLERANCE:g} and tracking within "
+                 f"{LOOP_TRACK_TOLERANCE:g} rad" if args.loop_track > 0 else "")
+    identify_text = ", identification >= 10x better" if args.identify_periods > 0 else ""
     print(f"\n{'PASS' if ok else 'FAIL'}: drift and RMS below {TOLERANCE:g} rad, model within "
-          f"1e-9 of Pinocchio{rocking}"
-          f"{', identification >= 10x better' if args.identify_periods > 0 else ''} "
+          f"1e-9 of Pinocchio{rocking}{identify_text}{loop_text} "
           f"({wall:.1f} s wall for "
           f"{args.hold + args.track + args.elastic + 1.0 + simulated:.1f} s simulated)")
     return 0 if ok else 1

@@ -108,5 +108,19 @@ class LoopOracle:
                 k += 6
         return o.ours(a), wrenches
 
+    def active_torques(self, q: Array, qd: Array, qdd_active: Array) -> Array:
+        """Pinocchio's closed-loop inverse dynamics: the active torques (N,) under which
+        :meth:`accelerations` gives the active accelerations ``qdd_active`` at the closed
+        ``q`` with tree velocities ``qd`` (n,). The accelerations are affine in the
+        torques: N + 1 forward solves give the map, one linear solve inverts it."""
+        m = self.model
+
+        def active(tau: Array) -> Array:
+            return self.accelerations(q, qd, tau)[0][m.active_index]
+
+        bias = active(np.zeros(m.n_active))
+        B = np.column_stack([active(e) - bias for e in np.eye(m.n_active)])
+        return np.asarray(np.linalg.solve(B, np.asarray(qdd_active) - bias), dtype=np.float64)
+
 
 __all__ = ["LoopOracle", "pinocchio_constraints", "planar_loop"]

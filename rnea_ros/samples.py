@@ -60,9 +60,13 @@ MIMIC_ROBOTS = ("arm7_gripper",)
 ELASTIC_ROBOTS = ("mixed_3dof",)
 
 # Closed-loop sample robots: urdf/<name>.urdf (the spanning tree) + urdf/<name>.loops.yaml
-# (the cut joints). The nodes cannot run a closed-loop robot yet, so a URDF with a loop file
-# is not a shipped robot (shipped_robots() skips it: no robot:= configuration).
+# (the active joints and cut joints); the nodes run them (config/<name>_*.yaml name the loop
+# file: the launch files pass robot_description, which has no location).
 LOOP_ROBOTS = ("four_bar", "five_bar", "palletizer")
+
+# Parallel robots (platform + legs, Khalil §5; urdf/<name>.urdf + <name>.loops.yaml): core
+# samples only, without node configuration files (not robot:= choices yet).
+PARALLEL_ROBOTS = ("delta", "gough_stewart")
 
 # Robots whose URDF has non-physical link inertias (load with inertia_check="warn"):
 # example robots, and hua-2024 table I (see mixed_3dof.urdf's comment).
@@ -162,9 +166,11 @@ def load_elastic_robot(name: str) -> ElasticModel:
 class RobotFiles:
     """Everything ``robot:=<name>`` selects in the launch files (share-directory paths).
 
-    ``gazebo`` (``urdf/<name>.gazebo.urdf.xacro``) and ``ros2_controllers``
-    (``config/<name>_ros2_controllers.yaml``) are ``None`` for robots Gazebo
-    cannot run (the elastic-joint ones).
+    ``gazebo`` (``urdf/<name>.gazebo.urdf.xacro``) is ``None`` for robots Gazebo
+    cannot run (elastic joints, closed loops); ``ros2_controllers``
+    (``config/<name>_ros2_controllers.yaml``) is ``None`` when there is no such file
+    (elastic robots; closed-loop robots have one, for a real ros2_control stack).
+    ``loops`` is ``urdf/<name>.loops.yaml`` for a closed-loop robot, else ``None``.
     """
 
     name: str
@@ -173,14 +179,16 @@ class RobotFiles:
     simulator: Path
     ros2_controllers: Path | None
     gazebo: Path | None
+    loops: Path | None = None
 
 
 def shipped_robots(share: Path | None = None) -> tuple[str, ...]:
-    """Names of the robots in ``urdf/`` (plain ``<name>.urdf`` files), sorted; closed-loop
-    robots (a ``<name>.loops.yaml`` beside the URDF) are left out: the nodes cannot run them."""
+    """Names of the robots in ``urdf/`` with a complete node configuration (plain
+    ``<name>.urdf`` files, closed-loop ones with their ``<name>.loops.yaml``; the
+    parallel robots of ``PARALLEL_ROBOTS`` are core samples only), sorted."""
     folder = (share or share_directory()) / "urdf"
-    return tuple(sorted(p.name[:-len(".urdf")] for p in folder.glob("*.urdf")
-                        if not loop_file_path(p).is_file()))
+    names = (p.name[:-len(".urdf")] for p in folder.glob("*.urdf"))
+    return tuple(sorted(n for n in names if n not in PARALLEL_ROBOTS))
 
 
 def robot_files(name: str, share: Path | None = None, *, controller: str = "",
@@ -204,13 +212,17 @@ def robot_files(name: str, share: Path | None = None, *, controller: str = "",
 
     gazebo = share / "urdf" / f"{name}.gazebo.urdf.xacro"
     has_gazebo = gazebo.is_file()
+    urdf = share / "urdf" / f"{name}.urdf"
+    loops = loop_file_path(urdf)
+    default_controllers = f"{name}_ros2_controllers.yaml"
     return RobotFiles(
-        name=name, urdf=share / "urdf" / f"{name}.urdf",
+        name=name, urdf=urdf,
         controller=pick(controller, f"{name}_controller.yaml"),
         simulator=pick(simulator, f"{name}_simulator.yaml"),
-        ros2_controllers=pick(ros2_controllers, f"{name}_ros2_controllers.yaml")
-        if has_gazebo else None,
-        gazebo=gazebo if has_gazebo else None)
+        ros2_controllers=pick(ros2_controllers, default_controllers)
+        if has_gazebo or (config / default_controllers).is_file() else None,
+        gazebo=gazebo if has_gazebo else None,
+        loops=loops if loops.is_file() else None)
 
 
 def launch_flag(name: str, text: str) -> bool:

@@ -14,6 +14,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.imu import IMU_PARAMETERS, ImuConfig, imu_config
+from rnea_ros.core.coupling.loop_file import load_loops, loop_file_path
+from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.elastic.model import ElasticModel, elastic_model
 from rnea_ros.core.errors import ParameterError, options
 from rnea_ros.core.model.payload import Payload
@@ -49,10 +51,19 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
     "elastic_file": ParameterSpec(
         "", "YAML side file with elastic joints and motors (rnea_ros.core.elastic.model); the "
         "motor positions come on joint_states as '<joint>_motor'", True),
+    "loops_file": ParameterSpec(
+        "", "closed loops of a robot whose URDF is the spanning tree (loop file: active joints "
+        "and cut joints, rnea_ros/core/coupling/loop_file.py); '' = <urdf stem>.loops.yaml next "
+        "to urdf_path when that file exists, 'none' = no loops", True),
+    "loops.passive_tolerance": ParameterSpec(
+        0.01, "closed loops: passive-joint encoders on joint_states (optional) farther than "
+        "this from the passive positions solved from the active ones are reported "
+        "[rad or m]"),
     "joints": ParameterSpec(
         [""], "joints commanded, in the order of the effort command array; "
         "[] or [''] means every joint of the model, in model order (mimic followers are "
-        "not joints of the model and are never commanded)", True),
+        "not joints of the model and are never commanded; closed loops: every active "
+        "joint, in the loop file's order)", True),
     "mode": ParameterSpec("gravity", "control law: 'gravity' (tau = g(q)), 'inverse_dynamics' "
                           "(tau = ID(q_d, qd_d, qdd_d) + Kp e + Kd de) or 'elastic' (motor "
                           "torques of a robot with elastic joints, needs elastic_file)"),
@@ -134,13 +145,13 @@ class ControllerConfig:
     """Validated controller settings, in model terms."""
 
     joints: tuple[str, ...]
-    command_index: NDArray[np.int64]  # model index of each commanded joint
+    command_index: NDArray[np.int64]  # model (closed loops: active) index of each commanded joint
     mode: str
     gravity: Array
     friction_compensation: bool
     payload: Payload | None
     effort_limits: Array  # per commanded joint
-    kp: Array  # per model joint
+    kp: Array  # per model joint (closed loops: per active joint)
     kd: Array
     effort_rate_limits: Array  # per commanded joint
     slew_limit: bool
@@ -156,6 +167,7 @@ class ControllerConfig:
     oracle_enable: bool
     oracle_every_n: int
     oracle_tolerance: float
+    passive_tolerance: float = 0.01  # closed loops: passive encoder deviation reported [rad, m]
     elastic_law: str = "feedforward_pd"
     elastic_gains: tuple[Array, ...] = ()  # lambda_q, kd_q (n,), lambda_theta, kd_theta (n_e,)
     imu: ImuConfig | None = None  # a moving base measured by an IMU; None: a fixed base
@@ -234,12 +246,80 @@ def load_elastic(values: Mapping[str, Any], model: RobotModel) -> ElasticModel |
     return elastic_model(model, resolve_path(path)) if path else None
 
 
+def loops_path(values: Mapping[str, Any]) -> Path | None:
+    """The loop file named by ``loops_file``: that path; for ``''``, ``<urdf
+    stem>.loops.yaml`` next to ``urdf_path`` when it exists (a ``robot_description``
+    has no location: name the file); ``None`` for ``'none'`` or nothing found."""
+    given = str(values.get("loops_file") or "")
+    if given.lower() == "none":
+        return None
+    if given:
+        path = resolve_path(given)
+        if not path.is_file():
+            raise ParameterError(f"parameter 'loops_file': no file '{path}'")
+        return path
+    urdf_path = str(values.get("urdf_path") or "")
+    if values.get("robot_description") or not urdf_path:
+        return None
+    beside = loop_file_path(resolve_path(urdf_path))
+    return beside if beside.is_file() else None
+
+
+def load_loop_model(values: Mapping[str, Any], model: RobotModel) -> ClosedLoopModel | None:
+    """The closed-loop model of ``model`` (the spanning tree) from :func:`loops_path`,
+    or None; :class:`~rnea_ros.core.errors.LoopError` naming the file and the unknown
+    link or joint for a file that does not fit the URDF."""
+    path = loops_path(values)
+    if path is None:
+        return None
+    if values.get("elastic_file"):
+        raise ParameterError("parameters 'loops_file' and 'elastic_file' cannot be combined "
+                             "(closed loops of rigid joints only)")
+    return load_loops(model, path)
+
+
+def _joints(values: Mapping[str, Any], model: RobotModel, loops: ClosedLoopModel | None
+            ) -> tuple[tuple[str, ...], NDArray[np.int64]]:
+    """The commanded joints and their index in the model order (closed loops: the
+    active order)."""
+    names = [j for j in (values["joints"] or []) if j]
+    valid = model.joint_names if loops is None else loops.active_names
+    joints = tuple(names) if names else valid
+    check_actuated(model, joints, "joints")
+    if loops is not None:
+        passive = [j for j in joints if j in loops.passive_names]
+        if passive:
+            raise ParameterError(f"parameter 'joints': {options(passive)} passive in the loop "
+                                 f"file (not actuated); commandable (active) joints: "
+                                 f"{options(valid)}")
+    unknown = [j for j in joints if j not in valid]
+    if unknown:
+        raise ParameterError(f"parameter 'joints': {options(unknown)} not in the model; "
+                             f"valid: {options(valid)}")
+    if len(set(joints)) != len(joints):
+        raise ParameterError("parameter 'joints' lists a joint twice")
+    return joints, np.array([valid.index(j) for j in joints], dtype=np.int64)
+
+
 def controller_config(values: Mapping[str, Any], model: RobotModel,
-                      elastic: ElasticModel | None = None) -> ControllerConfig:
+                      elastic: ElasticModel | None = None,
+                      loops: ClosedLoopModel | None = None) -> ControllerConfig:
     """Validate parameter ``values`` (every key of :data:`CONTROLLER_PARAMETERS`)
-    against ``model`` (and ``elastic``, the model of ``elastic_file``); raises
-    :class:`ParameterError` naming the parameter."""
+    against ``model`` (and ``elastic``, the model of ``elastic_file``, or ``loops``,
+    the closed loops of ``loops_file``: then joints and gains are the active joints');
+    raises :class:`ParameterError` naming the parameter."""
     mode = _choice(values, "mode", MODES)
+    if loops is not None:
+        if mode == "elastic":
+            raise ParameterError("mode 'elastic' is for robots with elastic joints; a "
+                                 "closed-loop robot runs 'gravity' or 'inverse_dynamics'")
+        if values["time_scaling.enable"]:
+            raise ParameterError("parameter 'time_scaling.enable' is not supported for "
+                                 "closed-loop robots (loops_file)")
+        tolerance = float(values["loops.passive_tolerance"])
+        if not (math.isfinite(tolerance) and tolerance > 0.0):
+            raise ParameterError(f"parameter 'loops.passive_tolerance' must be > 0, got "
+                                 f"{tolerance}")
     gains: tuple[Array, ...] = ()
     if mode == "elastic":
         if elastic is None:
@@ -252,15 +332,13 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         gains = tuple(per_joint(values, f"elastic.{key}", size, 1e-12) for key, size in
                       (("lambda_q", model.nv), ("kd_q", model.nv), ("lambda_theta", ne),
                        ("kd_theta", ne)))
-    names = [j for j in (values["joints"] or []) if j]
-    joints = tuple(names) if names else model.joint_names
-    check_actuated(model, joints, "joints")
-    if len(set(joints)) != len(joints):
-        raise ParameterError("parameter 'joints' lists a joint twice")
-    index = np.array([model.joint_index(j) for j in joints], dtype=np.int64)
+    joints, index = _joints(values, model, loops)
+    n = model.nv if loops is None else loops.n_active
+    urdf_limits = model.effort_limit if loops is None else \
+        model.effort_limit[loops.active_index]
     limits = _number_list(values, "effort_limits")
     if limits.size == 1 and limits[0] == 0.0:
-        limits = model.effort_limit[index].copy()
+        limits = urdf_limits[index].copy()
     elif limits.size != len(joints) or np.any(limits <= 0.0):
         raise ParameterError(f"parameter 'effort_limits' needs {len(joints)} positive values "
                              f"(or [0.0] for the URDF limits), got {limits.tolist()}")
@@ -330,7 +408,8 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         time_scaling_max_acceleration=float(values["time_scaling.max_acceleration"]),
         time_scaling_horizon=float(values["time_scaling.horizon"]),
         time_scaling_margin=margin,
-        kp=per_joint(values, "kp", model.nv), kd=per_joint(values, "kd", model.nv),
+        kp=per_joint(values, "kp", n), kd=per_joint(values, "kd", n),
+        passive_tolerance=float(values["loops.passive_tolerance"]),
         watchdog_timeout=timeout,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
         clock_reset_threshold=threshold, clock_reset_count=count,

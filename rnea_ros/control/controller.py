@@ -146,6 +146,16 @@ def saturate_and_slew(tau: Array, index: NDArray[np.int64], limits: Array, previ
 _finish_fast = FastCall(saturate_and_slew)
 
 
+class RejectedState(Exception):  # noqa: N818 -- control flow, not an error
+    """Raised by :meth:`TorqueController._compute` for a merged state it cannot use
+    (e.g. closed loops that do not close there): the message is rejected under
+    ``reason`` and no command is produced."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason, self.message = reason, message
+
+
 @dataclass
 class Result:
     """Outcome of one joint-state message: a command (commanded-joint order), or a
@@ -167,8 +177,7 @@ class TorqueController:
         self.elastic = elastic
         self.base_model = model if elastic is None else elastic.unified
         self.oracle_factory = oracle_factory
-        # Elastic robots: the motor positions come as '<joint>_motor' after the joints.
-        self.state_names = model.joint_names + (elastic.motor_names if elastic else ())
+        self.state_names = self.measured_names(model, elastic)
         n = len(self.state_names)
         self._state_index = {name: i for i, name in enumerate(self.state_names)}
         self._q = np.zeros(n)
@@ -200,8 +209,48 @@ class TorqueController:
         self.configure(config)
 
     # ------------------------------------------------------------ configuration
+    def measured_names(self, model: RobotModel, elastic: ElasticModel | None
+                       ) -> tuple[str, ...]:
+        """The joints merged from joint_states, in the order of the merged state: the
+        model's; elastic robots' motors come as '<joint>_motor' after the joints."""
+        return model.joint_names + (elastic.motor_names if elastic else ())
+
+    @property
+    def reference_names(self) -> tuple[str, ...]:
+        """The joints of the reference (trajectories name them), in state order."""
+        return self.base_model.joint_names
+
     def configure(self, config: ControllerConfig) -> None:
         """Apply a validated configuration (mode, gains, payload, limits...)."""
+        self.build_stages(config)
+        previous = self.slew
+        self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit else None
+        if self.slew is not None and previous is not None:  # keep the last command: no jump
+            self.slew.previous, self.slew.last_time = previous.previous, previous.last_time
+            self.slew.limited, self.slew.bad_dt = previous.limited, previous.bad_dt
+        elif self.slew is not None and self._last_output is not None:  # limiting turned on
+            self.slew.previous, self.slew.last_time = self._last_output.copy(), 0.0
+        self.config = config
+        if config.imu is None:
+            self.imu = None
+        elif self.imu is None:
+            self.imu = ImuEstimator(self.base_model, config.imu)
+        else:  # runtime settings change, the estimate stays
+            self.imu.configure(config.imu)
+        self.oracle = self.make_oracle(config)
+        self._gravity_only = (config.mode == "gravity" and not config.friction_compensation
+                              and self.oracle is None and self.elastic is None
+                              and type(self) is TorqueController)
+        self.warm_up()
+
+    def make_oracle(self, config: ControllerConfig) -> Oracle | None:
+        """The live cross-check (``oracle.enable``), or None."""
+        return (self.oracle_factory(self.model, config)
+                if config.oracle_enable and self.oracle_factory else None)
+
+    def build_stages(self, config: ControllerConfig) -> None:
+        """``full_model``, ``model`` (friction removed unless compensated) and the
+        mode's ``stages`` for ``config``."""
         def loaded(model: RobotModel) -> RobotModel:
             model = model.replace(gravity=config.gravity)
             return model if config.payload is None else with_payload(model, config.payload)
@@ -240,25 +289,6 @@ class TorqueController:
                 min_speed=config.time_scaling_min_speed,
                 max_acceleration=config.time_scaling_max_acceleration,
                 horizon=config.time_scaling_horizon, margin=config.time_scaling_margin)
-        previous = self.slew
-        self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit else None
-        if self.slew is not None and previous is not None:  # keep the last command: no jump
-            self.slew.previous, self.slew.last_time = previous.previous, previous.last_time
-            self.slew.limited, self.slew.bad_dt = previous.limited, previous.bad_dt
-        elif self.slew is not None and self._last_output is not None:  # limiting turned on
-            self.slew.previous, self.slew.last_time = self._last_output.copy(), 0.0
-        self.config = config
-        if config.imu is None:
-            self.imu = None
-        elif self.imu is None:
-            self.imu = ImuEstimator(self.base_model, config.imu)
-        else:  # runtime settings change, the estimate stays
-            self.imu.configure(config.imu)
-        self.oracle = (self.oracle_factory(self.model, config)
-                       if config.oracle_enable and self.oracle_factory else None)
-        self._gravity_only = (config.mode == "gravity" and not config.friction_compensation
-                              and self.oracle is None and self.elastic is None)
-        self.warm_up()
 
     def warm_up(self) -> None:
         """Run the mode's stages once on a dummy state, so that the kernels are compiled
@@ -372,10 +402,17 @@ class TorqueController:
                           warning=warning)
         if status == TOO_OLD:
             return Result(event=event, warning=warning)  # a joint's sample is too old
+        try:
+            command = self._compute(stamp, now)
+        except RejectedState as exc:  # merged, but unusable (e.g. loops that do not close)
+            self.accepted -= 1
+            result = self._reject(exc.reason, exc.message)
+            result.event = event
+            return result
         self.last_valid_wall = now
         self.last_state_time = stamp
         self.stale = False
-        return Result(command=self._compute(stamp, now), event=event, warning=warning)
+        return Result(command=command, event=event, warning=warning)
 
     def _check_followers(self, rows: Followers, p: Array) -> str:
         """Compare the followers of an accepted message with their leaders (see the
@@ -446,10 +483,11 @@ class TorqueController:
         if followers:
             raise StateError(f"trajectory names mimic followers {', '.join(followers)}: they "
                              "are not coordinates; give their leaders only")
-        unknown = [j for j in joint_names if j not in model.joint_names]
+        names = self.reference_names
+        unknown = [j for j in joint_names if j not in names]
         if unknown:
             raise StateError(f"trajectory names joints {options(unknown)} not in the model; "
-                             f"valid: {options(model.joint_names)}")
+                             f"valid: {options(names)}")
         if len(set(joint_names)) != len(joint_names):
             raise StateError("trajectory names a joint more than once")
         given = np.asarray(positions, dtype=np.float64)
@@ -464,7 +502,7 @@ class TorqueController:
                                  "their limits")
         K = len(times)
         base = self.reference.last[0] if self.reference.last is not None else \
-            self._q[:model.nv]
+            self._q[:len(names)]
 
         def expand(values: Array | None, fill: Array) -> Array | None:
             if values is None:
@@ -475,11 +513,10 @@ class TorqueController:
                                  f"({K}, {len(joint_names)})")
             out = np.tile(fill, (K, 1))
             for k, name in enumerate(joint_names):
-                if name in model.joint_names:
-                    out[:, model.joint_index(name)] = values[:, k]
+                out[:, names.index(name)] = values[:, k]
             return out
 
-        zeros = np.zeros(model.nv)
+        zeros = np.zeros(len(names))
         P = expand(positions, base)
         assert P is not None
         traj = JointTrajectory(start + np.asarray(times, dtype=np.float64), P,
@@ -586,7 +623,11 @@ class TorqueController:
         """The stale behaviour's torques (model order): ``hold`` = gravity compensation
         at the last valid pose (fixed base, the model's gravity), ``zero``."""
         if self.config.stale_behavior == "zero":
-            return np.zeros(self.model.nv)
+            return np.zeros(len(self.reference_names))
+        return self.hold_torque()
+
+    def hold_torque(self) -> Array:
+        """The watchdog's ``hold``: gravity compensation at the last valid pose."""
         return gravity_torques(self.full_model, self._q[:self.model.nv])
 
     # ------------------------------------------------------------- statistics

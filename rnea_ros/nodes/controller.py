@@ -43,17 +43,21 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from rnea_ros.control.closed_loop import ClosedLoopController, LoopOracleFactory, LoopStep
 from rnea_ros.control.config import (
     CONTROLLER_PARAMETERS,
     ControllerConfig,
     controller_config,
     load_elastic,
+    load_loop_model,
     load_model,
     urdf_source,
 )
 from rnea_ros.control.controller import Oracle, TorqueController
 from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.control.laws import Step
+from rnea_ros.core.coupling.loop_kinematics import loop_velocities
+from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
 from rnea_ros.core.model.robot_model import RobotModel
@@ -90,6 +94,32 @@ def pinocchio_oracle_factory(urdf: Any) -> Any:
     return factory
 
 
+def pinocchio_loop_oracle_factory(urdf: Any) -> LoopOracleFactory:
+    """Oracle factory for :class:`ClosedLoopController`: the active torques that give the
+    reference's active accelerations in Pinocchio's constrained dynamics
+    (:meth:`rnea_ros.loop_oracle.LoopOracle.active_torques`)."""
+    from rnea_ros.loop_oracle import LoopOracle
+
+    def factory(model: ClosedLoopModel, config: ControllerConfig) -> Oracle:
+        oracle = LoopOracle(urdf, model)
+        if config.payload is not None:
+            oracle.tree.add_payload(config.payload)
+
+        def reference(step: Step) -> np.ndarray:
+            assert isinstance(step, LoopStep)
+            if config.mode == "gravity":
+                assert step.q_tree is not None
+                q, qd, qdd_a = step.q_tree, np.zeros(model.n), np.zeros(model.n_active)
+            else:
+                assert step.q_ref_tree is not None and step.qd_ref is not None
+                assert step.qdd_ref is not None
+                q, qdd_a = step.q_ref_tree, step.qdd_ref
+                qd = loop_velocities(model, q, step.qd_ref)
+            return oracle.active_torques(q, qd, qdd_a)
+        return reference
+    return factory
+
+
 class ControllerNode(Node):
     """rclpy adapter around :class:`TorqueController`."""
 
@@ -98,10 +128,16 @@ class ControllerNode(Node):
         self.values = declare(self, CONTROLLER_PARAMETERS)
         model = load_model(self.values)
         elastic = load_elastic(self.values, model)
-        config = controller_config(self.values, model, elastic)
+        self.loops = load_loop_model(self.values, model)
+        config = controller_config(self.values, model, elastic, self.loops)
         urdf = urdf_source(self.values)
-        self.controller = TorqueController(model, config, pinocchio_oracle_factory(urdf),
-                                           elastic=elastic)
+        self.controller: TorqueController
+        if self.loops is not None:
+            self.controller = ClosedLoopController(self.loops, config,
+                                                   pinocchio_loop_oracle_factory(urdf))
+        else:
+            self.controller = TorqueController(model, config, pinocchio_oracle_factory(urdf),
+                                               elastic=elastic)
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
         self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
@@ -148,6 +184,12 @@ class ControllerNode(Node):
             self.get_logger().info(
                 f"moving base: IMU on link '{config.imu.link}' from "
                 f"{self.imu_sub.topic_name}, fallback '{config.imu.fallback}'")
+        if self.loops is not None:
+            self.get_logger().info(
+                f"{model.name}: closed loops {', '.join(loop.name for loop in self.loops.loops)}"
+                f"; active joints {', '.join(self.loops.active_names)} (measured and "
+                f"commanded), passive joints {', '.join(self.loops.passive_names)} solved "
+                "from them (passive encoders on joint_states: a consistency check)")
 
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
@@ -177,6 +219,10 @@ class ControllerNode(Node):
             if scaling is not None and self.controller.reference.trajectory is not None:
                 self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
                 self.scaling_pub.publish(self.scaling_msg)
+        if isinstance(self.controller, ClosedLoopController):
+            alarm = self.controller.passive_alarm
+            if alarm:
+                self.get_logger().warning(alarm, throttle_duration_sec=1.0)
 
     def on_imu(self, msg: Imu) -> None:
         """A ``sensor_msgs/Imu`` sample (REP-145: a field whose covariance starts with -1
@@ -283,7 +329,7 @@ class ControllerNode(Node):
             values[p.name] = p.value
         try:
             config = controller_config(values, self.controller.base_model,
-                                       self.controller.elastic)
+                                       self.controller.elastic, self.loops)
             self.controller.configure(config)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
@@ -314,6 +360,11 @@ class ControllerNode(Node):
         oracle_bad = c.oracle is not None and c.oracle_discrepancy > c.config.oracle_tolerance
         if oracle_bad:
             level, message = DiagnosticStatus.ERROR, "model disagrees with Pinocchio"
+        loop = c if isinstance(c, ClosedLoopController) else None
+        period = loop.passive_period() if loop is not None else (0.0, 0, "")
+        if period[1]:
+            level, message = DiagnosticStatus.WARN, \
+                "passive encoders disagree with the closed loops"
         if now - self.last_event_wall < 5.0:
             level, message = DiagnosticStatus.WARN, "clock reset: re-synchronised"
         if c.stale:
@@ -347,6 +398,19 @@ class ControllerNode(Node):
             values["mimic mismatches"] = str(c.mimic_mismatches)
             values["mimic worst deviation"] = (f"{c.mimic_worst[0]}: {c.mimic_worst[1]:+.6g}"
                                                if c.mimic_worst[0] else "none")
+        if loop is not None:
+            s50, s99 = loop.solve_percentiles()
+            values.update({
+                "closed loops": ", ".join(lp.name for lp in loop.loops.loops),
+                "loop solve p50 [us]": f"{s50:.1f}",
+                "loop solve p99 [us]": f"{s99:.1f}",
+                "passive encoder checks": str(loop.passive_checks),
+                "passive encoder deviation [rad or m]": f"{period[0]:.3e}"
+                + (f" ({period[2]})" if period[2] else ""),
+                "passive encoder mismatches (period)": str(period[1]),
+                "passive encoder max deviation [rad or m]": f"{loop.passive_deviation_max:.3e}",
+                "passive encoder mismatches": str(loop.passive_mismatches),
+            })
         scaling = c.reference.scaling
         if scaling is not None:
             values["time scaling s_dot"] = f"{scaling.speed:.3f}"

@@ -183,12 +183,13 @@ def cosine_motion(q0: np.ndarray, amplitude: float, omega: float, t: np.ndarray
 
 def track_sinusoid(loop: ClosedLoop, q0: np.ndarray, amplitude: float, omega: float,
                    seconds: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Send :func:`cosine_motion` from ``q0``, run ``seconds``; returns the sample
-    times after the start, the tracking errors (samples, n) and the start time."""
+    """Send :func:`cosine_motion` from ``q0`` (the controller's reference joints: a
+    closed-loop robot's active ones), run ``seconds``; returns the sample times after
+    the start, the tracking errors (samples, len(q0)) and the start time."""
     assert loop.controller is not None
     reference = loop.controller.controller.reference
     T = np.arange(0.0, seconds + 1.0, 0.01)
-    loop.probe.send_trajectory(loop.controller.controller.base_model.joint_names, T,
+    loop.probe.send_trajectory(loop.controller.controller.reference_names, T,
                                *cosine_motion(q0, amplitude, omega, T))
     loop.spin_until(lambda: reference.trajectory is not None, 5.0)
     assert reference.trajectory is not None, "the controller did not take the trajectory"
@@ -196,6 +197,8 @@ def track_sinusoid(loop: ClosedLoop, q0: np.ndarray, amplitude: float, omega: fl
     loop.run_for(seconds, wall_timeout=30 + 10 * seconds)
     t = np.array(loop.probe.recording.t)
     mask = t > start + 0.01
-    q = np.array(loop.probe.recording.q)[mask][:, :q0.size]  # without mimic followers
-    error = q - cosine_motion(q0, amplitude, omega, t[mask] - start)[0]
+    # The reference's joints come first in the simulator's joint states (closed loops:
+    # active then passive joints; elastic robots: links then motors; mimic followers last).
+    error = np.array(loop.probe.recording.q)[mask][:, :q0.size] - \
+        cosine_motion(q0, amplitude, omega, t[mask] - start)[0]
     return t[mask], error, start

@@ -14,7 +14,12 @@ motors published as ``<joint>_motor``. Mimic joints (URDF ``<mimic>``): the
 independent coordinates are simulated and commanded (``joints`` may not name a
 follower); ``joint_states`` also carries the followers, positions and
 velocities from the coupling and zero effort, as a robot's driver would
-(``publish_mimic_joints: false`` leaves them out). Topic names are relative
+(``publish_mimic_joints: false`` leaves them out). With a loop file
+(``loops_file``, default ``<urdf stem>.loops.yaml`` next to ``urdf_path``) it
+simulates a closed-loop robot (:class:`rnea_ros.simulation.LoopSimulator`:
+Pinocchio's constrained dynamics with Baumgarte stabilisation): the commands are
+the active joints' efforts, the joint states the active joints (and the passive
+ones with ``publish_passive``). Topic names are relative
 (``<namespace>/joint_states``) except ``/clock`` and ``/diagnostics``.
 
 Moving base (``base_motion.*``): the base rocks (roll and pitch sinusoids, static
@@ -55,19 +60,35 @@ from std_msgs.msg import Float64MultiArray
 
 from rnea_ros.control.config import (
     ParameterSpec,
+    load_loop_model,
     load_model,
     per_joint,
     resolve_path,
     urdf_source,
 )
 from rnea_ros.control.imu import quaternion_matrix, rotation_exp
+from rnea_ros.core.coupling.loop_kinematics import loop_residual, solve_loops
+from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE
 from rnea_ros.core.elastic.model import elastic_model
-from rnea_ros.core.errors import JointNameError, ParameterError, RneaError
+from rnea_ros.core.errors import (
+    JointNameError,
+    LoopClosureError,
+    ParameterError,
+    RneaError,
+    options,
+)
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.mimic import check_actuated
 from rnea_ros.nodes.common import declare, run, steady_clock
-from rnea_ros.simulation import INTEGRATORS, ElasticSimulator, ImuSensor, RockingBase, Simulator
+from rnea_ros.simulation import (
+    INTEGRATORS,
+    ElasticSimulator,
+    ImuSensor,
+    LoopSimulator,
+    RockingBase,
+    Simulator,
+)
 
 NODE_NAME = "rnea_simulator"
 
@@ -79,14 +100,29 @@ SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
     "elastic_file": ParameterSpec(
         "", "YAML side file with elastic joints and motors: simulate link and motor states "
         "(RK4, our recursive forward dynamics); motors published as '<joint>_motor'", True),
-    "joints": ParameterSpec([""], "joints of the effort command array, in order; [''] = all",
-                            True),
+    "loops_file": ParameterSpec(
+        "", "closed loops of a robot whose URDF is the spanning tree (loop file); '' = <urdf "
+        "stem>.loops.yaml next to urdf_path when it exists, 'none' = no loops", True),
+    "publish_passive": ParameterSpec(
+        False, "closed loops: also publish the passive joints on joint_states (encoders on "
+        "the passive joints; effort 0)", True),
+    "loops.baumgarte_kp": ParameterSpec(
+        2500.0, "closed loops: Baumgarte position gain of every cut-joint constraint, against "
+        "drift off the closed configuration [1/s^2]", True),
+    "loops.baumgarte_kd": ParameterSpec(
+        100.0, "closed loops: Baumgarte velocity gain [1/s] (2500, 100: critically damped, "
+        "20 ms)", True),
+    "joints": ParameterSpec([""], "joints of the effort command array, in order; [''] = all "
+                            "(closed loops: the active joints)", True),
     "rate": ParameterSpec(1000.0, "integration rate [Hz]", True),
     "integrator": ParameterSpec("semi_implicit", "'semi_implicit' (symplectic Euler) or 'rk4'",
                                 True),
     "damping": ParameterSpec([0.0], "viscous joint damping, per joint or one [N m s/rad]", True),
     "friction": ParameterSpec([0.0], "Coulomb joint friction, per joint or one [N m]", True),
-    "initial_positions": ParameterSpec([0.0], "initial q, per joint or one [rad or m]", True),
+    "initial_positions": ParameterSpec(
+        [0.0], "initial q, per joint or one [rad or m]; closed loops: per active joint (the "
+        "passive ones solved in the loop file's reference assembly mode) or a closed "
+        "configuration of every tree joint", True),
     "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2]", True),
     "payload.link": ParameterSpec("", "link carrying a payload; empty: none"),
     "payload.mass": ParameterSpec(0.0, "payload mass [kg]"),
@@ -132,8 +168,16 @@ class SimulatorNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         v = declare(self, SIMULATOR_PARAMETERS)
         model = load_model(v).replace(gravity=np.array(v["gravity"], dtype=np.float64))
-        names = [j for j in v["joints"] if j] or list(model.joint_names)
+        self.loops = load_loop_model(v, model)
+        valid = model.joint_names if self.loops is None else self.loops.active_names
+        names = [j for j in v["joints"] if j] or list(valid)
         check_actuated(model, names, "joints")
+        wrong = [j for j in names if j not in valid]
+        if wrong:
+            what = ("passive (no actuator) or unknown" if self.loops is not None
+                    else "not in the model")
+            raise ParameterError(f"parameter 'joints': {options(wrong)} {what}; valid: "
+                                 f"{options(valid)}")
         self.command_index = np.array([model.joint_index(j) for j in names])
         if v["integrator"] not in INTEGRATORS:
             raise ParameterError(f"parameter 'integrator' is '{v['integrator']}'; valid: "
@@ -146,13 +190,18 @@ class SimulatorNode(Node):
         self.n = model.nv
         self.base = self.make_base(v)
         self.sim = self.make_simulator(v, model)
-        self.sim.reset(per_joint(v, "initial_positions", model.nv, -math.inf))
+        self.sim.reset(self.initial_positions(v, model))
+        self.published = (np.arange(model.nv) if self.loops is None else np.concatenate(
+            [self.loops.active_index, self.loops.passive_index if v["publish_passive"]
+             else np.zeros(0, dtype=np.int64)]))
+        self.published_names = [model.joint_names[i] for i in self.published]
         self.imu: ImuSensor | None = None
         self.imu_pub = None
         if v["imu.enable"]:
-            if not isinstance(self.sim, Simulator):
+            if not isinstance(self.sim, Simulator) or self.loops is not None:
                 raise ParameterError("parameter 'imu.enable': not supported with "
-                                     "'elastic_file' (elastic robots run on a fixed base)")
+                                     "'elastic_file' or a loop file (elastic and "
+                                     "closed-loop robots run on a fixed base)")
             link = str(v["imu.link"]) or model.root_link
             try:
                 model.link_frame(link)
@@ -205,6 +254,29 @@ class SimulatorNode(Node):
                  "heave_amplitude", "heave_frequency", "roll_offset", "pitch_offset")
         return RockingBase(**{n: float(v[f"base_motion.{n}"]) for n in names})
 
+    def initial_positions(self, v: dict[str, Any], model: RobotModel) -> np.ndarray:
+        """``initial_positions`` as a tree configuration; closed loops: active positions
+        (one value, or one per active joint) with the passive joints solved, or every tree
+        joint (then it must close the loops)."""
+        loops = self.loops
+        if loops is None:
+            return per_joint(v, "initial_positions", model.nv, -math.inf)
+        given = np.asarray(v["initial_positions"], dtype=np.float64).ravel()
+        if given.size == model.nv and model.nv != loops.n_active:
+            error = float(np.abs(loop_residual(loops, given)).max())
+            if not error <= CLOSURE_TOLERANCE:
+                raise ParameterError(
+                    f"parameter 'initial_positions' (every tree joint) does not close the loops "
+                    f"of '{model.name}' (constraint error {error:.3g} m or rad): give the "
+                    f"{loops.n_active} active positions ({options(loops.active_names)}), the "
+                    "passive ones are solved")
+            return given
+        active = per_joint(v, "initial_positions", loops.n_active, -math.inf)
+        try:
+            return solve_loops(loops, active)
+        except LoopClosureError as exc:
+            raise ParameterError(f"parameter 'initial_positions': {exc}") from None
+
     def make_simulator(self, v: dict[str, Any], model: RobotModel
                        ) -> Simulator | ElasticSimulator:
         payload = None
@@ -222,6 +294,15 @@ class SimulatorNode(Node):
                                      "supported with 'elastic_file'")
             elastic = elastic_model(links, resolve_path(str(v["elastic_file"])))
             return ElasticSimulator(elastic, dt=1.0 / float(v["rate"]))
+        if self.loops is not None:  # Pinocchio's constrained dynamics
+            if self.base.moving:
+                raise ParameterError("parameters 'base_motion.*': a moving base is not "
+                                     "supported with a loop file")
+            return LoopSimulator(
+                self.urdf, self.loops, dt=1.0 / float(v["rate"]), integrator=v["integrator"],
+                damping=per_joint(v, "damping", model.nv, -math.inf),
+                friction=per_joint(v, "friction", model.nv, -math.inf), payload=payload,
+                baumgarte=(float(v["loops.baumgarte_kp"]), float(v["loops.baumgarte_kd"])))
         return Simulator(self.urdf, model, dt=1.0 / float(v["rate"]), integrator=v["integrator"],
                          damping=per_joint(v, "damping", model.nv, -math.inf),
                          friction=per_joint(v, "friction", model.nv, -math.inf),
@@ -330,6 +411,12 @@ class SimulatorNode(Node):
             msg.position = np.r_[q, theta].tolist()
             msg.velocity = np.r_[qd, thetad].tolist()
             msg.effort = np.r_[link_effort, sim.effort[m.elastic_joints]].tolist()
+        elif self.loops is not None:  # closed loops: active joints, then the passive ones
+            index = self.published
+            msg.name = self.published_names
+            msg.position = sim.q[index].tolist()
+            msg.velocity = sim.qd[index].tolist()
+            msg.effort = sim.effort[index].tolist()
         elif self.publish_followers:  # the coordinates, then the followers
             names, q_f, qd_f = sim.follower_state()
             msg.name = list(sim.model.joint_names) + names
@@ -362,6 +449,8 @@ class SimulatorNode(Node):
                 values.update({"base roll [deg]": f"{roll:+.3f}",
                                "base pitch [deg]": f"{pitch:+.3f}",
                                "base heave [m]": f"{p[2]:+.4f}"})
+            if isinstance(self.sim, LoopSimulator):
+                values["loop closure error [m or rad]"] = f"{self.sim.closure_error():.3e}"
         if diverged:
             level, message = DiagnosticStatus.ERROR, "integration diverged: state held at rest"
         elif self.rejected:

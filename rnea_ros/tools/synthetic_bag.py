@@ -4,7 +4,9 @@ The joint motion is a sum of sinusoids; the recorded ``effort`` is the exact
 inverse dynamics (with the model's friction) plus Gaussian noise of a given
 deviation; the commanded effort is the exact torque plus an offset, published
 half a millisecond after each state. Optional effort spikes inject limit
-violations at known times.
+violations at known times. A closed-loop robot (``loops``): the motion is on its
+active joints, the passive ones are solved (and recorded with ``passive=True``), the
+efforts are the active joints' (the passive joints' recorded effort is 0).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core.coupling.loop_dynamics import loop_rnea_batch
+from rnea_ros.core.coupling.loop_kinematics import loop_velocities, solve_loops_batch
+from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import rnea_batch
 from rnea_ros.core.model.robot_model import RobotModel
 
@@ -28,7 +33,8 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
               nan_samples: Sequence[int] = (), robot_description: str | None = None,
               chunk: int = 50000, commands: bool = True,
               inverse_dynamics: Callable[[Array, Array, Array], Array] | None = None,
-              followers: bool = True, follower_error: float = 0.0
+              followers: bool = True, follower_error: float = 0.0,
+              loops: ClosedLoopModel | None = None, passive: bool = True
               ) -> dict[str, object]:
     """Write the bag; returns the ground truth (times, positions) for checks.
 
@@ -38,9 +44,11 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
     effort)`` overrides of the recorded effort; ``nan_samples``: sample indices
     whose position is NaN; ``inverse_dynamics(Q, QD, QDD)`` gives the true
     torques (N, n), by default our batch RNEA (tests pass Pinocchio's, to stay
-    independent). A model with mimic joints: the states also carry the followers
-    (``followers=True``), after the joints, at ``multiplier q_leader + offset +
-    follower_error`` (a wrong value to test the check) with zero effort.
+    independent; closed loops: ``inverse_dynamics(Q_tree, QD_active, QDD_active)``, by
+    default our ``loop_rnea_batch``). A model with mimic joints: the states also carry
+    the followers (``followers=True``), after the joints, at ``multiplier q_leader +
+    offset + follower_error`` (a wrong value to test the check) with zero effort.
+    ``loops``: ``model`` is its tree; ``passive`` records the passive joints too.
     """
     from rosbags.typesys import Stores, get_typestore
 
@@ -53,16 +61,23 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
     Layout = ts.types["std_msgs/msg/MultiArrayLayout"]
     String = ts.types["std_msgs/msg/String"]
     rng = np.random.default_rng(seed)
-    n = model.nv
+    n = model.nv if loops is None else loops.n_active
     amp, omega, phase = rng.uniform(0.2, 0.6, n), rng.uniform(1.0, 4.0, n), rng.uniform(0, 6, n)
-    mid = np.where(np.isfinite(model.lower_limit),
-                   0.5 * (model.lower_limit + model.upper_limit), 0.0)
+    lower, upper = ((model.lower_limit, model.upper_limit) if loops is None else
+                    (model.lower_limit[loops.active_index], model.upper_limit[loops.active_index]))
+    mid = np.where(np.isfinite(lower), 0.5 * (lower + upper), 0.0)
+    if loops is not None:  # within the actives' limits (a closed loop's are tight)
+        amp = np.where(np.isfinite(lower), np.minimum(amp, 0.8 * 0.5 * (upper - lower)), amp)
     count = round(duration * rate)
-    coupled = list(model.mimic_joints.values()) if followers else []
-    names = list(model.joint_names) + (list(model.mimic_joints) if followers else [])
+    coupled = list(model.mimic_joints.values()) if followers and loops is None else []
     lead = [model.joint_index(m.leader) for m in coupled]
     mult = np.array([m.multiplier for m in coupled])
     off = np.array([m.offset for m in coupled]) + follower_error
+    if loops is None:
+        names = list(model.joint_names) + (list(model.mimic_joints) if coupled else [])
+    else:
+        names = list(loops.active_names) + (list(loops.passive_names) if passive else [])
+    q_tree = None if loops is None else loops.q_reference
     serialize = ts.serialize_ros1 if ros1 else ts.serialize_cdr
     with _writer(path, storage) as writer:
         states = writer.add_connection("/joint_states", JointState.__msgtype__, typestore=ts)
@@ -79,8 +94,14 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
             q = mid + amp * np.sin(arg)
             qd = amp * omega * np.cos(arg)
             qdd = -amp * omega**2 * np.sin(arg)
-            tau = (inverse_dynamics(q, qd, qdd) if inverse_dynamics is not None
-                   else rnea_batch(model, q, qd, qdd))
+            if loops is None:
+                tau = (inverse_dynamics(q, qd, qdd) if inverse_dynamics is not None
+                       else rnea_batch(model, q, qd, qdd))
+            else:
+                Q = solve_loops_batch(loops, q, q_tree)
+                q_tree = Q[-1]
+                tau = (inverse_dynamics(Q, qd, qdd) if inverse_dynamics is not None
+                       else loop_rnea_batch(loops, Q, qd, qdd))
             effort = tau + rng.normal(0.0, noise, tau.shape)
             for begin, length, joint, value in spikes:
                 mask = (t[:, 0] >= begin) & (t[:, 0] < begin + length)
@@ -93,14 +114,19 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
                 index = start + k
                 stamp = float(t[k, 0]) + 1.0  # bag time starts at 1 s
                 sec = int(stamp)
-                position = q[k].copy()
+                position, velocity, measured = q[k].copy(), qd[k], effort[k]
+                if loops is not None and passive:
+                    p = loops.passive_index
+                    position = np.r_[position, Q[k, p]]
+                    velocity = np.r_[velocity, loop_velocities(loops, Q[k], qd[k])[p]]
+                    measured = np.r_[measured, np.zeros(p.size)]
                 if index in nan_samples:
                     position[0] = np.nan
                 time = Time(sec=sec, nanosec=round((stamp - sec) * 1e9))
                 header = (Header(seq=index, stamp=time, frame_id="") if ros1
                           else Header(stamp=time, frame_id=""))
                 msg = JointState(header=header, name=names, position=position,
-                                 velocity=qd[k], effort=effort[k])
+                                 velocity=velocity, effort=measured)
                 ns = round(stamp * 1e9)
                 writer.write(states, ns, serialize(msg, JointState.__msgtype__))
                 if commands:

@@ -29,15 +29,18 @@ from rnea_ros.control.config import (
     controller_config,
     default_values,
     load_elastic,
+    load_loop_model,
     load_model,
+    resolve_path,
 )
-from rnea_ros.core import gravity_torques
+from rnea_ros.core import gravity_torques, loop_gravity, solve_loops
 from rnea_ros.core.errors import ModelError, ParameterError
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS
 from rnea_ros.samples import (
     ELASTIC_ROBOTS,
+    LOOP_ROBOTS,
     MIMIC_ROBOTS,
     NONPHYSICAL_INERTIA,
     SAMPLE_ROBOTS,
@@ -104,9 +107,9 @@ def test_the_three_launch_files_exist() -> None:
                                              "robot.launch.py"}
 
 
-def test_every_sample_robot_is_shipped_and_gazebo_has_all_but_the_elastic_ones() -> None:
-    assert set(ROBOTS) == set(SAMPLE_ROBOTS + MIMIC_ROBOTS + ELASTIC_ROBOTS)
-    assert set(GAZEBO_ROBOTS) == set(ROBOTS) - set(ELASTIC_ROBOTS)
+def test_every_sample_robot_is_shipped_and_gazebo_has_all_but_elastic_and_loops() -> None:
+    assert set(ROBOTS) == set(SAMPLE_ROBOTS + MIMIC_ROBOTS + ELASTIC_ROBOTS + LOOP_ROBOTS)
+    assert set(GAZEBO_ROBOTS) == set(ROBOTS) - set(ELASTIC_ROBOTS) - set(LOOP_ROBOTS)
 
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
@@ -156,20 +159,64 @@ def test_robot_selects_a_complete_consistent_configuration(robot: str) -> None:
     simulator = node_parameters(files.simulator)
     assert set(controller) <= set(CONTROLLER_PARAMETERS) | COMMON_PARAMETERS
     assert set(simulator) <= set(SIMULATOR_PARAMETERS) | COMMON_PARAMETERS
-    values = {**default_values(), **controller, "urdf_path": str(files.urdf)}
+    # As the launch file gives them: robot_description (no path), so a closed-loop robot's
+    # files must name its loop file.
+    values = {**default_values(), **controller, "robot_description": files.urdf.read_text()}
     model = quiet_model(values)
     elastic = load_elastic(values, model)
-    config = controller_config(values, model, elastic)
-    assert list(config.joints) == simulator["joints"] == list(model.joint_names)
+    loops = load_loop_model(values, model)
+    config = controller_config(values, model, elastic, loops)
     assert simulator.get("elastic_file", "") == controller.get("elastic_file", "")
     assert (elastic is not None) == (robot in ELASTIC_ROBOTS)
+    assert (loops is not None) == (robot in LOOP_ROBOTS) == (files.loops is not None)
     if robot in ELASTIC_ROBOTS:
         assert config.mode == "elastic"
     q0 = np.array(simulator["initial_positions"], dtype=float)
+    if loops is not None:  # the active joints are measured and commanded
+        assert resolve_path(controller["loops_file"]) == \
+            resolve_path(simulator["loops_file"]) == files.loops == ROOT / "urdf" / \
+            f"{robot}.loops.yaml"
+        assert list(config.joints) == simulator["joints"] == list(loops.active_names)
+        assert q0.shape == (loops.n_active,)
+        low, high = (limit[loops.active_index] for limit in (model.lower_limit,
+                                                             model.upper_limit))
+        assert np.all(q0 >= low) and np.all(q0 <= high)
+        q = solve_loops(loops, q0)  # closes, in the loop file's assembly mode
+        assert np.all(q >= model.lower_limit) and np.all(q <= model.upper_limit)
+        assert np.all(np.abs(loop_gravity(loops, q)) <
+                      model.effort_limit[loops.active_index])
+        return
+    assert list(config.joints) == simulator["joints"] == list(model.joint_names)
     assert q0.shape == (model.nv,)
     assert np.all(q0 >= model.lower_limit) and np.all(q0 <= model.upper_limit)
     if elastic is None:  # the start pose can be held within the effort limits
         assert np.all(np.abs(gravity_torques(model, q0)) < model.effort_limit)
+
+
+@pytest.mark.parametrize("robot", LOOP_ROBOTS)
+def test_closed_loop_robots_ros2_controllers_command_the_active_joints(robot: str) -> None:
+    """A real closed-loop robot's ros2_control stack: effort on the active joints only."""
+    files = robot_files(robot, ROOT)
+    assert files.gazebo is None and files.ros2_controllers is not None
+    controllers = yaml.safe_load(files.ros2_controllers.read_text())
+    effort = controllers["/**/effort_controller"]["ros__parameters"]
+    assert effort["interface_name"] == "effort"
+    assert effort["joints"] == node_parameters(files.controller)["joints"]
+    assert controllers["/**/controller_manager"]["ros__parameters"]["effort_controller"][
+        "type"] == "forward_command_controller/ForwardCommandController"
+
+
+def test_a_loop_file_next_to_urdf_path_is_found_and_none_turns_it_off() -> None:
+    urdf = str(ROOT / "urdf" / "five_bar.urdf")
+    model = load_urdf(urdf)
+    found = load_loop_model({**default_values(), "urdf_path": urdf}, model)
+    assert found is not None and found.active_names == ("left_motor", "right_motor")
+    assert load_loop_model({**default_values(), "urdf_path": urdf, "loops_file": "none"},
+                           model) is None
+    # robot_description has no location: nothing is guessed.
+    assert load_loop_model({**default_values(), "robot_description": "<robot/>"}, model) is None
+    with pytest.raises(ParameterError, match="parameter 'loops_file': no file"):
+        load_loop_model({**default_values(), "loops_file": "/nonexistent.loops.yaml"}, model)
 
 
 def test_unknown_robot_is_one_line_listing_the_robots() -> None:

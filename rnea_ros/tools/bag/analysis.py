@@ -11,14 +11,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core.coupling.loop_file import loop_file_path
 from rnea_ros.core.dynamics.gfd import rnea_derivative_batch
 from rnea_ros.core.dynamics.rnea import gravity_batch, rnea_batch
 from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.mimic import unfold
 from rnea_ros.tools.bag.differentiation import derivatives, window_samples
+from rnea_ros.tools.bag.loops import ActiveJoints, LoopEvaluator, bag_loops
 from rnea_ros.tools.bag.options import Options, check
-from rnea_ros.tools.bag.reading import BagReader, Samples
+from rnea_ros.tools.bag.reading import BagReader, Joints, Samples
 from rnea_ros.tools.bag.report import plot_joints, write_report
 from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker, sequential_sum
 
@@ -28,12 +30,20 @@ Array = NDArray[np.float64]
 class Analysis:
     """Chunked differentiation, model evaluation, statistics and outputs."""
 
-    def __init__(self, model: RobotModel, options: Options, joints: Sequence[str]) -> None:
+    def __init__(self, model: Joints, options: Options, joints: Sequence[str],
+                 dynamics: RobotModel | LoopEvaluator | None = None) -> None:
+        """``model``: the analysed joints; ``dynamics``: the tree model (default:
+        ``model``) or, for a closed-loop robot, its :class:`LoopEvaluator`."""
         self.model, self.options = model, options
+        if dynamics is None:
+            assert isinstance(model, RobotModel)
+            dynamics = model
+        self.dynamics = dynamics
         self.joints = list(joints)
         # tau_dot of a mimic model: G^T tau_dot of its unfolded tree (the core's
         # rnea_derivative refuses mimic models for now; see rnea_ros.mimic).
-        self.unfolded = unfold(model) if model.mimic_joints else None
+        self.unfolded = (unfold(model) if isinstance(model, RobotModel) and model.mimic_joints
+                         else None)
         n = model.nv
         self.model_vs_measured = PairStats(n)
         self.command_vs_measured = PairStats(n)
@@ -64,6 +74,8 @@ class Analysis:
         for kind in ("q", "qd", "qdd", "qddd", "tau_model", "gravity", "tau_dot_model",
                      "effort_measured", "effort_command", "residual"):
             columns += [f"{kind}.{j}" for j in model.joint_names]
+        if isinstance(dynamics, LoopEvaluator):  # the solved passive joints
+            columns += [f"q_passive.{j}" for j in dynamics.loops.passive_names]
         self.csv.writerow(columns)
 
     def window_samples(self) -> int:
@@ -80,21 +92,30 @@ class Analysis:
         qd = qd_rec if (self.options.recorded_velocity and np.isfinite(qd_rec).all()) \
             else derivative[0]
         sl = slice(head, len(t) - tail)
+        if len(t[sl]) == 0:
+            return
+        more: list[Array] = []
+        if isinstance(self.dynamics, LoopEvaluator):  # every sample: tau_dot from tau
+            assert chunk.optional is not None
+            tau, g, tau_dot, q_passive = self.dynamics(
+                q, qd, derivative[1], chunk.optional, self.dt, self.window_samples(),
+                self.options.order, sl)
+            more.append(q_passive)
         t, q, qd, effort, command = t[sl], q[sl], qd[sl], effort[sl], command[sl]
         qdd, qddd = derivative[1][sl], derivative[2][sl]
-        if len(t) == 0:
-            return
         if self.written == 0:
             self.t0 = float(t[0])
-        tau = rnea_batch(self.model, q, qd, qdd)
-        g = gravity_batch(self.model, q)
-        if self.unfolded is None:
-            _, tau_dot = rnea_derivative_batch(self.model, q, qd, qdd, qddd)
-        else:
-            u = self.unfolded
-            _, tau_dot_tree = rnea_derivative_batch(u.tree, u.configuration(q), u.tangent(qd),
-                                                    u.tangent(qdd), u.tangent(qddd))
-            tau_dot = u.forces(tau_dot_tree)
+        if isinstance(self.dynamics, RobotModel):
+            tau = rnea_batch(self.dynamics, q, qd, qdd)
+            g = gravity_batch(self.dynamics, q)
+            if self.unfolded is None:
+                _, tau_dot = rnea_derivative_batch(self.dynamics, q, qd, qdd, qddd)
+            else:
+                u = self.unfolded
+                _, tau_dot_tree = rnea_derivative_batch(u.tree, u.configuration(q),
+                                                        u.tangent(qd), u.tangent(qdd),
+                                                        u.tangent(qddd))
+                tau_dot = u.forces(tau_dot_tree)
         self.model_vs_measured.add(tau, effort)
         self.command_vs_measured.add(command, effort)
         measured = np.asarray(np.isfinite(effort).all(axis=1))
@@ -104,7 +125,7 @@ class Analysis:
                         if len(t) > 1 else 0.0, tau_dot)
         self.rate_violations.add(t, rate)
         rows = np.column_stack([t, q, qd, qdd, qddd, tau, g, tau_dot, effort, command,
-                                tau - effort])
+                                tau - effort, *more])
         write_rows(self.csv_file, rows)
         keep = slice((-self.written) % self.stride, None, self.stride)
         for key, value in (("t", t), ("tau", tau), ("effort", effort), ("command", command),
@@ -220,17 +241,17 @@ def _names(names: Sequence[str], most: int = 10) -> str:
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
-def joint_check(model: RobotModel, bag_joints: Sequence[str], urdf_joints: dict[str, str],
-                options: Options, stats: dict[str, Any]) -> None:
+def joint_check(model: Joints, bag_joints: Sequence[str], urdf_joints: dict[str, str],
+                options: Options, stats: dict[str, Any], passive: Sequence[str] = ()) -> None:
     """What the bag's joint names say about the URDF: followers (checked against their
     coupling, never required), joints the URDF has as fixed ones (a note), joints it
-    lacks (a warning: is it the right URDF?)."""
+    lacks (a warning: is it the right URDF?); ``passive`` joints of a closed-loop robot
+    are expected (read where present)."""
     warnings_, notes = stats["warnings"], stats["notes"]
     followers = [j for j in bag_joints if j in model.mimic_joints]
-    fixed = [j for j in bag_joints if j not in model.joint_names and j not in followers
-             and urdf_joints.get(j) == "fixed"]
-    absent = [j for j in bag_joints if j not in model.joint_names and j not in followers
-              and j not in fixed]
+    known = set(model.joint_names) | set(followers) | set(passive)
+    fixed = [j for j in bag_joints if j not in known and urdf_joints.get(j) == "fixed"]
+    absent = [j for j in bag_joints if j not in known and j not in fixed]
     if absent:
         warnings_.append(f"the bag's joint states have {len(absent)} "
                          f"joint{'s' if len(absent) > 1 else ''} the robot "
@@ -279,10 +300,13 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = reader.model()
+            tree = reader.model()
         for w in caught:
             if str(w.message) not in warnings_:
                 warnings_.append(str(w.message))
+        loops = bag_loops(tree, options.loops, options.urdf)
+        evaluator = LoopEvaluator(loops) if loops is not None else None
+        model: Joints = ActiveJoints(loops) if loops is not None else tree
         joints = options.joints or list(model.joint_names)
         followers = [f"{j} (follows {model.mimic_joints[j].leader})" for j in joints
                      if j in model.mimic_joints]
@@ -292,14 +316,17 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
                            f"{', '.join(model.joint_names)}")
         unknown = [j for j in joints if j not in model.joint_names]
         if unknown:
-            raise BagError(f"--joints {', '.join(unknown)} not in the robot; joints: "
-                           f"{', '.join(model.joint_names)}")
+            what = ("not active joints of the closed-loop robot (passive joints take no "
+                    "command); active joints: " if loops is not None else
+                    "not in the robot; joints: ")
+            raise BagError(f"--joints {', '.join(unknown)} {what}{', '.join(model.joint_names)}")
         index = np.array([model.joint_index(j) for j in joints], dtype=np.int64)
-        analysis = Analysis(model, options, joints)
+        analysis = Analysis(model, options, joints, evaluator or tree)
         analysis.has_commands = reader.has_commands
         analysis.dt = reader.nominal_period()
         stats: dict[str, Any] = {"warnings": warnings_, "notes": []}
-        samples = reader.samples(model, index, stats)
+        samples = reader.samples(model, index, stats,
+                                 loops.passive_names if loops is not None else ())
         analysis.run(samples, reader.state_count)
         bag_joints = stats["bag_joints"] or reader.first_names()
         missing = [j for j in model.joint_names if j not in bag_joints]
@@ -312,9 +339,16 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
                            f"({stats['states']} messages, {stats['skipped_nan']} with NaN "
                            f"positions, {stats['skipped_missing']} incomplete, "
                            f"{stats['skipped_undecodable']} undecodable)")
-        joint_check(model, bag_joints, reader.urdf_joint_types(), options, stats)
+        joint_check(model, bag_joints, reader.urdf_joint_types(), options, stats,
+                    loops.passive_names if loops is not None else ())
     finally:
         reader.close()
+    if evaluator is not None:
+        source = options.loops or str(loop_file_path(options.urdf) if options.urdf else "")
+        stats["sections"] = evaluator.report_lines(source)
+        if evaluator.not_closed:
+            warnings_.append(f"{evaluator.not_closed} samples at which the loops do not close "
+                             f"(NaN model torques): {evaluator.first_failure}")
     plots = plot_joints(analysis) if options.plots else []
     write_report(analysis, stats, plots)
     return analysis, stats

@@ -20,6 +20,9 @@ def parse(argv: Sequence[str] | None) -> Options:
         prog=PROG, description="model torques, torque rates and limit violations from a bag")
     p.add_argument("bag", type=Path, help="rosbag2 directory, .mcap/.db3 file or ROS 1 .bag")
     p.add_argument("--urdf", type=Path, help="robot URDF (default: /robot_description in the bag)")
+    p.add_argument("--loops", help="closed-loop robot: the loop file closing the URDF's "
+                   "spanning tree (default: <urdf stem>.loops.yaml next to --urdf if it exists; "
+                   "'none': no loops); the active joints are analysed, the passive ones solved")
     p.add_argument("--out", type=Path, default=Path("rnea_bag_report"), help="output directory")
     p.add_argument("--states-topic", default="/joint_states")
     p.add_argument("--commands-topic", default="/effort_controller/commands")
@@ -39,7 +42,7 @@ def parse(argv: Sequence[str] | None) -> Options:
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
-    return Options(bag=a.bag, out=a.out, urdf=a.urdf, states_topic=a.states_topic,
+    return Options(bag=a.bag, out=a.out, urdf=a.urdf, loops=a.loops, states_topic=a.states_topic,
                    commands_topic=a.commands_topic, joints=a.joints, time_base=a.time_base,
                    window=a.window, order=a.order, recorded_velocity=not a.differentiate_velocity,
                    effort_rate_limits=a.effort_rate_limits, chunk=a.chunk,

@@ -13,6 +13,7 @@ class Options:
     bag: Path
     out: Path
     urdf: Path | None = None
+    loops: str | None = None  # loop file; "none": no loops; None: next to urdf if any
     states_topic: str = "/joint_states"
     commands_topic: str = "/effort_controller/commands"
     joints: list[str] | None = None

@@ -15,15 +15,16 @@ q_leader + offset`` (:mod:`rnea_ros.mimic`): samples checked, samples beyond
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core.errors import BagError
+from rnea_ros.core.model.joints import MimicJoint
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.mimic import FollowerCheck, follower_check, follower_deviation
@@ -36,29 +37,56 @@ Array = NDArray[np.float64]
 BATCH = 4096  # raw messages decoded together
 
 
+FIELDS = ("t", "q", "qd", "effort", "command", "optional")
+
+
 @dataclass
 class Samples:
-    """Joint-state samples (model order) with the aligned command: arrays of equal length."""
+    """Joint-state samples (model order) with the aligned command: arrays of equal length;
+    ``optional`` holds the positions of the optional joints (NaN where a message lacks
+    them; closed loops: the passive joints)."""
 
     t: Array
     q: Array
     qd: Array
     effort: Array
     command: Array
+    optional: Array | None = None  # None: no optional joints
+
+    def __post_init__(self) -> None:
+        if self.optional is None:
+            self.optional = np.zeros((len(self.t), 0))
 
     def __len__(self) -> int:
         return len(self.t)
 
     def take(self, index: slice | NDArray[np.intp]) -> Samples:
-        return Samples(self.t[index], self.q[index], self.qd[index], self.effort[index],
-                       self.command[index])
+        return Samples(*(getattr(self, k)[index] for k in FIELDS))
 
     @staticmethod
     def join(parts: list[Samples]) -> Samples:
         if len(parts) == 1:
             return parts[0]
-        return Samples(*(np.concatenate([getattr(p, k) for p in parts])
-                         for k in ("t", "q", "qd", "effort", "command")))
+        return Samples(*(np.concatenate([getattr(p, k) for p in parts]) for k in FIELDS))
+
+
+class Joints(Protocol):
+    """What the reader, the analysis and the report need of a robot: its analysed joints
+    (a :class:`RobotModel`; for a closed-loop robot, its active joints)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def joint_names(self) -> tuple[str, ...]: ...
+    @property
+    def joint_types(self) -> tuple[str, ...]: ...
+    @property
+    def effort_limit(self) -> Array: ...
+    @property
+    def nv(self) -> int: ...
+    @property
+    def mimic_joints(self) -> Mapping[str, MimicJoint]: ...
+    def joint_index(self, name: str) -> int: ...
 
 
 class BagReader:
@@ -176,9 +204,11 @@ class BagReader:
         return {str(e.get("name")): str(e.get("type")) for e in root.findall("joint")
                 if e.get("name")}
 
-    def samples(self, model: RobotModel, command_index: NDArray[np.int64],
-                stats: dict[str, Any]) -> Iterator[Samples]:
-        """Batches of valid joint states with their held command; invalid ones are counted."""
+    def samples(self, model: Joints, command_index: NDArray[np.int64],
+                stats: dict[str, Any], optional: tuple[str, ...] = ()) -> Iterator[Samples]:
+        """Batches of valid joint states with their held command; invalid ones are counted.
+        ``optional`` joints' positions are read where a message has them."""
+        self._optional = optional
         stats.update(states=0, skipped_nan=0, skipped_missing=0, skipped_undecodable=0,
                      commands=0,
                      skipped_commands=0, command_periods=[0, 0.0, 0.0], command_max_period=0.0,
@@ -187,6 +217,8 @@ class BagReader:
         self._follower_cache: dict[tuple[str, ...], FollowerCheck] = {}
         self._last_command: int | None = None
         self._index_cache: dict[tuple[str, ...], NDArray[np.intp] | None] = {}
+        self._optional_cache: dict[tuple[str, ...], tuple[NDArray[np.intp],
+                                                          NDArray[np.intp]]] = {}
         topics = [self.options.states_topic] + ([self.options.commands_topic]
                                                 if self.has_commands else [])
         batch: list[tuple[str, int, bytes]] = []
@@ -227,9 +259,11 @@ class BagReader:
         stats["skipped_commands"] += int((~good).sum())
         return good, values
 
-    def _check_followers(self, model: RobotModel, names: tuple[str, ...], position: Array,
+    def _check_followers(self, model: Joints, names: tuple[str, ...], position: Array,
                          stats: dict[str, Any]) -> None:
         """Count the recorded followers (with their leader) off their coupling."""
+        if not isinstance(model, RobotModel):  # closed loops: active joints, no followers
+            return
         check = self._follower_cache.get(names)
         if check is None:
             check = self._follower_cache[names] = follower_check(model, names)
@@ -245,7 +279,7 @@ class BagReader:
             if finite.size:
                 entry[2] = max(entry[2], float(finite.max()))
 
-    def _batch(self, batch: list[tuple[str, int, bytes]], model: RobotModel,
+    def _batch(self, batch: list[tuple[str, int, bytes]], model: Joints,
                command_index: NDArray[np.int64], stats: dict[str, Any]) -> Samples:
         n = model.nv
         states_topic = self.options.states_topic
@@ -267,6 +301,7 @@ class BagReader:
         stats["states"] += len(state_at)
         status = np.full(len(state_at), 2, dtype=np.int8)  # 2 undecodable, 1 missing, 0 ok
         q, qd, effort = (np.full((len(state_at), n), np.nan) for _ in range(3))
+        optional = np.full((len(state_at), len(self._optional)), np.nan)
         t = np.zeros(len(state_at))
         parts = self._state_fields([batch[i][2] for i in state_at]) if state_at.size else []
         if parts and not stats["bag_joints"]:  # the joints of the first joint state
@@ -279,11 +314,18 @@ class BagReader:
                 mapping = self._index_cache[names] = (
                     np.array([where[j] for j in model.joint_names])
                     if all(j in where for j in model.joint_names) else None)
+                self._optional_cache[names] = (
+                    np.array([k for k, j in enumerate(self._optional) if j in where],
+                             dtype=np.intp),
+                    np.array([where[j] for j in self._optional if j in where], dtype=np.intp))
             if mapping is None or values["position"].shape[1] != len(names):
                 continue
             status[index] = 0
             self._check_followers(model, names, values["position"], stats)
             q[index] = values["position"][:, mapping]
+            columns, found = self._optional_cache[names]
+            if columns.size:
+                optional[np.ix_(index, columns)] = values["position"][:, found]
             if values["velocity"].shape[1] == len(names):
                 qd[index] = values["velocity"][:, mapping]
             if values["effort"].shape[1] == len(names):
@@ -297,4 +339,4 @@ class BagReader:
         stats["skipped_undecodable"] += int((status == 2).sum())
         stats["skipped_nan"] += int(((status == 0) & ~finite).sum())
         keep = (status == 0) & finite
-        return Samples(t[keep], q[keep], qd[keep], effort[keep], held[keep])
+        return Samples(t[keep], q[keep], qd[keep], effort[keep], held[keep], optional[keep])

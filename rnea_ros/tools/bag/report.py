@@ -192,6 +192,9 @@ def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -
         lines += ["", "## Command - measured effort", "",
                   f"None: no command on `{opt.commands_topic}` has the robot's "
                   f"{len(analysis.joints)} values."]
+    sections = stats.get("sections", [])
+    if sections:  # e.g. closed loops
+        lines += ["", *sections]
     violations = analysis.effort_violations.close() + analysis.rate_violations.close()
     lines += ["", "## Limit violations", ""]
     if violations:

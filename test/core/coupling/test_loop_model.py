@@ -40,9 +40,9 @@ def test_sample_robots_load_close_and_have_the_stated_mobility(name: str) -> Non
     assert np.all(np.abs(g) < 0.5 * tree.effort_limit[model.active_index])
 
 
-def test_closed_loop_robots_are_not_shipped_robots() -> None:
-    """The nodes cannot run them yet: no robot:= configuration, no launch test."""
-    assert not set(LOOP_ROBOTS) & set(shipped_robots())
+def test_closed_loop_robots_are_shipped_with_their_loop_files() -> None:
+    """The nodes run them (robot:= configurations, test/launch, test/nodes)."""
+    assert set(LOOP_ROBOTS) <= set(shipped_robots())
     for name in LOOP_ROBOTS:
         assert robot_urdf(name).with_name(f"{name}.loops.yaml").is_file()
 

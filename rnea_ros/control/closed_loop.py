@@ -1,0 +1,333 @@
+"""The torque controller for closed-loop robots (a URDF spanning tree + a loop file,
+:mod:`rnea_ros.core.coupling`), free of ROS.
+
+Only the **active** joints are measured, merged and commanded: the joint states
+must carry every active joint (position, and velocity in ``inverse_dynamics``);
+the passive joints are solved from them on every message (Newton on the loop
+closure, Khalil 2010 eq. 3, warm-started from the previous solution so it stays
+in the same assembly mode: :func:`~rnea_ros.core.coupling.loop_kinematics.solve_loops`),
+and the torques are the closed-loop inverse dynamics projected on the active
+joints, ``tau_a = G^T tau_tree`` (eq. 55-57,
+:func:`~rnea_ros.core.coupling.loop_dynamics.loop_rnea`):
+
+* ``gravity``: ``tau_a = G^T g_tree(q)`` at the measured, closed ``q``
+  (+ ``G^T F(G qd_a)``, every tree joint's friction, with ``friction_compensation``);
+* ``inverse_dynamics``: the reference is in active coordinates (trajectories name
+  the active joints); its passive joints are solved too (a second warm-started
+  solve), ``tau_a = G^T ID_tree(q_d, qd_d, qdd_d) + Kp (q_a,d - q_a) + Kd (qd_a,d - qd_a)``.
+
+A measured state at which the loops cannot close, or close only at a singular
+configuration (passive joints not determined), is **rejected** (``loop_closure``),
+counted, and produces no command: the last command stays, then the watchdog's
+``hold`` (gravity compensation at the last closed configuration). A reference that
+cannot close is rejected likewise (``loop_reference``); trajectories are checked at
+their points when received. Good states afterwards are used again (the solver
+restarts from the last closed configuration).
+
+Passive-joint encoders, when the joint states carry them, are a consistency check
+only: their deviation from the solved passive positions (angles wrapped to
+[-pi, pi)) is kept (:attr:`ClosedLoopController.passive_deviation`, its maximum,
+the count above ``loops.passive_tolerance``) for ``/diagnostics``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.control.config import ControllerConfig
+from rnea_ros.control.controller import Oracle, RejectedState, Result, TorqueController
+from rnea_ros.control.joint_state import as_array
+from rnea_ros.control.laws import Stage, Step
+from rnea_ros.core.coupling.loop_dynamics import loop_gravity, loop_rnea
+from rnea_ros.core.coupling.loop_kinematics import (
+    loop_jacobian,
+    loop_velocities,
+    solve_loops,
+    solve_loops_batch,
+)
+from rnea_ros.core.coupling.loops import ClosedLoopModel
+from rnea_ros.core.dynamics.rnea import friction_torques
+from rnea_ros.core.elastic.model import ElasticModel
+from rnea_ros.core.errors import LoopClosureError, StateError, options
+from rnea_ros.core.model.payload import with_payload
+from rnea_ros.core.model.robot_model import RobotModel
+
+Array = NDArray[np.float64]
+LoopOracleFactory = Callable[[ClosedLoopModel, ControllerConfig], Oracle]
+
+
+class LoopSolver:
+    """Tree configurations closing the loops from active positions, each solve
+    warm-started from the previous solution (``last``); times every solve [us]."""
+
+    def __init__(self, model: ClosedLoopModel) -> None:
+        self.model = model
+        self.last: Array | None = None  # the last closed tree configuration (n,)
+        self.solve_us: deque[float] = deque(maxlen=5000)
+
+    def solve(self, q_active: Array) -> Array:
+        """The closed tree configuration (n,) at ``q_active`` (N,); raises
+        :class:`~rnea_ros.core.errors.LoopClosureError` (``last`` unchanged)."""
+        started = time.perf_counter()
+        try:
+            q = solve_loops(self.model, q_active, self.last)
+        finally:
+            self.solve_us.append((time.perf_counter() - started) * 1e6)
+        self.last = q
+        return q
+
+
+@dataclass
+class LoopStep(Step):
+    """A control step of a closed-loop robot: ``q``, ``qd``, the reference and ``tau``
+    are active (N,); ``q_tree`` is the measured configuration closed by the solver (n,)."""
+
+    q_tree: Array | None = None
+    q_ref_tree: Array | None = None  # inverse_dynamics: the reference closed by its solver
+
+
+class LoopGravityCompensation:
+    """``tau += G^T g_tree(q)`` [+ ``G^T F(G qd_a)`` with friction] at the closed ``q_tree``."""
+
+    def __init__(self, model: ClosedLoopModel, friction: bool) -> None:
+        self.model, self.friction = model, friction
+
+    def __call__(self, step: Step) -> None:
+        assert isinstance(step, LoopStep) and step.q_tree is not None
+        g = loop_gravity(self.model, step.q_tree)
+        step.model_torque = g
+        step.tau += g
+        if self.friction:
+            qd = loop_velocities(self.model, step.q_tree, step.qd)
+            step.tau += loop_jacobian(self.model, step.q_tree).T @ \
+                friction_torques(self.model.tree, qd)
+
+
+class LoopInverseDynamicsPD:
+    """``tau += G^T ID_tree(q_d, qd_d, qdd_d) + Kp e + Kd de`` in active coordinates; the
+    reference's passive joints from ``solver`` (``loop_reference`` rejection if it
+    cannot close)."""
+
+    def __init__(self, model: ClosedLoopModel, kp: Array, kd: Array, solver: LoopSolver
+                 ) -> None:
+        self.model, self.kp, self.kd, self.solver = model, kp, kd, solver
+
+    def __call__(self, step: Step) -> None:
+        assert step.q_ref is not None and step.qd_ref is not None and step.qdd_ref is not None
+        try:
+            q_ref = self.solver.solve(step.q_ref)
+        except LoopClosureError as exc:
+            raise RejectedState("loop_reference", f"reference: {exc}") from None
+        if isinstance(step, LoopStep):
+            step.q_ref_tree = q_ref
+        ff = loop_rnea(self.model, q_ref, step.qd_ref, step.qdd_ref)
+        step.model_torque = ff
+        step.tau += ff + self.kp * (step.q_ref - step.q) + self.kd * (step.qd_ref - step.qd)
+
+
+def closed(loops: ClosedLoopModel, tree: RobotModel) -> ClosedLoopModel:
+    """``loops`` on another tree of the same kinematics (gravity, payload, friction)."""
+    return ClosedLoopModel(tree, loops.loops, loops.active, loops.q_reference)
+
+
+def wrapped(delta: Array, rotational: NDArray[np.bool_]) -> Array:
+    """Position differences with angles wrapped to [-pi, pi)."""
+    out: Array = np.where(rotational, (delta + math.pi) % (2 * math.pi) - math.pi, delta)
+    return out
+
+
+class ClosedLoopController(TorqueController):
+    """:class:`TorqueController` for a closed-loop robot (see the module docstring).
+
+    ``config`` comes from :func:`~rnea_ros.control.config.controller_config` with
+    ``loops``: commanded joints, gains and limits are per active joint.
+    ``oracle_factory`` receives the controller's closed-loop model.
+    """
+
+    def __init__(self, loops: ClosedLoopModel, config: ControllerConfig,
+                 oracle_factory: LoopOracleFactory | None = None) -> None:
+        self.loops = self.loop_model = self.full_loops = loops
+        self.solver = LoopSolver(loops)
+        self.reference_solver = LoopSolver(loops)
+        self.loop_oracle_factory = oracle_factory
+        self.passive_deviation = 0.0  # last check: largest |measured - solved| [rad, m]
+        self.passive_deviation_max = 0.0
+        self.passive_worst = ""  # the joint of the last check's largest deviation
+        self.passive_checks = 0
+        self.passive_mismatches = 0  # checks above loops.passive_tolerance
+        self._period = (0.0, 0, "")  # since the last passive_period(): max, mismatches, joint
+        self._passive_cache: dict[tuple[str, ...], tuple[NDArray[np.int64],
+                                                         NDArray[np.int64]]] = {}
+        tree = loops.tree
+        self._rotational = np.array([t != "prismatic" for t in tree.joint_types])
+        super().__init__(tree, config)
+
+    # ------------------------------------------------------------ configuration
+    def measured_names(self, model: RobotModel, elastic: ElasticModel | None
+                       ) -> tuple[str, ...]:
+        return self.loops.active_names
+
+    @property
+    def reference_names(self) -> tuple[str, ...]:
+        return self.loops.active_names
+
+    def build_stages(self, config: ControllerConfig) -> None:
+        tree = self.loops.tree.replace(gravity=config.gravity)
+        if config.payload is not None:
+            tree = with_payload(tree, config.payload)
+        self.full_loops = closed(self.loops, tree)
+        self.loop_model = self.full_loops if config.friction_compensation else \
+            closed(self.loops, tree.without_friction())
+        self.full_model, self.model = self.full_loops.tree, self.loop_model.tree
+        # The solvers keep their last solutions: the kinematics did not change.
+        self.solver.model = self.reference_solver.model = self.loop_model
+        self.reference.snap = False
+        self.reference.scaling = None
+        stages: list[Stage]
+        if config.mode == "gravity":
+            stages = [LoopGravityCompensation(self.loop_model, config.friction_compensation)]
+        else:
+            stages = [self.reference, LoopInverseDynamicsPD(self.loop_model, config.kp,
+                                                            config.kd, self.reference_solver)]
+        self.stages = stages
+
+    def make_oracle(self, config: ControllerConfig) -> Oracle | None:
+        factory = self.loop_oracle_factory
+        return factory(self.loop_model, config) if config.oracle_enable and factory else None
+
+    def warm_up(self) -> None:
+        """Compile the kernels (closure, gravity, inverse dynamics) before the first state."""
+        q, z = self.loops.q_reference, np.zeros(self.loops.n_active)
+        solve_loops(self.loop_model, q[self.loops.active_index], q)
+        loop_gravity(self.full_loops, q)
+        loop_rnea(self.loop_model, q, z, z)
+
+    # --------------------------------------------------------------- computing
+    def _compute(self, t: float, now: float) -> Array:
+        started = time.perf_counter()
+        qa, qda = self._q.copy(), self._qd.copy()
+        try:
+            q_tree = self.solver.solve(qa)
+        except LoopClosureError as exc:
+            raise RejectedState("loop_closure", str(exc)) from None
+        if self.reference_solver.last is None:  # the reference starts where the robot is
+            self.reference_solver.last = q_tree
+        step = LoopStep(self.model, t, qa, qda, tau=np.zeros(self.loops.n_active),
+                        q_tree=q_tree)
+        for stage in self.stages:
+            stage(step)
+        command = self._output(step.tau, now, t)
+        self.compute_us.append((time.perf_counter() - started) * 1e6)
+        self.commands += 1
+        if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
+            reference = self.oracle(step)
+            assert step.model_torque is not None
+            scale = max(float(np.abs(reference).max()), 1.0)
+            self.oracle_discrepancy = float(np.abs(step.model_torque - reference).max()) / scale
+            self.oracle_checks += 1
+        return command
+
+    def hold_torque(self) -> Array:
+        """Gravity compensation at the last closed configuration."""
+        q = self.solver.last if self.solver.last is not None else self.loops.q_reference
+        return loop_gravity(self.full_loops, q)
+
+    # ------------------------------------------------------------------ inputs
+    def joint_state(self, names: Sequence[str], position: Sequence[float],
+                    velocity: Sequence[float], stamp: float, now: float | None = None) -> Result:
+        """:meth:`TorqueController.joint_state` on the active joints, then the passive
+        encoders of the message (if any) checked against the solution."""
+        result = super().joint_state(names, position, velocity, stamp, now)
+        if result.reason is None and self.solver.last is not None:
+            self._check_passive(names, position)
+        return result
+
+    def _check_passive(self, names: Sequence[str], position: Sequence[float]) -> None:
+        key = tuple(names)
+        cached = self._passive_cache.get(key)
+        if cached is None:
+            where = {name: k for k, name in enumerate(key)}
+            passive = self.loops.passive_names
+            found = [i for i, name in enumerate(passive) if name in where]
+            cached = (np.array([where[passive[i]] for i in found], dtype=np.int64),
+                      np.array(found, dtype=np.int64))
+            if len(self._passive_cache) < 64:
+                self._passive_cache[key] = cached
+        msg_idx, passive_idx = cached
+        if not passive_idx.size:
+            return
+        measured = as_array(position)[msg_idx]
+        if not np.all(np.isfinite(measured)):
+            return
+        assert self.solver.last is not None
+        tree_idx = self.loops.passive_index[passive_idx]
+        deviation = np.abs(wrapped(measured - self.solver.last[tree_idx],
+                                   self._rotational[tree_idx]))
+        worst = int(np.argmax(deviation))
+        self.passive_deviation = float(deviation[worst])
+        self.passive_worst = self.loops.passive_names[int(passive_idx[worst])]
+        self.passive_deviation_max = max(self.passive_deviation_max, self.passive_deviation)
+        self.passive_checks += 1
+        largest, mismatches, joint = self._period
+        if self.passive_deviation > largest:
+            largest, joint = self.passive_deviation, self.passive_worst
+        if self.passive_deviation > self.config.passive_tolerance:
+            self.passive_mismatches += 1
+            mismatches += 1
+        self._period = (largest, mismatches, joint)
+
+    def passive_period(self) -> tuple[float, int, str]:
+        """Since the previous call: the largest passive-encoder deviation [rad or m], the
+        checks above the tolerance and the joint of the largest (for periodic reports:
+        a wrong encoder is seen even when correct messages come in between)."""
+        period, self._period = self._period, (0.0, 0, "")
+        return period
+
+    @property
+    def passive_alarm(self) -> str:
+        """A message when the last passive-encoder check exceeded the tolerance, else ''."""
+        if self.passive_checks == 0 or \
+                not self.passive_deviation > self.config.passive_tolerance:
+            return ""
+        return (f"passive encoder '{self.passive_worst}' is {self.passive_deviation:.4g} "
+                f"(rad or m) from the position solved from the active joints (tolerance "
+                f"{self.config.passive_tolerance:g}): a wrong encoder, a wrong loop file, or "
+                "the mechanism in another assembly mode")
+
+    def trajectory(self, joint_names: Sequence[str], times: Array, positions: Array,
+                   velocities: Array | None, accelerations: Array | None,
+                   start: float) -> None:
+        """:meth:`TorqueController.trajectory` in active joints; its points must close
+        the loops (checked along them, warm-started from the current reference), else
+        :class:`StateError` and the previous reference stays."""
+        passive = [j for j in joint_names if j in self.loops.passive_names]
+        if passive:
+            raise StateError(f"trajectory names passive joints {options(passive)}: a "
+                             f"closed-loop robot's trajectories name its active joints "
+                             f"{options(self.loops.active_names)}")
+        previous = self.reference.trajectory
+        super().trajectory(joint_names, times, positions, velocities, accelerations, start)
+        trajectory = self.reference.trajectory
+        assert trajectory is not None
+        guess = self.reference_solver.last if self.reference_solver.last is not None \
+            else self.solver.last
+        try:
+            solve_loops_batch(self.loop_model, trajectory.positions, guess)
+        except (LoopClosureError, StateError) as exc:
+            self.reference.trajectory = previous
+            raise StateError(f"trajectory does not close the loops: {exc}") from None
+
+    # ------------------------------------------------------------- statistics
+    def solve_percentiles(self) -> tuple[float, float]:
+        """(p50, p99) of the recent measured-state loop solves [us] (0 when none)."""
+        if not self.solver.solve_us:
+            return 0.0, 0.0
+        p50, p99 = np.percentile(np.fromiter(self.solver.solve_us, float), [50, 99])
+        return float(p50), float(p99)

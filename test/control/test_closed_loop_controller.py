@@ -1,0 +1,250 @@
+"""ClosedLoopController without ROS: closed-loop robots (URDF spanning tree + loop file)
+measured and commanded on their active joints, against Pinocchio's constrained dynamics
+(:class:`rnea_ros.simulation.LoopSimulator`) in closed loop; rejection of states at which
+the loops cannot close or are singular; passive-encoder checks; configuration errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from loop_cases import random_mechanism
+
+import rnea_ros.core as rc
+from rnea_ros.control.closed_loop import ClosedLoopController, wrapped
+from rnea_ros.control.config import controller_config, default_values
+from rnea_ros.core.errors import ParameterError, StateError
+from rnea_ros.samples import load_loop_robot, sample_urdf
+from rnea_ros.simulation import LoopSimulator
+
+FIVE_BAR = load_loop_robot("five_bar")
+# Exactly stretched: both proximal links along the base line, the distal links collinear.
+# The loop closes there, but the elbows are not determined by the motors (singular).
+SINGULAR = np.array([np.pi - 2.260904310996017, -0.8806883425937764])
+GAINS = {"five_bar": ([50.0], [5.0]), "palletizer": ([20000.0], [2000.0]),
+         "four_bar": ([20.0], [1.0])}
+
+
+def make(loops: rc.ClosedLoopModel = FIVE_BAR, **changes) -> ClosedLoopController:
+    values = {**default_values(), **changes}
+    return ClosedLoopController(loops, controller_config(values, loops.tree, loops=loops))
+
+
+def names(loops: rc.ClosedLoopModel, passive: bool = False) -> list[str]:
+    return list(loops.active_names) + (list(loops.passive_names) if passive else [])
+
+
+def run(ctl: ClosedLoopController, sim: LoopSimulator, seconds: float,
+        publish_passive: bool = True, on_step=None) -> list[np.ndarray]:
+    """Closed loop at the simulator's rate: its joint states in, the commands out."""
+    loops, out = ctl.loops, []
+    index = np.concatenate([loops.active_index, loops.passive_index if publish_passive
+                            else np.zeros(0, dtype=np.int64)])
+    for _ in range(round(seconds / sim.dt)):
+        result = ctl.joint_state(names(loops, publish_passive), sim.q[index], sim.qd[index],
+                                 stamp=sim.t, now=sim.t)
+        assert result.command is not None, result
+        tau = np.zeros(loops.n)
+        tau[loops.active_index[ctl.config.command_index]] = result.command
+        sim.step(tau)
+        if on_step is not None:
+            on_step(sim)
+        out.append(result.command)
+    return out
+
+
+# ---------------------------------------------------------------- the control law
+def test_gravity_mode_commands_the_closed_loop_gravity_of_the_solved_configuration() -> None:
+    ctl = make(joints=["right_motor", "left_motor"])
+    qa = np.array([0.2, -0.15])
+    result = ctl.joint_state(["right_motor", "extra", "left_motor"], [qa[1], 9.0, qa[0]], [],
+                             stamp=1.0, now=0.0)
+    q = rc.solve_loops(FIVE_BAR, qa)
+    assert np.allclose(result.command, rc.loop_gravity(FIVE_BAR, q)[[1, 0]], atol=1e-12)
+    assert np.allclose(ctl.solver.last, q, atol=1e-12)
+
+
+def test_inverse_dynamics_is_the_closed_loop_id_of_the_reference_plus_pd() -> None:
+    ctl = make(mode="inverse_dynamics", kp=[50.0], kd=[5.0], **{"slew_limit.enable": False})
+    qa = np.array([0.05, -0.1])
+    ctl.joint_state(names(FIVE_BAR), qa, [0.0, 0.0], stamp=1.0, now=0.0)  # holds here
+    T = np.array([0.0, 1.0])
+    P = np.array([qa, qa + np.array([0.1, 0.1])])
+    ctl.trajectory(names(FIVE_BAR), T, P, None, None, start=1.0)
+    measured, velocity = qa + np.array([0.01, -0.02]), np.array([0.3, 0.1])
+    result = ctl.joint_state(names(FIVE_BAR), measured, velocity, stamp=1.4, now=0.4)
+    q_d, qd_d, qdd_d = ctl.reference.trajectory.sample(1.4)
+    q_ref = rc.solve_loops(FIVE_BAR, q_d)
+    model = FIVE_BAR.tree.without_friction()
+    loops = rc.ClosedLoopModel(model, FIVE_BAR.loops, FIVE_BAR.active, FIVE_BAR.q_reference)
+    expected = rc.loop_rnea(loops, q_ref, qd_d, qdd_d) + 50.0 * (q_d - measured) + \
+        5.0 * (qd_d - velocity)
+    assert np.allclose(result.command, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_gravity_mode_holds_the_five_bar_in_pinocchios_constrained_dynamics() -> None:
+    """Hold: 2 s from a start off the reference, within 1e-9 rad on every tree joint."""
+    ctl = make()
+    sim = LoopSimulator(sample_urdf("five_bar"), FIVE_BAR)
+    q0 = rc.solve_loops(FIVE_BAR, [0.3, -0.2])
+    sim.reset(q0)
+    run(ctl, sim, 2.0)
+    assert np.abs(sim.q - q0).max() < 1e-9
+    assert sim.closure_error() < 1e-9 and ctl.passive_deviation_max < 1e-9
+    assert sum(ctl.rejected.values()) == 0
+    # Without gravity compensation (zero gravity in the controller) it falls.
+    ctl = make(gravity=[0.0, 0.0, 0.0])
+    sim.reset(q0)
+    run(ctl, sim, 0.3)
+    assert np.abs(sim.q - q0).max() > 1e-2
+
+
+@pytest.mark.parametrize(("robot", "amplitude", "bound"), [
+    ("five_bar", 0.15, 2e-4), ("palletizer", 0.1, 2e-4), ("four_bar", 0.5, 5e-4)])
+def test_inverse_dynamics_tracks_a_cosine_in_pinocchios_constrained_dynamics(
+        robot: str, amplitude: float, bound: float) -> None:
+    """Track ``q0 + A (1 - cos(pi t))`` on every active joint for 3 s (active joints
+    only measured); the error bound is checked at every step, passive joints included
+    (against the reference solved by our closure). Measured: 7.2e-5 (five_bar),
+    5.0e-5 (palletizer), 1.6e-4 rad (four_bar)."""
+    loops = load_loop_robot(robot)
+    kp, kd = GAINS[robot]
+    ctl = make(loops, mode="inverse_dynamics", kp=kp, kd=kd,
+               effort_rate_limits=[1e5])
+    sim = LoopSimulator(sample_urdf(robot), loops)
+    qa0 = 0.5 * (loops.q_reference[loops.active_index] - amplitude)
+    sim.reset(rc.solve_loops(loops, qa0))
+    T = np.arange(0.0, 4.0, 0.01)
+    w = np.pi
+    shape = np.ones(loops.n_active)
+    P = qa0 + amplitude * (1 - np.cos(w * T))[:, None] * shape
+    V = amplitude * w * np.sin(w * T)[:, None] * shape
+    A = amplitude * w**2 * np.cos(w * T)[:, None] * shape
+    ctl.joint_state(names(loops), sim.q[loops.active_index], sim.qd[loops.active_index],
+                    stamp=0.0, now=0.0)
+    ctl.trajectory(names(loops), T, P, V, A, start=0.0)
+    errors: list[float] = []
+    reference = np.array(loops.q_reference)
+
+    def check(s: LoopSimulator) -> None:
+        nonlocal reference
+        qa_d = ctl.reference.trajectory.sample(s.t)[0]
+        reference = rc.solve_loops(loops, qa_d, reference)
+        errors.append(float(np.abs(wrapped(s.q - reference, np.ones(loops.n, bool))).max()))
+    commands = run(ctl, sim, 3.0, publish_passive=False, on_step=check)
+    assert max(errors) < bound, max(errors)
+    assert np.all(np.isfinite(commands)) and sum(ctl.rejected.values()) == 0
+    assert ctl.saturated == 0
+
+
+# ---------------------------------------------------------------- bad states
+def test_a_singular_state_is_rejected_then_the_watchdog_holds_then_it_recovers() -> None:
+    ctl = make(watchdog_timeout=0.1)
+    good = np.array([0.1, -0.1])
+    first = ctl.joint_state(names(FIVE_BAR), good, [], stamp=1.0, now=0.0)
+    assert first.command is not None
+    q_good = ctl.solver.last.copy()
+    bad = ctl.joint_state(names(FIVE_BAR), SINGULAR, [], stamp=1.001, now=0.001)
+    assert bad.command is None and bad.reason == "loop_closure"
+    assert "singular" in bad.message and "tool_pin" in bad.message
+    assert ctl.rejected["loop_closure"] == 1 and np.array_equal(ctl.solver.last, q_good)
+    assert ctl.watchdog(now=0.05) is None  # the last command stays until the timeout
+    held = ctl.watchdog(now=0.2)
+    assert ctl.stale and np.allclose(held, rc.loop_gravity(FIVE_BAR, q_good), atol=1e-12)
+    again = ctl.joint_state(names(FIVE_BAR), good + 0.01, [], stamp=1.21, now=0.21)
+    assert again.command is not None and not ctl.stale
+    assert np.allclose(again.command, rc.loop_gravity(FIVE_BAR,
+                                                      rc.solve_loops(FIVE_BAR, good + 0.01)))
+
+
+def test_near_singular_states_give_finite_saturated_commands() -> None:
+    ctl = make()
+    ctl.joint_state(names(FIVE_BAR), [0.1, -0.1], [], stamp=1.0, now=0.0)
+    t = 1.0
+    for eps in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7):
+        t += 0.01
+        result = ctl.joint_state(names(FIVE_BAR), SINGULAR - eps, [], stamp=t, now=t)
+        if result.command is None:
+            assert result.reason == "loop_closure", (eps, result)
+            continue
+        assert np.all(np.isfinite(result.command)), eps
+        assert np.all(np.abs(result.command) <= 5.0), eps  # the URDF's effort limit
+
+
+def test_a_state_where_the_loop_cannot_close_is_rejected() -> None:
+    mechanism = random_mechanism(0, "revolute").model  # closes for q_a >= -0.75 rad only
+    ctl = make(mechanism)
+    assert ctl.joint_state(["ja1"], [0.5], [], stamp=1.0, now=0.0).command is not None
+    bad = ctl.joint_state(["ja1"], [-2.5], [], stamp=1.001, now=0.0)
+    assert bad.reason == "loop_closure" and "cannot be closed" in bad.message
+    assert ctl.joint_state(["ja1"], [0.4], [], stamp=1.002, now=0.0).command is not None
+
+
+def test_a_trajectory_leaving_the_workspace_is_refused_and_the_old_one_kept() -> None:
+    mechanism = random_mechanism(0, "revolute").model
+    ctl = make(mechanism, mode="inverse_dynamics")
+    ctl.joint_state(["ja1"], [0.5], [0.0], stamp=1.0, now=0.0)
+    ctl.trajectory(["ja1"], np.array([0.0, 1.0]), np.array([[0.5], [1.0]]), None, None, 1.0)
+    kept = ctl.reference.trajectory
+    with pytest.raises(StateError, match="trajectory does not close the loops"):
+        ctl.trajectory(["ja1"], np.array([0.0, 1.0]), np.array([[0.5], [-2.0]]), None, None,
+                       1.0)
+    assert ctl.reference.trajectory is kept
+    with pytest.raises(StateError, match=r"names passive joints 'jb1': .* active joints 'ja1'"):
+        ctl.trajectory(["ja1", "jb1"], np.array([0.0]), np.array([[0.5, 0.0]]), None, None,
+                       1.0)
+
+
+# ---------------------------------------------------------------- passive encoders
+def test_passive_encoders_are_checked_against_the_solution() -> None:
+    ctl = make(**{"loops.passive_tolerance": 0.01})
+    qa = np.array([0.1, -0.1])
+    q = rc.solve_loops(FIVE_BAR, qa)
+    passive = q[FIVE_BAR.passive_index]
+    everything = names(FIVE_BAR, passive=True)
+    ok = ctl.joint_state(everything, np.r_[qa, passive + np.array([1e-4, 2 * np.pi])], [], 1.0, 0.0)
+    assert ok.command is not None and ctl.passive_checks == 1
+    assert ctl.passive_deviation == pytest.approx(1e-4, abs=1e-9)  # 2 pi is no deviation
+    assert ctl.passive_alarm == "" and ctl.passive_mismatches == 0
+    wrong = ctl.joint_state(everything, np.r_[qa, passive + np.array([0.0, 0.2])], [], 1.001, 0.0)
+    assert wrong.command is not None  # a consistency check, not a rejection
+    assert ctl.passive_deviation == pytest.approx(0.2, abs=1e-9)
+    assert ctl.passive_worst == "right_elbow" and ctl.passive_mismatches == 1
+    assert "right_elbow" in ctl.passive_alarm and "0.2" in ctl.passive_alarm
+    # A passive-only message is checked against the latest solution.
+    ctl.joint_state(["left_elbow"], [passive[0] - 0.05], [], 1.002, 0.0)
+    assert ctl.passive_worst == "left_elbow" and ctl.passive_deviation_max == \
+        pytest.approx(0.2, abs=1e-9) and ctl.passive_checks == 3
+    # Passive joints do not complete a state: the active ones are needed.
+    fresh = make()
+    partial = fresh.joint_state(["left_motor", "left_elbow", "right_elbow"], [0.1, 0.0, 0.0],
+                                [], 1.0, 0.0)
+    assert partial.reason == "missing_joints" and "right_motor" in partial.message
+
+
+# ---------------------------------------------------------------- configuration
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"joints": ["left_motor", "left_elbow"]},
+     "'left_elbow' passive in the loop file (not actuated); commandable (active) joints: "
+     "'left_motor', 'right_motor'"),
+    ({"joints": ["left_motor", "wrist"]}, "'wrist' not in the model"),
+    ({"mode": "elastic"}, "a closed-loop robot runs 'gravity' or 'inverse_dynamics'"),
+    ({"time_scaling.enable": True}, "not supported for closed-loop robots"),
+    ({"kp": [1.0, 2.0, 3.0]}, "parameter 'kp' has 3 values; give 1 or 2"),
+    ({"loops.passive_tolerance": 0.0}, "'loops.passive_tolerance' must be > 0"),
+])
+def test_invalid_parameters_name_the_parameter(changes, message: str) -> None:
+    with pytest.raises(ParameterError) as error:
+        controller_config({**default_values(), **changes}, FIVE_BAR.tree, loops=FIVE_BAR)
+    assert message in str(error.value)
+
+
+def test_payload_and_gravity_apply_to_the_closed_loop_model() -> None:
+    payload = {"payload.link": "tool", "payload.mass": 1.0}
+    ctl = make(**payload)
+    qa = np.array([0.1, -0.1])
+    result = ctl.joint_state(names(FIVE_BAR), qa, [], 1.0, 0.0)
+    heavier = rc.with_payload(FIVE_BAR.tree, rc.Payload("tool", 1.0))
+    loops = rc.ClosedLoopModel(heavier, FIVE_BAR.loops, FIVE_BAR.active, FIVE_BAR.q_reference)
+    expected = rc.loop_gravity(loops, rc.solve_loops(FIVE_BAR, qa))
+    assert np.allclose(result.command, expected, atol=1e-12)
+    assert not np.allclose(expected, rc.loop_gravity(FIVE_BAR, rc.solve_loops(FIVE_BAR, qa)))
