@@ -388,6 +388,9 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     if imu is not None and mode == "elastic":
         raise ParameterError("mode 'elastic' does not support an IMU (parameter 'imu.topic'): "
                              "the elastic laws assume a fixed base")
+    if imu is not None and loops is not None:
+        raise ParameterError("closed-loop robots do not support an IMU (parameter "
+                             "'imu.topic'): their inverse dynamics assumes a fixed base")
     mimic_tolerance = float(values["mimic.tolerance"])
     if not (math.isfinite(mimic_tolerance) and mimic_tolerance > 0.0):
         raise ParameterError(f"parameter 'mimic.tolerance' must be > 0 (rad or m), got "
