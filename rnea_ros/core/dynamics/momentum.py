@@ -13,13 +13,19 @@ and moving at the twist ``[v_i; w_i]`` (body frame, at the body origin):
   world-aligned axes (Pinocchio's ``data.hg`` after
   ``pin.computeCentroidalMomentum``).
 
-"World" is the model's base frame for a fixed-base model (the frame of
-:func:`~rnea_ros.core.dynamics.kinematics.body_poses`). The fixed base's own
-inertia is not part of the model and does not count. The model-level
-functions rest on :func:`~.kinematics.body_poses` and
-:func:`~.kinematics.body_velocities`; :func:`bodies_momentum` takes the body
-poses and twists directly (a free-floating robot's base plus its tree, see
-:mod:`~rnea_ros.core.dynamics.floating_base`).
+"World" is the model's base frame (the frame of
+:func:`~rnea_ros.core.dynamics.kinematics.body_poses`): the world for a model
+with a free-flyer root (``load_urdf(..., root_joint="free-flyer")``), whose
+root body -- the floating base, moved by ``q[:7]`` and ``v[:6]`` -- counts like
+every other body (Pinocchio's ``centerOfMass``/``computeCentroidalMomentum`` on
+its ``JointModelFreeFlyer`` model). For a fixed-base model the fixed base's own
+inertia is not part of the model and does not count. Mimic followers are bodies
+and move with their leaders. The model-level functions rest on
+:func:`~.kinematics.body_poses` and :func:`~.kinematics.body_velocities` (the
+kernel tree, so any joint type); :func:`bodies_momentum` takes the body poses and
+twists directly (a free-floating robot given as a base plus a fixed-base tree,
+see :func:`~rnea_ros.core.dynamics.floating_base.free_floating_momentum`).
+Shapes: ``q`` (nq,), ``qd`` (nv,).
 """
 
 from __future__ import annotations
@@ -79,7 +85,8 @@ def momentum(model: RobotModel, q: object, qd: object | None = None) -> Momentum
 
 
 def center_of_mass(model: RobotModel, q: object) -> Array:
-    """Centre of mass (3,) [m] of the moving bodies, base frame (``pin.centerOfMass``)."""
+    """Centre of mass (3,) [m] of the moving bodies, base frame (the world for a
+    free-flyer root) (``pin.centerOfMass``)."""
     return momentum(model, q).com
 
 
