@@ -96,12 +96,13 @@ def test_friction_and_armature_are_joint_torques(robot: str) -> None:
         assert float(np.abs(back[:6]).max()) < TOL * float(np.abs(back).max())
 
 
-@pytest.mark.parametrize("robot", ("solo12", "talos"))
+@pytest.mark.parametrize("robot", ("solo12", "talos", "talos_full"))
 def test_free_flyer_model_is_base_plus_tree(robot: str) -> None:
     """The model-level entry and the base + fixed-base tree entry (the same kernel, fed
-    from two descriptions of the robot) agree; the base's wrench is fext's row 0."""
+    from two descriptions of the robot) agree; the base's wrench is fext's row 0. Talos'
+    mimic grippers in the fixed-base tree too (the kernel tree carries them)."""
     model = free_flyer(robot, friction=True)
-    tree = load_robot(robot)
+    tree = load_robot(robot, mimic=robot == "talos_full")
     order = np.array([model.joint_names.index(j) for j in tree.joint_names]) - 1
     tree = tree.replace(armature=model.armature[6:][order], coulomb=model.coulomb[6:][order],
                         viscous=model.viscous[6:][order], gravity=model.gravity)
