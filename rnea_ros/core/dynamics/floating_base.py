@@ -288,31 +288,36 @@ def _root_as_base(fpx: Array, r0: int, v: Array, g: Array, base: Array) -> None:
 
 
 @jit_entry
-def _free_floating_call(fp: Array, km: Array, body_row: NDArray[np.int64], r0: int,
+def _free_floating_call(fp: Array, km: Array, body_row: NDArray[np.int64], r0: int, off: int,
                         q: Array, v: Array, a: Array, g: Array, base: Array, fext: Array,
-                        use_fext: bool, tau: Array, a0: Array) -> int:
+                        use_fext: bool, tau: Array, acc: Array) -> int:
     """Khalil §7.2 on the kernel tree (any joints, mimic followers too): expand the
     state (:func:`~rnea_ros.core._expansion.expand_state`), run
     :func:`free_floating_pass` on rows ``r0..``, fold the torques back
     (``tau = G^T tau_k`` + armature and friction at the user's ``v, a``: eq. 100).
 
-    ``r0 = 0``: a fixed-base tree on the base described by ``base``; ``r0 > 0``: a
-    free-flyer model, whose root (rows ``< r0``) is the base (:func:`_root_as_base`,
-    gravity ``g``; a wrench on the root body goes to the base row). ``fext``
-    (nbodies, 6) is applied on each body's kernel row ``body_row``. Returns 1, 0 for a
-    singular inertia or a non-finite result, -1 for a quaternion off the unit
-    sphere, -2 for a wrong length.
+    ``r0 = off = 0``: a fixed-base tree on the base described by ``base``;
+    ``r0 > 0, off = 6``: a free-flyer model, whose root (rows ``< r0``, coordinates
+    ``< off``) is the base (:func:`_root_as_base`, gravity ``g``; a wrench on the
+    root body goes to the base row). ``a`` and ``tau`` (nv - off,) are the
+    accelerations and torques of the coordinates from ``off`` on; ``acc`` (6,) gets
+    the base acceleration ``[dv; dw]``. ``fext`` (nbodies, 6) is applied on each
+    body's kernel row ``body_row``. Returns 1, 0 for a singular inertia or a
+    non-finite result, -1 for a quaternion off the unit sphere, -2 for a wrong length.
     """
-    nk = fp.shape[0]
-    if (q.shape[0] != km[0, K_NQ] or v.shape[0] != km[0, K_NV] or a.shape[0] != km[0, K_NV]
-            or tau.shape[0] != km[0, K_NV] or (use_fext and fext.shape[0] != body_row.shape[0])):
+    nk, nv = fp.shape[0], int(km[0, K_NV])
+    if (q.shape[0] != km[0, K_NQ] or v.shape[0] != nv or a.shape[0] + off != nv
+            or tau.shape[0] + off != nv or (use_fext and fext.shape[0] != body_row.shape[0])):
         return -2
     fpx = tree_scratch(nk, N_FLOATS)
     for i in range(nk):
         for c in range(N_FLOATS):
             fpx[i, c] = fp[i, c]
+    a_all, tau_all, a0 = tree_vector(nv), tree_vector(nv), tree_vector(6)
+    for i in range(nv):
+        a_all[i] = a[i - off] if i >= off else 0.0
     qk, vk, ak, tk = tree_vector(nk), tree_vector(nk), tree_vector(nk), tree_vector(nk)
-    if not expand_state(fp, km, q, v, a, fpx, qk, vk, ak):
+    if not expand_state(fp, km, q, v, a_all, fpx, qk, vk, ak):
         return -1
     if r0 > 0:
         _root_as_base(fpx, r0, v, g, base)
@@ -333,7 +338,12 @@ def _free_floating_call(fp: Array, km: Array, body_row: NDArray[np.int64], r0: i
     ok = free_floating_pass(fpx, base, qk, vk, ak, fk, use_fext, False, tk, a0, work, r0)
     for k in range(r0):
         tk[k] = 0.0
-    total = gather(fp, km, tk, v, a, True, tau)
+    total = gather(fp, km, tk, v, a_all, True, tau_all)
+    for i in range(off, nv):
+        tau[i - off] = tau_all[i]
+    for c in range(3):
+        acc[c] = a0[3 + c]
+        acc[3 + c] = a0[c]
     return 1 if ok and np.isfinite(total) else 0
 
 
@@ -422,36 +432,34 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
     r0 = _free_flyer_rows(model)
     q = joint_vector(model, q, "q")
     v = joint_vector(model, v, "v")
-    qdd = np.asarray(qdd_joints, dtype=np.float64)
+    qdd = np.ascontiguousarray(qdd_joints, dtype=np.float64)
     if qdd.shape != (model.nv - 6,):
         raise StateError(f"qdd_joints has shape {qdd.shape}, expected ({model.nv - 6},) "
                          f"(nv - 6: every coordinate but the free-flyer's) for model "
                          f"'{model.name}'")
-    a = np.empty(model.nv)
-    a[:6] = 0.0
-    a[6:] = qdd
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
-    res = _solve(model, r0, q, v, a, g, np.empty((1, 25)), fext)
-    return FreeFloatingResult(res.base_acceleration, res.tau[6:])
+    return _solve(model, r0, q, v, qdd, g, np.empty((1, 25)), fext)
 
 
 def _solve(model: RobotModel, r0: int, q: Array, v: Array, a: Array, g: Array,
            base: Array, fext: object | None) -> FreeFloatingResult:
-    """Run the kernel (:func:`_free_floating_call`) and explain a refusal."""
+    """Run the kernel (:func:`_free_floating_call`; ``a`` and the torques are the
+    coordinates' after the root's when ``r0 > 0``) and explain a refusal."""
+    off = model.nv - a.shape[0]
     use_fext = fext is not None
     f = body_wrenches(model, fext) if use_fext else _NO_WRENCH
-    tau = np.empty(model.nv)
+    tau = np.empty(a.shape[0])
     acc = np.empty(6)
     code = _free_floating.call(model.kernel_floats, model.kernel_map, model.kernel_last_row,
-                               r0, q, v, a, g, base, f, use_fext, tau, acc)
+                               r0, off, q, v, a, g, base, f, use_fext, tau, acc)
     if code != 1:
         if code == -1:
             model.check_configuration(q)  # names the joint
         if not all(np.all(np.isfinite(x)) for x in (q, v, a)):
-            raise_non_finite(model, q=q, v=v, a=a)
+            raise_non_finite(model, q=q, v=v, a=np.r_[np.zeros(off), a])
         raise ModelError(f"model '{model.name}': the free-floating robot's composite inertia "
                          "is singular (no mass, or a result is not finite)")
-    return FreeFloatingResult(np.concatenate([acc[3:], acc[:3]]), tau)
+    return FreeFloatingResult(acc, tau)
 
 
 _ROOTS: weakref.WeakKeyDictionary[RobotModel, int] = weakref.WeakKeyDictionary()
