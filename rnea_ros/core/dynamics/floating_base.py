@@ -406,7 +406,7 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
                            fext: object | None = None, gravity: object | None = None
                            ) -> FreeFloatingResult:
     """Base acceleration and joint torques of a model whose root joint is a free-flyer
-    (Khalil 2010 §7.2-7.3: eq. 97 for the base, eq. 98-100 for the joints).
+    (Khalil 2010 §7.2: eq. 97 for the base, eq. 98-100 for the joints).
 
     ``model``'s first joint is a free-flyer between the world and the root body
     (``load_urdf(path, root_joint="free-flyer")``), and that body is the floating
@@ -420,9 +420,10 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
 
     Returns :class:`FreeFloatingResult`: ``base_acceleration`` (6,) ``[dv; dw]``, the
     ``ddq[:6]`` that :func:`~rnea_ros.core.dynamics.aba.aba` (and ``pin.aba``) give
-    for the torques ``[0_6; tau]`` -- no wrench on the base -- and ``tau`` (nv - 6,),
-    the joint torques that produce ``qdd_joints`` then (armature and friction
-    included, eq. 100). One O(n) pass, no mass matrix.
+    for the torques ``[0_6; tau]`` -- no wrench on the base (Khalil's §7.3 direct
+    model, eq. 109) -- and ``tau`` (nv - 6,), the joint torques that produce
+    ``qdd_joints`` then (armature and friction included, eq. 100). One O(n) pass,
+    no mass matrix.
 
     Raises :class:`ModelError` when the root is not a free-flyer, when another body
     hangs from the world, or when the root joint has armature or friction (eq. 97 has
