@@ -3,7 +3,11 @@
 For Talos (38 velocity coordinates) and Solo12 (18), both with Pinocchio's
 ``JointModelFreeFlyer`` root and ours (``load_urdf(..., root_joint="free-flyer")``):
 per-call RNEA against ``pinocchio.rnea``, ABA against ``pinocchio.aba``, gravity
-against ``computeGeneralizedGravity`` (information), and the per-sample time of
+against ``computeGeneralizedGravity`` (information), the free-floating dynamics
+of Khalil 2010 §7.2 (``rc.free_floating_dynamics``: the base acceleration with no
+wrench on the base, and the joint torques, from the joint accelerations) against
+``pinocchio.aba`` with ``tau = [0_6; tau_joints]``, which gives the same base
+acceleration (checked here first; information), and the per-sample time of
 our batch RNEA over 10^4 samples against Pinocchio looped: ``pinocchio.rnea``
 called in a Python loop (the target), and ``pinocchio.rneaInParallel`` with one
 thread, Pinocchio's own C++ loop (information, the stricter peer). Best of
@@ -25,6 +29,7 @@ import numpy as np
 import pinocchio as pin
 
 from rnea_ros.core.dynamics.aba import aba
+from rnea_ros.core.dynamics.floating_base import free_floating_dynamics
 from rnea_ros.core.dynamics.rnea import gravity_torques, rnea, rnea_batch
 from rnea_ros.oracle import PinocchioOracle
 from rnea_ros.samples import load_robot, robot_urdf
@@ -63,6 +68,12 @@ def bench_robot(name: str, samples: int) -> list[Row]:
     pq, pv, pa = oracle.config(q), oracle.tangent(v), oracle.tangent(a)
     tau = rnea(model, q, v, a)
     ptau = oracle.tangent(tau)
+    ff = free_floating_dynamics(model, q, v, a[6:])
+    pfree = oracle.tangent(np.r_[np.zeros(6), ff.tau])  # no wrench on the base
+    ddq = oracle.ours(pin.aba(pm, pd, pq, pv, pfree))
+    if not np.allclose(ddq, np.r_[ff.base_acceleration, a[6:]], rtol=0.0,
+                       atol=1e-9 * float(np.abs(ddq).max())):
+        raise SystemExit(f"{name}: free_floating_dynamics disagrees with pinocchio.aba")
     rows: list[Row] = []
     for label, ours, theirs, target in (
         ("rnea per call", lambda: rnea(model, q, v, a), lambda: pin.rnea(pm, pd, pq, pv, pa),
@@ -71,6 +82,8 @@ def bench_robot(name: str, samples: int) -> list[Row]:
          ABA_TARGET),
         ("gravity per call", lambda: gravity_torques(model, q),
          lambda: pin.computeGeneralizedGravity(pm, pd, pq), 0.0),
+        ("free-floating §7.2 vs aba, per call", lambda: free_floating_dynamics(model, q, v, a[6:]),
+         lambda: pin.aba(pm, pd, pq, pv, pfree), 0.0),
     ):
         ours(), theirs()
         t_ours, t_pin = best_time(ours, 20000), best_time(theirs, 20000)

@@ -76,11 +76,12 @@ def to_pinocchio(model: RobotModel):
     return pm, jid
 
 
-def random_multidof_tree(seed: int, bodies: int | None = None, root: str | None = None
-                         ) -> RobotModel:
+def random_multidof_tree(seed: int, bodies: int | None = None, root: str | None = None,
+                         floating: bool = False) -> RobotModel:
     """A random tree of revolute, prismatic, spherical and planar joints (``root``:
     the first joint's type, e.g. ``"free-flyer"``), random placements, inertias and
-    armature, through the common builder."""
+    armature, through the common builder. ``floating``: every later body descends from
+    the first (one root: a free-floating robot on a free-flyer ``root``)."""
     from trees import random_inertia, random_rotation
 
     from rnea_ros.core.model.tree import JointSpec, LinkSpec, build_model
@@ -90,7 +91,7 @@ def random_multidof_tree(seed: int, bodies: int | None = None, root: str | None 
     links = [LinkSpec("base")]
     joints = []
     for k in range(1, count + 1):
-        parent = links[int(rng.integers(0, k))].name
+        parent = links[int(rng.integers(1 if floating and k > 1 else 0, k))].name
         kind = str(rng.choice(["revolute", "prismatic", "spherical", "planar"],
                               p=[0.35, 0.2, 0.3, 0.15]))
         if k == 1 and root is not None:

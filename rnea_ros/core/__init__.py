@@ -63,11 +63,9 @@ from rnea_ros.core.dynamics.derivatives import (
     rnea_derivatives_batch,
 )
 from rnea_ros.core.dynamics.floating_base import (
-    BodyInertia,
     FreeFloatingResult,
-    free_floating_momentum,
+    free_floating_dynamics,
     free_floating_rnea,
-    urdf_base_inertia,
 )
 from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.dynamics.gfd import (
@@ -88,6 +86,7 @@ from rnea_ros.core.dynamics.momentum import (
     center_of_mass,
     center_of_mass_velocity,
     centroidal_momentum,
+    free_floating_momentum,
     momentum,
 )
 from rnea_ros.core.dynamics.moving_base import BaseMotion
@@ -137,6 +136,7 @@ from rnea_ros.core.errors import (
     StateError,
     URDFError,
 )
+from rnea_ros.core.model.base_inertia import BodyInertia, urdf_base_inertia
 from rnea_ros.core.model.configuration import (
     check_configuration,
     difference,
@@ -214,6 +214,7 @@ __all__ = [
     "elastic_rnea",
     "forward_dynamics",
     "forward_dynamics_batch",
+    "free_floating_dynamics",
     "free_floating_momentum",
     "free_floating_rnea",
     "friction_torques",

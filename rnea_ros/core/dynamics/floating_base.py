@@ -28,34 +28,33 @@ Gravity is folded in as everywhere in this package: the sweeps run on the
 fictitious accelerations ``dV - [0; R^T g]`` (Khalil after eq. 24), so eq. 97
 gives ``dV_0 - g_0`` and the real base acceleration is that plus gravity.
 
-Conventions (Pinocchio's free-flyer, the layout agreed for multi-DoF joints):
+Two entries, one kernel (:func:`free_floating_pass` on the kernel tree, so the
+tree may hold any joint type and mimic followers: their accelerations are given):
 
-* ``base_pose`` (7,) ``[x y z qx qy qz qw]``: the base frame in the world, the
-  frame of ``tree.gravity`` (only the orientation matters to the dynamics); the
-  quaternion must be of unit norm (:class:`~rnea_ros.core.errors.StateError`);
-* ``base_twist`` (6,) ``[v; w]``: the base's linear velocity (of its origin)
-  and angular velocity, in the base frame (local);
-* the result's ``base_acceleration`` (6,) ``[dv; dw]`` is the time derivative of
-  that local twist, i.e. the spatial acceleration in the base frame (Pinocchio's
-  free-flyer ``ddq[:6]``); the classical acceleration of the base origin is
-  ``dv + w x v``;
-* the tree is a :class:`RobotModel` whose fixed base is the floating base (a URDF
-  loaded as usual, its root link being the base); the base's own inertia, which a
-  fixed-base model does not hold, is a :class:`BodyInertia`
-  (:func:`urdf_base_inertia` reads it from the same URDF).
+* :func:`free_floating_dynamics` -- a model whose root joint is a free-flyer
+  (``load_urdf(path, root_joint="free-flyer")``): the root body is the base, its
+  inertia the model's; ``q[:7]``, ``v[:6]`` its pose and twist, and the sweeps
+  start after the root's six kernel rows;
+* :func:`free_floating_rnea` -- a fixed-base tree (its root link the base) plus the
+  base's :class:`~rnea_ros.core.model.base_inertia.BodyInertia`, pose and twist.
+
+Conventions (Pinocchio's free-flyer): the base pose ``[x y z qx qy qz qw]`` in the
+world, the frame of gravity (a unit quaternion, else
+:class:`~rnea_ros.core.errors.StateError`); the base twist ``[v; w]`` in the base
+frame (local); ``base_acceleration`` (6,) ``[dv; dw]`` its time derivative, the
+spatial acceleration in the base frame (Pinocchio's free-flyer ``ddq[:6]``; the
+classical acceleration of the base origin is ``dv + w x v``).
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
-from pathlib import Path
+import weakref
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core import spatial
+from rnea_ros.core._expansion import K_NQ, K_NV, expand_state, gather
 from rnea_ros.core._jit import (
     F_ARMATURE,
     F_AXIS,
@@ -63,7 +62,9 @@ from rnea_ros.core._jit import (
     F_H,
     F_IO,
     F_MASS,
+    F_R,
     F_VISCOUS,
+    N_FLOATS,
     PRISMATIC,
     FastCall,
     Mat,
@@ -72,6 +73,7 @@ from rnea_ros.core._jit import (
     cross,
     dot3,
     jit,
+    jit_entry,
     joint_transform,
     kind,
     mat3,
@@ -83,17 +85,16 @@ from rnea_ros.core._jit import (
     scale3,
     sign,
     sub3,
+    tree_scratch,
+    tree_vector,
     vec3,
 )
 from rnea_ros.core.dynamics.crba import _composite_to_parent
-from rnea_ros.core.dynamics.kinematics import body_poses, body_velocities
-from rnea_ros.core.dynamics.momentum import Momentum, bodies_momentum
-from rnea_ros.core.dynamics.moving_base import rotation_from
-from rnea_ros.core.errors import ModelError, StateError, URDFError
+from rnea_ros.core.dynamics.moving_base import base_vectors
+from rnea_ros.core.errors import ModelError, StateError
 from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector, raise_non_finite
-from rnea_ros.core.model.configuration import quaternion_matrix
-from rnea_ros.core.model.robot_model import RobotModel, check_inertia
-from rnea_ros.core.model.urdf import _link, parse_urdf
+from rnea_ros.core.model.base_inertia import BodyInertia
+from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 
@@ -153,12 +154,16 @@ def _rigid_solve(m: float, h: Vec, Io: Mat, n: Vec, f: Vec) -> tuple[bool, Vec, 
 @jit
 def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
                        fext: Array, use_fext: bool, drive: bool, tau: Array, a0: Array,
-                       work: Array) -> bool:
+                       work: Array, r0: int) -> bool:
     """Khalil 2010 §7.2 (eq. 89-100) into ``tau`` (n,) and ``a0`` (6,) ``(dw, a)``.
 
-    ``base`` (1, 25) holds the base inertia, twist, gravity and wrench (``_B_*``);
-    ``work`` is (n + 1, 49). Returns False when the robot's composite inertia is
-    singular or a result is not finite.
+    The tree is rows ``r0..n-1`` of ``fp`` (1-DoF rows); a row whose parent is
+    below ``r0`` hangs from the base (``r0 = 0``: a fixed-base tree, parent -1;
+    ``r0 = 6``: a free-flyer model's kernel tree, whose first six rows are the
+    root's sub-joints). ``base`` (1, 25) holds the base inertia, twist, gravity and
+    wrench (``_B_*``); ``work`` is (n + 1, 49). ``tau[i]`` is written for the tree's
+    rows only. Returns False when the robot's composite inertia is singular or a
+    result is not finite.
     """
     n = q.shape[0]
     b = n  # the base's row
@@ -175,12 +180,12 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
     n0, f0 = _composite_times(work, b, w0, v0)
     put3(work, b, _W_BN, sub3(vec3(base, 0, _B_N), add3(cross(w0, n0), cross(v0, f0))))
     put3(work, b, _W_BF, sub3(vec3(base, 0, _B_F), cross(w0, f0)))
-    for i in range(n):
+    for i in range(r0, n):
         R, p = joint_transform(fp, i, q[i])
         put9(work, i, _W_R, R)
         put3(work, i, _W_P, p)
         par = parent(fp, i)
-        if par < 0:
+        if par < r0:
             par = b
         w_p, v_p = vec3(work, par, _W_W), vec3(work, par, _W_V)
         w = mtv(R, w_p)
@@ -212,9 +217,9 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
         put3(work, i, _W_BN, bn)
         put3(work, i, _W_BF, bf)
     # ii) backward: beta^c (eq. 96) with the subtree's final I^c, then I^c (eq. 95).
-    for i in range(n - 1, -1, -1):
+    for i in range(n - 1, r0 - 1, -1):
         par = parent(fp, i)
-        if par < 0:
+        if par < r0:
             par = b
         zn, zf = _composite_times(work, i, vec3(work, i, _W_ZW), vec3(work, i, _W_ZA))
         dn = sub3(vec3(work, i, _W_BN), zn)
@@ -234,9 +239,9 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
     put3(work, b, _W_A, acc0)
     # iii) forward: accelerations (eq. 98), wrenches (eq. 99), torques (eq. 100).
     total = 0.0
-    for i in range(n):
+    for i in range(r0, n):
         par = parent(fp, i)
-        if par < 0:
+        if par < r0:
             par = b
         R = mat3(work, i, _W_R)
         p = vec3(work, i, _W_P)
@@ -265,11 +270,81 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
 
 
 @jit
-def _free_floating_call(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
-                        fext: Array, use_fext: bool, drive: bool, tau: Array,
-                        a0: Array) -> bool:
-    work = np.empty((q.shape[0] + 1, _W_COLS))
-    return free_floating_pass(fp, base, q, qd, qdd, fext, use_fext, drive, tau, a0, work)
+def _root_as_base(fpx: Array, r0: int, v: Array, g: Array, base: Array) -> None:
+    """Fill ``base`` (1, 25) from a free-flyer model's root: the inertia of its body
+    (kernel row ``r0 - 1``), its twist ``v[:6] = [v; w]`` and gravity in its frame,
+    ``R^T g`` with ``R`` its world rotation (row 0's placement at ``q``)."""
+    k = r0 - 1
+    base[0, _B_M] = fpx[k, F_MASS]
+    for c in range(3):
+        base[0, _B_H + c] = fpx[k, F_H + c]
+        base[0, _B_V + c] = v[c]
+        base[0, _B_W + c] = v[3 + c]
+        base[0, _B_N + c] = 0.0
+        base[0, _B_F + c] = 0.0
+    for c in range(6):
+        base[0, _B_IO + c] = fpx[k, F_IO + c]
+    put3(base, 0, _B_G, mtv(mat3(fpx, 0, F_R), (g[0], g[1], g[2])))
+
+
+@jit_entry
+def _free_floating_call(fp: Array, km: Array, body_row: NDArray[np.int64], r0: int, off: int,
+                        q: Array, v: Array, a: Array, g: Array, base: Array, fext: Array,
+                        use_fext: bool, tau: Array, acc: Array) -> int:
+    """Khalil §7.2 on the kernel tree (any joints, mimic followers too): expand the
+    state (:func:`~rnea_ros.core._expansion.expand_state`), run
+    :func:`free_floating_pass` on rows ``r0..``, fold the torques back
+    (``tau = G^T tau_k`` + armature and friction at the user's ``v, a``: eq. 100).
+
+    ``r0 = off = 0``: a fixed-base tree on the base described by ``base``;
+    ``r0 > 0, off = 6``: a free-flyer model, whose root (rows ``< r0``, coordinates
+    ``< off``) is the base (:func:`_root_as_base`, gravity ``g``; a wrench on the
+    root body goes to the base row). ``a`` and ``tau`` (nv - off,) are the
+    accelerations and torques of the coordinates from ``off`` on; ``acc`` (6,) gets
+    the base acceleration ``[dv; dw]``. ``fext`` (nbodies, 6) is applied on each
+    body's kernel row ``body_row``. Returns 1, 0 for a singular inertia or a
+    non-finite result, -1 for a quaternion off the unit sphere, -2 for a wrong length.
+    """
+    nk, nv = fp.shape[0], int(km[0, K_NV])
+    if (q.shape[0] != km[0, K_NQ] or v.shape[0] != nv or a.shape[0] + off != nv
+            or tau.shape[0] + off != nv or (use_fext and fext.shape[0] != body_row.shape[0])):
+        return -2
+    fpx = tree_scratch(nk, N_FLOATS)
+    for i in range(nk):
+        for c in range(N_FLOATS):
+            fpx[i, c] = fp[i, c]
+    a_all, tau_all, a0 = tree_vector(nv), tree_vector(nv), tree_vector(6)
+    for i in range(nv):
+        a_all[i] = a[i - off] if i >= off else 0.0
+    qk, vk, ak, tk = tree_vector(nk), tree_vector(nk), tree_vector(nk), tree_vector(nk)
+    if not expand_state(fp, km, q, v, a_all, fpx, qk, vk, ak):
+        return -1
+    if r0 > 0:
+        _root_as_base(fpx, r0, v, g, base)
+    fk = fext
+    if use_fext:
+        fk = tree_scratch(nk, 6)
+        fk[:, :] = 0.0
+        for bdy in range(body_row.shape[0]):
+            k = int(body_row[bdy])
+            for c in range(3):
+                if k >= r0:
+                    fk[k, c] = fext[bdy, c]
+                    fk[k, 3 + c] = fext[bdy, 3 + c]
+                else:  # the root body is the base: [force, torque] -> (n, f) columns
+                    base[0, _B_F + c] += fext[bdy, c]
+                    base[0, _B_N + c] += fext[bdy, 3 + c]
+    work = tree_scratch(nk + 1, _W_COLS)
+    ok = free_floating_pass(fpx, base, qk, vk, ak, fk, use_fext, False, tk, a0, work, r0)
+    for k in range(r0):
+        tk[k] = 0.0
+    total = gather(fp, km, tk, v, a_all, True, tau_all)
+    for i in range(off, nv):
+        tau[i - off] = tau_all[i]
+    for c in range(3):
+        acc[c] = a0[3 + c]
+        acc[3 + c] = a0[c]
+    return 1 if ok and np.isfinite(total) else 0
 
 
 _free_floating = FastCall(_free_floating_call)
@@ -277,38 +352,6 @@ _NO_WRENCH = np.zeros((0, 6))
 
 
 # ------------------------------------------------------------------ the API
-@dataclass(frozen=True)
-class BodyInertia:
-    """A rigid body's inertia: ``mass`` [kg], ``com`` (3,) [m] and ``inertia`` (3, 3)
-    about the COM [kg m^2], both in the body's frame. Checked physical
-    (:func:`~rnea_ros.core.model.robot_model.check_inertia`, ``inertia_check`` mode)."""
-
-    mass: float
-    com: Array = field(default_factory=lambda: np.zeros(3))
-    inertia: Array = field(default_factory=lambda: np.zeros((3, 3)))
-    inertia_check: str = "strict"
-    packed: Array = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        com = np.array(self.com, dtype=np.float64, copy=True).reshape(-1)
-        inertia = np.array(self.inertia, dtype=np.float64, copy=True)
-        if com.shape != (3,) or inertia.shape != (3, 3):
-            raise ModelError(f"body inertia: com must be (3,) and inertia (3, 3), got "
-                             f"{com.shape} and {inertia.shape}")
-        check_inertia("base body", float(self.mass), com, inertia, self.inertia_check)
-        com.setflags(write=False)
-        inertia.setflags(write=False)
-        object.__setattr__(self, "mass", float(self.mass))
-        object.__setattr__(self, "com", com)
-        object.__setattr__(self, "inertia", inertia)
-        # For the kernel: [m, h = m c, I_o (xx yy zz xy xz yz)] (10,), about the origin.
-        Io = spatial.inertia_about_origin(self.mass, com, inertia)
-        packed = np.array([self.mass, *(self.mass * com), Io[0, 0], Io[1, 1], Io[2, 2],
-                           Io[0, 1], Io[0, 2], Io[1, 2]])
-        packed.setflags(write=False)
-        object.__setattr__(self, "packed", packed)
-
-
 class FreeFloatingResult(NamedTuple):
     """``base_acceleration`` (6,) ``[dv; dw]`` (base frame, the derivative of the local
     twist; Pinocchio's free-flyer ``ddq[:6]``) and the joint torques ``tau`` (n,)."""
@@ -317,63 +360,28 @@ class FreeFloatingResult(NamedTuple):
     tau: Array
 
 
-def urdf_base_inertia(source: str | Path, *, inertia_check: str = "strict") -> BodyInertia:
-    """The inertia of a URDF's root link and every link welded to it by fixed joints,
-    in the root link's frame: the free-floating base that :func:`~rnea_ros.core.load_urdf`
-    drops into the fixed base (``source``: a file path or the XML text)."""
-    if isinstance(source, Path) or not str(source).lstrip().startswith("<"):
-        try:
-            text = Path(source).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise URDFError(f"cannot read URDF file '{source}': {exc.strerror}") from None
-        origin = str(source)
-    else:
-        text, origin = str(source), "robot_description"
-    model = parse_urdf(text, origin=origin, inertia_check=inertia_check)
-    total: tuple[float, Array, Array] = (0.0, np.zeros(3), np.zeros((3, 3)))
-    for elem in ET.fromstring(text).findall("link"):
-        link = _link(elem)
-        frame = model.frames[link.name]
-        if frame.body < 0:
-            part = spatial.express_inertia(link.mass, link.com, link.inertia,
-                                           frame.rotation, frame.translation)
-            total = spatial.add_inertias(total, part)
-    return BodyInertia(total[0], total[1], total[2], inertia_check=inertia_check)
-
-
-def _base_vectors(base_pose: object, base_twist: object) -> tuple[Array, Array, Array]:
-    """``(pose (7,), R (3, 3), twist (6,))``, checked (the quaternion is not normalised)."""
-    pose = np.asarray(base_pose, dtype=np.float64)
-    if pose.shape != (7,) or not np.isfinite(pose).all():
-        raise StateError(f"base_pose must be a finite (7,) vector [x y z qx qy qz qw], "
-                         f"got {base_pose!r}")
-    twist = np.asarray(base_twist, dtype=np.float64)
-    if twist.shape != (6,) or not np.isfinite(twist).all():
-        raise StateError(f"base_twist must be a finite (6,) vector [v; w], got {base_twist!r}")
-    quat = pose[3:]
-    if abs(float(quat @ quat) - 1.0) > 2e-6:  # |norm - 1| > ~1e-6
-        rotation_from("base_pose", quat)  # raises, naming the norm
-    return pose, quaternion_matrix(quat), twist
-
-
 def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: object,
                        base_twist: object, q: object, v: object, a: object, *,
                        fext: object | None = None, base_fext: object | None = None,
                        gravity: object | None = None) -> FreeFloatingResult:
-    """Base acceleration and joint torques of a free-floating robot (Khalil 2010 §7.2).
+    """Base acceleration and joint torques of a free-floating robot given as a base body
+    plus a fixed-base tree (Khalil 2010 §7.2).
 
     ``tree`` is the robot without its base inertia (its fixed base is the floating
     base), ``base_inertia`` the base body's; ``base_pose`` (7,) and ``base_twist`` (6,)
-    as in the module docstring; ``q, v, a`` (n,) the joints' positions, velocities
-    and accelerations. ``fext`` (n, 6) are wrenches ``[force, torque]`` applied to the
+    as in the module docstring; ``q`` (nq,), ``v, a`` (nv,) the joints' positions,
+    velocities and accelerations (any joint types, mimic followers too: the kernel
+    tree). ``fext`` (nbodies, 6) are wrenches ``[force, torque]`` applied to the
     tree's bodies (body frames), ``base_fext`` (6,) one applied to the base (base
     frame, at its origin); ``gravity`` (3,) in the world overrides ``tree.gravity``.
+    A model whose root joint is a free-flyer carries its base itself:
+    :func:`free_floating_dynamics`.
 
     The torques include armature and friction (eq. 100), which do not enter the base
     acceleration. Raises :class:`StateError` for bad input and :class:`ModelError`
     when the whole robot's inertia is singular (e.g. no mass).
     """
-    _, R, twist = _base_vectors(base_pose, base_twist)
+    _, R, twist = base_vectors(base_pose, base_twist)
     q = joint_vector(tree, q, "q")
     v = joint_vector(tree, v, "v")
     a = joint_vector(tree, a, "a")
@@ -391,38 +399,103 @@ def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: o
                              f"got {base_fext!r}")
         row[_B_N:_B_N + 3] = wrench[3:]
         row[_B_F:_B_F + 3] = wrench[:3]
+    return _solve(tree, 0, q, v, a, g, base, fext)
+
+
+def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: object, *,
+                           fext: object | None = None, gravity: object | None = None
+                           ) -> FreeFloatingResult:
+    """Base acceleration and joint torques of a model whose root joint is a free-flyer
+    (Khalil 2010 §7.2: eq. 97 for the base, eq. 98-100 for the joints).
+
+    ``model``'s first joint is a free-flyer between the world and the root body
+    (``load_urdf(path, root_joint="free-flyer")``), and that body is the floating
+    base: its inertia is the model's, nothing else is needed. ``q`` (nq,) and ``v``
+    (nv,) are the whole state in Pinocchio's layout (``q[:7] = [x y z qx qy qz qw]``
+    the base in the world, ``v[:6] = [v; w]`` its twist in its own frame);
+    ``qdd_joints`` (nv - 6,) the accelerations of the other coordinates, in the order
+    of ``v[6:]`` (other joints may be of any type, mimic followers too). ``fext``
+    (nbodies, 6): a wrench ``[force, torque]`` per body in its frame, the base's in
+    row 0; ``gravity`` (3,) in the world overrides ``model.gravity``.
+
+    Returns :class:`FreeFloatingResult`: ``base_acceleration`` (6,) ``[dv; dw]``, the
+    ``ddq[:6]`` that :func:`~rnea_ros.core.dynamics.aba.aba` (and ``pin.aba``) give
+    for the torques ``[0_6; tau]`` -- no wrench on the base (Khalil's §7.3 direct
+    model, eq. 109) -- and ``tau`` (nv - 6,), the joint torques that produce
+    ``qdd_joints`` then (armature and friction included, eq. 100). One O(n) pass,
+    no mass matrix.
+
+    Raises :class:`ModelError` when the root is not a free-flyer, when another body
+    hangs from the world, or when the root joint has armature or friction (eq. 97 has
+    no drive on the base); :class:`StateError` for bad input (a quaternion off the
+    unit sphere names its joint).
+    """
+    r0 = _free_flyer_rows(model)
+    q = joint_vector(model, q, "q")
+    v = joint_vector(model, v, "v")
+    qdd = np.ascontiguousarray(qdd_joints, dtype=np.float64)
+    if qdd.shape != (model.nv - 6,):
+        raise StateError(f"qdd_joints has shape {qdd.shape}, expected ({model.nv - 6},) "
+                         f"(nv - 6: every coordinate but the free-flyer's) for model "
+                         f"'{model.name}'")
+    g = model.gravity if gravity is None else gravity_vector(model, gravity)
+    return _solve(model, r0, q, v, qdd, g, np.empty((1, 25)), fext)
+
+
+def _solve(model: RobotModel, r0: int, q: Array, v: Array, a: Array, g: Array,
+           base: Array, fext: object | None) -> FreeFloatingResult:
+    """Run the kernel (:func:`_free_floating_call`; ``a`` and the torques are the
+    coordinates' after the root's when ``r0 > 0``) and explain a refusal."""
+    off = model.nv - a.shape[0]
     use_fext = fext is not None
-    f = body_wrenches(tree, fext) if use_fext else _NO_WRENCH
-    tau = np.empty(tree.nv)
+    f = body_wrenches(model, fext) if use_fext else _NO_WRENCH
+    tau = np.empty(a.shape[0])
     acc = np.empty(6)
-    if not _free_floating.call(tree.kernel_floats, base, q, v, a, f, use_fext, True, tau, acc):
+    code = _free_floating.call(model.kernel_floats, model.kernel_map, model.kernel_last_row,
+                               r0, off, q, v, a, g, base, f, use_fext, tau, acc)
+    if code != 1:
+        if code == -1:
+            model.check_configuration(q)  # names the joint
         if not all(np.all(np.isfinite(x)) for x in (q, v, a)):
-            raise_non_finite(tree, q=q, v=v, a=a)
-        raise ModelError(f"model '{tree.name}': the free-floating robot's composite inertia "
+            raise_non_finite(model, q=q, v=v, a=np.r_[np.zeros(off), a])
+        raise ModelError(f"model '{model.name}': the free-floating robot's composite inertia "
                          "is singular (no mass, or a result is not finite)")
-    return FreeFloatingResult(np.concatenate([acc[3:], acc[:3]]), tau)
+    return FreeFloatingResult(acc, tau)
 
 
-def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pose: object,
-                           base_twist: object, q: object, v: object) -> Momentum:
-    """Centre of mass, its velocity and the centroidal momentum ``[l; k]`` of the whole
-    free-floating robot (base and tree), world frame (:mod:`~.momentum`)."""
-    pose, R, twist = _base_vectors(base_pose, base_twist)
-    p0 = pose[:3]
-    Rt, pt = body_poses(tree, q)
-    Vt = body_velocities(tree, q, v, base_twist=twist)
-    return bodies_momentum(
-        np.r_[base_inertia.mass, tree.mass], np.vstack([base_inertia.com, tree.com]),
-        np.concatenate([base_inertia.inertia[None], tree.inertia]),
-        np.concatenate([R[None], R @ Rt]), np.vstack([p0, pt @ R.T + p0]),
-        np.vstack([twist, Vt]), f"free-floating '{tree.name}'")
+_ROOTS: weakref.WeakKeyDictionary[RobotModel, int] = weakref.WeakKeyDictionary()
+
+
+def _free_flyer_rows(model: RobotModel) -> int:
+    """The first kernel row after a free-flyer root's six (checked once per model)."""
+    try:
+        return _ROOTS[model]
+    except KeyError:
+        pass
+    where = f"free_floating_dynamics: model '{model.name}'"
+    root = model.joint_names[0]
+    if model.joint_types[0] != "free-flyer" or model.parent[model.joint_body[0]] >= 0:
+        raise ModelError(f"{where} has root joint '{root}' ({model.joint_types[0]}), not a "
+                         "free-flyer: load it with load_urdf(..., root_joint='free-flyer'), or "
+                         "give the base separately to free_floating_rnea(tree, base_inertia, ...)")
+    others = [model.body_names[b] for b in range(model.nbodies)
+              if model.parent[b] < 0 and b != model.joint_body[0]]
+    if others:
+        raise ModelError(f"{where}: bodies {', '.join(repr(b) for b in others)} hang from the "
+                         "fixed world besides the free-flyer's: the robot is not free floating")
+    for key in ("armature", "coulomb", "viscous"):
+        values = getattr(model, key)[:6]
+        if np.any(values != 0.0):
+            raise ModelError(f"{where}: root joint '{root}' has {key} {values.tolist()}; "
+                             "Khalil's eq. 97 has no drive on the floating base (set it to 0)")
+    r0 = int(model.kernel_last_row[model.joint_body[0]]) + 1
+    _ROOTS[model] = r0
+    return r0
 
 
 __all__ = [
-    "BodyInertia",
     "FreeFloatingResult",
-    "free_floating_momentum",
+    "free_floating_dynamics",
     "free_floating_pass",
     "free_floating_rnea",
-    "urdf_base_inertia",
 ]

@@ -13,13 +13,19 @@ and moving at the twist ``[v_i; w_i]`` (body frame, at the body origin):
   world-aligned axes (Pinocchio's ``data.hg`` after
   ``pin.computeCentroidalMomentum``).
 
-"World" is the model's base frame for a fixed-base model (the frame of
-:func:`~rnea_ros.core.dynamics.kinematics.body_poses`). The fixed base's own
-inertia is not part of the model and does not count. The model-level
-functions rest on :func:`~.kinematics.body_poses` and
-:func:`~.kinematics.body_velocities`; :func:`bodies_momentum` takes the body
-poses and twists directly (a free-floating robot's base plus its tree, see
-:mod:`~rnea_ros.core.dynamics.floating_base`).
+"World" is the model's base frame (the frame of
+:func:`~rnea_ros.core.dynamics.kinematics.body_poses`): the world for a model
+with a free-flyer root (``load_urdf(..., root_joint="free-flyer")``), whose
+root body -- the floating base, moved by ``q[:7]`` and ``v[:6]`` -- counts like
+every other body (Pinocchio's ``centerOfMass``/``computeCentroidalMomentum`` on
+its ``JointModelFreeFlyer`` model). For a fixed-base model the fixed base's own
+inertia is not part of the model and does not count. Mimic followers are bodies
+and move with their leaders. The model-level functions rest on
+:func:`~.kinematics.body_poses` and :func:`~.kinematics.body_velocities` (the
+kernel tree, so any joint type); :func:`bodies_momentum` takes the body poses and
+twists directly (a free-floating robot given as a base plus a fixed-base tree,
+see :func:`free_floating_momentum`).
+Shapes: ``q`` (nq,), ``qd`` (nv,).
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core.dynamics.kinematics import body_poses, body_velocities
+from rnea_ros.core.dynamics.moving_base import base_vectors
 from rnea_ros.core.errors import ModelError
+from rnea_ros.core.model.base_inertia import BodyInertia
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
@@ -70,6 +78,24 @@ def bodies_momentum(mass: Array, com: Array, inertia: Array, R: Array, p: Array,
     return Momentum(m, c, linear / m, np.concatenate([linear, angular]))
 
 
+def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pose: object,
+                           base_twist: object, q: object, v: object) -> Momentum:
+    """Centre of mass, its velocity and the centroidal momentum ``[l; k]`` of a
+    free-floating robot given as a base body plus a fixed-base tree (base and tree),
+    world frame; ``base_pose`` (7,) ``[x y z qx qy qz qw]``, ``base_twist`` (6,)
+    ``[v; w]`` local, as :func:`~rnea_ros.core.dynamics.floating_base.free_floating_rnea`.
+    A free-flyer model needs none of this: :func:`momentum`."""
+    pose, R, twist = base_vectors(base_pose, base_twist)
+    p0 = pose[:3]
+    Rt, pt = body_poses(tree, q)
+    Vt = body_velocities(tree, q, v, base_twist=twist)
+    return bodies_momentum(
+        np.r_[base_inertia.mass, tree.mass], np.vstack([base_inertia.com, tree.com]),
+        np.concatenate([base_inertia.inertia[None], tree.inertia]),
+        np.concatenate([R[None], R @ Rt]), np.vstack([p0, pt @ R.T + p0]),
+        np.vstack([twist, Vt]), f"free-floating '{tree.name}'")
+
+
 def momentum(model: RobotModel, q: object, qd: object | None = None) -> Momentum:
     """:class:`Momentum` of ``model`` at ``q`` (and ``qd``; ``None``: at rest)."""
     R, p = body_poses(model, q)
@@ -79,7 +105,8 @@ def momentum(model: RobotModel, q: object, qd: object | None = None) -> Momentum
 
 
 def center_of_mass(model: RobotModel, q: object) -> Array:
-    """Centre of mass (3,) [m] of the moving bodies, base frame (``pin.centerOfMass``)."""
+    """Centre of mass (3,) [m] of the moving bodies, base frame (the world for a
+    free-flyer root) (``pin.centerOfMass``)."""
     return momentum(model, q).com
 
 
@@ -100,5 +127,6 @@ __all__ = [
     "center_of_mass",
     "center_of_mass_velocity",
     "centroidal_momentum",
+    "free_floating_momentum",
     "momentum",
 ]

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core.errors import StateError
+from rnea_ros.core.model.configuration import quaternion_matrix
 
 Array = NDArray[np.float64]
 
@@ -89,6 +90,23 @@ class BaseMotion:
             object.__setattr__(self, name, _vector(name, getattr(self, name)))
 
 
+def base_vectors(base_pose: object, base_twist: object) -> tuple[Array, Array, Array]:
+    """A floating base's ``(pose (7,), R (3, 3), twist (6,))`` from ``base_pose``
+    ``[x y z qx qy qz qw]`` and ``base_twist`` ``[v; w]`` (local), checked: finite,
+    a unit quaternion (never normalised), else :class:`StateError`."""
+    pose = np.asarray(base_pose, dtype=np.float64)
+    if pose.shape != (7,) or not np.isfinite(pose).all():
+        raise StateError(f"base_pose must be a finite (7,) vector [x y z qx qy qz qw], "
+                         f"got {base_pose!r}")
+    twist = np.asarray(base_twist, dtype=np.float64)
+    if twist.shape != (6,) or not np.isfinite(twist).all():
+        raise StateError(f"base_twist must be a finite (6,) vector [v; w], got {base_twist!r}")
+    quat = pose[3:]
+    if abs(float(quat @ quat) - 1.0) > 2e-6:  # |norm - 1| > ~1e-6
+        rotation_from("base_pose", quat)  # raises, naming the norm
+    return pose, quaternion_matrix(quat), twist
+
+
 def base_state(motion: BaseMotion | None, gravity: Array) -> Array:
     """The forward recursion's start ``[w0, v0, dw0, a0]`` (12,) for ``motion``
     (``None``: a fixed base) under ``gravity`` (3,) given in the world frame."""
@@ -104,4 +122,4 @@ def base_state(motion: BaseMotion | None, gravity: Array) -> Array:
     return out
 
 
-__all__ = ["BaseMotion", "base_state", "rotation_from"]
+__all__ = ["BaseMotion", "base_state", "base_vectors", "rotation_from"]

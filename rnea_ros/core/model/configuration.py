@@ -40,12 +40,18 @@ planar ``(cos, sin)`` pair) is not of unit norm.
 
 Every operation is written once per joint type (``*_joint(kind, ...)``) and the
 model-level functions loop over :func:`joint_layout`, the one place that reads
-the joint layout from a :class:`RobotModel`.
+the joint layout from a :class:`RobotModel` (its own ``idx_q``, ``idx_v``,
+``joint_nq``, ``joint_nv``, cross-checked against :data:`JOINT_SIZES`; position
+limits are ``nq``-sized, read at ``idx_q``). Mimic followers own no coordinate:
+they are not joints of the layout, and their positions follow from ``q``
+(``RobotModel.mimic_positions``). The 1-DoF coordinates, a vector space, are
+added and subtracted in one vectorised step; the multi-DoF joints one by one.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,23 +97,68 @@ class JointLayout:
 def joint_layout(model: RobotModel) -> tuple[JointLayout, ...]:
     """The joints of ``model`` with their blocks of ``q`` and ``v``.
 
-    The one function that reads the layout from the model: blocks follow each
-    other in joint order with the sizes of :data:`JOINT_SIZES` (Pinocchio's
-    ``idx_q``/``idx_v``), and their sums must be ``model.nq`` and ``model.nv``.
+    The one function that reads the layout from the model: each joint's block is
+    the model's own ``idx_q``/``idx_v``/``joint_nq``/``joint_nv`` (Pinocchio's
+    names), cross-checked against :data:`JOINT_SIZES` and against ``model.nq``/``nv``
+    (blocks in joint order, back to back); a 1-DoF joint's position limits are
+    ``lower_limit[idx_q]``/``upper_limit[idx_q]`` (the limits are ``nq``-sized).
+    Mimic followers own no coordinate and are not listed. Computed once per model.
     """
+    return _plan(model).joints
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A model's layout, prepared for the model-level loops: every joint, the
+    multi-DoF ones, and the ``q``/``v`` indices of the 1-DoF coordinates (vector
+    space: one vectorised operation for all of them)."""
+
+    joints: tuple[JointLayout, ...]
+    multi: tuple[JointLayout, ...]
+    scalar_q: NDArray[np.int64]
+    scalar_v: NDArray[np.int64]
+
+
+_PLANS: weakref.WeakKeyDictionary[RobotModel, _Plan] = weakref.WeakKeyDictionary()
+
+
+def _plan(model: RobotModel) -> _Plan:
+    try:
+        return _PLANS[model]
+    except (KeyError, TypeError):
+        pass
+    plan = _make_plan(model)
+    try:
+        _PLANS[model] = plan
+    except TypeError:  # not weak-referenceable: no cache
+        pass
+    return plan
+
+
+def _make_plan(model: RobotModel) -> _Plan:
     out: list[JointLayout] = []
     iq = iv = 0
-    for i, (name, kind) in enumerate(zip(model.joint_names, model.joint_types, strict=True)):
-        nq, nv = _sizes(kind, name)
+    for j, (name, kind) in enumerate(zip(model.joint_names, model.joint_types, strict=True)):
+        sizes = _sizes(kind, name)
+        block = (int(model.idx_q[j]), int(model.idx_v[j]), int(model.joint_nq[j]),
+                 int(model.joint_nv[j]))
+        if block != (iq, iv, *sizes):
+            raise ModelError(
+                f"model '{model.name}': joint '{name}' ({kind}) has idx_q, idx_v, nq, nv = "
+                f"{block}, expected {(iq, iv, *sizes)} (Pinocchio's layout)")
+        nq, nv = sizes
         lower, upper = -math.inf, math.inf
         if nq == 1:
-            lower, upper = float(model.lower_limit[i]), float(model.upper_limit[i])
+            lower, upper = float(model.lower_limit[iq]), float(model.upper_limit[iq])
         out.append(JointLayout(name, kind, iq, iv, nq, nv, lower, upper))
         iq, iv = iq + nq, iv + nv
     if (iq, iv) != (model.nq, model.nv):
         raise ModelError(f"model '{model.name}': joint blocks add up to nq = {iq}, nv = {iv}, "
                          f"but the model has nq = {model.nq}, nv = {model.nv}")
-    return tuple(out)
+    scalar = [j for j in out if j.nq == 1]
+    return _Plan(tuple(out), tuple(j for j in out if j.nq > 1),
+                 np.array([j.idx_q for j in scalar], dtype=np.int64),
+                 np.array([j.idx_v for j in scalar], dtype=np.int64))
 
 
 def _sizes(kind: str, name: str = "") -> tuple[int, int]:
@@ -349,8 +400,9 @@ def _vector(x: object, size: int, what: str, model: RobotModel) -> Array:
 
 def neutral(model: RobotModel) -> Array:
     """The neutral configuration (nq,) of ``model`` (Pinocchio's ``pin.neutral``)."""
-    q = np.empty(model.nq)
-    for j in joint_layout(model):
+    plan = _plan(model)
+    q = np.zeros(model.nq)
+    for j in plan.multi:
         q[j.idx_q:j.idx_q + j.nq] = neutral_joint(j.kind)
     return q
 
@@ -359,8 +411,10 @@ def integrate(model: RobotModel, q: object, v: object) -> Array:
     """``q ⊕ v`` (nq,): every joint moved by its block of ``v`` (nv,) (``pin.integrate``)."""
     qa = _vector(q, model.nq, "q", model)
     va = _vector(v, model.nv, "v", model)
+    plan = _plan(model)
     out = np.empty(model.nq)
-    for j in joint_layout(model):
+    out[plan.scalar_q] = qa[plan.scalar_q] + va[plan.scalar_v]
+    for j in plan.multi:
         out[j.idx_q:j.idx_q + j.nq] = integrate_joint(
             j.kind, qa[j.idx_q:j.idx_q + j.nq], va[j.idx_v:j.idx_v + j.nv])
     return out
@@ -368,11 +422,14 @@ def integrate(model: RobotModel, q: object, v: object) -> Array:
 
 def difference(model: RobotModel, q0: object, q1: object) -> Array:
     """``q1 ⊖ q0`` (nv,), so that ``integrate(model, q0, difference(model, q0, q1))`` is
-    ``q1`` (``pin.difference``)."""
+    ``q1`` (``pin.difference``; a continuous joint's angle difference is not wrapped,
+    unlike Pinocchio's ``(cos, sin)`` pair)."""
     a = _vector(q0, model.nq, "q0", model)
     b = _vector(q1, model.nq, "q1", model)
+    plan = _plan(model)
     out = np.empty(model.nv)
-    for j in joint_layout(model):
+    out[plan.scalar_v] = b[plan.scalar_q] - a[plan.scalar_q]
+    for j in plan.multi:
         sl = slice(j.idx_q, j.idx_q + j.nq)
         out[j.idx_v:j.idx_v + j.nv] = difference_joint(j.kind, a[sl], b[sl])
     return out

@@ -1,7 +1,10 @@
 """Centre of mass and centroidal momentum (core/dynamics/momentum.py) against Pinocchio's
-``centerOfMass`` / ``computeCentroidalMomentum`` on fixed-base robots, and identities:
-the linear momentum is ``m dc``, its derivative ``m ddc`` is the base's reaction force
-minus gravity, and the body twists are Pinocchio's ``data.v``."""
+``centerOfMass`` / ``computeCentroidalMomentum`` on fixed-base robots and on free-flyer
+models (Talos, Solo12, ANYmal C, HyQ, Go2, Talos with mimic grippers: random unit
+quaternions and base twists), and identities: the linear momentum is ``m dc``, its
+derivative ``m ddc`` is the base's reaction force minus gravity, the body twists are
+Pinocchio's ``data.v``, and a free-flyer model's momentum is the free-floating
+robot's (base inertia + fixed-base tree, ``free_floating_momentum``)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from oracle import PinOracle, random_states, relative_error
 
 import rnea_ros.core as rc
 from rnea_ros.samples import SAMPLE_ROBOTS, load_robot, robot_urdf
+
+FREE_FLYERS = ("talos", "solo12", "anymal_c", "hyq", "go2", "talos_full")
 
 ROBOTS = (*SAMPLE_ROBOTS, "panda", "ur5", "talos_left_arm", "baxter", "pr2", "solo12", "tiago")
 SAMPLES = 100
@@ -43,6 +48,54 @@ def test_momentum_matches_pinocchio(robot: str) -> None:
         err = relative_error(np.array(ours[key]), np.array(ref[key]))
         assert err <= TOL, (key, err)
     assert rc.momentum(model, q[0]).mass == pytest.approx(pin.computeTotalMass(pm), rel=1e-14)
+
+
+@pytest.mark.parametrize("robot", FREE_FLYERS)
+def test_free_flyer_momentum_matches_pinocchio(robot: str) -> None:
+    """World frame, about the COM; the root body (the base) counts. Random unit
+    quaternions, base positions and twists (rc.random_configuration); Talos' mimic
+    followers move with their leaders (Pinocchio: followers eliminated, G v)."""
+    model = load_robot(robot, root_joint="free-flyer", mimic=robot == "talos_full")
+    oracle = PinOracle(robot_urdf(robot), model, mimic="eliminate")
+    pm, pd = oracle.pm, oracle.pd
+    rng = np.random.default_rng(21)
+    ours: dict[str, list[np.ndarray]] = {"com": [], "vcom": [], "hg": []}
+    ref: dict[str, list[np.ndarray]] = {"com": [], "vcom": [], "hg": []}
+    for _ in range(SAMPLES):
+        q = rc.random_configuration(model, rng, translation_box=2.0)
+        v = rng.normal(0.0, 2.0, model.nv)
+        pq, pv = oracle.config(q), oracle.tangent(v)
+        ref["com"].append(pin.centerOfMass(pm, pd, pq, pv).copy())
+        ref["vcom"].append(pd.vcom[0].copy())
+        ref["hg"].append(pin.computeCentroidalMomentum(pm, pd, pq, pv).vector.copy())
+        mom = rc.momentum(model, q, v)
+        ours["com"].append(rc.center_of_mass(model, q))
+        ours["vcom"].append(rc.center_of_mass_velocity(model, q, v))
+        ours["hg"].append(rc.centroidal_momentum(model, q, v))
+        np.testing.assert_array_equal(mom.hg, ours["hg"][-1])
+    for key in ours:
+        err = relative_error(np.array(ours[key]), np.array(ref[key]))
+        assert err <= TOL, (key, err)
+    assert rc.momentum(model, q).mass == pytest.approx(pin.computeTotalMass(pm), rel=1e-14)
+
+
+@pytest.mark.parametrize("robot", ("solo12", "hyq"))
+def test_free_flyer_model_is_the_free_floating_robot(robot: str) -> None:
+    """The free-flyer model's momentum equals the free-floating robot's as base inertia
+    plus fixed-base tree (rc.free_floating_momentum, its own kinematics)."""
+    model = load_robot(robot, root_joint="free-flyer")
+    path = robot_urdf(robot)
+    tree = load_robot(robot)
+    base = rc.urdf_base_inertia(path, inertia_check="warn")
+    order = np.array([model.joint_names.index(j) for j in tree.joint_names]) - 1
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        q = rc.random_configuration(model, rng)
+        v = rng.normal(0.0, 2.0, model.nv)
+        split = rc.free_floating_momentum(tree, base, q[:7], v[:6], q[7:][order], v[6:][order])
+        whole = rc.momentum(model, q, v)
+        assert relative_error(np.r_[whole.com, whole.com_velocity, whole.hg],
+                              np.r_[split.com, split.com_velocity, split.hg]) < 1e-13
 
 
 @pytest.mark.parametrize("robot", ("arm7", "stanford_arm", "pr2"))

@@ -13,6 +13,7 @@ import pytest
 
 import rnea_ros.core as rc
 from rnea_ros.core.model import configuration as cfg
+from rnea_ros.core.model.tree import JointSpec, LinkSpec, build_model
 from rnea_ros.samples import robot_urdf
 
 PIN_JOINTS = {
@@ -142,17 +143,17 @@ MIXED = ("free-flyer", "revolute", "spherical", "planar", "continuous", "prismat
 
 
 def mixed_model():
-    """A stand-in with the multi-DoF layout announced for RobotModel (joint_types, nq,
-    nv, per-joint limits): what :func:`cfg.joint_layout` reads."""
-    n = len(MIXED)
-    lower = np.full(n, -np.inf)
-    upper = np.full(n, np.inf)
-    lower[1], upper[1] = -0.5, 2.0
-    lower[5], upper[5] = 0.1, 0.3
-    return SimpleNamespace(
-        name="mixed", joint_names=tuple(f"j{k}" for k in range(n)), joint_types=MIXED,
-        lower_limit=lower, upper_limit=upper,
-        nq=sum(cfg.JOINT_SIZES[k][0] for k in MIXED), nv=sum(cfg.JOINT_SIZES[k][1] for k in MIXED))
+    """A chain of every joint type (a real RobotModel, through the common builder), with
+    position limits on the revolute joint j1 and the prismatic joint j5."""
+    links = [LinkSpec("base")] + [LinkSpec(f"l{k}", 1.0, np.zeros(3), 0.01 * np.eye(3))
+                                  for k in range(len(MIXED))]
+    limits = {1: (-0.5, 2.0), 5: (0.1, 0.3)}
+    joints = [JointSpec(f"j{k}", kind, "base" if k == 0 else f"l{k - 1}", f"l{k}",
+                        (np.eye(3), np.array([0.1 * k, 0.0, 0.0])),
+                        np.array([0.0, 0.0, 1.0]), lower_limit=limits.get(k, (-np.inf,))[0],
+                        upper_limit=limits.get(k, (0, np.inf))[1])
+              for k, kind in enumerate(MIXED)]
+    return build_model("mixed", links, joints)
 
 
 def test_layout_matches_pinocchio_indices() -> None:
@@ -264,7 +265,15 @@ def test_bad_shapes_and_types() -> None:
         cfg.neutral_joint("helical")
     with pytest.raises(rc.StateError, match="translation_box"):
         cfg.random_configuration(model, 0, translation_box=-1.0)
-    odd = mixed_model()
+    model = mixed_model()
+    odd = SimpleNamespace(**{k: getattr(model, k) for k in (
+        "name", "joint_names", "joint_types", "idx_q", "idx_v", "joint_nq", "joint_nv",
+        "lower_limit", "upper_limit", "nq", "nv")})
     odd.nq += 1
     with pytest.raises(rc.ModelError, match="add up to nq = 19, nv = 16"):
+        cfg.joint_layout(odd)
+    odd.nq -= 1
+    odd.idx_q = np.r_[model.idx_q[:2], model.idx_q[2:] + 1]
+    with pytest.raises(rc.ModelError, match=r"joint 'j2' \(spherical\) has idx_q, idx_v, nq, nv "
+                                            r"= \(9, 7, 4, 3\), expected \(8, 7, 4, 3\)"):
         cfg.joint_layout(odd)
