@@ -334,6 +334,37 @@ def inertia_times(fp: NDArray[np.float64], i: int, w: Vec, v: Vec) -> tuple[Vec,
     return add3(Iw, cross(h, v)), sub3(scale3(v, m), cross(h, w))
 
 
+@jit
+def child_motion(fp: NDArray[np.float64], i: int, R: Mat, p: Vec, w_p: Vec, v_p: Vec,
+                 dw_p: Vec, a_p: Vec, qd: float, qdd: float) -> tuple[Vec, Vec, Vec, Vec]:
+    """RNEA's forward step (Featherstone Table 5.1; Caron's pseudo-code): body ``i``'s
+    ``(w, v, dw, a)`` from its parent's, through the pose ``(R, p)`` of body ``i`` in
+    the parent's frame, plus the joint's ``S qd`` and ``S qdd + v x S qd``."""
+    w = mtv(R, w_p)
+    v = mtv(R, add3(v_p, cross(w_p, p)))
+    dw = mtv(R, dw_p)
+    a = mtv(R, add3(a_p, cross(dw_p, p)))
+    u = vec3(fp, i, F_AXIS)
+    s = scale3(u, qd)  # S qd
+    if kind(fp, i) != PRISMATIC:
+        w = add3(w, s)
+        dw = add3(dw, add3(scale3(u, qdd), cross(w, s)))
+        a = add3(a, cross(v, s))
+    else:
+        v = add3(v, s)
+        a = add3(a, add3(scale3(u, qdd), cross(w, s)))
+    return w, v, dw, a
+
+
+@jit
+def body_force(fp: NDArray[np.float64], i: int, w: Vec, v: Vec, dw: Vec, a: Vec
+               ) -> tuple[Vec, Vec]:
+    """Body ``i``'s Newton-Euler force ``(n, f) = I a + v x* I v`` at its origin."""
+    n1, f1 = inertia_times(fp, i, dw, a)
+    n2, f2 = inertia_times(fp, i, w, v)
+    return add3(n1, add3(cross(w, n2), cross(v, f2))), add3(f1, cross(w, f2))
+
+
 # ---- spatial algebra on (angular, linear) tuple pairs (gfd, coriolis products)
 
 

@@ -12,17 +12,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._jit import (
-    F_AXIS,
-    PRISMATIC,
     Motion,
     Vec,
     add3,
+    body_force,
+    child_motion,
     cross,
-    inertia_times,
     jit,
     jit_entry,
     joint_transform,
-    kind,
     mat3,
     mcross,
     mm,
@@ -31,7 +29,6 @@ from rnea_ros.core._jit import (
     parent,
     put3,
     put9,
-    scale3,
     scratch,
     sub3,
     to_child,
@@ -113,27 +110,14 @@ def motion_pass(fp: Array, qd: Array, qdd: Array, a0: Vec, work: Array) -> None:
         else:
             w_p, v_p = vec3(work, par, W_W), vec3(work, par, W_V)
             dw_p, a_p = vec3(work, par, W_DW), vec3(work, par, W_A)
-        w = mtv(R, w_p)
-        v = mtv(R, add3(v_p, cross(w_p, p)))
-        dw = mtv(R, dw_p)
-        a = mtv(R, add3(a_p, cross(dw_p, p)))
-        u = vec3(fp, i, F_AXIS)
-        s = scale3(u, qd[i])
-        if kind(fp, i) != PRISMATIC:
-            w = add3(w, s)
-            dw = add3(dw, add3(scale3(u, qdd[i]), cross(w, s)))
-            a = add3(a, cross(v, s))
-        else:
-            v = add3(v, s)
-            a = add3(a, add3(scale3(u, qdd[i]), cross(w, s)))
-        n1, f1 = inertia_times(fp, i, dw, a)
-        n2, f2 = inertia_times(fp, i, w, v)
+        w, v, dw, a = child_motion(fp, i, R, p, w_p, v_p, dw_p, a_p, qd[i], qdd[i])
+        nb, fb = body_force(fp, i, w, v, dw, a)
         put3(work, i, W_W, w)
         put3(work, i, W_V, v)
         put3(work, i, W_DW, dw)
         put3(work, i, W_A, a)
-        put3(work, i, W_N, add3(n1, add3(cross(w, n2), cross(v, f2))))
-        put3(work, i, W_F, add3(f1, cross(w, f2)))
+        put3(work, i, W_N, nb)
+        put3(work, i, W_F, fb)
 
 
 @jit

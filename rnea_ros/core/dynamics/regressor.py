@@ -39,18 +39,17 @@ from rnea_ros.core._jit import (
     Mat,
     Vec,
     add3,
+    child_motion,
     cross,
     jit,
     joint_transform,
     kind,
     mat3,
     mm,
-    mtv,
     mv,
     parent,
     put3,
     put9,
-    scale3,
     sign,
     vec3,
 )
@@ -86,19 +85,7 @@ def _kinematics(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, kin: Array
             dw_p, a_p = vec3(kin, par, _K_DW), vec3(kin, par, _K_A)
             R_p = mat3(kin, par, _K_RW)
             Rw, pw = mm(R_p, R), add3(vec3(kin, par, _K_PW), mv(R_p, p))
-        w = mtv(R, w_p)
-        v = mtv(R, add3(v_p, cross(w_p, p)))
-        dw = mtv(R, dw_p)
-        a = mtv(R, add3(a_p, cross(dw_p, p)))
-        u = vec3(fp, i, F_AXIS)
-        s = scale3(u, qd[i])
-        if kind(fp, i) != PRISMATIC:
-            w = add3(w, s)
-            dw = add3(dw, add3(scale3(u, qdd[i]), cross(w, s)))
-            a = add3(a, cross(v, s))
-        else:
-            v = add3(v, s)
-            a = add3(a, add3(scale3(u, qdd[i]), cross(w, s)))
+        w, v, dw, a = child_motion(fp, i, R, p, w_p, v_p, dw_p, a_p, qd[i], qdd[i])
         put9(kin, i, _K_R, R)
         put3(kin, i, _K_P, p)
         put3(kin, i, _K_W, w)

@@ -37,10 +37,11 @@ from rnea_ros.core._jit import (
     FastCall,
     add3,
     base_tuple,
+    body_force,
+    child_motion,
     cross,
     dot3,
     fixed_base,
-    inertia_times,
     inline,
     jit,
     jit_entry,
@@ -49,12 +50,10 @@ from rnea_ros.core._jit import (
     joint_transform,
     kind,
     mat3,
-    mtv,
     mv,
     parent,
     put3,
     put9,
-    scale3,
     scratch,
     sign,
     sub3,
@@ -78,6 +77,8 @@ Array = NDArray[np.float64]
 _W_R, _W_P, _W_W, _W_V, _W_DW, _W_A, _W_N, _W_F = 0, 9, 12, 15, 18, 21, 24, 27
 _W_COLS = 30
 _gravity_row = inline(gravity_row)
+# The forward step inlined at IR level: as fast as the step written out in place.
+_child_motion, _body_force = inline(child_motion), inline(body_force)
 
 
 @jit
@@ -118,24 +119,9 @@ def forward_pass(fp: Array, q: Array, qd: Array, qdd: Array, base: Base,
         else:
             w_p, v_p = vec3(work, par, _W_W), vec3(work, par, _W_V)
             dw_p, a_p = vec3(work, par, _W_DW), vec3(work, par, _W_A)
-        w = mtv(R, w_p)
-        v = mtv(R, add3(v_p, cross(w_p, p)))
-        dw = mtv(R, dw_p)
-        a = mtv(R, add3(a_p, cross(dw_p, p)))
-        u = vec3(fp, i, F_AXIS)
-        s = scale3(u, qd[i])  # S qd
-        if kind(fp, i) != PRISMATIC:
-            w = add3(w, s)
-            dw = add3(dw, add3(scale3(u, qdd[i]), cross(w, s)))
-            a = add3(a, cross(v, s))
-        else:
-            v = add3(v, s)
-            a = add3(a, add3(scale3(u, qdd[i]), cross(w, s)))
+        w, v, dw, a = _child_motion(fp, i, R, p, w_p, v_p, dw_p, a_p, qd[i], qdd[i])
         # Body force f = I a + v x* I v - f_ext.
-        n1, f1 = inertia_times(fp, i, dw, a)
-        n2, f2 = inertia_times(fp, i, w, v)
-        nb = add3(n1, add3(cross(w, n2), cross(v, f2)))
-        fb = add3(f1, cross(w, f2))
+        nb, fb = _body_force(fp, i, w, v, dw, a)
         if use_fext:
             fb = sub3(fb, vec3(fext, i, 0))
             nb = sub3(nb, vec3(fext, i, 3))
