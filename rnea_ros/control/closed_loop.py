@@ -221,18 +221,7 @@ class ClosedLoopController(TorqueController):
             self.reference_solver.last = q_tree
         step = LoopStep(self.model, t, qa, qda, tau=np.zeros(self.loops.n_active),
                         q_tree=q_tree)
-        for stage in self.stages:
-            stage(step)
-        command = self._output(step.tau, now, t)
-        self.compute_us.append((time.perf_counter() - started) * 1e6)
-        self.commands += 1
-        if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
-            reference = self.oracle(step)
-            assert step.model_torque is not None
-            scale = max(float(np.abs(reference).max()), 1.0)
-            self.oracle_discrepancy = float(np.abs(step.model_torque - reference).max()) / scale
-            self.oracle_checks += 1
-        return command
+        return self._run(step, now, t, started)
 
     def hold_torque(self) -> Array:
         """Gravity compensation at the last closed configuration."""

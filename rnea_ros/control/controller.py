@@ -595,6 +595,11 @@ class TorqueController:
         else:  # links, then the motors
             step = Step(self.model, t, self._q[:n].copy(), self._qd[:n].copy(),
                         tau=np.zeros(n), theta=self._q[n:].copy(), thetad=self._qd[n:].copy())
+        return self._run(step, now, t, started)
+
+    def _run(self, step: Step, now: float, t: float, started: float) -> Array:
+        """The mode's stages on ``step``, then the output (limits, slew) and the
+        bookkeeping: compute time, command count, the live oracle's check."""
         for stage in self.stages:
             stage(step)
         command = self._output(step.tau, now, t)
