@@ -55,13 +55,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.command import BAD_TORQUE, HELD, OUTPUT, finish_fast, gravity_fast
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.elastic import ElasticStage
 from rnea_ros.control.joint_state import (
@@ -73,7 +76,7 @@ from rnea_ros.control.joint_state import (
     OUT_OF_RANGE,
     TOO_OLD,
     ClockWatch,
-    as_array,
+    as_buffer,
     merge_fast,
 )
 from rnea_ros.control.laws import (
@@ -84,9 +87,8 @@ from rnea_ros.control.laws import (
     Stage,
     Step,
 )
-from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling, slew
+from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
-from rnea_ros.core._jit import FastCall, jit
 from rnea_ros.core.dynamics.rnea import gravity_torques
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import StateError, options
@@ -94,36 +96,12 @@ from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
-Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...]]
+Indices = tuple[NDArray[np.int64], int, tuple[str, ...]]
 Oracle = Callable[[Step], Array]
 
 _CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
-_NO_VELOCITY = np.zeros(0)
-
-
-@jit
-def saturate_and_slew(tau: Array, index: NDArray[np.int64], limits: Array, previous: Array,
-                      rate: Array, dt: float, out: Array) -> tuple[int, int]:
-    """``out = tau[index]`` clipped to ``+-limits``, then (``previous`` not empty) moved
-    at most ``rate * dt`` from ``previous``; returns (clipped, rate-limited) counts, or
-    (-1, 0) with ``out`` unwritten when some ``tau[index]`` is not finite."""
-    clipped = 0
-    limited = 0
-    for i in range(index.shape[0]):
-        if not np.isfinite(tau[index[i]]):
-            return -1, 0
-    for i in range(index.shape[0]):
-        x = tau[index[i]]
-        c = min(max(x, -limits[i]), limits[i])
-        clipped += c != x
-        if previous.shape[0] > 0:
-            c, bound = slew(previous[i], c, rate[i] * dt)
-            limited += bound
-        out[i] = c
-    return clipped, limited
-
-
-_finish_fast = FastCall(saturate_and_slew)
+_NO_VELOCITY = array("d")
+_monotonic, _perf_counter, _isfinite = time.monotonic, time.perf_counter, math.isfinite
 
 
 @dataclass
@@ -150,14 +128,19 @@ class TorqueController:
         self.state_names = model.joint_names + (elastic.motor_names if elastic else ())
         n = len(self.state_names)
         self._state_index = {name: i for i, name in enumerate(self.state_names)}
-        self._q = np.zeros(n)
-        self._qd = np.zeros(n)
-        self._stamp = np.full(n, -math.inf)
+        # Model order: q, qd, the stamp of each joint's latest sample and the torques of
+        # the last fused step (one array: one argument to the compiled step).
+        self._state = np.zeros((4, n))
+        self._q, self._qd, self._stamp, self._tau = self._state
+        self._stamp[:] = -math.inf
         self._name_cache: dict[tuple[str, ...], Indices] = {}
         self.clock = ClockWatch()
         self._output_stamp: float | None = None  # stamp of the last state-driven output
         self._output_wall: float | None = None  # steady time of the last output
-        self._last_output: Array | None = None
+        # The last command output (commanded-joint order), written in place by the
+        # compiled output path; the slew limiter's previous command once _has_output.
+        self._last_output = np.zeros(0)
+        self._has_output = False
         self.reference = Reference()
         self.rejected: Counter[str] = Counter()
         self.accepted = 0
@@ -215,19 +198,34 @@ class TorqueController:
                 min_speed=config.time_scaling_min_speed,
                 max_acceleration=config.time_scaling_max_acceleration,
                 horizon=config.time_scaling_horizon, margin=config.time_scaling_margin)
+        # The rate limiter's rates and counters; its previous command is _last_output,
+        # kept across configurations (a mode switch or limiting turned on: no jump).
         previous = self.slew
         self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit else None
-        if self.slew is not None and previous is not None:  # keep the last command: no jump
-            self.slew.previous, self.slew.last_time = previous.previous, previous.last_time
+        if self.slew is not None and previous is not None:
             self.slew.limited, self.slew.bad_dt = previous.limited, previous.bad_dt
-        elif self.slew is not None and self._last_output is not None:  # limiting turned on
-            self.slew.previous, self.slew.last_time = self._last_output.copy(), 0.0
+        m = len(config.joints)
+        if self._last_output.shape != (m,):
+            self._last_output, self._has_output = np.zeros(m), False
+        # Per commanded joint: |tau| limits, |d tau/dt| limits.
+        self._bounds = np.ascontiguousarray(np.stack([
+            config.effort_limits,
+            config.effort_rate_limits if self.slew is None else self.slew.rate]), np.float64)
         self.config = config
         self.oracle = (self.oracle_factory(self.model, config)
                        if config.oracle_enable and self.oracle_factory else None)
+        # tau = g(q) alone: the whole step is one compiled call (control/command.py).
         self._gravity_only = (config.mode == "gravity" and not config.friction_compensation
                               and self.oracle is None and self.elastic is None)
         self.warm_up()
+        # The fused step bound to this configuration and to the state, so that only the
+        # message's part is passed per message (after warm_up, whose call fixed
+        # FastCall's entry point).
+        self._gravity_command: Callable[..., tuple[int, int, int]] | None = None
+        if self._gravity_only:
+            self._gravity_command = partial(
+                gravity_fast.call, self.model.kernel_floats, self.model.gravity, self._state,
+                config.watchdog_timeout, config.command_index, self._bounds, self._last_output)
 
     def warm_up(self) -> None:
         """Run the mode's stages once on a dummy state, so that the kernels are compiled
@@ -243,11 +241,22 @@ class TorqueController:
             if reset is not None and stage is not self.reference:
                 reset()
         gravity_torques(self.full_model, z)  # the watchdog's "hold"
+        # The compiled paths' first calls compile them (or load them from numba's cache)
+        # and fix their argument types (FastCall): on copies, with no joint to merge.
+        state, none = self._state.copy(), np.zeros((2, 0), dtype=np.int64)
+        last, out = self._last_output.copy(), np.empty(len(self.config.joints))
+        index, bounds = self.config.command_index, self._bounds
+        merge_fast.call(state, _NO_VELOCITY, _NO_VELOCITY, False, none, 0.0, 1.0)
+        finish_fast.call(state[3], index, bounds, last, False, 0.0, out)
+        if self._gravity_only:
+            gravity_fast.call(self.model.kernel_floats, self.model.gravity, state, 1.0, index,
+                              bounds, last, _NO_VELOCITY, _NO_VELOCITY, False, none, 0.0, False,
+                              0.0, out)
 
     # ------------------------------------------------------------------ inputs
     def _indices(self, names: Sequence[str]) -> Indices:
-        """(message index, model index) of the model joints in ``names``, and the
-        model joints named more than once."""
+        """``[message index; model index]`` (2, k) of the k model joints in ``names``, k,
+        and the model joints named more than once."""
         key = tuple(names)
         cached = self._name_cache.get(key)
         if cached is None:
@@ -259,8 +268,8 @@ class TorqueController:
                 position.setdefault(name, k)
             model_idx = [i for i, j in enumerate(self.state_names) if j in position]
             msg_idx = [position[self.state_names[i]] for i in model_idx]
-            cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64),
-                      tuple(dict.fromkeys(duplicates)))
+            cached = (np.array([msg_idx, model_idx], dtype=np.int64).reshape(2, -1),
+                      len(model_idx), tuple(dict.fromkeys(duplicates)))
             if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
                 self._name_cache[key] = cached
         return cached
@@ -270,45 +279,56 @@ class TorqueController:
         return Result(reason=reason, message=message)
 
     def joint_state(self, names: Sequence[str], position: Sequence[float],
-                    velocity: Sequence[float], stamp: float, now: float | None = None) -> Result:
+                    velocity: Sequence[float], stamp: float, now: float | None = None,
+                    out: Array | None = None) -> Result:
         """Validate and merge one ``sensor_msgs/JointState``; compute the command.
 
         ``stamp`` [s] is the message time (the trajectory is sampled at it);
-        ``now`` [s] a steady clock for the watchdog (default: ``time.monotonic()``).
+        ``now`` [s] a steady clock for the watchdog (default: ``time.monotonic()``);
+        ``out`` (m,) float64, C-contiguous, receives the command (default: a new
+        array), e.g. the node's view of its command message: ``Result.command`` is
+        ``out``. ``position`` and ``velocity`` are cheapest as ``array('d')``, what
+        rclpy's messages hold.
         """
-        now = time.monotonic() if now is None else now
+        now = _monotonic() if now is None else now
         n_names = len(names)
         if len(position) != n_names or len(velocity) not in (0, n_names):
             return self._reject("length_mismatch",
                                 f"{n_names} names, {len(position)} positions, "
                                 f"{len(velocity)} velocities")
-        if not math.isfinite(stamp):
+        if not _isfinite(stamp):
             return self._reject("time_backwards", f"stamp {stamp} is not finite")
-        msg_idx, model_idx, duplicates = self._indices(names)
-        if len(model_idx) == 0:
+        idx, count, duplicates = self._indices(names)
+        if count == 0:
             self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
             return Result()
         if duplicates:
             return self._reject("duplicate_names", f"joints {options(duplicates)} are named "
                                                    "more than once")
         has_velocity = len(velocity) > 0
-        if not has_velocity and self.config.mode != "gravity":
+        config = self.config
+        if not has_velocity and config.mode != "gravity":
             return self._reject("missing_velocity", "message has no velocities, "
-                                f"{self.config.mode} mode needs them")
-        p = as_array(position)
-        v = as_array(velocity) if has_velocity else _NO_VELOCITY
-        clock, threshold = self.clock, self.config.clock_reset_threshold
-        status = FUTURE if clock.future(stamp, now, threshold) else \
-            self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
+                                f"{config.mode} mode needs them")
+        p, v = as_buffer(position), as_buffer(velocity)
+        if out is None:
+            out = np.empty(len(config.joints))
+        clock, threshold = self.clock, config.clock_reset_threshold
+        if clock.future(stamp, now, threshold):
+            status = FUTURE
+        elif self._gravity_only:  # merge and command in one compiled call
+            status = self._gravity_step(p, v, has_velocity, idx, stamp, now, out)
+        else:
+            status = self._merge(p, v, has_velocity, idx, stamp)
         event = ""
-        if status in (BACKWARDS, FUTURE):
-            if clock.confirm(stamp, threshold, self.config.clock_reset_count):
+        if status == BACKWARDS or status == FUTURE:
+            if clock.confirm(stamp, threshold, config.clock_reset_count):
                 event = self._resync(stamp)
-                status = self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
+                status = self._merge(p, v, has_velocity, idx, stamp)
             elif status == BACKWARDS:
                 return self._reject("time_backwards",
                                     f"stamp {stamp:.6f} s is older than the last one "
-                                    f"({float(self._stamp[model_idx].max()):.6f} s)")
+                                    f"({float(self._stamp[idx[1]].max()):.6f} s)")
             else:
                 return self._reject("time_future",
                                     f"stamp {stamp:.6f} s is {stamp - clock.newest:.3f} s after "
@@ -319,9 +339,8 @@ class TorqueController:
             return self._reject("out_of_range", f"a position or velocity is beyond "
                                                 f"{MAX_STATE:g} in magnitude")
         if status == NON_FINITE:
-            bad = [self.state_names[i] for k, i in enumerate(model_idx)
-                   if not (math.isfinite(p[msg_idx[k]])
-                           and (not has_velocity or math.isfinite(v[msg_idx[k]])))]
+            bad = [self.state_names[i] for k, i in zip(idx[0], idx[1], strict=True)
+                   if not (math.isfinite(p[k]) and (not has_velocity or math.isfinite(v[k])))]
             return self._reject("non_finite", f"non-finite position or velocity for joints "
                                               f"{options(bad)}")
         self.accepted += 1
@@ -337,12 +356,32 @@ class TorqueController:
         self.last_valid_wall = now
         self.last_state_time = stamp
         self.stale = False
-        return Result(command=self._compute(stamp, now), event=event)
+        if status != OUTPUT:  # merged: compute the command
+            self._compute(stamp, now, out)
+        return Result(command=out, event=event)
 
-    def _merge(self, p: Array, v: Array, has_velocity: bool, msg_idx: NDArray[np.int64],
-               model_idx: NDArray[np.int64], stamp: float) -> int:
-        return int(merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
-                                    model_idx, stamp, self.config.watchdog_timeout))
+    def _merge(self, p: array[float], v: array[float], has_velocity: bool,
+               idx: NDArray[np.int64], stamp: float) -> int:
+        return int(merge_fast.call(self._state, p, v, has_velocity, idx, stamp,
+                                   self.config.watchdog_timeout))
+
+    def _gravity_step(self, p: array[float], v: array[float], has_velocity: bool,
+                      idx: NDArray[np.int64], stamp: float, now: float, out: Array) -> int:
+        """Gravity mode's merge, ``g(q)``, saturation and slew limiting in one compiled
+        call (:func:`~rnea_ros.control.command.gravity_command`, equal to the merge,
+        the stage pipeline and :meth:`_output`); returns the merge's status, or
+        ``OUTPUT`` once the command is in ``out``."""
+        started = _perf_counter()
+        assert self._gravity_command is not None
+        status, clipped, limited = self._gravity_command(
+            p, v, has_velocity, idx, stamp, self.slew is not None and self._has_output,
+            self._output_dt(stamp, now), out)
+        if status < OUTPUT:
+            return int(status)
+        self._count_output(status, clipped, limited, stamp, now)
+        self.compute_us.append((_perf_counter() - started) * 1e6)
+        self.commands += 1
+        return OUTPUT
 
     def _resync(self, stamp: float) -> str:
         """Move the merged stamps, the reference and the time scaling onto the new
@@ -423,49 +462,44 @@ class TorqueController:
                                else start)
 
     # --------------------------------------------------------------- computing
-    def _output(self, tau: Array, now: float, stamp: float | None) -> Array:
-        """The command from model-order torques ``tau``: commanded joints, saturated,
-        slew-limited (``stamp`` None: a watchdog output) on the command clock -- stamp
-        differences between state-driven outputs, else steady time."""
+    def _output_dt(self, stamp: float | None, now: float) -> float:
+        """The rate limiter's time step: the stamp difference between state-driven
+        outputs (``stamp`` None: a watchdog output), else the steady time since the
+        previous output; 0 before the first."""
         if self._output_wall is None:
-            dt = 0.0
-        elif stamp is not None and self._output_stamp is not None:
-            dt = stamp - self._output_stamp
-        else:
-            dt = now - self._output_wall
-        self._output_stamp, self._output_wall = stamp, now
-        slew = self.slew
-        previous = _NO_VELOCITY if slew is None or slew.previous is None else slew.previous
-        if previous.shape[0] and not (math.isfinite(dt) and dt > 0.0):
-            assert slew is not None
-            slew.bad_dt += 1  # no time has passed: keep the previous command
-            held: Array = previous.copy()
-            return held
-        command = np.empty(len(self.config.joints))
-        clipped, limited = _finish_fast.call(
-            np.ascontiguousarray(tau, dtype=np.float64), self.config.command_index,
-            self.config.effort_limits, previous,
-            self.config.effort_rate_limits if slew is None else slew.rate, dt, command)
-        if clipped < 0:  # a non-finite torque (no finite state gives one; never published)
-            self.rejected["non_finite_torque"] += 1
-            held = np.zeros(len(self.config.joints)) if slew is None or slew.previous is None \
-                else slew.previous.copy()
-            return held
-        self.saturated += clipped
-        if slew is not None:
-            slew.limited += limited
-            slew.last_time = 0.0 if slew.previous is None else slew.last_time + dt
-            slew.previous = command
-        self._last_output = command
-        return command
+            return 0.0
+        if stamp is not None and self._output_stamp is not None:
+            return stamp - self._output_stamp
+        return now - self._output_wall
 
-    def _compute(self, t: float, now: float) -> Array:
+    def _count_output(self, status: int, clipped: int, limited: int, stamp: float | None,
+                      now: float) -> None:
+        """Book an output of the compiled path (:func:`~rnea_ros.control.command.finish`)."""
+        self._output_stamp, self._output_wall = stamp, now
+        if status == HELD:  # no time has passed: the previous command was repeated
+            assert self.slew is not None
+            self.slew.bad_dt += 1
+        elif status == BAD_TORQUE:  # never published: the previous command or zeros were
+            self.rejected["non_finite_torque"] += 1
+        else:
+            self.saturated += clipped
+            self._has_output = True
+            if self.slew is not None:
+                self.slew.limited += limited
+
+    def _output(self, tau: Array, now: float, stamp: float | None, out: Array) -> Array:
+        """The command from model-order torques ``tau``, into ``out``: commanded joints,
+        saturated, slew-limited (``stamp`` None: a watchdog output) on the command
+        clock -- stamp differences between state-driven outputs, else steady time."""
+        status, clipped, limited = finish_fast.call(
+            np.ascontiguousarray(tau, dtype=np.float64), self.config.command_index,
+            self._bounds, self._last_output, self.slew is not None and self._has_output,
+            self._output_dt(stamp, now), out)
+        self._count_output(status, clipped, limited, stamp, now)
+        return out
+
+    def _compute(self, t: float, now: float, out: Array) -> None:
         started = time.perf_counter()
-        if self._gravity_only:  # tau = g(q): no Step, no stage loop (the common case)
-            command = self._output(gravity_torques(self.model, self._q), now, t)
-            self.compute_us.append((time.perf_counter() - started) * 1e6)
-            self.commands += 1
-            return command
         n = self.model.nv
         if self.elastic is None:
             step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(n))
@@ -475,7 +509,7 @@ class TorqueController:
                         tau=np.zeros(n), theta=self._q[n:].copy(), thetad=self._qd[n:].copy())
         for stage in self.stages:
             stage(step)
-        command = self._output(step.tau, now, t)
+        self._output(step.tau, now, t, out)
         self.compute_us.append((time.perf_counter() - started) * 1e6)
         self.commands += 1
         if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
@@ -484,10 +518,10 @@ class TorqueController:
             scale = max(float(np.abs(reference).max()), 1.0)
             self.oracle_discrepancy = float(np.abs(step.model_torque - reference).max()) / scale
             self.oracle_checks += 1
-        return command
 
-    def watchdog(self, now: float | None = None) -> Array | None:
-        """The stale command when joint states stopped for ``watchdog_timeout``, else None."""
+    def watchdog(self, now: float | None = None, out: Array | None = None) -> Array | None:
+        """The stale command (into ``out``, default a new array) when joint states
+        stopped for ``watchdog_timeout``, else None."""
         now = time.monotonic() if now is None else now
         if self.last_valid_wall is None or now - self.last_valid_wall <= \
                 self.config.watchdog_timeout:
@@ -495,9 +529,12 @@ class TorqueController:
         if not self.stale:
             self.stale = True
             self.stale_events += 1
+        if out is None:
+            out = np.empty(len(self.config.joints))
         if self.config.stale_behavior == "zero":
-            return self._output(np.zeros(self.model.nv), now, None)
-        return self._output(gravity_torques(self.full_model, self._q[:self.model.nv]), now, None)
+            return self._output(np.zeros(self.model.nv), now, None, out)
+        return self._output(gravity_torques(self.full_model, self._q[:self.model.nv]), now,
+                            None, out)
 
     # ------------------------------------------------------------- statistics
     @property

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall, jit
+from rnea_ros.core._jit import FastCall, jit, jit_entry
 
 Array = NDArray[np.float64]
 
@@ -59,14 +59,26 @@ def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: A
     return TOO_OLD if stamp - oldest > window else MERGED
 
 
-merge_fast = FastCall(merge_state)
+@jit_entry
+def merge_entry(state: Array, position: Array, velocity: Array, has_velocity: bool,
+                idx: NDArray[np.int64], stamp: float, window: float) -> int:
+    """:func:`merge_state` into ``state`` (>= 3, n) = ``q, qd, stamps`` rows, with
+    ``idx`` (2, k) = the message and model indices."""
+    return merge_state(state[0], state[1], state[2], position, velocity, has_velocity,
+                       idx[0], idx[1], stamp, window)
 
 
-def as_array(values: Sequence[float]) -> Array:
-    """float64 array over ``values`` (no copy for rclpy's ``array('d')`` fields)."""
+merge_fast = FastCall(merge_entry)
+
+
+def as_buffer(values: Sequence[float]) -> array[float]:
+    """``values`` as ``array('d')``, the type rclpy gives a message's float64 arrays:
+    those pass as they are, and the compiled kernels take them without a numpy view
+    (``np.frombuffer`` costs more than the kernel's own unboxing); anything else is
+    converted as numpy converts it to float64 (a copy)."""
     if type(values) is array and values.typecode == "d":
-        return np.frombuffer(values, dtype=np.float64)
-    return np.ascontiguousarray(values, dtype=np.float64)
+        return values
+    return array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())
 
 
 class ClockWatch:

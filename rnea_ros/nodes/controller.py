@@ -44,7 +44,7 @@ from rnea_ros.control.config import (
     load_model,
     urdf_source,
 )
-from rnea_ros.control.controller import Oracle, TorqueController
+from rnea_ros.control.controller import Oracle, Result, TorqueController
 from rnea_ros.control.laws import Step
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
@@ -52,6 +52,7 @@ from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_clock
 
 NODE_NAME = "rnea_controller"
+_monotonic = time.monotonic
 STATE_QOS = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=10,
                        reliability=QoSReliabilityPolicy.BEST_EFFORT,
                        durability=QoSDurabilityPolicy.VOLATILE)
@@ -111,11 +112,13 @@ class ControllerNode(Node):
                           clock=steady_clock())
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
-        self.command_msg = Float64MultiArray()
-        self.command_view = np.zeros(0)  # numpy view of command_msg.data
+        # The command message is reused (publish serialises it at once); the controller
+        # writes each command into its array('d') through this numpy view.
+        self.command_msg = Float64MultiArray(data=array("d", bytes(8 * len(config.joints))))
+        self.command_view = np.frombuffer(self.command_msg.data, dtype=np.float64)
         self.effort_msg = JointState()
-        self.messages_since_diagnostics = 0
         self.messages_received = 0
+        self.received_at_diagnostics = 0
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
         self.last_diagnostics = time.monotonic()
         self.last_event_wall = -math.inf  # last clock reset
@@ -125,15 +128,30 @@ class ControllerNode(Node):
 
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
-        received = time.perf_counter()
-        self.messages_since_diagnostics += 1
+        # The 1 kHz path: each Python operation here costs several times its warm-loop
+        # time (cold caches), so the stamp is read once, the message's arrays go to the
+        # controller as they are (array('d')) and the command lands in command_msg.
+        received = _monotonic()  # also the controller's steady clock
         self.messages_received += 1
         header_stamp = msg.header.stamp
-        stamp = header_stamp.sec + 1e-9 * header_stamp.nanosec
-        if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
+        sec, nanosec = header_stamp.sec, header_stamp.nanosec
+        if sec == 0 and nanosec == 0 and not self.sim_time:  # unstamped: the receive time
             header_stamp = self.get_clock().now().to_msg()
-            stamp = header_stamp.sec + 1e-9 * header_stamp.nanosec
-        result = self.controller.joint_state(msg.name, msg.position, msg.velocity, stamp)
+            sec, nanosec = header_stamp.sec, header_stamp.nanosec
+        result = self.controller.joint_state(msg.name, msg.position, msg.velocity,
+                                             sec + 1e-9 * nanosec, received, self.command_view)
+        if result.event or result.reason is not None:
+            self.report(result)
+        if result.command is not None:
+            self.publish_command(result.command, header_stamp, received)
+            reference = self.controller.reference
+            if reference.scaling is not None and reference.trajectory is not None:
+                scaling = reference.scaling
+                self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
+                self.scaling_pub.publish(self.scaling_msg)
+
+    def report(self, result: Result) -> None:
+        """Log a clock reset or a rejection (throttled)."""
         if result.event:
             self.last_event_wall = time.monotonic()
             self.get_logger().warning(result.event, throttle_duration_sec=1.0)
@@ -143,12 +161,6 @@ class ControllerNode(Node):
         elif result.reason is not None:
             self.get_logger().warning(f"rejected joint state ({result.reason}): "
                                       f"{result.message}", throttle_duration_sec=1.0)
-        elif result.command is not None:
-            self.publish_command(result.command, header_stamp, received)
-            scaling = self.controller.reference.scaling
-            if scaling is not None and self.controller.reference.trajectory is not None:
-                self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
-                self.scaling_pub.publish(self.scaling_msg)
 
     def on_trajectory_raw(self, data: bytes) -> None:
         limit = int(self.values["trajectory.max_bytes"])
@@ -183,7 +195,7 @@ class ControllerNode(Node):
 
     def on_watchdog(self) -> None:
         was_stale = self.controller.stale
-        command = self.controller.watchdog()
+        command = self.controller.watchdog(out=self.command_view)
         if command is None:
             return
         if not was_stale:
@@ -194,15 +206,15 @@ class ControllerNode(Node):
 
     def publish_command(self, command: np.ndarray, stamp: Any,
                         received: float | None = None) -> None:
-        # The message is reused (publish serialises at once); its array('d') is
-        # written in place through a numpy view, without per-element checks.
-        if command.shape != self.command_view.shape:
-            self.command_msg.data = array("d", command.tobytes())
-            self.command_view = np.frombuffer(self.command_msg.data, dtype=np.float64)
-        self.command_view[:] = command
+        """Publish ``command`` (commanded-joint order), stamped ``stamp`` on ``~/efforts``;
+        ``received``: the steady time the joint state arrived. The controller writes
+        its commands into ``command_view``, the command message's own array: nothing
+        to copy then."""
+        if command is not self.command_view:
+            self.command_view[:] = command
         self.command_pub.publish(self.command_msg)
         if received is not None:  # receipt of the state to publication of the command
-            self.callback_us.append((time.perf_counter() - received) * 1e6)
+            self.callback_us.append((_monotonic() - received) * 1e6)
         if self.effort_pub is not None:
             self.effort_msg.header.stamp = stamp
             self.effort_msg.name = list(self.controller.config.joints)
@@ -231,8 +243,9 @@ class ControllerNode(Node):
     def publish_diagnostics(self) -> None:
         c = self.controller
         now = time.monotonic()
-        rate = self.messages_since_diagnostics / max(now - self.last_diagnostics, 1e-9)
-        self.messages_since_diagnostics, self.last_diagnostics = 0, now
+        received = self.messages_received - self.received_at_diagnostics
+        rate = received / max(now - self.last_diagnostics, 1e-9)
+        self.received_at_diagnostics, self.last_diagnostics = self.messages_received, now
         p50, p99 = c.compute_percentiles()
         cb50, cb99 = (np.percentile(np.fromiter(self.callback_us, float), [50, 99])
                       if self.callback_us else (0.0, 0.0))

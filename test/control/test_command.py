@@ -1,0 +1,170 @@
+"""The compiled command path (rnea_ros.control.command): the output kernel's rules,
+and gravity mode's fused step against the general pipeline (merge, stages,
+saturation and slew as separate steps) on a random stream of good and bad states."""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+import pytest
+
+from rnea_ros.control.command import BAD_TORQUE, HELD, OUTPUT, finish_fast
+from rnea_ros.control.config import controller_config, default_values, load_model
+from rnea_ros.control.controller import TorqueController
+from rnea_ros.core.dynamics.rnea import gravity_torques
+
+URDF = "package://rnea_ros/urdf/arm7.urdf"
+Q = np.array([0.2, -0.3, 0.1, -1.8, 0.2, 1.4, 0.3])
+INDEX = np.array([6, 0, 1, 2], dtype=np.int64)
+
+
+def make(**changes):
+    values = default_values()
+    values.update(urdf_path=URDF, **changes)
+    model = load_model(values)
+    return TorqueController(model, controller_config(values, model)), model
+
+
+def finish(tau, last, slew, dt, limits=(5.0, 1.0, 50.0, 50.0), rates=(100.0,) * 4):
+    bounds = np.array([limits, rates], dtype=np.float64)
+    out = np.full(4, 7.0)
+    status = finish_fast.call(np.asarray(tau, dtype=np.float64), INDEX, bounds, last, slew,
+                              dt, out)
+    return status, out
+
+
+def test_finish_clips_then_slews_and_keeps_the_command() -> None:
+    tau = np.array([-3.0, 2.0, 0.0, 0.0, 0.0, 0.0, 9.0])  # commanded: tau[6], tau[0..2]
+    last = np.zeros(4)
+    status, out = finish(tau, last, False, 0.0)
+    assert status == (OUTPUT, 2, 0)  # 9 -> 5 and -3 -> -1: clipped, no slew without a previous
+    assert np.array_equal(out, [5.0, -1.0, 2.0, 0.0]) and np.array_equal(last, out)
+    status, out = finish(tau + 1.0, last, True, 1e-3)  # within 100 N m/s * 1 ms = 0.1 N m
+    assert status == (OUTPUT, 2, 2)  # still clipped: 10 -> 5, -2 -> -1; 2 -> 3 and 0 -> 1 slewed
+    assert np.allclose(out, [5.0, -1.0, 2.1, 0.1]) and np.array_equal(last, out)
+
+
+@pytest.mark.parametrize("dt", [0.0, -1e-3, np.nan, np.inf])
+def test_finish_holds_when_no_time_has_passed(dt: float) -> None:
+    last = np.array([1.0, 2.0, 3.0, 4.0])
+    status, out = finish(np.zeros(7), last, True, dt)
+    assert status == (HELD, 0, 0) and np.array_equal(out, [1.0, 2.0, 3.0, 4.0])
+    assert np.array_equal(last, [1.0, 2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize("slew", [True, False])
+def test_finish_never_outputs_a_non_finite_torque(slew: bool) -> None:
+    last = np.array([1.0, 2.0, 3.0, 4.0])
+    tau = np.zeros(7)
+    tau[1] = np.nan
+    status, out = finish(tau, last, slew, 1e-3)
+    assert status == (BAD_TORQUE, 0, 0)
+    assert np.array_equal(out, last if slew else np.zeros(4))
+    assert np.array_equal(last, [1.0, 2.0, 3.0, 4.0])  # not written
+    tau[1], tau[3] = 0.0, np.inf  # a joint that is not commanded does not matter
+    assert finish(tau, last, slew, 1e-3)[0][0] == OUTPUT
+
+
+def counters(ctl: TorqueController) -> tuple:
+    slew = ctl.slew
+    return (ctl.accepted, ctl.ignored, ctl.commands, ctl.saturated, dict(ctl.rejected),
+            None if slew is None else (slew.limited, slew.bad_dt), ctl.clock_resets,
+            ctl.stale, ctl.stale_events, ctl.last_valid_wall, ctl.last_state_time,
+            ctl._output_stamp, ctl._output_wall)
+
+
+def bad_stream(model, rng: np.random.Generator, count: int):
+    """``count`` joint states (names, position, velocity, stamp, now) mixing good ones
+    with every kind the controller rejects, holds or re-synchronises on."""
+    names = list(model.joint_names)
+    stamp, now = 100.0, 0.0
+    q = Q.copy()
+    for k in range(count):
+        now += 1e-3
+        stamp += 1e-3
+        q += rng.normal(0.0, 0.05, 7)  # fast enough to hit the slew limit at times
+        kind = rng.integers(0, 16)
+        order = rng.permutation(7)
+        msg_names = [names[i] for i in order]
+        position, velocity = list(q[order]), list(rng.normal(0.0, 1.0, 7))
+        msg_stamp = stamp
+        if kind == 1:  # a subset, and a joint of another robot
+            msg_names = [*msg_names[:3], "gripper"]
+            position, velocity = [*position[:3], 1.0], [*velocity[:3], 0.0]
+        elif kind == 2:
+            position[rng.integers(0, 7)] = np.nan
+        elif kind == 3:
+            velocity[rng.integers(0, 7)] = 2e6
+        elif kind == 4:
+            msg_stamp = stamp - 0.5  # out of order
+        elif kind == 5:
+            msg_stamp = stamp = stamp - 1e-3  # the same stamp again: no time has passed
+        elif kind == 6:
+            msg_stamp = stamp + 100.0  # future-dated
+        elif kind == 7:
+            velocity = []  # gravity mode needs none
+        elif kind == 8:
+            msg_names[1] = msg_names[0]
+        elif kind == 9:
+            position = position[:-1]
+        elif kind == 10:
+            msg_names = ["other1", "other2"]
+            position, velocity = [0.0, 0.0], [0.0, 0.0]
+        elif kind == 11 and k % 7 == 0:  # a clock reset: five agreeing backwards stamps
+            stamp -= 50.0
+            for _ in range(5):
+                now += 1e-3
+                stamp += 1e-3
+                yield msg_names, list(q[order]), [0.0] * 7, stamp, now
+            continue
+        elif kind == 12:
+            now += 0.2  # silence: the watchdog acts
+            yield None, None, None, None, now
+        yield msg_names, position, velocity, msg_stamp, now
+
+
+@pytest.mark.parametrize("changes", [
+    {},
+    {"effort_limits": [40.0, 60.0, 5.0, 30.0, 3.0, 3.0, 1.0], "watchdog_timeout": 0.05},
+    {"slew_limit.enable": False, "stale_behavior": "zero"},
+    {"joints": ["joint7", "joint2", "joint5"], "effort_rate_limits": [20.0]},
+])
+def test_fused_gravity_step_equals_the_general_pipeline(changes: dict) -> None:
+    fused, model = make(**changes)
+    general, _ = make(**changes)
+    general._gravity_only = False  # merge, then the GravityCompensation stage, then _output
+    assert fused._gravity_only
+    rng = np.random.default_rng(16)
+    outputs = 0
+    for names, position, velocity, stamp, now in bad_stream(model, rng, 3000):
+        if names is None:
+            a, b = fused.watchdog(now), general.watchdog(now)
+        else:
+            ra = fused.joint_state(names, position, velocity, stamp, now)
+            rb = general.joint_state(names, array("d", position), velocity, stamp, now)
+            assert (ra.reason, ra.message, ra.event) == (rb.reason, rb.message, rb.event)
+            a, b = ra.command, rb.command
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert np.array_equal(a, b), (a, b)
+            outputs += 1
+        assert counters(fused) == counters(general)
+    assert np.array_equal(fused._state[:3], general._state[:3])  # q, qd, stamps
+    # Every path was taken.
+    assert outputs > 1000 and fused.clock_resets > 3 and fused.stale_events > 10
+    assert fused.saturated > 0 or "effort_limits" not in changes
+    assert set(fused.rejected) >= {"non_finite", "out_of_range", "time_backwards",
+                                   "time_future", "duplicate_names", "length_mismatch"}
+    if fused.slew is not None:
+        assert fused.slew.limited > 0 and fused.slew.bad_dt > 0
+
+
+def test_command_lands_in_the_callers_array() -> None:
+    ctl, model = make()
+    out = np.zeros(7)
+    result = ctl.joint_state(list(model.joint_names), array("d", Q), array("d", [0.0] * 7),
+                             stamp=1.0, now=0.0, out=out)
+    assert result.command is out and np.allclose(out, gravity_torques(model, Q), atol=1e-12)
+    stale = ctl.watchdog(now=1.0, out=out)
+    assert stale is out and np.allclose(out, gravity_torques(model, Q), atol=1e-12)
