@@ -49,7 +49,7 @@ from rnea_ros.control.laws import Step
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
 from rnea_ros.core.model.robot_model import RobotModel
-from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_clock
+from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_timer
 
 NODE_NAME = "rnea_controller"
 _monotonic = time.monotonic
@@ -106,10 +106,8 @@ class ControllerNode(Node):
                                  10, raw=True)
         self.add_on_set_parameters_callback(self.on_set_parameters)
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
-        self.create_timer(min(config.watchdog_timeout / 4, 0.02), self.on_watchdog,
-                          clock=steady_clock())
-        self.create_timer(float(self.values["diagnostics_period"]), self.publish_diagnostics,
-                          clock=steady_clock())
+        steady_timer(self, min(config.watchdog_timeout / 4, 0.02), self.on_watchdog)
+        steady_timer(self, float(self.values["diagnostics_period"]), self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
         # The command message is reused (publish serialises it at once); the controller
