@@ -123,26 +123,28 @@ _RNEA_COLS = 30  # rnea_pass's work array (n, 30)
 
 
 @jit_entry
-def inverse_dynamics_command(fp: Array, g: Array, q: Array, qd: Array, q_ref: Array,
-                             qd_ref: Array, qdd_ref: Array, gains: Array, tau: Array,
-                             index: Index, bounds: Array, last: Array, slew: bool, dt: float,
+def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, index: Index,
+                             bounds: Array, last: Array, q_ref: Array, qd_ref: Array,
+                             qdd_ref: Array, slew: bool, dt: float,
                              out: Array) -> tuple[int, int, int]:
-    """Inverse-dynamics mode's law and :func:`finish`: ``(status, clipped, limited)``.
+    """Inverse-dynamics mode's law, then :func:`finish` into ``out``:
+    ``(status, clipped, limited)``.
 
-    ``tau = ID(q_ref, qd_ref, qdd_ref) + Kp (q_ref - q) + Kd (qd_ref - qd)``
-    (:func:`~rnea_ros.core.dynamics.rnea.rnea_pass` with its drive terms: the
-    model's armature and, if it has any, friction), ``gains`` (2, n) = ``[Kp, Kd]``;
-    ``tau`` (2, n) receives the torque in row 0 and the feedforward ``ID(...)`` in
-    row 1 (the oracle compares that part).
+    ``tau = ID(q_ref, qd_ref, qdd_ref) + Kp (q_ref - q) + Kd (qd_ref - qd)`` into
+    ``state[3]``, with ``q, qd = state[0], state[1]`` (the merged state),
+    ``gains`` (2, n) = ``[Kp; Kd]`` and ID
+    :func:`~rnea_ros.core.dynamics.rnea.rnea_pass` with its drive terms (the
+    model's armature and friction, if it has any), as
+    :class:`~rnea_ros.control.laws.InverseDynamicsPD` computes it. The arguments
+    up to ``last`` stay with a configuration (the controller binds them once).
     """
     n = fp.shape[0]
     work = scratch(n, _RNEA_COLS)
-    ff = tau[1]
-    rnea_pass(fp, q_ref, qd_ref, qdd_ref, fixed_base(g), work[:0], False, True, ff, work)
-    total = tau[0]
+    q, qd, tau = state[0], state[1], state[3]
+    rnea_pass(fp, q_ref, qd_ref, qdd_ref, fixed_base(g), work[:0], False, True, tau, work)
     for i in range(n):
-        total[i] = ff[i] + gains[0, i] * (q_ref[i] - q[i]) + gains[1, i] * (qd_ref[i] - qd[i])
-    return finish(total, index, bounds, last, slew, dt, out)
+        tau[i] = tau[i] + gains[0, i] * (q_ref[i] - q[i]) + gains[1, i] * (qd_ref[i] - qd[i])
+    return finish(tau, index, bounds, last, slew, dt, out)
 
 
 finish_fast = FastCall(finish_entry)

@@ -64,7 +64,14 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.control.command import BAD_TORQUE, HELD, OUTPUT, finish_fast, gravity_fast
+from rnea_ros.control.command import (
+    BAD_TORQUE,
+    HELD,
+    OUTPUT,
+    finish_fast,
+    gravity_fast,
+    inverse_dynamics_fast,
+)
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.elastic import ElasticStage
 from rnea_ros.control.joint_state import (
@@ -102,6 +109,7 @@ Oracle = Callable[[Step], Array]
 _CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
 _NO_VELOCITY = array("d")
 _monotonic, _perf_counter, _isfinite = time.monotonic, time.perf_counter, math.isfinite
+_asc, _f64 = np.ascontiguousarray, np.float64
 
 
 @dataclass
@@ -214,18 +222,25 @@ class TorqueController:
         self.config = config
         self.oracle = (self.oracle_factory(self.model, config)
                        if config.oracle_enable and self.oracle_factory else None)
-        # tau = g(q) alone: the whole step is one compiled call (control/command.py).
+        # The compiled paths of control/command.py, where the stages need nothing else
+        # (no oracle, rigid joints): gravity mode's whole step (tau = g(q) alone), or
+        # inverse-dynamics mode's law and output after the merge.
+        plain = self.oracle is None and self.elastic is None
         self._gravity_only = (config.mode == "gravity" and not config.friction_compensation
-                              and self.oracle is None and self.elastic is None)
+                              and plain)
+        self._fused_inverse_dynamics = config.mode == "inverse_dynamics" and plain
+        self._gains = np.ascontiguousarray(np.stack([config.kp, config.kd]), np.float64)
         self.warm_up()
-        # The fused step bound to this configuration and to the state, so that only the
-        # message's part is passed per message (after warm_up, whose call fixed
-        # FastCall's entry point).
-        self._gravity_command: Callable[..., tuple[int, int, int]] | None = None
-        if self._gravity_only:
-            self._gravity_command = partial(
-                gravity_fast.call, self.model.kernel_floats, self.model.gravity, self._state,
-                config.watchdog_timeout, config.command_index, self._bounds, self._last_output)
+        # Bound to this configuration and to the state, so that only the message's or the
+        # reference's part is passed per call (after warm_up, whose calls fixed FastCall's
+        # entry points).
+        fp, g, index = self.model.kernel_floats, self.model.gravity, config.command_index
+        self._gravity_command: Callable[..., tuple[int, int, int]] | None = partial(
+            gravity_fast.call, fp, g, self._state, config.watchdog_timeout, index,
+            self._bounds, self._last_output) if self._gravity_only else None
+        self._inverse_dynamics_command: Callable[..., tuple[int, int, int]] | None = partial(
+            inverse_dynamics_fast.call, fp, g, self._gains, self._state, index, self._bounds,
+            self._last_output) if self._fused_inverse_dynamics else None
 
     def warm_up(self) -> None:
         """Run the mode's stages once on a dummy state, so that the kernels are compiled
@@ -248,10 +263,14 @@ class TorqueController:
         index, bounds = self.config.command_index, self._bounds
         merge_fast.call(state, _NO_VELOCITY, _NO_VELOCITY, False, none, 0.0, 1.0)
         finish_fast.call(state[3], index, bounds, last, False, 0.0, out)
+        fp, g = self.model.kernel_floats, self.model.gravity
         if self._gravity_only:
-            gravity_fast.call(self.model.kernel_floats, self.model.gravity, state, 1.0, index,
-                              bounds, last, _NO_VELOCITY, _NO_VELOCITY, False, none, 0.0, False,
-                              0.0, out)
+            gravity_fast.call(fp, g, state, 1.0, index, bounds, last, _NO_VELOCITY, _NO_VELOCITY,
+                              False, none, 0.0, False, 0.0, out)
+        if self._fused_inverse_dynamics:
+            q = state[0].copy()
+            inverse_dynamics_fast.call(fp, g, self._gains, state, index, bounds, last, q, q, q,
+                                       False, 0.0, out)
 
     # ------------------------------------------------------------------ inputs
     def _indices(self, names: Sequence[str]) -> Indices:
@@ -499,7 +518,17 @@ class TorqueController:
         return out
 
     def _compute(self, t: float, now: float, out: Array) -> None:
-        started = time.perf_counter()
+        """The command for the merged state at stamp ``t``, into ``out``."""
+        started = _perf_counter()
+        if self._inverse_dynamics_command is not None:  # law and output in one call
+            q_ref, qd_ref, qdd_ref = self.reference.sample(t, self._q)
+            status, clipped, limited = self._inverse_dynamics_command(
+                _asc(q_ref, _f64), _asc(qd_ref, _f64), _asc(qdd_ref, _f64),
+                self.slew is not None and self._has_output, self._output_dt(t, now), out)
+            self._count_output(status, clipped, limited, t, now)
+            self.compute_us.append((_perf_counter() - started) * 1e6)
+            self.commands += 1
+            return
         n = self.model.nv
         if self.elastic is None:
             step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(n))
@@ -510,7 +539,7 @@ class TorqueController:
         for stage in self.stages:
             stage(step)
         self._output(step.tau, now, t, out)
-        self.compute_us.append((time.perf_counter() - started) * 1e6)
+        self.compute_us.append((_perf_counter() - started) * 1e6)
         self.commands += 1
         if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
             reference = self.oracle(step)

@@ -124,20 +124,19 @@ def bad_stream(model, rng: np.random.Generator, count: int):
         yield msg_names, position, velocity, msg_stamp, now
 
 
-@pytest.mark.parametrize("changes", [
-    {},
-    {"effort_limits": [40.0, 60.0, 5.0, 30.0, 3.0, 3.0, 1.0], "watchdog_timeout": 0.05},
-    {"slew_limit.enable": False, "stale_behavior": "zero"},
-    {"joints": ["joint7", "joint2", "joint5"], "effort_rate_limits": [20.0]},
-])
-def test_fused_gravity_step_equals_the_general_pipeline(changes: dict) -> None:
-    fused, model = make(**changes)
-    general, _ = make(**changes)
-    general._gravity_only = False  # merge, then the GravityCompensation stage, then _output
-    assert fused._gravity_only
+def compare(fused: TorqueController, general: TorqueController, model, count: int,
+            trajectory_every: int = 0) -> int:
+    """Feed both controllers the same bad stream (and, every ``trajectory_every``
+    states, the same new trajectory); every result, output and counter must be the
+    same. Returns the number of outputs."""
     rng = np.random.default_rng(16)
     outputs = 0
-    for names, position, velocity, stamp, now in bad_stream(model, rng, 3000):
+    for k, (names, position, velocity, stamp, now) in enumerate(bad_stream(model, rng, count)):
+        if trajectory_every and k % trajectory_every == trajectory_every // 2 and names:
+            times = np.array([0.0, 0.2, 0.5])
+            positions = Q + np.array([[0.0] * 7, [0.1] * 7, [-0.05] * 7]) * rng.uniform(0, 1)
+            for ctl in (fused, general):
+                ctl.trajectory(list(model.joint_names), times, positions, None, None, stamp)
         if names is None:
             a, b = fused.watchdog(now), general.watchdog(now)
         else:
@@ -152,12 +151,43 @@ def test_fused_gravity_step_equals_the_general_pipeline(changes: dict) -> None:
         assert counters(fused) == counters(general)
     assert np.array_equal(fused._state[:3], general._state[:3])  # q, qd, stamps
     # Every path was taken.
-    assert outputs > 1000 and fused.clock_resets > 3 and fused.stale_events > 10
-    assert fused.saturated > 0 or "effort_limits" not in changes
+    assert outputs > count // 3 and fused.clock_resets > 3 and fused.stale_events > 10
     assert set(fused.rejected) >= {"non_finite", "out_of_range", "time_backwards",
                                    "time_future", "duplicate_names", "length_mismatch"}
     if fused.slew is not None:
         assert fused.slew.limited > 0 and fused.slew.bad_dt > 0
+    return outputs
+
+
+@pytest.mark.parametrize("changes", [
+    {},
+    {"effort_limits": [40.0, 60.0, 5.0, 30.0, 3.0, 3.0, 1.0], "watchdog_timeout": 0.05},
+    {"slew_limit.enable": False, "stale_behavior": "zero"},
+    {"joints": ["joint7", "joint2", "joint5"], "effort_rate_limits": [20.0]},
+])
+def test_fused_gravity_step_equals_the_general_pipeline(changes: dict) -> None:
+    fused, model = make(**changes)
+    general, _ = make(**changes)
+    general._gravity_only = False  # merge, then the GravityCompensation stage, then _output
+    assert fused._gravity_only
+    compare(fused, general, model, 3000)
+    assert fused.saturated > 0 or "effort_limits" not in changes
+
+
+@pytest.mark.parametrize("changes", [
+    {"kp": [30.0], "kd": [5.0]},
+    {"kp": [30.0], "kd": [5.0], "time_scaling.enable": True, "effort_rate_limits": [300.0]},
+    {"friction_compensation": True, "joints": ["joint7", "joint2", "joint5"],
+     "effort_limits": [2.0, 30.0, 3.0]},
+])
+def test_fused_inverse_dynamics_equals_the_general_pipeline(changes: dict) -> None:
+    fused, model = make(mode="inverse_dynamics", **changes)
+    general, _ = make(mode="inverse_dynamics", **changes)
+    general._inverse_dynamics_command = None  # the Reference and InverseDynamicsPD stages
+    assert fused._inverse_dynamics_command is not None
+    compare(fused, general, model, 1500, trajectory_every=300)
+    assert fused.reference.trajectory is not None
+    assert (fused.reference.scaling is not None) == ("time_scaling.enable" in changes)
 
 
 def test_command_lands_in_the_callers_array() -> None:
