@@ -15,7 +15,9 @@ target, pooled over the rounds:
   dropped -- drops are counted and reported);
 * for our node, the receipt-to-publish time inside it (its diagnostics);
 * the ratio node / relay at p50 and p99: the node's own overhead, with DDS,
-  the Python runtime and the machine's load divided out.
+  the Python runtime and the machine's load divided out; and the median over
+  the rounds of the ratio of each node round's p50 to that of the relay round
+  that follows it (the load of a shared machine drifts less within a pair).
 
 Targets (issue 16): end-to-end p99 <= 1 ms; node / relay <= 1.15 at p50 and p99.
 
@@ -73,6 +75,7 @@ class Target:
         self.pub = driver.create_publisher(JointState, states, 10)
         self.sent: deque[float] = deque()
         self.latencies: list[float] = []  # of clean rounds
+        self.round_p50: list[float] = []  # per round, nan when it had a drop
         self.round: list[float] = []
         self.received = 0
         self.count = 0  # states sent in clean rounds
@@ -130,8 +133,10 @@ def stream(target: Target, seconds: float, rate: float) -> None:
         if len(target.round) == count:  # no drop: replies matched in order are exact
             target.latencies += target.round
             target.count += count
+            target.round_p50.append(float(np.median(target.round)))
         else:
             target.dirty += 1
+            target.round_p50.append(np.nan)
 
 
 def wait_for(target: Target, process: subprocess.Popen[bytes], timeout: float = 60.0) -> bool:
@@ -211,6 +216,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {label + ' end-to-end':<34}{p50:10.0f}{p99:10.0f}"
                   f"{f'{dropped} of {args.rounds}':>19}")
         print(f"  {'node receipt to publish (median)':<34}{cb50:10.0f}{cb99:10.0f}")
+        pairs = np.array(targets["node"].round_p50) / np.array(targets["relay"].round_p50)
+        pairs = pairs[np.isfinite(pairs)]
+        if pairs.size:
+            q1, med, q3 = np.percentile(pairs, [25, 50, 75])
+            print(f"  {'node / relay p50, paired rounds':<34}{med:10.2f}  (quartiles "
+                  f"{q1:.2f}-{q3:.2f}, {pairs.size} pairs)")
         r50 = results["node"][0] / results["relay"][0]
         r99 = results["node"][1] / results["relay"][1]
         rows = [("node / relay p50", r50, 1.15), ("node / relay p99", r99, 1.15),
