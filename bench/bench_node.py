@@ -54,16 +54,28 @@ RELAY_STATES, RELAY_COMMANDS = "/rnea_bench_relay/joint_states", "/rnea_bench_re
 
 
 class Relay(Node):
-    """Subscribe joint states, publish a fixed command: the floor for a Python node."""
+    """Subscribe joint states, publish a fixed command: the floor for a Python node.
 
-    def __init__(self, **kwargs: Any) -> None:
+    ``delay`` [s] > 0: busy-wait that long before publishing (a calibration: what
+    publishing later costs end to end, with no other work done)."""
+
+    def __init__(self, delay: float = 0.0, **kwargs: Any) -> None:
         from rnea_ros.nodes.controller import STATE_QOS
         super().__init__("rnea_bench_relay", **kwargs)
         self.pub = self.create_publisher(Float64MultiArray, RELAY_COMMANDS, 10)
         self.msg = Float64MultiArray(data=[0.0] * 7)
-        self.create_subscription(JointState, RELAY_STATES, self.on_state, STATE_QOS)
+        self.delay = delay
+        self.create_subscription(JointState, RELAY_STATES,
+                                 self.on_state_delayed if delay > 0 else self.on_state,
+                                 STATE_QOS)
 
     def on_state(self, msg: JointState) -> None:
+        self.pub.publish(self.msg)
+
+    def on_state_delayed(self, msg: JointState) -> None:
+        end = time.perf_counter() + self.delay
+        while time.perf_counter() < end:
+            pass
         self.pub.publish(self.msg)
 
 
@@ -107,9 +119,9 @@ class Target:
         self.pub.publish(msg)
 
 
-def serve_relay() -> int:
+def serve_relay(delay: float) -> int:
     from rnea_ros.nodes.common import run
-    return run("rnea_bench_relay", Relay, None)
+    return run("rnea_bench_relay", lambda: Relay(delay), None)
 
 
 def stream(target: Target, seconds: float, rate: float) -> None:
@@ -159,16 +171,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=4.0, help="seconds per target "
                         "and round")
     parser.add_argument("--rate", type=float, default=1000.0, help="joint-state rate [Hz]")
+    parser.add_argument("--relay-delay", type=float, default=0.0, help="calibration: the "
+                        "relay busy-waits this long [us] before publishing")
     parser.add_argument("--serve-relay", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_relay:
-        return serve_relay()
+        return serve_relay(args.relay_delay * 1e-6)
     processes = {
         "node": subprocess.Popen(
             [sys.executable, "-m", "rnea_ros.nodes.controller", "--ros-args",
              "-p", "urdf_path:=package://rnea_ros/urdf/arm7.urdf", "-p", "watchdog_timeout:=600.0",
              "-p", "diagnostics_period:=1.0", "--log-level", "warn"]),
-        "relay": subprocess.Popen([sys.executable, __file__, "--serve-relay"]),
+        "relay": subprocess.Popen([sys.executable, __file__, "--serve-relay",
+                                   "--relay-delay", str(args.relay_delay)]),
     }
     rclpy.init()
     driver = Node("rnea_bench_driver")
@@ -212,9 +227,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {'':<34}{'p50 [us]':>10}{'p99 [us]':>10}{'rounds with drops':>19}")
         for name in ("relay", "node"):
             p50, p99, dropped = results[name]
-            label = "bare rclpy relay" if name == "relay" else "controller node"
+            label = "controller node" if name == "node" else "bare rclpy relay"
             print(f"  {label + ' end-to-end':<34}{p50:10.0f}{p99:10.0f}"
                   f"{f'{dropped} of {args.rounds}':>19}")
+        if args.relay_delay:
+            print(f"  (the relay busy-waits {args.relay_delay:g} us before publishing)")
         print(f"  {'node receipt to publish (median)':<34}{cb50:10.0f}{cb99:10.0f}")
         pairs = np.array(targets["node"].round_p50) / np.array(targets["relay"].round_p50)
         pairs = pairs[np.isfinite(pairs)]
