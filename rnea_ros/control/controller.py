@@ -112,10 +112,12 @@ _monotonic, _perf_counter, _isfinite = time.monotonic, time.perf_counter, math.i
 _asc, _f64 = np.ascontiguousarray, np.float64
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Result:
     """Outcome of one joint-state message: a command (commanded-joint order), or a
-    rejection (``reason`` key and a message naming the problem), or neither (not ready)."""
+    rejection (``reason`` key and a message naming the problem), or neither (not ready).
+    Immutable: the controller returns the same one for every plain command written
+    into the same ``out`` array (one allocation less per message)."""
 
     command: Array | None = None
     reason: str | None = None
@@ -142,6 +144,7 @@ class TorqueController:
         self._q, self._qd, self._stamp, self._tau = self._state
         self._stamp[:] = -math.inf
         self._name_cache: dict[tuple[str, ...], Indices] = {}
+        self._commanded = Result()  # the last plain command's result (see Result)
         self.clock = ClockWatch()
         self._output_stamp: float | None = None  # stamp of the last state-driven output
         self._output_wall: float | None = None  # steady time of the last output
@@ -275,23 +278,22 @@ class TorqueController:
     # ------------------------------------------------------------------ inputs
     def _indices(self, names: Sequence[str]) -> Indices:
         """``[message index; model index]`` (2, k) of the k model joints in ``names``, k,
-        and the model joints named more than once."""
+        and the model joints named more than once; cached by ``tuple(names)`` (the caller
+        looks there first)."""
         key = tuple(names)
-        cached = self._name_cache.get(key)
-        if cached is None:
-            position: dict[str, int] = {}
-            duplicates: list[str] = []
-            for k, name in enumerate(key):
-                if name in position and name in self._state_index:
-                    duplicates.append(name)
-                position.setdefault(name, k)
-            model_idx = [i for i, j in enumerate(self.state_names) if j in position]
-            msg_idx = [position[self.state_names[i]] for i in model_idx]
-            cached = (np.array([msg_idx, model_idx], dtype=np.int64).reshape(2, -1),
-                      len(model_idx), tuple(dict.fromkeys(duplicates)))
-            if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
-                self._name_cache[key] = cached
-        return cached
+        position: dict[str, int] = {}
+        duplicates: list[str] = []
+        for k, name in enumerate(key):
+            if name in position and name in self._state_index:
+                duplicates.append(name)
+            position.setdefault(name, k)
+        model_idx = [i for i, j in enumerate(self.state_names) if j in position]
+        msg_idx = [position[self.state_names[i]] for i in model_idx]
+        found = (np.array([msg_idx, model_idx], dtype=np.int64).reshape(2, -1),
+                 len(model_idx), tuple(dict.fromkeys(duplicates)))
+        if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
+            self._name_cache[key] = found
+        return found
 
     def _reject(self, reason: str, message: str) -> Result:
         self.rejected[reason] += 1
@@ -317,7 +319,7 @@ class TorqueController:
                                 f"{len(velocity)} velocities")
         if not _isfinite(stamp):
             return self._reject("time_backwards", f"stamp {stamp} is not finite")
-        idx, count, duplicates = self._indices(names)
+        idx, count, duplicates = self._name_cache.get(tuple(names)) or self._indices(names)
         if count == 0:
             self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
             return Result()
@@ -377,7 +379,11 @@ class TorqueController:
         self.stale = False
         if status != OUTPUT:  # merged: compute the command
             self._compute(stamp, now, out)
-        return Result(command=out, event=event)
+        if event:
+            return Result(command=out, event=event)
+        if self._commanded.command is not out:
+            self._commanded = Result(command=out)
+        return self._commanded
 
     def _merge(self, p: array[float], v: array[float], has_velocity: bool,
                idx: NDArray[np.int64], stamp: float) -> int:
