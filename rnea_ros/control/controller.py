@@ -76,14 +76,21 @@ from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.elastic import ElasticStage
 from rnea_ros.control.joint_state import (
     BACKWARDS,
+    BAD_STAMP,
+    DUPLICATE_NAMES,
     FUTURE,
     INCOMPLETE,
+    LENGTH_MISMATCH,
     MAX_STATE,
+    MERGED,
+    MISSING_VELOCITY,
+    NO_MODEL_JOINT,
     NON_FINITE,
     OUT_OF_RANGE,
     TOO_OLD,
     ClockWatch,
     as_buffer,
+    intake_fast,
     merge_fast,
 )
 from rnea_ros.control.laws import (
@@ -103,13 +110,15 @@ from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
-Indices = tuple[NDArray[np.int64], int, tuple[str, ...]]
+NameMap = tuple[NDArray[np.int64], int, tuple[str, ...]]  # idx, screen, duplicates
 Oracle = Callable[[Step], Array]
 
 _CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
 _NO_VELOCITY = array("d")
 _monotonic, _perf_counter, _isfinite = time.monotonic, time.perf_counter, math.isfinite
 _asc, _f64 = np.ascontiguousarray, np.float64
+# Intake statuses after which the message is merged (a command may be out already).
+_MERGED = frozenset((MERGED, INCOMPLETE, TOO_OLD, OUTPUT, HELD, BAD_TORQUE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +152,11 @@ class TorqueController:
         self._state = np.zeros((4, n))
         self._q, self._qd, self._stamp, self._tau = self._state
         self._stamp[:] = -math.inf
-        self._name_cache: dict[tuple[str, ...], Indices] = {}
+        self._name_cache: dict[tuple[str, ...], NameMap] = {}
         self._commanded = Result()  # the last plain command's result (see Result)
         self.clock = ClockWatch()
-        self._output_stamp: float | None = None  # stamp of the last state-driven output
-        self._output_wall: float | None = None  # steady time of the last output
+        self._output_stamp = math.nan  # stamp of the last output, NaN: none or the watchdog's
+        self._output_wall = math.nan  # steady time of the last output, NaN: none yet
         # The last command output (commanded-joint order), written in place by the
         # compiled output path; the slew limiter's previous command once _has_output.
         self._last_output = np.zeros(0)
@@ -238,9 +247,14 @@ class TorqueController:
         # reference's part is passed per call (after warm_up, whose calls fixed FastCall's
         # entry points).
         fp, g, index = self.model.kernel_floats, self.model.gravity, config.command_index
+        window, threshold = config.watchdog_timeout, config.clock_reset_threshold
+        self._intake: Callable[..., int] = partial(
+            intake_fast.call, self._state, window, threshold, config.mode != "gravity")
+        self._finish: Callable[..., tuple[int, int, int]] = partial(
+            finish_fast.call, index, self._bounds, self._last_output)
         self._gravity_command: Callable[..., tuple[int, int, int]] | None = partial(
-            gravity_fast.call, fp, g, self._state, config.watchdog_timeout, index,
-            self._bounds, self._last_output) if self._gravity_only else None
+            gravity_fast.call, fp, g, self._state, window, threshold, index, self._bounds,
+            self._last_output) if self._gravity_only else None
         self._inverse_dynamics_command: Callable[..., tuple[int, int, int]] | None = partial(
             inverse_dynamics_fast.call, fp, g, self._gains, self._state, index, self._bounds,
             self._last_output) if self._fused_inverse_dynamics else None
@@ -264,22 +278,26 @@ class TorqueController:
         state, none = self._state.copy(), np.zeros((2, 0), dtype=np.int64)
         last, out = self._last_output.copy(), np.empty(len(self.config.joints))
         index, bounds = self.config.command_index, self._bounds
-        merge_fast.call(state, _NO_VELOCITY, _NO_VELOCITY, False, none, 0.0, 1.0)
-        finish_fast.call(state[3], index, bounds, last, False, 0.0, out)
+        nan, no = math.nan, _NO_VELOCITY
+        intake_fast.call(state, 1.0, 1.0, False, no, no, 0, none, NO_MODEL_JOINT, 0.0, 0.0, nan,
+                         nan)
+        merge_fast.call(state, no, no, False, none, 0.0, 1.0)
+        finish_fast.call(index, bounds, last, state[3], False, 0.0, 0.0, nan, nan, out)
         fp, g = self.model.kernel_floats, self.model.gravity
         if self._gravity_only:
-            gravity_fast.call(fp, g, state, 1.0, index, bounds, last, _NO_VELOCITY, _NO_VELOCITY,
-                              False, none, 0.0, False, 0.0, out)
+            gravity_fast.call(fp, g, state, 1.0, 1.0, index, bounds, last, no, no, 0, none,
+                              NO_MODEL_JOINT, 0.0, 0.0, nan, nan, nan, nan, False, out)
         if self._fused_inverse_dynamics:
             q = state[0].copy()
             inverse_dynamics_fast.call(fp, g, self._gains, state, index, bounds, last, q, q, q,
-                                       False, 0.0, out)
+                                       False, 0.0, 0.0, nan, nan, out)
 
     # ------------------------------------------------------------------ inputs
-    def _indices(self, names: Sequence[str]) -> Indices:
-        """``[message index; model index]`` (2, k) of the k model joints in ``names``, k,
-        and the model joints named more than once; cached by ``tuple(names)`` (the caller
-        looks there first)."""
+    def _name_map(self, names: Sequence[str]) -> NameMap:
+        """``[message index; model index]`` (2, k) of the model joints in ``names``, the
+        intake's screen (``NO_MODEL_JOINT`` when k = 0, ``DUPLICATE_NAMES`` when a model
+        joint is named twice, else 0) and those joints; cached by ``tuple(names)`` (the
+        caller looks there first)."""
         key = tuple(names)
         position: dict[str, int] = {}
         duplicates: list[str] = []
@@ -289,8 +307,9 @@ class TorqueController:
             position.setdefault(name, k)
         model_idx = [i for i, j in enumerate(self.state_names) if j in position]
         msg_idx = [position[self.state_names[i]] for i in model_idx]
-        found = (np.array([msg_idx, model_idx], dtype=np.int64).reshape(2, -1),
-                 len(model_idx), tuple(dict.fromkeys(duplicates)))
+        screen = NO_MODEL_JOINT if not model_idx else DUPLICATE_NAMES if duplicates else 0
+        found = (np.array([msg_idx, model_idx], dtype=np.int64).reshape(2, -1), screen,
+                 tuple(dict.fromkeys(duplicates)))
         if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
             self._name_cache[key] = found
         return found
@@ -302,7 +321,7 @@ class TorqueController:
     def joint_state(self, names: Sequence[str], position: Sequence[float],
                     velocity: Sequence[float], stamp: float, now: float | None = None,
                     out: Array | None = None) -> Result:
-        """Validate and merge one ``sensor_msgs/JointState``; compute the command.
+        """Check and merge one ``sensor_msgs/JointState``; compute the command.
 
         ``stamp`` [s] is the message time (the trajectory is sampled at it);
         ``now`` [s] a steady clock for the watchdog (default: ``time.monotonic()``);
@@ -310,60 +329,52 @@ class TorqueController:
         array), e.g. the node's view of its command message: ``Result.command`` is
         ``out``. ``position`` and ``velocity`` are cheapest as ``array('d')``, what
         rclpy's messages hold.
+
+        The node calls this at 1 kHz, where each Python operation costs several times
+        its warm-loop time: the checks run compiled
+        (:func:`~rnea_ros.control.joint_state.intake`; in gravity mode with the whole
+        step, :func:`~rnea_ros.control.command.gravity_command`) and a command is
+        booked in a few lines; Python handles the rest by status.
         """
         now = _monotonic() if now is None else now
-        n_names = len(names)
-        if len(position) != n_names or len(velocity) not in (0, n_names):
-            return self._reject("length_mismatch",
-                                f"{n_names} names, {len(position)} positions, "
-                                f"{len(velocity)} velocities")
-        if not _isfinite(stamp):
-            return self._reject("time_backwards", f"stamp {stamp} is not finite")
-        idx, count, duplicates = self._name_cache.get(tuple(names)) or self._indices(names)
-        if count == 0:
-            self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
-            return Result()
-        if duplicates:
-            return self._reject("duplicate_names", f"joints {options(duplicates)} are named "
-                                                   "more than once")
-        has_velocity = len(velocity) > 0
-        config = self.config
-        if not has_velocity and config.mode != "gravity":
-            return self._reject("missing_velocity", "message has no velocities, "
-                                f"{config.mode} mode needs them")
-        p, v = as_buffer(position), as_buffer(velocity)
+        idx, screen, duplicates = self._name_cache.get(tuple(names)) or self._name_map(names)
+        p = position if type(position) is array and position.typecode == "d" else \
+            as_buffer(position)
+        v = velocity if type(velocity) is array and velocity.typecode == "d" else \
+            as_buffer(velocity)
         if out is None:
-            out = np.empty(len(config.joints))
-        clock, threshold = self.clock, config.clock_reset_threshold
-        if clock.future(stamp, now, threshold):
-            status = FUTURE
-        elif self._gravity_only:  # merge and command in one compiled call
-            status = self._gravity_step(p, v, has_velocity, idx, stamp, now, out)
-        else:
-            status = self._merge(p, v, has_velocity, idx, stamp)
+            out = np.empty(len(self.config.joints))
+        clock, slew = self.clock, self.slew
+        if self._gravity_command is None:
+            status = self._intake(p, v, len(names), idx, screen, stamp, now, clock.newest,
+                                  clock.newest_wall)
+        else:  # check, merge, g(q), saturation and slew limiting in one compiled call
+            started = _perf_counter()
+            status, clipped, limited = self._gravity_command(
+                p, v, len(names), idx, screen, stamp, now, clock.newest, clock.newest_wall,
+                self._output_stamp, self._output_wall, slew is not None and self._has_output,
+                out)
+            if status >= OUTPUT:  # merged, and a command is in out
+                self._count_output(status, clipped, limited, stamp, now)
+                self.compute_us.append((_perf_counter() - started) * 1e6)
+                self.commands += 1
+                if status == OUTPUT:  # the common case: accepted as below
+                    clock.streak = 0
+                    self.accepted += 1
+                    clock.accept(stamp, now)
+                    self.last_valid_wall, self.last_state_time, self.stale = now, stamp, False
+                    return self._plain(out)
         event = ""
-        if status == BACKWARDS or status == FUTURE:
-            if clock.confirm(stamp, threshold, config.clock_reset_count):
+        if status not in _MERGED:
+            config = self.config
+            if (status == BACKWARDS or status == FUTURE) and clock.confirm(
+                    stamp, config.clock_reset_threshold, config.clock_reset_count):
                 event = self._resync(stamp)
-                status = self._merge(p, v, has_velocity, idx, stamp)
-            elif status == BACKWARDS:
-                return self._reject("time_backwards",
-                                    f"stamp {stamp:.6f} s is older than the last one "
-                                    f"({float(self._stamp[idx[1]].max()):.6f} s)")
-            else:
-                return self._reject("time_future",
-                                    f"stamp {stamp:.6f} s is {stamp - clock.newest:.3f} s after "
-                                    f"the last one, {now - clock.newest_wall:.3f} s ago")
+                status = self._merge(p, v, idx, stamp)
+            if status not in _MERGED:
+                return self._rejection(status, names, p, v, idx, duplicates, stamp, now)
         else:
             clock.streak = 0
-        if status == OUT_OF_RANGE:
-            return self._reject("out_of_range", f"a position or velocity is beyond "
-                                                f"{MAX_STATE:g} in magnitude")
-        if status == NON_FINITE:
-            bad = [self.state_names[i] for k, i in zip(idx[0], idx[1], strict=True)
-                   if not (math.isfinite(p[k]) and (not has_velocity or math.isfinite(v[k])))]
-            return self._reject("non_finite", f"non-finite position or velocity for joints "
-                                              f"{options(bad)}")
         self.accepted += 1
         clock.accept(stamp, now)
         if status == INCOMPLETE:
@@ -377,44 +388,69 @@ class TorqueController:
         self.last_valid_wall = now
         self.last_state_time = stamp
         self.stale = False
-        if status != OUTPUT:  # merged: compute the command
+        if status == MERGED:
             self._compute(stamp, now, out)
-        if event:
-            return Result(command=out, event=event)
+        return Result(command=out, event=event) if event else self._plain(out)
+
+    def _plain(self, out: Array) -> Result:
+        """The result of a plain command in ``out`` (one per ``out`` array, see Result)."""
         if self._commanded.command is not out:
             self._commanded = Result(command=out)
         return self._commanded
 
-    def _merge(self, p: array[float], v: array[float], has_velocity: bool,
-               idx: NDArray[np.int64], stamp: float) -> int:
-        return int(merge_fast.call(self._state, p, v, has_velocity, idx, stamp,
-                                   self.config.watchdog_timeout))
+    def _rejection(self, status: int, names: Sequence[str], p: array[float], v: array[float],
+                   idx: NDArray[np.int64], duplicates: tuple[str, ...], stamp: float,
+                   now: float) -> Result:
+        """The result of a message the intake did not merge (``status``)."""
+        if status == NO_MODEL_JOINT:
+            self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
+            return Result()
+        if status == LENGTH_MISMATCH:
+            return self._reject("length_mismatch", f"{len(names)} names, {len(p)} positions, "
+                                                   f"{len(v)} velocities")
+        if status == BAD_STAMP:
+            return self._reject("time_backwards", f"stamp {stamp} is not finite")
+        if status == DUPLICATE_NAMES:
+            return self._reject("duplicate_names", f"joints {options(duplicates)} are named "
+                                                   "more than once")
+        if status == MISSING_VELOCITY:
+            return self._reject("missing_velocity", "message has no velocities, "
+                                f"{self.config.mode} mode needs them")
+        if status == BACKWARDS:
+            return self._reject("time_backwards",
+                                f"stamp {stamp:.6f} s is older than the last one "
+                                f"({float(self._stamp[idx[1]].max()):.6f} s)")
+        clock = self.clock
+        if status == FUTURE:
+            return self._reject("time_future",
+                                f"stamp {stamp:.6f} s is {stamp - clock.newest:.3f} s after "
+                                f"the last one, {now - clock.newest_wall:.3f} s ago")
+        clock.streak = 0  # a clock that agrees, but a bad state
+        if status == OUT_OF_RANGE:
+            return self._reject("out_of_range", f"a position or velocity is beyond "
+                                                f"{MAX_STATE:g} in magnitude")
+        assert status == NON_FINITE, status
+        has_velocity = len(v) > 0
+        bad = [self.state_names[i] for k, i in zip(idx[0], idx[1], strict=True)
+               if not (math.isfinite(p[k]) and (not has_velocity or math.isfinite(v[k])))]
+        return self._reject("non_finite", f"non-finite position or velocity for joints "
+                                          f"{options(bad)}")
 
-    def _gravity_step(self, p: array[float], v: array[float], has_velocity: bool,
-                      idx: NDArray[np.int64], stamp: float, now: float, out: Array) -> int:
-        """Gravity mode's merge, ``g(q)``, saturation and slew limiting in one compiled
-        call (:func:`~rnea_ros.control.command.gravity_command`, equal to the merge,
-        the stage pipeline and :meth:`_output`); returns the merge's status, or
-        ``OUTPUT`` once the command is in ``out``."""
-        started = _perf_counter()
-        assert self._gravity_command is not None
-        status, clipped, limited = self._gravity_command(
-            p, v, has_velocity, idx, stamp, self.slew is not None and self._has_output,
-            self._output_dt(stamp, now), out)
-        if status < OUTPUT:
-            return int(status)
-        self._count_output(status, clipped, limited, stamp, now)
-        self.compute_us.append((_perf_counter() - started) * 1e6)
-        self.commands += 1
-        return OUTPUT
+    def _merge(self, p: array[float], v: array[float], idx: NDArray[np.int64],
+               stamp: float) -> int:
+        """The merge alone (after a clock reset: the intake checked the message)."""
+        return int(merge_fast.call(self._state, p, v, len(v) > 0, idx, stamp,
+                                   self.config.watchdog_timeout))
 
     def _resync(self, stamp: float) -> str:
         """Move the merged stamps, the reference and the time scaling onto the new
         clock (the newest sample at ``stamp``); returns the event text."""
         jump = self.clock.resync(stamp)
         known = np.isfinite(self._stamp)
-        self._stamp[known] += jump
-        self._output_stamp = None  # the next rate-limit step is measured on the steady clock
+        # newest + (stamp - newest) can round a few ulps past stamp, which the merge of
+        # the message at stamp would take for a stamp going backwards: clamped.
+        self._stamp[known] = np.minimum(self._stamp[known] + jump, stamp)
+        self._output_stamp = math.nan  # the next rate-limit step: on the steady clock
         reference = self.reference
         if reference.trajectory is not None:
             reference.trajectory = dataclasses.replace(reference.trajectory,
@@ -487,19 +523,10 @@ class TorqueController:
                                else start)
 
     # --------------------------------------------------------------- computing
-    def _output_dt(self, stamp: float | None, now: float) -> float:
-        """The rate limiter's time step: the stamp difference between state-driven
-        outputs (``stamp`` None: a watchdog output), else the steady time since the
-        previous output; 0 before the first."""
-        if self._output_wall is None:
-            return 0.0
-        if stamp is not None and self._output_stamp is not None:
-            return stamp - self._output_stamp
-        return now - self._output_wall
-
-    def _count_output(self, status: int, clipped: int, limited: int, stamp: float | None,
+    def _count_output(self, status: int, clipped: int, limited: int, stamp: float,
                       now: float) -> None:
-        """Book an output of the compiled path (:func:`~rnea_ros.control.command.finish`)."""
+        """Book an output of the compiled path (:func:`~rnea_ros.control.command.finish`)
+        at ``stamp`` (NaN: a watchdog output) and steady time ``now``."""
         self._output_stamp, self._output_wall = stamp, now
         if status == HELD:  # no time has passed: the previous command was repeated
             assert self.slew is not None
@@ -512,14 +539,13 @@ class TorqueController:
             if self.slew is not None:
                 self.slew.limited += limited
 
-    def _output(self, tau: Array, now: float, stamp: float | None, out: Array) -> Array:
+    def _output(self, tau: Array, now: float, stamp: float, out: Array) -> Array:
         """The command from model-order torques ``tau``, into ``out``: commanded joints,
-        saturated, slew-limited (``stamp`` None: a watchdog output) on the command
-        clock -- stamp differences between state-driven outputs, else steady time."""
-        status, clipped, limited = finish_fast.call(
-            np.ascontiguousarray(tau, dtype=np.float64), self.config.command_index,
-            self._bounds, self._last_output, self.slew is not None and self._has_output,
-            self._output_dt(stamp, now), out)
+        saturated, slew-limited (``stamp`` NaN: a watchdog output) on the command clock
+        (:func:`~rnea_ros.control.command.output_dt`)."""
+        status, clipped, limited = self._finish(
+            _asc(tau, _f64), self.slew is not None and self._has_output, stamp, now,
+            self._output_stamp, self._output_wall, out)
         self._count_output(status, clipped, limited, stamp, now)
         return out
 
@@ -530,7 +556,8 @@ class TorqueController:
             q_ref, qd_ref, qdd_ref = self.reference.sample(t, self._q)
             status, clipped, limited = self._inverse_dynamics_command(
                 _asc(q_ref, _f64), _asc(qd_ref, _f64), _asc(qdd_ref, _f64),
-                self.slew is not None and self._has_output, self._output_dt(t, now), out)
+                self.slew is not None and self._has_output, t, now, self._output_stamp,
+                self._output_wall, out)
             self._count_output(status, clipped, limited, t, now)
             self.compute_us.append((_perf_counter() - started) * 1e6)
             self.commands += 1
@@ -567,9 +594,9 @@ class TorqueController:
         if out is None:
             out = np.empty(len(self.config.joints))
         if self.config.stale_behavior == "zero":
-            return self._output(np.zeros(self.model.nv), now, None, out)
+            return self._output(np.zeros(self.model.nv), now, math.nan, out)
         return self._output(gravity_torques(self.full_model, self._q[:self.model.nv]), now,
-                            None, out)
+                            math.nan, out)
 
     # ------------------------------------------------------------- statistics
     @property

@@ -29,8 +29,8 @@ def make(**changes):
 def finish(tau, last, slew, dt, limits=(5.0, 1.0, 50.0, 50.0), rates=(100.0,) * 4):
     bounds = np.array([limits, rates], dtype=np.float64)
     out = np.full(4, 7.0)
-    status = finish_fast.call(np.asarray(tau, dtype=np.float64), INDEX, bounds, last, slew,
-                              dt, out)
+    status = finish_fast.call(INDEX, bounds, last, np.asarray(tau, dtype=np.float64), slew,
+                              1.0 + dt, 1.0 + dt, 1.0, 1.0, out)  # dt from the output clock
     return status, out
 
 
@@ -67,11 +67,12 @@ def test_finish_never_outputs_a_non_finite_torque(slew: bool) -> None:
 
 
 def counters(ctl: TorqueController) -> tuple:
-    slew = ctl.slew
+    slew, clock = ctl.slew, ctl.clock
     return (ctl.accepted, ctl.ignored, ctl.commands, ctl.saturated, dict(ctl.rejected),
+            clock.newest, clock.newest_wall, clock.streak, ctl._has_output,
             None if slew is None else (slew.limited, slew.bad_dt), ctl.clock_resets,
             ctl.stale, ctl.stale_events, ctl.last_valid_wall, ctl.last_state_time,
-            ctl._output_stamp, ctl._output_wall)
+            *(None if np.isnan(t) else t for t in (ctl._output_stamp, ctl._output_wall)))
 
 
 def bad_stream(model, rng: np.random.Generator, count: int):
@@ -168,8 +169,8 @@ def compare(fused: TorqueController, general: TorqueController, model, count: in
 def test_fused_gravity_step_equals_the_general_pipeline(changes: dict) -> None:
     fused, model = make(**changes)
     general, _ = make(**changes)
-    general._gravity_only = False  # merge, then the GravityCompensation stage, then _output
-    assert fused._gravity_only
+    general._gravity_command = None  # intake, then the GravityCompensation stage, _output
+    assert fused._gravity_command is not None
     compare(fused, general, model, 3000)
     assert fused.saturated > 0 or "effort_limits" not in changes
 
@@ -188,6 +189,50 @@ def test_fused_inverse_dynamics_equals_the_general_pipeline(changes: dict) -> No
     compare(fused, general, model, 1500, trajectory_every=300)
     assert fused.reference.trajectory is not None
     assert (fused.reference.scaling is not None) == ("time_scaling.enable" in changes)
+
+
+@pytest.mark.parametrize("mode", ["gravity", "inverse_dynamics"])
+def test_a_message_is_rejected_for_its_first_problem_in_order(mode: str) -> None:
+    """length, stamp, names (none of the model's, or one twice), velocities, future
+    stamp, then the state itself: the first problem found is the reason."""
+    ctl, model = make(mode=mode)
+    names = list(model.joint_names)
+    ctl.joint_state(names, Q, [0.0] * 7, stamp=1.0, now=1.0)
+    twice = [names[0], *names[:6]]
+    nan_q = [np.nan, *Q[1:]]
+    cases = [
+        (twice, nan_q[:6], [], np.nan, "length_mismatch"),
+        (twice, nan_q, [], np.inf, "time_backwards"),  # a stamp that is not finite
+        (["a", "b"], [0.0, np.nan], [], 99.0, None),  # ignored: not an error
+        (twice, nan_q, [], 99.0, "duplicate_names"),
+        (names, nan_q, [], 99.0, "missing_velocity" if mode != "gravity" else "time_future"),
+        (names, nan_q, [0.0] * 7, 99.0, "time_future"),
+        (names, nan_q, [0.0] * 7, 0.5, "non_finite"),  # backwards too: the state comes first
+        (names, [2e6, *Q[1:]], [0.0] * 7, 0.5, "out_of_range"),
+        (names, Q, [0.0] * 7, 0.5, "time_backwards"),
+    ]
+    for msg_names, position, velocity, stamp, reason in cases:
+        result = ctl.joint_state(msg_names, position, velocity, stamp=stamp, now=1.001)
+        assert result.reason == reason and result.command is None, (reason, result)
+    assert ctl.ignored == 1 and ctl.accepted == 1
+
+
+@pytest.mark.parametrize("mode", ["gravity", "inverse_dynamics"])
+def test_clock_reset_merges_the_message_that_confirms_it(mode: str) -> None:
+    """A simulator reset from t = 3600.2 s to 0: 3600.2 + (0.005 - 3600.2) rounds past
+    0.005, the re-synchronised stamps must not make that message look older."""
+    ctl, model = make(mode=mode)
+    names = list(model.joint_names)
+    for k in range(201):
+        ctl.joint_state(names, Q, [0.0] * 7, stamp=3600.0 + k * 1e-3, now=k * 1e-3)
+    assert 3600.2 + (0.005 - 3600.2) > 0.005
+    count = ctl.config.clock_reset_count
+    q = Q + 0.01
+    results = [ctl.joint_state(names, q, [0.0] * 7, stamp=k * 1e-3, now=0.2 + k * 1e-3)
+               for k in range(1, count + 1)]
+    assert [r.reason for r in results] == ["time_backwards"] * (count - 1) + [None]
+    assert "clock reset" in results[-1].event and results[-1].command is not None
+    assert np.array_equal(ctl._q, q) and np.all(ctl._stamp == count * 1e-3)
 
 
 def test_command_lands_in_the_callers_array() -> None:
