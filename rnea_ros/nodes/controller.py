@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import time
-from array import array
 from collections import deque
 from typing import Any
 
@@ -49,7 +48,7 @@ from rnea_ros.control.laws import Step
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
 from rnea_ros.core.model.robot_model import RobotModel
-from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_timer
+from rnea_ros.nodes.common import SerializedArray, declare, run, stamp_seconds, steady_timer
 
 NODE_NAME = "rnea_controller"
 _monotonic = time.monotonic
@@ -110,10 +109,10 @@ class ControllerNode(Node):
         steady_timer(self, float(self.values["diagnostics_period"]), self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
-        # The command message is reused (publish serialises it at once); the controller
-        # writes each command into its array('d') through this numpy view.
-        self.command_msg = Float64MultiArray(data=array("d", bytes(8 * len(config.joints))))
-        self.command_view = np.frombuffer(self.command_msg.data, dtype=np.float64)
+        # The command message, kept serialised: the controller writes each command into
+        # its data through this numpy view, the bytes are published as they are.
+        self.command = SerializedArray(len(config.joints))
+        self.command_view = self.command.values
         self.effort_msg = JointState()
         self.messages_received = 0
         self.received_at_diagnostics = 0
@@ -128,7 +127,8 @@ class ControllerNode(Node):
     def on_joint_state(self, msg: JointState) -> None:
         # The 1 kHz path: each Python operation here costs several times its warm-loop
         # time (cold caches), so the stamp is read once, the message's arrays go to the
-        # controller as they are (array('d')) and the command lands in command_msg.
+        # controller as they are (array('d')) and the command lands in the serialised
+        # command message (SerializedArray).
         received = _monotonic()  # also the controller's steady clock
         self.messages_received += 1
         header_stamp = msg.header.stamp
@@ -206,17 +206,17 @@ class ControllerNode(Node):
                         received: float | None = None) -> None:
         """Publish ``command`` (commanded-joint order), stamped ``stamp`` on ``~/efforts``;
         ``received``: the steady time the joint state arrived. The controller writes
-        its commands into ``command_view``, the command message's own array: nothing
-        to copy then."""
+        its commands into ``command_view``, inside the serialised command message:
+        nothing to copy or convert then."""
         if command is not self.command_view:
             self.command_view[:] = command
-        self.command_pub.publish(self.command_msg)
+        self.command_pub.publish(self.command.payload())
         if received is not None:  # receipt of the state to publication of the command
             self.callback_us.append((_monotonic() - received) * 1e6)
         if self.effort_pub is not None:
             self.effort_msg.header.stamp = stamp
             self.effort_msg.name = list(self.controller.config.joints)
-            self.effort_msg.effort = self.command_msg.data
+            self.effort_msg.effort = self.command_view.tolist()
             self.effort_pub.publish(self.effort_msg)
 
     # ------------------------------------------------------------ parameters
