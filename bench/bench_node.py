@@ -15,7 +15,9 @@ target, pooled over the rounds:
   dropped -- drops are counted and reported);
 * for our node, the receipt-to-publish time inside it (its diagnostics);
 * the ratio node / relay at p50 and p99: the node's own overhead, with DDS,
-  the Python runtime and the machine's load divided out.
+  the Python runtime and the machine's load divided out; and the median over
+  the rounds of the ratio of each node round's p50 to that of the relay round
+  that follows it (the load of a shared machine drifts less within a pair).
 
 Targets (issue 16): end-to-end p99 <= 1 ms; node / relay <= 1.15 at p50 and p99.
 
@@ -52,16 +54,28 @@ RELAY_STATES, RELAY_COMMANDS = "/rnea_bench_relay/joint_states", "/rnea_bench_re
 
 
 class Relay(Node):
-    """Subscribe joint states, publish a fixed command: the floor for a Python node."""
+    """Subscribe joint states, publish a fixed command: the floor for a Python node.
 
-    def __init__(self, **kwargs: Any) -> None:
+    ``delay`` [s] > 0: busy-wait that long before publishing (a calibration: what
+    publishing later costs end to end, with no other work done)."""
+
+    def __init__(self, delay: float = 0.0, **kwargs: Any) -> None:
         from rnea_ros.nodes.controller import STATE_QOS
         super().__init__("rnea_bench_relay", **kwargs)
         self.pub = self.create_publisher(Float64MultiArray, RELAY_COMMANDS, 10)
         self.msg = Float64MultiArray(data=[0.0] * 7)
-        self.create_subscription(JointState, RELAY_STATES, self.on_state, STATE_QOS)
+        self.delay = delay
+        self.create_subscription(JointState, RELAY_STATES,
+                                 self.on_state_delayed if delay > 0 else self.on_state,
+                                 STATE_QOS)
 
     def on_state(self, msg: JointState) -> None:
+        self.pub.publish(self.msg)
+
+    def on_state_delayed(self, msg: JointState) -> None:
+        end = time.perf_counter() + self.delay
+        while time.perf_counter() < end:
+            pass
         self.pub.publish(self.msg)
 
 
@@ -73,6 +87,7 @@ class Target:
         self.pub = driver.create_publisher(JointState, states, 10)
         self.sent: deque[float] = deque()
         self.latencies: list[float] = []  # of clean rounds
+        self.round_p50: list[float] = []  # per round, nan when it had a drop
         self.round: list[float] = []
         self.received = 0
         self.count = 0  # states sent in clean rounds
@@ -104,9 +119,9 @@ class Target:
         self.pub.publish(msg)
 
 
-def serve_relay() -> int:
+def serve_relay(delay: float) -> int:
     from rnea_ros.nodes.common import run
-    return run("rnea_bench_relay", Relay, None)
+    return run("rnea_bench_relay", lambda: Relay(delay), None)
 
 
 def stream(target: Target, seconds: float, rate: float) -> None:
@@ -130,8 +145,10 @@ def stream(target: Target, seconds: float, rate: float) -> None:
         if len(target.round) == count:  # no drop: replies matched in order are exact
             target.latencies += target.round
             target.count += count
+            target.round_p50.append(float(np.median(target.round)))
         else:
             target.dirty += 1
+            target.round_p50.append(np.nan)
 
 
 def wait_for(target: Target, process: subprocess.Popen[bytes], timeout: float = 60.0) -> bool:
@@ -154,16 +171,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=4.0, help="seconds per target "
                         "and round")
     parser.add_argument("--rate", type=float, default=1000.0, help="joint-state rate [Hz]")
+    parser.add_argument("--relay-delay", type=float, default=0.0, help="calibration: the "
+                        "relay busy-waits this long [us] before publishing")
     parser.add_argument("--serve-relay", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_relay:
-        return serve_relay()
+        return serve_relay(args.relay_delay * 1e-6)
     processes = {
         "node": subprocess.Popen(
             [sys.executable, "-m", "rnea_ros.nodes.controller", "--ros-args",
              "-p", "urdf_path:=package://rnea_ros/urdf/arm7.urdf", "-p", "watchdog_timeout:=600.0",
              "-p", "diagnostics_period:=1.0", "--log-level", "warn"]),
-        "relay": subprocess.Popen([sys.executable, __file__, "--serve-relay"]),
+        "relay": subprocess.Popen([sys.executable, __file__, "--serve-relay",
+                                   "--relay-delay", str(args.relay_delay)]),
     }
     rclpy.init()
     driver = Node("rnea_bench_driver")
@@ -207,10 +227,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {'':<34}{'p50 [us]':>10}{'p99 [us]':>10}{'rounds with drops':>19}")
         for name in ("relay", "node"):
             p50, p99, dropped = results[name]
-            label = "bare rclpy relay" if name == "relay" else "controller node"
+            label = "controller node" if name == "node" else "bare rclpy relay"
             print(f"  {label + ' end-to-end':<34}{p50:10.0f}{p99:10.0f}"
                   f"{f'{dropped} of {args.rounds}':>19}")
+        if args.relay_delay:
+            print(f"  (the relay busy-waits {args.relay_delay:g} us before publishing)")
         print(f"  {'node receipt to publish (median)':<34}{cb50:10.0f}{cb99:10.0f}")
+        pairs = np.array(targets["node"].round_p50) / np.array(targets["relay"].round_p50)
+        pairs = pairs[np.isfinite(pairs)]
+        if pairs.size:
+            q1, med, q3 = np.percentile(pairs, [25, 50, 75])
+            print(f"  {'node / relay p50, paired rounds':<34}{med:10.2f}  (quartiles "
+                  f"{q1:.2f}-{q3:.2f}, {pairs.size} pairs)")
         r50 = results["node"][0] / results["relay"][0]
         r99 = results["node"][1] / results["relay"][1]
         rows = [("node / relay p50", r50, 1.15), ("node / relay p99", r99, 1.15),

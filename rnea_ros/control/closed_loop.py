@@ -43,7 +43,6 @@ from numpy.typing import NDArray
 
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.controller import Oracle, RejectedState, Result, TorqueController
-from rnea_ros.control.joint_state import as_array
 from rnea_ros.control.laws import Stage, Step
 from rnea_ros.core.coupling.loop_dynamics import loop_gravity, loop_rnea
 from rnea_ros.core.coupling.loop_kinematics import (
@@ -210,7 +209,7 @@ class ClosedLoopController(TorqueController):
         loop_rnea(self.loop_model, q, z, z)
 
     # --------------------------------------------------------------- computing
-    def _compute(self, t: float, now: float) -> Array:
+    def _compute(self, t: float, now: float, out: Array) -> None:
         started = time.perf_counter()
         qa, qda = self._q.copy(), self._qd.copy()
         try:
@@ -221,7 +220,7 @@ class ClosedLoopController(TorqueController):
             self.reference_solver.last = q_tree
         step = LoopStep(self.model, t, qa, qda, tau=np.zeros(self.loops.n_active),
                         q_tree=q_tree)
-        return self._run(step, now, t, started)
+        self._run(step, now, t, started, out)
 
     def hold_torque(self) -> Array:
         """Gravity compensation at the last closed configuration."""
@@ -230,10 +229,11 @@ class ClosedLoopController(TorqueController):
 
     # ------------------------------------------------------------------ inputs
     def joint_state(self, names: Sequence[str], position: Sequence[float],
-                    velocity: Sequence[float], stamp: float, now: float | None = None) -> Result:
+                    velocity: Sequence[float], stamp: float, now: float | None = None,
+                    out: Array | None = None) -> Result:
         """:meth:`TorqueController.joint_state` on the active joints, then the passive
         encoders of the message (if any) checked against the solution."""
-        result = super().joint_state(names, position, velocity, stamp, now)
+        result = super().joint_state(names, position, velocity, stamp, now, out)
         if result.reason is None and self.solver.last is not None:
             self._check_passive(names, position)
         return result
@@ -252,7 +252,7 @@ class ClosedLoopController(TorqueController):
         msg_idx, passive_idx = cached
         if not passive_idx.size:
             return
-        measured = as_array(position)[msg_idx]
+        measured = np.asarray(position, dtype=np.float64)[msg_idx]
         if not np.all(np.isfinite(measured)):
             return
         assert self.solver.last is not None

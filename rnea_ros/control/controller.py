@@ -70,26 +70,43 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.command import (
+    BAD_TORQUE,
+    HELD,
+    OUTPUT,
+    finish_fast,
+    gravity_fast,
+    inverse_dynamics_fast,
+)
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.elastic import ElasticStage
 from rnea_ros.control.imu import ImuEstimator, ImuResult, ImuSample
 from rnea_ros.control.joint_state import (
     BACKWARDS,
+    BAD_STAMP,
+    DUPLICATE_NAMES,
     FUTURE,
     INCOMPLETE,
+    LENGTH_MISMATCH,
     MAX_STATE,
+    MERGED,
+    MISSING_VELOCITY,
+    NO_MODEL_JOINT,
     NON_FINITE,
     OUT_OF_RANGE,
     TOO_OLD,
     ClockWatch,
-    as_array,
+    as_buffer,
+    intake_fast,
     merge_fast,
 )
 from rnea_ros.control.laws import (
@@ -100,9 +117,8 @@ from rnea_ros.control.laws import (
     Stage,
     Step,
 )
-from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling, slew
+from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
-from rnea_ros.core._jit import FastCall, jit
 from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.dynamics.rnea import gravity_torques
 from rnea_ros.core.elastic.model import ElasticModel
@@ -114,36 +130,15 @@ from rnea_ros.mimic import follower_check
 Array = NDArray[np.float64]
 # (message index, model index, duplicates, followers to check: see mimic.FollowerCheck.rows)
 Followers = tuple[tuple[int, int, float, float, str], ...]
-Indices = tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...], Followers]
+NameMap = tuple[NDArray[np.int64], int, tuple[str, ...], Followers]  # idx, screen, duplicates
 Oracle = Callable[[Step], Array]
 
 _CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
-_NO_VELOCITY = np.zeros(0)
-
-
-@jit
-def saturate_and_slew(tau: Array, index: NDArray[np.int64], limits: Array, previous: Array,
-                      rate: Array, dt: float, out: Array) -> tuple[int, int]:
-    """``out = tau[index]`` clipped to ``+-limits``, then (``previous`` not empty) moved
-    at most ``rate * dt`` from ``previous``; returns (clipped, rate-limited) counts, or
-    (-1, 0) with ``out`` unwritten when some ``tau[index]`` is not finite."""
-    clipped = 0
-    limited = 0
-    for i in range(index.shape[0]):
-        if not np.isfinite(tau[index[i]]):
-            return -1, 0
-    for i in range(index.shape[0]):
-        x = tau[index[i]]
-        c = min(max(x, -limits[i]), limits[i])
-        clipped += c != x
-        if previous.shape[0] > 0:
-            c, bound = slew(previous[i], c, rate[i] * dt)
-            limited += bound
-        out[i] = c
-    return clipped, limited
-
-
-_finish_fast = FastCall(saturate_and_slew)
+_NO_VELOCITY = array("d")
+_monotonic, _perf_counter, _isfinite = time.monotonic, time.perf_counter, math.isfinite
+_asc, _f64 = np.ascontiguousarray, np.float64
+# Intake statuses after which the message is merged (a command may be out already).
+_MERGED = frozenset((MERGED, INCOMPLETE, TOO_OLD, OUTPUT, HELD, BAD_TORQUE))
 
 
 class RejectedState(Exception):  # noqa: N818 -- control flow, not an error
@@ -156,10 +151,12 @@ class RejectedState(Exception):  # noqa: N818 -- control flow, not an error
         self.reason, self.message = reason, message
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Result:
     """Outcome of one joint-state message: a command (commanded-joint order), or a
-    rejection (``reason`` key and a message naming the problem), or neither (not ready)."""
+    rejection (``reason`` key and a message naming the problem), or neither (not ready).
+    Immutable: the controller returns the same one for every plain command written
+    into the same ``out`` array (one allocation less per message)."""
 
     command: Array | None = None
     reason: str | None = None
@@ -180,14 +177,20 @@ class TorqueController:
         self.state_names = self.measured_names(model, elastic)
         n = len(self.state_names)
         self._state_index = {name: i for i, name in enumerate(self.state_names)}
-        self._q = np.zeros(n)
-        self._qd = np.zeros(n)
-        self._stamp = np.full(n, -math.inf)
-        self._name_cache: dict[tuple[str, ...], Indices] = {}
+        # Model order: q, qd, the stamp of each joint's latest sample and the torques of
+        # the last fused step (one array: one argument to the compiled step).
+        self._state = np.zeros((4, n))
+        self._q, self._qd, self._stamp, self._tau = self._state
+        self._stamp[:] = -math.inf
+        self._name_cache: dict[tuple[str, ...], NameMap] = {}
+        self._commanded = Result()  # the last plain command's result (see Result)
         self.clock = ClockWatch()
-        self._output_stamp: float | None = None  # stamp of the last state-driven output
-        self._output_wall: float | None = None  # steady time of the last output
-        self._last_output: Array | None = None
+        self._output_stamp = math.nan  # stamp of the last output, NaN: none or the watchdog's
+        self._output_wall = math.nan  # steady time of the last output, NaN: none yet
+        # The last command output (commanded-joint order), written in place by the
+        # compiled output path; the slew limiter's previous command once _has_output.
+        self._last_output = np.zeros(0)
+        self._has_output = False
         self.reference = Reference()
         self.rejected: Counter[str] = Counter()
         self.accepted = 0
@@ -223,13 +226,19 @@ class TorqueController:
     def configure(self, config: ControllerConfig) -> None:
         """Apply a validated configuration (mode, gains, payload, limits...)."""
         self.build_stages(config)
+        # The rate limiter's rates and counters; its previous command is _last_output,
+        # kept across configurations (a mode switch or limiting turned on: no jump).
         previous = self.slew
         self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit else None
-        if self.slew is not None and previous is not None:  # keep the last command: no jump
-            self.slew.previous, self.slew.last_time = previous.previous, previous.last_time
+        if self.slew is not None and previous is not None:
             self.slew.limited, self.slew.bad_dt = previous.limited, previous.bad_dt
-        elif self.slew is not None and self._last_output is not None:  # limiting turned on
-            self.slew.previous, self.slew.last_time = self._last_output.copy(), 0.0
+        m = len(config.joints)
+        if self._last_output.shape != (m,):
+            self._last_output, self._has_output = np.zeros(m), False
+        # Per commanded joint: |tau| limits, |d tau/dt| limits.
+        self._bounds = np.ascontiguousarray(np.stack([
+            config.effort_limits,
+            config.effort_rate_limits if self.slew is None else self.slew.rate]), np.float64)
         self.config = config
         if config.imu is None:
             self.imu = None
@@ -238,10 +247,34 @@ class TorqueController:
         else:  # runtime settings change, the estimate stays
             self.imu.configure(config.imu)
         self.oracle = self.make_oracle(config)
+        # The compiled paths of control/command.py, where the stages need nothing else:
+        # gravity mode's whole step (tau = g(q) alone), or inverse-dynamics mode's law
+        # and output after the merge. Not for: the live oracle, elastic joints, a moving
+        # base (IMU), mimic followers to check or multi-DoF joints (model.expanded), and
+        # subclasses' own computations (closed loops): the stage pipeline then.
+        plain = (self.oracle is None and self.elastic is None and self.imu is None
+                 and not self.model.expanded and type(self) is TorqueController)
         self._gravity_only = (config.mode == "gravity" and not config.friction_compensation
-                              and self.oracle is None and self.elastic is None
-                              and type(self) is TorqueController)
+                              and plain)
+        self._fused_inverse_dynamics = config.mode == "inverse_dynamics" and plain
+        self._gains = np.ascontiguousarray(np.stack([config.kp, config.kd]), np.float64)
         self.warm_up()
+        self._warm_paths()
+        # Bound to this configuration and to the state, so that only the message's or the
+        # reference's part is passed per call (after warm_up, whose calls fixed FastCall's
+        # entry points).
+        fp, g, index = self.model.kernel_floats, self.model.gravity, config.command_index
+        window, threshold = config.watchdog_timeout, config.clock_reset_threshold
+        self._intake: Callable[..., int] = partial(
+            intake_fast.call, self._state, window, threshold, config.mode != "gravity")
+        self._finish: Callable[..., tuple[int, int, int]] = partial(
+            finish_fast.call, index, self._bounds, self._last_output)
+        self._gravity_command: Callable[..., tuple[int, int, int]] | None = partial(
+            gravity_fast.call, fp, g, self._state, window, threshold, index, self._bounds,
+            self._last_output) if self._gravity_only else None
+        self._inverse_dynamics_command: Callable[..., tuple[int, int, int]] | None = partial(
+            inverse_dynamics_fast.call, fp, g, self._gains, self._state, index, self._bounds,
+            self._last_output) if self._fused_inverse_dynamics else None
 
     def make_oracle(self, config: ControllerConfig) -> Oracle | None:
         """The live cross-check (``oracle.enable``), or None."""
@@ -308,87 +341,113 @@ class TorqueController:
         if self.imu is not None:  # the moving-base kernels
             gravity_torques(self.model, z, base_motion=BaseMotion())
 
+    def _warm_paths(self) -> None:
+        """The compiled paths' first calls (:meth:`configure`, after :meth:`warm_up`)."""
+        # The compiled paths' first calls compile them (or load them from numba's cache)
+        # and fix their argument types (FastCall): on copies, with no joint to merge.
+        state, none = self._state.copy(), np.zeros((2, 0), dtype=np.int64)
+        last, out = self._last_output.copy(), np.empty(len(self.config.joints))
+        index, bounds = self.config.command_index, self._bounds
+        nan, no = math.nan, _NO_VELOCITY
+        intake_fast.call(state, 1.0, 1.0, False, no, no, 0, none, NO_MODEL_JOINT, 0.0, 0.0, nan,
+                         nan)
+        merge_fast.call(state, no, no, False, none, 0.0, 1.0)
+        finish_fast.call(index, bounds, last, state[3], False, 0.0, 0.0, nan, nan, out)
+        fp, g = self.model.kernel_floats, self.model.gravity
+        if self._gravity_only:
+            gravity_fast.call(fp, g, state, 1.0, 1.0, index, bounds, last, no, no, 0, none,
+                              NO_MODEL_JOINT, 0.0, 0.0, nan, nan, nan, nan, False, out)
+        if self._fused_inverse_dynamics:
+            q = state[0].copy()
+            inverse_dynamics_fast.call(fp, g, self._gains, state, index, bounds, last, q, q, q,
+                                       False, 0.0, 0.0, nan, nan, out)
+
     # ------------------------------------------------------------------ inputs
-    def _indices(self, names: Sequence[str]) -> Indices:
-        """(message index, model index) of the model joints in ``names``, and the
-        model joints named more than once."""
+    def _name_map(self, names: Sequence[str]) -> NameMap:
+        """``[message index; model index]`` (2, k) of the model joints in ``names``, the
+        intake's screen (``NO_MODEL_JOINT`` when k = 0, ``DUPLICATE_NAMES`` when a model
+        joint is named twice, else 0), those joints and the mimic followers to check
+        (:func:`rnea_ros.mimic.follower_check`); cached by ``tuple(names)`` (the caller
+        looks there first)."""
         key = tuple(names)
-        cached = self._name_cache.get(key)
-        if cached is None:
-            position: dict[str, int] = {}
-            duplicates: list[str] = []
-            for k, name in enumerate(key):
-                if name in position and name in self._state_index:
-                    duplicates.append(name)
-                position.setdefault(name, k)
-            model_idx = [i for i, j in enumerate(self.state_names) if j in position]
-            msg_idx = [position[self.state_names[i]] for i in model_idx]
-            followers = follower_check(self.base_model, key).rows if model_idx else ()
-            cached = (np.array(msg_idx, dtype=np.int64), np.array(model_idx, dtype=np.int64),
-                      tuple(dict.fromkeys(duplicates)), followers)
-            if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
-                self._name_cache[key] = cached
-        return cached
+        position: dict[str, int] = {}
+        duplicates: list[str] = []
+        for k, name in enumerate(key):
+            if name in position and name in self._state_index:
+                duplicates.append(name)
+            position.setdefault(name, k)
+        model_idx = [i for i, j in enumerate(self.state_names) if j in position]
+        msg_idx = [position[self.state_names[i]] for i in model_idx]
+        screen = NO_MODEL_JOINT if not model_idx else DUPLICATE_NAMES if duplicates else 0
+        followers = follower_check(self.base_model, key).rows if model_idx else ()
+        found = (np.array([msg_idx, model_idx], dtype=np.int64).reshape(2, -1), screen,
+                 tuple(dict.fromkeys(duplicates)), followers)
+        if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
+            self._name_cache[key] = found
+        return found
 
     def _reject(self, reason: str, message: str) -> Result:
         self.rejected[reason] += 1
         return Result(reason=reason, message=message)
 
     def joint_state(self, names: Sequence[str], position: Sequence[float],
-                    velocity: Sequence[float], stamp: float, now: float | None = None) -> Result:
-        """Validate and merge one ``sensor_msgs/JointState``; compute the command.
+                    velocity: Sequence[float], stamp: float, now: float | None = None,
+                    out: Array | None = None) -> Result:
+        """Check and merge one ``sensor_msgs/JointState``; compute the command.
 
         ``stamp`` [s] is the message time (the trajectory is sampled at it);
-        ``now`` [s] a steady clock for the watchdog (default: ``time.monotonic()``).
+        ``now`` [s] a steady clock for the watchdog (default: ``time.monotonic()``);
+        ``out`` (m,) float64, C-contiguous, receives the command (default: a new
+        array), e.g. the node's view of its command message: ``Result.command`` is
+        ``out``. ``position`` and ``velocity`` are cheapest as ``array('d')``, what
+        rclpy's messages hold.
+
+        The node calls this at 1 kHz, where each Python operation costs several times
+        its warm-loop time: the checks run compiled
+        (:func:`~rnea_ros.control.joint_state.intake`; in gravity mode with the whole
+        step, :func:`~rnea_ros.control.command.gravity_command`) and a command is
+        booked in a few lines; Python handles the rest by status.
         """
-        now = time.monotonic() if now is None else now
-        n_names = len(names)
-        if len(position) != n_names or len(velocity) not in (0, n_names):
-            return self._reject("length_mismatch",
-                                f"{n_names} names, {len(position)} positions, "
-                                f"{len(velocity)} velocities")
-        if not math.isfinite(stamp):
-            return self._reject("time_backwards", f"stamp {stamp} is not finite")
-        msg_idx, model_idx, duplicates, followers = self._indices(names)
-        if len(model_idx) == 0:
-            self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
-            return Result()
-        if duplicates:
-            return self._reject("duplicate_names", f"joints {options(duplicates)} are named "
-                                                   "more than once")
-        has_velocity = len(velocity) > 0
-        if not has_velocity and self.config.mode != "gravity":
-            return self._reject("missing_velocity", "message has no velocities, "
-                                f"{self.config.mode} mode needs them")
-        p = as_array(position)
-        v = as_array(velocity) if has_velocity else _NO_VELOCITY
-        clock, threshold = self.clock, self.config.clock_reset_threshold
-        status = FUTURE if clock.future(stamp, now, threshold) else \
-            self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
+        now = _monotonic() if now is None else now
+        idx, screen, duplicates, followers = self._name_cache.get(tuple(names)) or \
+            self._name_map(names)
+        p = position if type(position) is array and position.typecode == "d" else \
+            as_buffer(position)
+        v = velocity if type(velocity) is array and velocity.typecode == "d" else \
+            as_buffer(velocity)
+        if out is None:
+            out = np.empty(len(self.config.joints))
+        clock, slew = self.clock, self.slew
+        if self._gravity_command is None:
+            status = self._intake(p, v, len(names), idx, screen, stamp, now, clock.newest,
+                                  clock.newest_wall)
+        else:  # check, merge, g(q), saturation and slew limiting in one compiled call
+            started = _perf_counter()
+            status, clipped, limited = self._gravity_command(
+                p, v, len(names), idx, screen, stamp, now, clock.newest, clock.newest_wall,
+                self._output_stamp, self._output_wall, slew is not None and self._has_output,
+                out)
+            if status >= OUTPUT:  # merged, and a command is in out
+                self._count_output(status, clipped, limited, stamp, now)
+                self.compute_us.append((_perf_counter() - started) * 1e6)
+                self.commands += 1
+                if status == OUTPUT:  # the common case: accepted as below
+                    clock.streak = 0
+                    self.accepted += 1
+                    clock.accept(stamp, now)
+                    self.last_valid_wall, self.last_state_time, self.stale = now, stamp, False
+                    return self._plain(out)
         event = ""
-        if status in (BACKWARDS, FUTURE):
-            if clock.confirm(stamp, threshold, self.config.clock_reset_count):
+        if status not in _MERGED:
+            config = self.config
+            if (status == BACKWARDS or status == FUTURE) and clock.confirm(
+                    stamp, config.clock_reset_threshold, config.clock_reset_count):
                 event = self._resync(stamp)
-                status = self._merge(p, v, has_velocity, msg_idx, model_idx, stamp)
-            elif status == BACKWARDS:
-                return self._reject("time_backwards",
-                                    f"stamp {stamp:.6f} s is older than the last one "
-                                    f"({float(self._stamp[model_idx].max()):.6f} s)")
-            else:
-                return self._reject("time_future",
-                                    f"stamp {stamp:.6f} s is {stamp - clock.newest:.3f} s after "
-                                    f"the last one, {now - clock.newest_wall:.3f} s ago")
+                status = self._merge(p, v, idx, stamp)
+            if status not in _MERGED:
+                return self._rejection(status, names, p, v, idx, duplicates, stamp, now)
         else:
             clock.streak = 0
-        if status == OUT_OF_RANGE:
-            return self._reject("out_of_range", f"a position or velocity is beyond "
-                                                f"{MAX_STATE:g} in magnitude")
-        if status == NON_FINITE:
-            bad = [self.state_names[i] for k, i in enumerate(model_idx)
-                   if not (math.isfinite(p[msg_idx[k]])
-                           and (not has_velocity or math.isfinite(v[msg_idx[k]])))]
-            return self._reject("non_finite", f"non-finite position or velocity for joints "
-                                              f"{options(bad)}")
         self.accepted += 1
         clock.accept(stamp, now)
         warning = self._check_followers(followers, p) if followers and \
@@ -400,21 +459,23 @@ class TorqueController:
             return Result(reason="missing_joints",
                           message=f"no state yet for joints {options(missing)}", event=event,
                           warning=warning)
-        if status == TOO_OLD:
-            return Result(event=event, warning=warning)  # a joint's sample is too old
-        try:
-            command = self._compute(stamp, now)
-        except RejectedState as exc:  # merged, but unusable (e.g. loops that do not close)
-            self.accepted -= 1
-            result = self._reject(exc.reason, exc.message)
-            result.event = event
-            return result
+        if status == TOO_OLD:  # some joint's sample is too old to be combined
+            return Result(event=event, warning=warning)
+        if status == MERGED:
+            try:
+                self._compute(stamp, now, out)
+            except RejectedState as exc:  # merged, but unusable (e.g. loops that do not close)
+                self.accepted -= 1
+                self.rejected[exc.reason] += 1
+                return Result(reason=exc.reason, message=exc.message, event=event,
+                              warning=warning)
         self.last_valid_wall = now
         self.last_state_time = stamp
         self.stale = False
-        return Result(command=command, event=event, warning=warning)
+        return Result(command=out, event=event, warning=warning) if event or warning else \
+            self._plain(out)
 
-    def _check_followers(self, rows: Followers, p: Array) -> str:
+    def _check_followers(self, rows: Followers, p: array[float]) -> str:
         """Compare the followers of an accepted message with their leaders (see the
         module docstring); returns the warning text ("" when all agree)."""
         self.mimic_checks += 1
@@ -436,18 +497,65 @@ class TorqueController:
                 f"{m.multiplier:g} * '{m.leader}' + {m.offset:g} (tolerance {tolerance:g}); "
                 "check the URDF's <mimic> or the driver (the command uses the leader only)")
 
-    def _merge(self, p: Array, v: Array, has_velocity: bool, msg_idx: NDArray[np.int64],
-               model_idx: NDArray[np.int64], stamp: float) -> int:
-        return int(merge_fast.call(self._q, self._qd, self._stamp, p, v, has_velocity, msg_idx,
-                                    model_idx, stamp, self.config.watchdog_timeout))
+    def _plain(self, out: Array) -> Result:
+        """The result of a plain command in ``out`` (one per ``out`` array, see Result)."""
+        if self._commanded.command is not out:
+            self._commanded = Result(command=out)
+        return self._commanded
+
+    def _rejection(self, status: int, names: Sequence[str], p: array[float], v: array[float],
+                   idx: NDArray[np.int64], duplicates: tuple[str, ...], stamp: float,
+                   now: float) -> Result:
+        """The result of a message the intake did not merge (``status``)."""
+        if status == NO_MODEL_JOINT:
+            self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
+            return Result()
+        if status == LENGTH_MISMATCH:
+            return self._reject("length_mismatch", f"{len(names)} names, {len(p)} positions, "
+                                                   f"{len(v)} velocities")
+        if status == BAD_STAMP:
+            return self._reject("time_backwards", f"stamp {stamp} is not finite")
+        if status == DUPLICATE_NAMES:
+            return self._reject("duplicate_names", f"joints {options(duplicates)} are named "
+                                                   "more than once")
+        if status == MISSING_VELOCITY:
+            return self._reject("missing_velocity", "message has no velocities, "
+                                f"{self.config.mode} mode needs them")
+        if status == BACKWARDS:
+            return self._reject("time_backwards",
+                                f"stamp {stamp:.6f} s is older than the last one "
+                                f"({float(self._stamp[idx[1]].max()):.6f} s)")
+        clock = self.clock
+        if status == FUTURE:
+            return self._reject("time_future",
+                                f"stamp {stamp:.6f} s is {stamp - clock.newest:.3f} s after "
+                                f"the last one, {now - clock.newest_wall:.3f} s ago")
+        clock.streak = 0  # a clock that agrees, but a bad state
+        if status == OUT_OF_RANGE:
+            return self._reject("out_of_range", f"a position or velocity is beyond "
+                                                f"{MAX_STATE:g} in magnitude")
+        assert status == NON_FINITE, status
+        has_velocity = len(v) > 0
+        bad = [self.state_names[i] for k, i in zip(idx[0], idx[1], strict=True)
+               if not (math.isfinite(p[k]) and (not has_velocity or math.isfinite(v[k])))]
+        return self._reject("non_finite", f"non-finite position or velocity for joints "
+                                          f"{options(bad)}")
+
+    def _merge(self, p: array[float], v: array[float], idx: NDArray[np.int64],
+               stamp: float) -> int:
+        """The merge alone (after a clock reset: the intake checked the message)."""
+        return int(merge_fast.call(self._state, p, v, len(v) > 0, idx, stamp,
+                                   self.config.watchdog_timeout))
 
     def _resync(self, stamp: float) -> str:
         """Move the merged stamps, the reference and the time scaling onto the new
         clock (the newest sample at ``stamp``); returns the event text."""
         jump = self.clock.resync(stamp)
         known = np.isfinite(self._stamp)
-        self._stamp[known] += jump
-        self._output_stamp = None  # the next rate-limit step is measured on the steady clock
+        # newest + (stamp - newest) can round a few ulps past stamp, which the merge of
+        # the message at stamp would take for a stamp going backwards: clamped.
+        self._stamp[known] = np.minimum(self._stamp[known] + jump, stamp)
+        self._output_stamp = math.nan  # the next rate-limit step: on the steady clock
         reference = self.reference
         if reference.trajectory is not None:
             reference.trajectory = dataclasses.replace(reference.trajectory,
@@ -525,41 +633,31 @@ class TorqueController:
                                else start)
 
     # --------------------------------------------------------------- computing
-    def _output(self, tau: Array, now: float, stamp: float | None) -> Array:
-        """The command from model-order torques ``tau``: commanded joints, saturated,
-        slew-limited (``stamp`` None: a watchdog output) on the command clock -- stamp
-        differences between state-driven outputs, else steady time."""
-        if self._output_wall is None:
-            dt = 0.0
-        elif stamp is not None and self._output_stamp is not None:
-            dt = stamp - self._output_stamp
-        else:
-            dt = now - self._output_wall
+    def _count_output(self, status: int, clipped: int, limited: int, stamp: float,
+                      now: float) -> None:
+        """Book an output of the compiled path (:func:`~rnea_ros.control.command.finish`)
+        at ``stamp`` (NaN: a watchdog output) and steady time ``now``."""
         self._output_stamp, self._output_wall = stamp, now
-        slew = self.slew
-        previous = _NO_VELOCITY if slew is None or slew.previous is None else slew.previous
-        if previous.shape[0] and not (math.isfinite(dt) and dt > 0.0):
-            assert slew is not None
-            slew.bad_dt += 1  # no time has passed: keep the previous command
-            held: Array = previous.copy()
-            return held
-        command = np.empty(len(self.config.joints))
-        clipped, limited = _finish_fast.call(
-            np.ascontiguousarray(tau, dtype=np.float64), self.config.command_index,
-            self.config.effort_limits, previous,
-            self.config.effort_rate_limits if slew is None else slew.rate, dt, command)
-        if clipped < 0:  # a non-finite torque (no finite state gives one; never published)
+        if status == HELD:  # no time has passed: the previous command was repeated
+            assert self.slew is not None
+            self.slew.bad_dt += 1
+        elif status == BAD_TORQUE:  # never published: the previous command or zeros were
             self.rejected["non_finite_torque"] += 1
-            held = np.zeros(len(self.config.joints)) if slew is None or slew.previous is None \
-                else slew.previous.copy()
-            return held
-        self.saturated += clipped
-        if slew is not None:
-            slew.limited += limited
-            slew.last_time = 0.0 if slew.previous is None else slew.last_time + dt
-            slew.previous = command
-        self._last_output = command
-        return command
+        else:
+            self.saturated += clipped
+            self._has_output = True
+            if self.slew is not None:
+                self.slew.limited += limited
+
+    def _output(self, tau: Array, now: float, stamp: float, out: Array) -> Array:
+        """The command from model-order torques ``tau``, into ``out``: commanded joints,
+        saturated, slew-limited (``stamp`` NaN: a watchdog output) on the command clock
+        (:func:`~rnea_ros.control.command.output_dt`)."""
+        status, clipped, limited = self._finish(
+            _asc(tau, _f64), self.slew is not None and self._has_output, stamp, now,
+            self._output_stamp, self._output_wall, out)
+        self._count_output(status, clipped, limited, stamp, now)
+        return out
 
     def imu_sample(self, sample: ImuSample, now: float | None = None) -> ImuResult:
         """Validate one IMU sample and update the base's estimated motion
@@ -572,21 +670,28 @@ class TorqueController:
                                self.last_valid_wall is not None,
                                time.monotonic() if now is None else now)
 
-    def _compute(self, t: float, now: float) -> Array:
-        started = time.perf_counter()
+    def _compute(self, t: float, now: float, out: Array) -> None:
+        """The command for the merged state at stamp ``t``, into ``out``; raises
+        :class:`RejectedState` for a state that cannot be used (``out`` unwritten)."""
+        started = _perf_counter()
+        if self._inverse_dynamics_command is not None:  # law and output in one call
+            q_ref, qd_ref, qdd_ref = self.reference.sample(t, self._q)
+            status, clipped, limited = self._inverse_dynamics_command(
+                _asc(q_ref, _f64), _asc(qd_ref, _f64), _asc(qdd_ref, _f64),
+                self.slew is not None and self._has_output, t, now, self._output_stamp,
+                self._output_wall, out)
+            self._count_output(status, clipped, limited, t, now)
+            self.compute_us.append((_perf_counter() - started) * 1e6)
+            self.commands += 1
+            return
         motion: BaseMotion | None = None
         if self.imu is not None:  # a moving base: its motion at t, or the IMU's fallback
             estimate = self.imu.motion(t, self.config.gravity, self._q, self._qd)
             if isinstance(estimate, str):  # HOLD: the watchdog's stale command
                 self.commands += 1
-                return self._output(self.stale_torque(), now, t)
+                self._output(self.stale_torque(), now, t, out)
+                return
             motion = estimate
-        if self._gravity_only:  # tau = g(q): no Step, no stage loop (the common case)
-            command = self._output(gravity_torques(self.model, self._q, base_motion=motion),
-                                   now, t)
-            self.compute_us.append((time.perf_counter() - started) * 1e6)
-            self.commands += 1
-            return command
         n = self.model.nv
         if self.elastic is None:
             step = Step(self.model, t, self._q.copy(), self._qd.copy(), tau=np.zeros(n),
@@ -595,15 +700,15 @@ class TorqueController:
         else:  # links, then the motors
             step = Step(self.model, t, self._q[:n].copy(), self._qd[:n].copy(),
                         tau=np.zeros(n), theta=self._q[n:].copy(), thetad=self._qd[n:].copy())
-        return self._run(step, now, t, started)
+        self._run(step, now, t, started, out)
 
-    def _run(self, step: Step, now: float, t: float, started: float) -> Array:
-        """The mode's stages on ``step``, then the output (limits, slew) and the
-        bookkeeping: compute time, command count, the live oracle's check."""
+    def _run(self, step: Step, now: float, t: float, started: float, out: Array) -> None:
+        """The mode's stages on ``step``, then the output (limits, slew) into ``out`` and
+        the bookkeeping: compute time, command count, the live oracle's check."""
         for stage in self.stages:
             stage(step)
-        command = self._output(step.tau, now, t)
-        self.compute_us.append((time.perf_counter() - started) * 1e6)
+        self._output(step.tau, now, t, out)
+        self.compute_us.append((_perf_counter() - started) * 1e6)
         self.commands += 1
         if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
             reference = self.oracle(step)
@@ -611,10 +716,10 @@ class TorqueController:
             scale = max(float(np.abs(reference).max()), 1.0)
             self.oracle_discrepancy = float(np.abs(step.model_torque - reference).max()) / scale
             self.oracle_checks += 1
-        return command
 
-    def watchdog(self, now: float | None = None) -> Array | None:
-        """The stale command when joint states stopped for ``watchdog_timeout``, else None."""
+    def watchdog(self, now: float | None = None, out: Array | None = None) -> Array | None:
+        """The stale command (into ``out``, default a new array) when joint states
+        stopped for ``watchdog_timeout``, else None."""
         now = time.monotonic() if now is None else now
         if self.last_valid_wall is None or now - self.last_valid_wall <= \
                 self.config.watchdog_timeout:
@@ -622,7 +727,9 @@ class TorqueController:
         if not self.stale:
             self.stale = True
             self.stale_events += 1
-        return self._output(self.stale_torque(), now, None)
+        if out is None:
+            out = np.empty(len(self.config.joints))
+        return self._output(self.stale_torque(), now, math.nan, out)
 
     def stale_torque(self) -> Array:
         """The stale behaviour's torques (model order): ``hold`` = gravity compensation

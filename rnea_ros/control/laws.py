@@ -99,23 +99,26 @@ class Reference:
             self.scaling.restart(start, start, trajectory)
         self.trajectory = trajectory
 
-    def __call__(self, step: Step) -> None:
+    def sample(self, t: float, q: Array) -> tuple[Array, Array, Array]:
+        """The reference ``(q, qd, qdd)`` (n,) at time ``t`` [s]; ``q`` is the measured
+        position, held while there is no trajectory (not for ``snap``)."""
         if self.trajectory is None:
             if self.last is None:
-                self.last = (step.q.copy(), np.zeros_like(step.q), np.zeros_like(step.q))
-            q, qd, qdd = self.last
+                self.last = (q.copy(), np.zeros_like(q), np.zeros_like(q))
         elif self.scaling is not None:
-            q, qd, qdd = self.scaling.advance(step.t, self.trajectory)
-            self.last = (q, qd, qdd)
-        elif self.snap:
+            self.last = self.scaling.advance(t, self.trajectory)
+        else:
+            self.last = self.trajectory.sample(t)
+        return self.last
+
+    def __call__(self, step: Step) -> None:
+        if self.snap and self.trajectory is not None:
             q, qd, qdd, qddd, qdddd = self.trajectory.derivatives(np.array([step.t]), 4)[:, 0]
             self.last = (q, qd, qdd)
             step.q_ref, step.qd_ref, step.qdd_ref = q, qd, qdd
             step.qddd_ref, step.qdddd_ref = qddd, qdddd
             return
-        else:
-            q, qd, qdd = self.trajectory.sample(step.t)
-            self.last = (q, qd, qdd)
+        q, qd, qdd = self.sample(step.t, step.q)
         step.q_ref, step.qd_ref, step.qdd_ref = q, qd, qdd
         if self.snap:
             step.qddd_ref, step.qdddd_ref = np.zeros_like(q), np.zeros_like(q)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import time
-from array import array
 from collections import deque
 from typing import Any
 
@@ -53,7 +52,7 @@ from rnea_ros.control.config import (
     load_model,
     urdf_source,
 )
-from rnea_ros.control.controller import Oracle, TorqueController
+from rnea_ros.control.controller import Oracle, Result, TorqueController
 from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.control.laws import Step
 from rnea_ros.core.coupling.loop_kinematics import loop_velocities
@@ -61,9 +60,10 @@ from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
 from rnea_ros.core.model.robot_model import RobotModel
-from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_clock
+from rnea_ros.nodes.common import SerializedArray, declare, run, stamp_seconds, steady_timer
 
 NODE_NAME = "rnea_controller"
+_monotonic = time.monotonic
 STATE_QOS = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=10,
                        reliability=QoSReliabilityPolicy.BEST_EFFORT,
                        durability=QoSDurabilityPolicy.VOLATILE)
@@ -151,7 +151,7 @@ class ControllerNode(Node):
             self.imu_sub = self.create_subscription(
                 Imu, config.imu.topic, self.on_imu, STATE_QOS,
                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
-            self.create_timer(0.05, self.on_imu_watch, clock=steady_clock())
+            steady_timer(self, 0.05, self.on_imu_watch)
         self.create_subscription(JointState, "joint_states", self.on_joint_state, STATE_QOS,
                                  qos_overriding_options=QoSOverridingOptions
                                  .with_default_policies())
@@ -160,17 +160,17 @@ class ControllerNode(Node):
                                  10, raw=True)
         self.add_on_set_parameters_callback(self.on_set_parameters)
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
-        self.create_timer(min(config.watchdog_timeout / 4, 0.02), self.on_watchdog,
-                          clock=steady_clock())
-        self.create_timer(float(self.values["diagnostics_period"]), self.publish_diagnostics,
-                          clock=steady_clock())
+        steady_timer(self, min(config.watchdog_timeout / 4, 0.02), self.on_watchdog)
+        steady_timer(self, float(self.values["diagnostics_period"]), self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
-        self.command_msg = Float64MultiArray()
-        self.command_view = np.zeros(0)  # numpy view of command_msg.data
+        # The command message, kept serialised: the controller writes each command into
+        # its data through this numpy view, the bytes are published as they are.
+        self.command = SerializedArray(len(config.joints))
+        self.command_view = self.command.values
         self.effort_msg = JointState()
-        self.messages_since_diagnostics = 0
         self.messages_received = 0
+        self.received_at_diagnostics = 0
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
         self.last_diagnostics = time.monotonic()
         self.last_event_wall = -math.inf  # last clock reset
@@ -193,15 +193,36 @@ class ControllerNode(Node):
 
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
-        received = time.perf_counter()
-        self.messages_since_diagnostics += 1
+        # The 1 kHz path: each Python operation here costs several times its warm-loop
+        # time (cold caches), so the stamp is read once, the message's arrays go to the
+        # controller as they are (array('d')) and the command lands in the serialised
+        # command message (SerializedArray).
+        received = _monotonic()  # also the controller's steady clock
         self.messages_received += 1
         header_stamp = msg.header.stamp
-        stamp = header_stamp.sec + 1e-9 * header_stamp.nanosec
-        if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
+        sec, nanosec = header_stamp.sec, header_stamp.nanosec
+        if sec == 0 and nanosec == 0 and not self.sim_time:  # unstamped: the receive time
             header_stamp = self.get_clock().now().to_msg()
-            stamp = header_stamp.sec + 1e-9 * header_stamp.nanosec
-        result = self.controller.joint_state(msg.name, msg.position, msg.velocity, stamp)
+            sec, nanosec = header_stamp.sec, header_stamp.nanosec
+        result = self.controller.joint_state(msg.name, msg.position, msg.velocity,
+                                             sec + 1e-9 * nanosec, received, self.command_view)
+        if result.event or result.reason is not None or result.warning:
+            self.report(result)
+        if result.command is not None:
+            self.publish_command(result.command, header_stamp, received)
+            reference = self.controller.reference
+            if reference.scaling is not None and reference.trajectory is not None:
+                scaling = reference.scaling
+                self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
+                self.scaling_pub.publish(self.scaling_msg)
+        if self.loops is not None:
+            assert isinstance(self.controller, ClosedLoopController)
+            alarm = self.controller.passive_alarm
+            if alarm:
+                self.get_logger().warning(alarm, throttle_duration_sec=1.0)
+
+    def report(self, result: Result) -> None:
+        """Log a clock reset or a rejection (throttled)."""
         if result.event:
             self.last_event_wall = time.monotonic()
             self.get_logger().warning(result.event, throttle_duration_sec=1.0)
@@ -213,16 +234,6 @@ class ControllerNode(Node):
         elif result.reason is not None:
             self.get_logger().warning(f"rejected joint state ({result.reason}): "
                                       f"{result.message}", throttle_duration_sec=1.0)
-        elif result.command is not None:
-            self.publish_command(result.command, header_stamp, received)
-            scaling = self.controller.reference.scaling
-            if scaling is not None and self.controller.reference.trajectory is not None:
-                self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
-                self.scaling_pub.publish(self.scaling_msg)
-        if isinstance(self.controller, ClosedLoopController):
-            alarm = self.controller.passive_alarm
-            if alarm:
-                self.get_logger().warning(alarm, throttle_duration_sec=1.0)
 
     def on_imu(self, msg: Imu) -> None:
         """A ``sensor_msgs/Imu`` sample (REP-145: a field whose covariance starts with -1
@@ -293,7 +304,7 @@ class ControllerNode(Node):
 
     def on_watchdog(self) -> None:
         was_stale = self.controller.stale
-        command = self.controller.watchdog()
+        command = self.controller.watchdog(out=self.command_view)
         if command is None:
             return
         if not was_stale:
@@ -304,19 +315,19 @@ class ControllerNode(Node):
 
     def publish_command(self, command: np.ndarray, stamp: Any,
                         received: float | None = None) -> None:
-        # The message is reused (publish serialises at once); its array('d') is
-        # written in place through a numpy view, without per-element checks.
-        if command.shape != self.command_view.shape:
-            self.command_msg.data = array("d", command.tobytes())
-            self.command_view = np.frombuffer(self.command_msg.data, dtype=np.float64)
-        self.command_view[:] = command
-        self.command_pub.publish(self.command_msg)
+        """Publish ``command`` (commanded-joint order), stamped ``stamp`` on ``~/efforts``;
+        ``received``: the steady time the joint state arrived. The controller writes
+        its commands into ``command_view``, inside the serialised command message:
+        nothing to copy or convert then."""
+        if command is not self.command_view:
+            self.command_view[:] = command
+        self.command_pub.publish(self.command.payload())
         if received is not None:  # receipt of the state to publication of the command
-            self.callback_us.append((time.perf_counter() - received) * 1e6)
+            self.callback_us.append((_monotonic() - received) * 1e6)
         if self.effort_pub is not None:
             self.effort_msg.header.stamp = stamp
             self.effort_msg.name = list(self.controller.config.joints)
-            self.effort_msg.effort = self.command_msg.data
+            self.effort_msg.effort = self.command_view.tolist()
             self.effort_pub.publish(self.effort_msg)
 
     # ------------------------------------------------------------ parameters
@@ -341,8 +352,9 @@ class ControllerNode(Node):
     def publish_diagnostics(self) -> None:
         c = self.controller
         now = time.monotonic()
-        rate = self.messages_since_diagnostics / max(now - self.last_diagnostics, 1e-9)
-        self.messages_since_diagnostics, self.last_diagnostics = 0, now
+        received = self.messages_received - self.received_at_diagnostics
+        rate = received / max(now - self.last_diagnostics, 1e-9)
+        self.received_at_diagnostics, self.last_diagnostics = self.messages_received, now
         p50, p99 = c.compute_percentiles()
         cb50, cb99 = (np.percentile(np.fromiter(self.callback_us, float), [50, 99])
                       if self.callback_us else (0.0, 0.0))

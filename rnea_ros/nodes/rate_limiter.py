@@ -30,7 +30,7 @@ from std_msgs.msg import Float64MultiArray
 from rnea_ros.control.config import ParameterSpec, per_joint
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
 from rnea_ros.core.errors import ParameterError, options
-from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_clock
+from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_timer
 
 NODE_NAME = "rnea_rate_limiter"
 
@@ -90,8 +90,7 @@ class RateLimiterNode(Node):
             raise ParameterError(f"parameter 'input_type' is '{v['input_type']}'; valid: "
                                  "'array', 'joint_state'")
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_timer(float(v["diagnostics_period"]), self.publish_diagnostics,
-                          clock=steady_clock())
+        steady_timer(self, float(v["diagnostics_period"]), self.publish_diagnostics)
 
     def on_array(self, msg: Float64MultiArray) -> None:
         self.limit(np.asarray(msg.data, dtype=np.float64), time.monotonic())

@@ -80,7 +80,7 @@ from rnea_ros.core.errors import (
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.mimic import check_actuated
-from rnea_ros.nodes.common import declare, run, steady_clock
+from rnea_ros.nodes.common import declare, run, steady_timer
 from rnea_ros.simulation import (
     INTEGRATORS,
     ElasticSimulator,
@@ -241,12 +241,12 @@ class SimulatorNode(Node):
             Float64MultiArray, "effort_controller/commands", self.on_command, 10)
         self.add_on_set_parameters_callback(self.on_set_parameters)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_timer(1.0, self.publish_diagnostics, clock=steady_clock())
+        steady_timer(self, 1.0, self.publish_diagnostics)
         self.last_publish_wall = -np.inf
         if self.lockstep:
-            self.create_timer(0.05, self.resend, clock=steady_clock())
+            steady_timer(self, 0.05, self.resend)
         else:
-            self.create_timer(self.sim.dt, self.on_tick, clock=steady_clock())
+            steady_timer(self, self.sim.dt, self.on_tick)
 
     @staticmethod
     def make_base(v: dict[str, Any]) -> RockingBase:

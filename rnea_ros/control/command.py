@@ -1,0 +1,171 @@
+"""The controller's compiled command path: from torques, or from the raw joint-state
+message, to the published command in one call.
+
+Every command the controller outputs goes through :func:`finish`: the
+commanded joints' torques clipped to the effort limits, then moved at most
+``rate * dt`` from the previous command (slew limiting; ``dt`` from
+:func:`output_dt`), checked finite, and written into the caller's output array
+(the node passes the command message's own array) and the controller's copy of
+the last command.
+
+:func:`gravity_command` is the whole step of gravity mode (``tau = g(q)``,
+no friction compensation, no oracle, fixed base): check and merge the message
+(:func:`~rnea_ros.control.joint_state.intake`), ``g(q)``
+(:func:`~rnea_ros.core.dynamics.batch_kernels.gravity_row`, the kernel of
+:func:`~rnea_ros.core.dynamics.rnea.gravity_torques`), then :func:`finish`.
+:func:`inverse_dynamics_command` fuses inverse-dynamics mode's law
+``tau = ID(q_d, qd_d, qdd_d) + Kp (q_d - q) + Kd (qd_d - qd)`` with
+:func:`finish`. Why: in the running node at 1 kHz the caches are cold and each
+Python operation, numpy temporary or compiled call costs three to four times its
+warm-loop time; one call from the message's arrays to the command message's
+array replaces three calls, their numpy temporaries and the Python between them
+(README, node bench).
+
+Status codes, returned first: the intake's (:mod:`~rnea_ros.control.joint_state`;
+nothing is output unless the merge succeeds), then :data:`OUTPUT` (a command was
+computed), :data:`HELD` (no time has passed since the previous command: it is
+repeated) and :data:`BAD_TORQUE` (a commanded torque is not finite: the previous
+command or zeros are output).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.control.joint_state import MERGED, intake
+from rnea_ros.control.rate_limit import slew as slew_toward
+from rnea_ros.core._jit import FastCall, fixed_base, inline, jit, jit_entry, jit_entry_fma, scratch
+from rnea_ros.core.dynamics.batch_kernels import _W_COLS, gravity_row
+from rnea_ros.core.dynamics.rnea import rnea_pass
+
+Array = NDArray[np.float64]
+Index = NDArray[np.int64]
+
+OUTPUT, HELD, BAD_TORQUE = 20, 21, 22  # above every intake status (joint_state: 0-14)
+_gravity_row = inline(gravity_row)  # compiled with this module's FMA flags, as gravity_torques
+
+
+@jit
+def output_dt(stamp: float, now: float, output_stamp: float, output_wall: float) -> float:
+    """The slew limiter's time step [s] for an output at ``stamp`` (NaN: a watchdog
+    output) and steady time ``now``: the stamp difference to the previous output when
+    both are state-driven (``output_stamp`` NaN otherwise), else the steady time since
+    it (``output_wall``); 0 before the first output (``output_wall`` NaN)."""
+    if np.isnan(output_wall):
+        return 0.0
+    if not (np.isnan(stamp) or np.isnan(output_stamp)):
+        return stamp - output_stamp
+    return now - output_wall
+
+
+@jit
+def finish(tau: Array, index: Index, bounds: Array, last: Array, slew: bool, dt: float,
+           out: Array) -> tuple[int, int, int]:
+    """The command (m,) for model-order torques ``tau`` (n,), into ``out`` (m,).
+
+    ``out[i] = tau[index[i]]`` clipped to ``+-bounds[0, i]``, then, with ``slew``
+    (slew limiting on and ``last`` holding the previous command), moved at most
+    ``bounds[1, i] * dt`` from ``last[i]``. Returns ``(OUTPUT, clipped,
+    rate-limited)`` and copies the command into ``last``; ``(HELD, 0, 0)``, ``out =
+    last``, when ``slew`` and ``dt`` is not a positive number (no time has passed);
+    ``(BAD_TORQUE, 0, 0)`` when some ``tau[index[i]]`` is not finite: ``out`` is then
+    ``last`` with ``slew``, else zeros -- never a non-finite value. ``last`` is only
+    written on ``OUTPUT``.
+    """
+    m = index.shape[0]
+    if slew and not (np.isfinite(dt) and dt > 0.0):
+        for i in range(m):
+            out[i] = last[i]
+        return HELD, 0, 0
+    for i in range(m):
+        if not np.isfinite(tau[index[i]]):
+            for j in range(m):
+                out[j] = last[j] if slew else 0.0
+            return BAD_TORQUE, 0, 0
+    clipped = 0
+    limited = 0
+    for i in range(m):
+        x = tau[index[i]]
+        c = min(max(x, -bounds[0, i]), bounds[0, i])
+        clipped += c != x
+        if slew:
+            c, bound = slew_toward(last[i], c, bounds[1, i] * dt)
+            limited += bound
+        out[i] = c
+        last[i] = c
+    return OUTPUT, clipped, limited
+
+
+@jit_entry
+def finish_entry(index: Index, bounds: Array, last: Array, tau: Array, slew: bool,
+                 stamp: float, now: float, output_stamp: float, output_wall: float,
+                 out: Array) -> tuple[int, int, int]:
+    """:func:`finish` with :func:`output_dt`, as a per-call entry point (the modes
+    without a fused kernel, the watchdog)."""
+    return finish(tau, index, bounds, last, slew,
+                  output_dt(stamp, now, output_stamp, output_wall), out)
+
+
+@jit_entry_fma
+def gravity_command(fp: Array, g: Array, state: Array, window: float, threshold: float,
+                    index: Index, bounds: Array, last: Array, position: Array,
+                    velocity: Array, n_names: int, idx: Index, screen: int, stamp: float,
+                    now: float, newest: float, newest_wall: float, output_stamp: float,
+                    output_wall: float, slew: bool, out: Array) -> tuple[int, int, int]:
+    """Gravity mode from the message to the command: ``(status, clipped, limited)``.
+
+    The arguments up to ``last`` stay with a configuration (the controller binds
+    them once): the model ``fp``, gravity ``g`` (3,) in the base frame, ``state``
+    (4, n) the controller's ``q, qd, stamps`` and ``tau`` rows, the intake's
+    ``window`` and ``threshold``, :func:`finish`'s ``index, bounds, last``. Then
+    the message and the clocks: :func:`~rnea_ros.control.joint_state.intake`
+    checks and merges it (its status is returned unless ``MERGED``: nothing else
+    is done), ``tau = g(q)``, then :func:`finish` into ``out`` with
+    :func:`output_dt`.
+    """
+    status = intake(state, position, velocity, n_names, idx, screen, False, stamp, now, newest,
+                    newest_wall, threshold, window)
+    if status != MERGED:
+        return status, 0, 0
+    n = fp.shape[0]
+    work = scratch(n, _W_COLS)
+    _gravity_row(fp, state[0].reshape((1, n)), 0, g, state[3].reshape((1, n)), work)
+    return finish(state[3], index, bounds, last, slew,
+                  output_dt(stamp, now, output_stamp, output_wall), out)
+
+
+_RNEA_COLS = 30  # rnea_pass's work array (n, 30)
+
+
+@jit_entry
+def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, index: Index,
+                             bounds: Array, last: Array, q_ref: Array, qd_ref: Array,
+                             qdd_ref: Array, slew: bool, stamp: float, now: float,
+                             output_stamp: float, output_wall: float,
+                             out: Array) -> tuple[int, int, int]:
+    """Inverse-dynamics mode's law, then :func:`finish` into ``out``:
+    ``(status, clipped, limited)``.
+
+    ``tau = ID(q_ref, qd_ref, qdd_ref) + Kp (q_ref - q) + Kd (qd_ref - qd)`` into
+    ``state[3]``, with ``q, qd = state[0], state[1]`` (the merged state),
+    ``gains`` (2, n) = ``[Kp; Kd]`` and ID
+    :func:`~rnea_ros.core.dynamics.rnea.rnea_pass` with its drive terms (the
+    model's armature and friction, if it has any), as
+    :class:`~rnea_ros.control.laws.InverseDynamicsPD` computes it. The arguments
+    up to ``last`` stay with a configuration (the controller binds them once);
+    the output is at ``stamp`` (see :func:`output_dt`).
+    """
+    n = fp.shape[0]
+    work = scratch(n, _RNEA_COLS)
+    q, qd, tau = state[0], state[1], state[3]
+    rnea_pass(fp, q_ref, qd_ref, qdd_ref, fixed_base(g), work[:0], False, True, tau, work)
+    for i in range(n):
+        tau[i] = tau[i] + gains[0, i] * (q_ref[i] - q[i]) + gains[1, i] * (qd_ref[i] - qd[i])
+    return finish(tau, index, bounds, last, slew,
+                  output_dt(stamp, now, output_stamp, output_wall), out)
+
+
+finish_fast = FastCall(finish_entry)
+gravity_fast = FastCall(gravity_command)
+inverse_dynamics_fast = FastCall(inverse_dynamics_command)

@@ -1,0 +1,100 @@
+"""Node helpers: timers whose callback rclpy need not inspect at each firing, a
+command message kept serialised."""
+
+from __future__ import annotations
+
+import inspect
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.experimental import EventsExecutor  # type: ignore[attr-defined]
+from rclpy.node import Node
+from rclpy.serialization import deserialize_message
+from std_msgs.msg import Float64MultiArray
+
+from rnea_ros.nodes.common import SerializedArray, TimerCallback, steady_timer
+
+
+def test_timer_callback_declares_an_empty_signature() -> None:
+    calls = []
+    callback = TimerCallback(lambda: calls.append(1))
+    assert len(inspect.signature(callback).parameters) == 0
+    callback()
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("events", [True, False])
+def test_steady_timer_fires_at_its_period_without_inspecting_the_callback(
+        events: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both executors (the events executor captures inspect.signature when it is built,
+    the stock one looks it up at each firing) call the callback without parameters,
+    and the signature they ask for is the declared one."""
+    asked = []
+    signature = inspect.signature
+
+    def spy(obj, *args, **kwargs):
+        asked.append(obj)
+        return signature(obj, *args, **kwargs)
+    monkeypatch.setattr(inspect, "signature", spy)
+    context = Context()
+    rclpy.init(context=context)
+    node = Node("timer_test", context=context)
+    fired: list[float] = []
+    steady_timer(node, 0.01, lambda: fired.append(time.monotonic()))
+    executor = EventsExecutor(context=context) if events else \
+        SingleThreadedExecutor(context=context)  # the two make_executor may return
+    try:
+        executor.add_node(node)
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.02)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    assert len(fired) >= 15  # 0.3 s at 100 Hz, on a loaded machine
+    assert asked and all(isinstance(obj, TimerCallback) for obj in asked)
+
+
+def test_serialized_array_publishes_what_is_written_in_place() -> None:
+    command = SerializedArray(7)
+    assert isinstance(command.payload(), bytes) and np.array_equal(command.values, np.zeros(7))
+    values = np.array([1.5, -2.0, np.pi, 0.0, 1e300, -1e-300, 7.0])
+    command.values[:] = values
+    decoded = deserialize_message(command.payload(), Float64MultiArray)
+    assert np.array_equal(decoded.data, values) and list(decoded.layout.dim) == []
+    # Over DDS, to a typed subscriber.
+    context = Context()
+    rclpy.init(context=context)
+    node = Node("serialized_test", context=context)
+    received: list[np.ndarray] = []
+    node.create_subscription(Float64MultiArray, "serialized_test", lambda m:
+                             received.append(np.array(m.data)), 10)
+    pub = node.create_publisher(Float64MultiArray, "serialized_test", 10)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    try:
+        end = time.monotonic() + 5.0
+        while not received and time.monotonic() < end:
+            pub.publish(command.payload())
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    assert received and np.array_equal(received[0], values)
+
+
+def test_serialized_array_falls_back_to_the_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the data are not the serialised message's last doubles (another
+    encoding), the message itself is written and published."""
+    import rnea_ros.nodes.common as common
+    monkeypatch.setattr(common, "deserialize_message", lambda *_: Float64MultiArray())
+    command = SerializedArray(3)
+    command.values[:] = [1.0, 2.0, 3.0]
+    payload = command.payload()
+    assert isinstance(payload, Float64MultiArray) and list(payload.data) == [1.0, 2.0, 3.0]
