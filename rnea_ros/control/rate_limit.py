@@ -175,6 +175,20 @@ class TimeScaling:
         self._lookahead = np.empty((points, W_ROWS, n))
         self._buffer = np.empty((B_ROWS, n))
         self._offsets = np.ascontiguousarray(self.offsets)
+        if not model.expanded:  # (feasible_speed refuses the others)
+            self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Both kernels once on a still dummy path, state untouched: compiled (or loaded
+        from numba's cache) when the controller is configured, not on the first
+        trajectory."""
+        n = self.model.nv
+        still = JointTrajectory(np.array([0.0, 1.0]), np.zeros((2, n)))
+        _feasible_fast.call(self.rigid.kernel_floats, self._gravity, self._limits, self._grid,
+                            *still.kernel_arrays, 0.0, self._offsets, self._lookahead)
+        _step_fast.call(self.model.kernel_floats, self._g, self._rate_max,
+                        *still.kernel_arrays, 0.0, 1.0, 0.0, 1.0, 1e-3, 1.0, 1.0, 0.5,
+                        self._buffer, np.empty((3, n)))
 
     def restart(self, s: float, t: float, trajectory: JointTrajectory) -> None:
         """A new trajectory: continue at path time ``s``, now ``t``. The speed is kept,
