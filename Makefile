@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_plan.py
 	$(BIN)/python bench/bench_identify.py
 	$(BIN)/python bench/bench_parallel.py
+	$(BIN)/python bench/bench_time_scaling.py --passes 4
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info

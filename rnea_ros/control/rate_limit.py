@@ -44,11 +44,22 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.scaling_kernels import (
+    B_ROWS,
+    D_Q,
+    D_Q1,
+    D_Q2,
+    D_Q3,
+    NONE_BINDING,
+    NOT_FINITE,
+    W_ROWS,
+    feasible_speed_kernel,
+    scaling_step,
+)
 from rnea_ros.control.trajectory import JointTrajectory
 from rnea_ros.core._jit import FastCall, jit
-from rnea_ros.core.dynamics.crba import mass_matrix
-from rnea_ros.core.dynamics.gfd import rnea_derivative, rnea_derivative_batch
-from rnea_ros.core.errors import ParameterError
+from rnea_ros.core.errors import ParameterError, StateError
+from rnea_ros.core.inputs import raise_non_finite
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
@@ -77,6 +88,8 @@ def slew_step(tau: Array, previous: Array, rate: Array, dt: float, out: Array) -
 
 
 _slew_fast = FastCall(slew_step)
+_feasible_fast = FastCall(feasible_speed_kernel)
+_step_fast = FastCall(scaling_step)
 
 
 def positive_limits(values: Array, name: str) -> Array:
@@ -119,7 +132,10 @@ class SlewLimiter:
 
 
 class TimeScaling:
-    """Predictive time scaling of a reference trajectory (see the module docstring)."""
+    """Predictive time scaling of a reference trajectory (see the module docstring).
+
+    The work is two compiled calls (:mod:`rnea_ros.control.scaling_kernels`): the
+    feasible-speed search every ``update_period``, and one step per joint state."""
 
     def __init__(self, model: RobotModel, tau_max: Array, tau_dot_max: Array, *,
                  min_speed: float = 0.05, max_acceleration: float = 5.0,
@@ -146,6 +162,33 @@ class TimeScaling:
         self.constraint = "none"
         self.t_prev: float | None = None
         self.last_update = -math.inf
+        # The kernels' arrays (scaling_kernels' layouts), built once.
+        n = model.nv
+        S = self.grid[:, None, None]
+        self._grid = np.ascontiguousarray(np.stack([S, S**2, S**3]).reshape(3, -1))
+        self._limits = np.ascontiguousarray(np.stack(
+            [model.coulomb, model.viscous, margin * self.tau_max, margin * self.tau_dot_max]),
+            dtype=np.float64)
+        self._gravity = np.ascontiguousarray([np.zeros(3), model.gravity], dtype=np.float64)
+        self._rate_max = np.ascontiguousarray(self.tau_dot_max, dtype=np.float64)
+        self._g = np.ascontiguousarray(model.gravity, dtype=np.float64)
+        self._lookahead = np.empty((points, W_ROWS, n))
+        self._buffer = np.empty((B_ROWS, n))
+        self._offsets = np.ascontiguousarray(self.offsets)
+        if not model.expanded:  # (feasible_speed refuses the others)
+            self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Both kernels once on a still dummy path, state untouched: compiled (or loaded
+        from numba's cache) when the controller is configured, not on the first
+        trajectory."""
+        n = self.model.nv
+        still = JointTrajectory(np.array([0.0, 1.0]), np.zeros((2, n)))
+        _feasible_fast.call(self.rigid.kernel_floats, self._gravity, self._limits, self._grid,
+                            *still.kernel_arrays, 0.0, self._offsets, self._lookahead)
+        _step_fast.call(self.model.kernel_floats, self._g, self._rate_max,
+                        *still.kernel_arrays, 0.0, 1.0, 0.0, 1.0, 1e-3, 1.0, 1.0, 0.5,
+                        self._buffer, np.empty((3, n)))
 
     def restart(self, s: float, t: float, trajectory: JointTrajectory) -> None:
         """A new trajectory: continue at path time ``s``, now ``t``. The speed is kept,
@@ -161,47 +204,19 @@ class TimeScaling:
 
     def feasible_speed(self, trajectory: JointTrajectory) -> tuple[float, str]:
         """Largest grid speed within the limits over the look-ahead, and what binds next."""
-        D = trajectory.derivatives(self.s + self.offsets)
-        model, m, n = self.model, len(self.offsets), self.model.nv
-        zero_g = np.zeros(3)
-        A, A_dot = rnea_derivative_batch(self.rigid, D[0], D[1], D[2], D[3],
-                                         gravity=zero_g)
-        still = np.zeros((m, n))
-        moving, moving_dot = rnea_derivative_batch(self.rigid, D[0], D[1], still,
-                                                   still)
-        no_g, no_g_dot = rnea_derivative_batch(self.rigid, D[0], D[1], still,
-                                               still, gravity=zero_g)
-        # RNEA is affine in gravity: the difference is g(q) and its rate dg/dq q'.
-        G = moving - no_g + model.coulomb * np.sign(D[1])
-        G_dot = moving_dot - no_g_dot
-        S = self.grid[:, None, None]
-        Fv = model.viscous
-        tau = A * S**2 + Fv * D[1] * S + G
-        tau_dot = A_dot * S**3 + Fv * D[2] * S**2 + G_dot * S
-        over_tau = np.abs(tau) > self.margin * self.tau_max
-        over_rate = np.abs(tau_dot) > self.margin * self.tau_dot_max
-        bad = (over_tau | over_rate).reshape(len(self.grid), -1).any(axis=1)
-        if not bad.any():
+        self.rigid.require_one_dof("time scaling")
+        first_ok, joint, rate = _feasible_fast.call(
+            self.rigid.kernel_floats, self._gravity, self._limits, self._grid,
+            *trajectory.kernel_arrays, float(self.s), self._offsets, self._lookahead)
+        if first_ok == NOT_FINITE:
+            W = self._lookahead
+            raise_non_finite(self.rigid, q=W[:, D_Q], qd=W[:, D_Q1], qdd=W[:, D_Q2],
+                             qddd=W[:, D_Q3])
+            raise StateError("time scaling: a torque over the look-ahead is not finite")
+        if first_ok == NONE_BINDING:
             return 1.0, "none"
-        first_ok = int(np.argmax(~bad)) if (~bad).any() else len(self.grid) - 1
-        binding = max(first_ok - 1, 0)  # the next faster grid speed: what stops it
-        joint = int(np.argwhere(over_rate[binding] | over_tau[binding])[0, 1])
-        kind = "effort_rate" if over_rate[binding, :, joint].any() else "effort"
-        return float(self.grid[first_ok]), f"{kind} {model.joint_names[joint]}"
-
-    def _jerk_bounds(self, D: Array) -> tuple[float, float]:
-        """The interval of ``s_dddot`` keeping ``|tau_dot|`` within the limits here."""
-        q, q1, q2, q3 = D
-        sd, sdd = self.speed, self.acceleration
-        _, rate = rnea_derivative(self.model, q, q1 * sd, q2 * sd**2 + q1 * sdd,
-                                  q3 * sd**3 + 3 * q2 * sd * sdd)
-        b = mass_matrix(self.model, q) @ q1
-        lo, hi = -math.inf, math.inf
-        for i in np.flatnonzero(np.abs(b) > 1e-9):
-            a1 = (-self.tau_dot_max[i] - rate[i]) / b[i]
-            a2 = (self.tau_dot_max[i] - rate[i]) / b[i]
-            lo, hi = max(lo, min(a1, a2)), min(hi, max(a1, a2))
-        return lo, hi
+        kind = "effort_rate" if rate else "effort"
+        return float(self.grid[first_ok]), f"{kind} {self.model.joint_names[joint]}"
 
     def advance(self, t: float, trajectory: JointTrajectory) -> tuple[Array, Array, Array]:
         """Move along the path to time ``t``; the scaled ``(q, qd, qdd)``."""
@@ -212,22 +227,15 @@ class TimeScaling:
                 self.last_update = t
             if self.s >= trajectory.end_time:
                 self.target = 1.0
-            # Critically damped tracking of the target speed, then the exact bound.
-            omega = 15.0
-            jerk = omega**2 * (self.target - self.speed) - 2 * omega * self.acceleration
-            jerk = min(max(jerk, -self.max_jerk), self.max_jerk)
-            if self.s < trajectory.end_time:
-                lo, hi = self._jerk_bounds(trajectory.derivatives(np.array([self.s]))[:, 0])
-                jerk = min(max(jerk, lo), hi) if lo <= hi else 0.5 * (lo + hi)
-            acc = min(max(self.acceleration + jerk * dt, -self.max_acceleration),
-                      self.max_acceleration)
-            speed = self.speed + acc * dt
-            if speed < self.min_speed or speed > 1.0:
-                speed, acc = min(max(speed, self.min_speed), 1.0), 0.0
-            self.speed, self.acceleration = speed, acc
-            self.s += speed * dt
             self.t_prev = t
-        elif self.t_prev is None:
-            self.t_prev = t
-        D = trajectory.derivatives(np.array([self.s]))[:, 0]
-        return D[0], D[1] * self.speed, D[2] * self.speed**2 + D[1] * self.acceleration
+        else:
+            dt = 0.0
+            if self.t_prev is None:
+                self.t_prev = t
+        out = np.empty((3, self.model.nv))
+        self.s, self.speed, self.acceleration = _step_fast.call(
+            self.model.kernel_floats, self._g, self._rate_max,
+            *trajectory.kernel_arrays, float(self.s), float(self.speed),
+            float(self.acceleration), float(self.target), float(dt), float(self.max_jerk),
+            float(self.max_acceleration), float(self.min_speed), self._buffer, out)
+        return out[0], out[1], out[2]

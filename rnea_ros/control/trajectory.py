@@ -25,9 +25,71 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core._jit import jit
 from rnea_ros.core.errors import StateError
 
 Array = NDArray[np.float64]
+KernelArrays = tuple[Array, Array, Array]  # times (K,), coefficients (K-1, 6, n), first point (n,)
+
+_FACTORIALS = (1.0, 1.0, 2.0, 6.0, 24.0, 120.0)
+
+
+@jit
+def point_derivatives(times: Array, C: Array, first: Array, t: float, order: int,
+                      out: Array) -> None:
+    """``out[d]`` (n,), ``d = 0..order`` (``out`` is (order + 1, n), ``order <= 5``): the
+    ``d``-th time derivative at time ``t`` of the trajectory whose waypoint ``times``
+    (K,) and segment coefficients ``C`` (K-1, 6, n) are given (``first``: the first
+    position, for K = 1), as :meth:`JointTrajectory.derivatives` documents.
+
+    On segment ``k`` of duration ``T`` at ``s = (t - t_k) / T``,
+    ``q^(d) = sum_{i >= d} i! / (i - d)! c_i s^(i - d) / T^d``, summed in increasing
+    ``i`` (the order of the numpy evaluation this kernel replaced).
+    """
+    K, n = times.shape[0], out.shape[1]
+    if K == 1:
+        for j in range(n):
+            out[0, j] = first[j]
+            for d in range(1, order + 1):
+                out[d, j] = 0.0
+        return
+    c = t  # clipped to [t_0, t_{K-1}] (a NaN stays NaN)
+    if c < times[0]:
+        c = times[0]
+    if c > times[K - 1]:
+        c = times[K - 1]
+    lo, hi = 0, K - 2  # the last segment starting at or before c
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if times[mid] <= c:
+            lo = mid
+        else:
+            hi = mid - 1
+    k = lo
+    T = times[k + 1] - times[k]
+    s = (c - times[k]) / T
+    s2, T2 = s * s, T * T
+    powers = (1.0, s, s2, s2 * s, s2 * s2, s2 * s2 * s)
+    T_d = (1.0, T, T2, T2 * T, T2 * T2, T2 * T2 * T)
+    held = t >= times[K - 1]  # after the end: at rest
+    for d in range(order + 1):
+        if d > 0 and held:
+            out[d, :] = 0.0
+            continue
+        out[d, :] = 0.0
+        for i in range(6 - d):  # sum_i b_i c_{d+i}, in increasing i
+            b = powers[i] * (_FACTORIALS[d + i] / _FACTORIALS[i])
+            for j in range(n):
+                out[d, j] += b * C[k, d + i, j]
+        for j in range(n):
+            out[d, j] /= T_d[d]
+
+
+@jit
+def _derivatives_call(times: Array, C: Array, first: Array, at: Array, order: int,
+                      out: Array) -> None:
+    for p in range(at.shape[0]):
+        point_derivatives(times, C, first, at[p], order, out[:, p, :])
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +124,16 @@ class JointTrajectory:
             object.__setattr__(self, "quintic",
                                np.full(K - 1, self.accelerations is not None, dtype=bool))
         object.__setattr__(self, "_coefficients", self._segment_coefficients())
+        object.__setattr__(self, "_kernel", (
+            np.ascontiguousarray(self.times, dtype=np.float64),
+            self._coefficients,  # type: ignore[attr-defined]
+            np.ascontiguousarray(self.positions[0], dtype=np.float64)))
+
+    @property
+    def kernel_arrays(self) -> KernelArrays:
+        """``(times, coefficients, first position)`` for :func:`point_derivatives`."""
+        arrays: KernelArrays = self._kernel  # type: ignore[attr-defined]
+        return arrays
 
     def _segment_coefficients(self) -> Array:
         """Polynomial coefficients (K-1, 6, n) of every segment in ``s`` in [0, 1]."""
@@ -93,28 +165,11 @@ class JointTrajectory:
         ``times``: (order + 1, len(times), n), consistent with :meth:`sample`
         (before the start: the first point's state; after the end: the last point
         at rest). ``order=4`` gives the snap the elastic feedforward needs."""
-        times = np.asarray(times, dtype=np.float64)
-        T0, T1 = float(self.times[0]), float(self.times[-1])
         if not 0 <= order <= 5:
             raise StateError(f"derivative order {order} is not in 0..5")
-        out = np.zeros((order + 1, times.size, self.positions.shape[1]))
-        if len(self.times) == 1:
-            out[0] = self.positions[0]
-            return out
-        clipped = np.clip(times, T0, T1)
-        k = np.clip(np.searchsorted(self.times, clipped, side="right") - 1, 0,
-                    len(self.times) - 2)
-        T = (self.times[k + 1] - self.times[k])[:, None]
-        s = ((clipped - self.times[k]) / T[:, 0])[:, None]
-        C = self._coefficients[k]  # type: ignore[attr-defined]
-        powers = np.concatenate([np.ones_like(s), s, s**2, s**3, s**4, s**5], axis=1)
-        factors = np.array([1.0, 1.0, 2.0, 6.0, 24.0, 120.0])
-        for d in range(order + 1):
-            # d^d/ds^d of sum_i c_i s^i = sum_{i>=d} i!/(i-d)! c_i s^(i-d)
-            coef = factors[d:] / factors[:6 - d]
-            basis = powers[:, :6 - d] * coef
-            out[d] = np.einsum("ki,kin->kn", basis, C[:, d:]) / T**d
-        out[1:, times >= T1] = 0.0  # held at the end; before the start: the first point's state
+        at = np.ascontiguousarray(times, dtype=np.float64).ravel()
+        out = np.empty((order + 1, at.size, self.positions.shape[1]))
+        _derivatives_call(*self.kernel_arrays, at, order, out)
         return out
 
     def sample(self, t: float) -> tuple[Array, Array, Array]:
