@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -56,8 +57,30 @@ N_FLOATS = 30
 
 Fn = TypeVar("Fn", bound=Callable[..., Any])
 
+
+
+def _cache_available() -> bool:
+    """Whether numba can keep this package's kernels on disk: not when
+    ``RNEA_ROS_NO_JIT_CACHE=1``, nor when it finds no writable directory (a read-only
+    install, a user without a writable home, no ``NUMBA_CACHE_DIR``) -- numba would then
+    refuse to import the package; it compiles at every start instead, with a warning."""
+    if os.environ.get("RNEA_ROS_NO_JIT_CACHE", "") == "1":
+        return False
+    from numba.core.caching import FunctionCache
+    try:
+        FunctionCache(_cache_available)  # type: ignore[no-untyped-call]  # numba picks, as @jit
+    except RuntimeError:
+        warnings.warn(
+            "numba finds no writable directory for its cache (the package's __pycache__ "
+            "and the user's ~/.cache are not writable): every start compiles the kernels "
+            "again (seconds to a minute). Set NUMBA_CACHE_DIR to a writable directory.",
+            RuntimeWarning, stacklevel=2)
+        return False
+    return True
+
+
 # The on-disk cache makes start-up cheap after the first run; RNEA_ROS_NO_JIT_CACHE=1 disables it.
-_CACHE = os.environ.get("RNEA_ROS_NO_JIT_CACHE", "") != "1"
+_CACHE = _cache_available()
 
 
 def _plain_int(t: Any) -> Any:
