@@ -13,11 +13,13 @@ export PYTHONUNBUFFERED := 1
 
 env: $(STAMP)
 
-# (Re)create the environment whenever the dependency list changes.
+# (Re)create the environment whenever the dependency list changes, then compile the
+# nodes' kernels into numba's cache (1-2 min, once): their first start is as fast as later ones.
 $(STAMP): setup.py setup.cfg Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[all]'
+	$(BIN)/python -m rnea_ros.nodes.precompile
 	touch $(STAMP)
 
 demo: $(STAMP)
