@@ -11,8 +11,9 @@ off and nothing spun: their warm-up compiles the kernels, which numba writes to 
 cache (:func:`~rnea_ros.nodes.common.kernel_cache` says where). Their later starts
 load them::
 
-    rnea-precompile                        # every shipped robot (~1-2 min on 2 cores)
+    rnea-precompile                        # every shipped robot (~40 s on 2 cores)
     rnea-precompile --robot arm7 five_bar
+    rnea-precompile --tools                # also rnea-plan's and rnea-identify's (~20 s)
     ros2 run rnea_ros precompile           # the same, from a colcon install
 
 Run it as the user who runs the nodes, after each install or upgrade (the cache is
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,7 +63,8 @@ class Variant:
         if self.node == "simulator":
             return "simulator" + (" (moving base)" if "imu.enable" in values else "")
         return f"controller {values.get('mode', '')}" + \
-            (" + IMU" if "imu.topic" in values else "")
+            (" + IMU" if "imu.topic" in values else "") + \
+            (f" ({values['elastic.law']} law)" if "elastic.law" in values else "")
 
 
 def variants(files: RobotFiles) -> list[Variant]:
@@ -70,6 +73,8 @@ def variants(files: RobotFiles) -> list[Variant]:
     modes = ("gravity", "inverse_dynamics") + (("elastic",) if elastic else ())
     found = [Variant("simulator")]
     found += [Variant("controller", (("mode", mode),)) for mode in modes]
+    if elastic:  # the other elastic law (the demo's)
+        found.append(Variant("controller", (("mode", "elastic"), ("elastic.law", "hua"))))
     if files.loops is None and not elastic:  # the nodes refuse an IMU with these
         found.append(Variant("simulator", tuple(MOVING_BASE.items())))
         found += [Variant("controller", (("mode", mode), ("imu.topic", "imu")))
@@ -125,13 +130,37 @@ def precompile(robots: Sequence[str]) -> list[str]:
             built = []
             for variant in variants(files):
                 try:
-                    build(variant, files, context)
+                    with warnings.catch_warnings():  # (e.g. a robot's non-physical
+                        warnings.simplefilter("ignore")  # inertias: its nodes say so)
+                        build(variant, files, context)
                     built.append(variant.label)
                 except (RneaError, ValueError, TypeError, RuntimeError) as exc:
                     failures.append(f"{robot}: {variant.label}: {exc}")
             print(f"  {robot:<14}{time.monotonic() - started:6.1f} s  {', '.join(built)}",
                   flush=True)
     return failures
+
+
+def precompile_tools() -> float:
+    """Compile the batch kernels of ``rnea-plan`` (the minimum-time planner: RNEA,
+    sensitivities, tau-dot and its sensitivities, joint wrenches over samples) and of
+    ``rnea-identify`` (the regressor), on a small robot: their types do not depend on
+    it. Returns the seconds it took."""
+    import numpy as np
+
+    import rnea_ros.core as rc
+    from rnea_ros.samples import load_robot
+
+    started = time.monotonic()
+    model = load_robot("two_link_rr")
+    X = np.zeros((2, model.nv))
+    rc.rnea_batch(model, X, X, X)
+    rc.rnea_derivatives_batch(model, X, X, X)
+    rc.rnea_derivative_batch(model, X, X, X, X)
+    rc.rnea_derivative_sensitivities_batch(model, X, X, X, X)
+    rc.joint_wrench_derivatives_batch(model, X, X, X)
+    rc.joint_torque_regressor_batch(model, X, X, X, drives=False)
+    return time.monotonic() - started
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -143,10 +172,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "cache, so that their first start is as fast as the next ones.")
     parser.add_argument("--robot", nargs="+", choices=robots, default=list(robots),
                         metavar="NAME", help=f"robots (default: all): {', '.join(robots)}")
+    parser.add_argument("--tools", action="store_true",
+                        help="also the kernels of rnea-plan and rnea-identify")
     args = parser.parse_args(argv)
     print(f"compiling the nodes' kernels into numba's cache: {kernel_cache()}", flush=True)
     started = time.monotonic()
     failures = precompile(args.robot)
+    if args.tools:
+        print(f"  {'tools':<14}{precompile_tools():6.1f} s  rnea-plan, rnea-identify",
+              flush=True)
     for line in failures:
         print(f"failed: {line}")
     print(f"done in {time.monotonic() - started:.1f} s" +

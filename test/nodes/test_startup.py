@@ -134,11 +134,13 @@ def test_precompile_fills_the_cache_the_nodes_start_from(tmp_path: Path) -> None
 
 
 def test_precompile_cli(capsys: pytest.CaptureFixture[str]) -> None:
-    """``main(argv)``: one robot (whatever this checkout's cache holds: compiles what is
-    missing), its nodes listed; an unknown robot is refused by argparse, listing them."""
-    assert precompile_main(["--robot", "two_link_pr"]) == 0
+    """``main(argv)``: one robot and the tools (whatever this checkout's cache holds:
+    compiles what is missing), its nodes listed; an unknown robot is refused by
+    argparse, listing them."""
+    assert precompile_main(["--robot", "mixed_3dof", "--tools"]) == 0
     out = capsys.readouterr().out
-    assert "two_link_pr" in out and "simulator, controller gravity" in out
+    assert "mixed_3dof" in out and "controller elastic (hua law)" in out
+    assert "rnea-plan, rnea-identify" in out
     assert "the nodes' next starts load their kernels from the cache" in out
     with pytest.raises(SystemExit) as exc:
         precompile_main(["--robot", "ur5e"])
