@@ -59,6 +59,8 @@ setup(
             "rnea-identify = rnea_ros.identification.cli:main",
             "rnea_plan = rnea_ros.planning.cli:main",
             "rnea-plan = rnea_ros.planning.cli:main",
+            "precompile = rnea_ros.nodes.precompile:main",
+            "rnea-precompile = rnea_ros.nodes.precompile:main",
         ],
     },
 )

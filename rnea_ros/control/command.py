@@ -11,8 +11,8 @@ the last command.
 :func:`gravity_command` is the whole step of gravity mode (``tau = g(q)``,
 no friction compensation, no oracle, fixed base): check and merge the message
 (:func:`~rnea_ros.control.joint_state.intake`), ``g(q)``
-(:func:`~rnea_ros.core.dynamics.batch_kernels.gravity_row`, the kernel of
-:func:`~rnea_ros.core.dynamics.rnea.gravity_torques`), then :func:`finish`.
+(the compiled entry of :func:`~rnea_ros.core.dynamics.rnea.gravity_torques`,
+called), then :func:`finish`.
 :func:`inverse_dynamics_command` fuses inverse-dynamics mode's law
 ``tau = ID(q_d, qd_d, qdd_d) + Kp (q_d - q) + Kd (qd_d - qd)`` with
 :func:`finish`. Why: in the running node at 1 kHz the caches are cold and each
@@ -35,15 +35,13 @@ from numpy.typing import NDArray
 
 from rnea_ros.control.joint_state import MERGED, intake
 from rnea_ros.control.rate_limit import slew as slew_toward
-from rnea_ros.core._jit import FastCall, fixed_base, inline, jit, jit_entry, jit_entry_fma, scratch
-from rnea_ros.core.dynamics.batch_kernels import _W_COLS, gravity_row
-from rnea_ros.core.dynamics.rnea import rnea_pass
+from rnea_ros.core._jit import FastCall, fixed_base, jit, jit_entry, scratch
+from rnea_ros.core.dynamics.rnea import _gravity_call, rnea_pass
 
 Array = NDArray[np.float64]
 Index = NDArray[np.int64]
 
 OUTPUT, HELD, BAD_TORQUE = 20, 21, 22  # above every intake status (joint_state: 0-14)
-_gravity_row = inline(gravity_row)  # compiled with this module's FMA flags, as gravity_torques
 
 
 @jit
@@ -107,7 +105,7 @@ def finish_entry(index: Index, bounds: Array, last: Array, tau: Array, slew: boo
                   output_dt(stamp, now, output_stamp, output_wall), out)
 
 
-@jit_entry_fma
+@jit_entry
 def gravity_command(fp: Array, g: Array, state: Array, window: float, threshold: float,
                     index: Index, bounds: Array, last: Array, position: Array,
                     velocity: Array, n_names: int, idx: Index, screen: int, stamp: float,
@@ -128,9 +126,9 @@ def gravity_command(fp: Array, g: Array, state: Array, window: float, threshold:
                     newest_wall, threshold, window)
     if status != MERGED:
         return status, 0, 0
-    n = fp.shape[0]
-    work = scratch(n, _W_COLS)
-    _gravity_row(fp, state[0].reshape((1, n)), 0, g, state[3].reshape((1, n)), work)
+    # g(q) by gravity_torques' own compiled entry (called, not inlined: its kernel is
+    # compiled once for both, and the watchdog's hold needs that entry anyway).
+    _gravity_call(fp, state[0], g, state[3])
     return finish(state[3], index, bounds, last, slew,
                   output_dt(stamp, now, output_stamp, output_wall), out)
 

@@ -332,7 +332,9 @@ class TorqueController:
                     thetad=np.zeros(ne), qddd_ref=z, qdddd_ref=z,
                     base_motion=BaseMotion() if self.imu is not None else None)
         for stage in self.stages:
-            if stage is not self.reference:  # it would take the dummy state as its start
+            # (the reference would take the dummy state as its start; a fused
+            # inverse-dynamics step replaces the stages: their kernels would go unused)
+            if stage is not self.reference and not self._fused_inverse_dynamics:
                 stage(step)
             reset = getattr(stage, "reset", None)
             if reset is not None and stage is not self.reference:
@@ -349,8 +351,9 @@ class TorqueController:
         last, out = self._last_output.copy(), np.empty(len(self.config.joints))
         index, bounds = self.config.command_index, self._bounds
         nan, no = math.nan, _NO_VELOCITY
-        intake_fast.call(state, 1.0, 1.0, False, no, no, 0, none, NO_MODEL_JOINT, 0.0, 0.0, nan,
-                         nan)
+        if not self._gravity_only:  # (gravity mode's fused step has the intake inside)
+            intake_fast.call(state, 1.0, 1.0, False, no, no, 0, none, NO_MODEL_JOINT, 0.0, 0.0,
+                             nan, nan)
         merge_fast.call(state, no, no, False, none, 0.0, 1.0)
         finish_fast.call(index, bounds, last, state[3], False, 0.0, 0.0, nan, nan, out)
         fp, g = self.model.kernel_floats, self.model.gravity

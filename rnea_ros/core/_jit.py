@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
-from numba.core import cgutils, types
+from numba.core import cgutils, errors, types
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 from numpy.typing import NDArray
@@ -56,13 +57,71 @@ N_FLOATS = 30
 
 Fn = TypeVar("Fn", bound=Callable[..., Any])
 
+
+
+def _cache_available() -> bool:
+    """Whether numba can keep this package's kernels on disk: not when
+    ``RNEA_ROS_NO_JIT_CACHE=1``, nor when it finds no writable directory (a read-only
+    install, a user without a writable home, no ``NUMBA_CACHE_DIR``) -- numba would then
+    refuse to import the package; it compiles at every start instead, with a warning."""
+    if os.environ.get("RNEA_ROS_NO_JIT_CACHE", "") == "1":
+        return False
+    from numba.core.caching import FunctionCache
+    try:
+        FunctionCache(_cache_available)  # type: ignore[no-untyped-call]  # numba picks, as @jit
+    except RuntimeError:
+        warnings.warn(
+            "numba finds no writable directory for its cache (the package's __pycache__ "
+            "and the user's ~/.cache are not writable): every start compiles the kernels "
+            "again (seconds to a minute). Set NUMBA_CACHE_DIR to a writable directory.",
+            RuntimeWarning, stacklevel=2)
+        return False
+    return True
+
+
 # The on-disk cache makes start-up cheap after the first run; RNEA_ROS_NO_JIT_CACHE=1 disables it.
-_CACHE = os.environ.get("RNEA_ROS_NO_JIT_CACHE", "") != "1"
+_CACHE = _cache_available()
+
+
+def _plain_int(t: Any) -> Any:
+    """An integer literal type as its plain integer type; any other type as it is."""
+    if isinstance(t, types.IntegerLiteral):
+        return types.unliteral(t)  # type: ignore[no-untyped-call]
+    return t
+
+
+def _by_type(dispatcher: Any) -> Any:
+    """Have a compiled caller's call of ``dispatcher`` compile (or load) one specialisation
+    per integer argument *type*, not one per constant.
+
+    numba types a constant argument of a call between kernels as its literal value
+    (``vec3(fp, i, F_AXIS)``: ``Literal[int](12)``) and compiles the callee once per
+    value: ``vec3`` 21 times, ``put3`` 15 times for one node of the elastic robot, each a
+    module of its own (~50 ms cold). LLVM inlines such helpers into their callers and
+    folds the constants there either way. Boolean flags keep their literal
+    specialisations (few, and numba prunes the branches they decide in kernels too large
+    to inline). A callee whose body types only with a literal (a heterogeneous tuple
+    indexed by an argument) falls back to the literal specialisation.
+    """
+    typed = dispatcher.get_call_template
+
+    def get_call_template(args: Any, kws: Any) -> Any:
+        plain = tuple(_plain_int(a) for a in args)
+        plain_kws = {k: _plain_int(v) for k, v in kws.items()}
+        if plain == tuple(args) and plain_kws == kws:
+            return typed(args, kws)
+        try:
+            return typed(plain, plain_kws)
+        except errors.TypingError:
+            return typed(args, kws)
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 def jit(fn: Fn) -> Fn:
     """``numba.njit`` with the project's options (cached, no GIL, numpy error model)."""
-    return cast(Fn, numba.njit(cache=_CACHE, nogil=True, error_model="numpy")(fn))
+    return cast(Fn, _by_type(numba.njit(cache=_CACHE, nogil=True, error_model="numpy")(fn)))
 
 
 def jit_fma(fn: Fn) -> Fn:
@@ -73,20 +132,21 @@ def jit_fma(fn: Fn) -> Fn:
     so a kernel can still report a non-finite result. Helpers called from such
     a kernel keep their own flags unless inlined with :func:`inline`.
     """
-    return cast(Fn, numba.njit(cache=_CACHE, nogil=True, error_model="numpy",
-                               fastmath={"contract"})(fn))
+    return cast(Fn, _by_type(numba.njit(cache=_CACHE, nogil=True, error_model="numpy",
+                                        fastmath={"contract"})(fn)))
 
 
 def jit_entry(fn: Fn) -> Fn:
     """:func:`jit` for a per-call entry point: the GIL is kept, since releasing and
     re-taking it costs ~35 ns, more than a microsecond call can gain by it."""
-    return cast(Fn, numba.njit(cache=_CACHE, error_model="numpy")(fn))
+    return cast(Fn, _by_type(numba.njit(cache=_CACHE, error_model="numpy")(fn)))
 
 
 def jit_entry_fma(fn: Fn) -> Fn:
     """:func:`jit_entry` with :func:`jit_fma`'s contraction, for entries whose
     kernels are FMA-compiled (contraction can reach the passes LLVM inlines)."""
-    return cast(Fn, numba.njit(cache=_CACHE, error_model="numpy", fastmath={"contract"})(fn))
+    return cast(Fn, _by_type(numba.njit(cache=_CACHE, error_model="numpy",
+                                        fastmath={"contract"})(fn)))
 
 
 def inline(helper: Any) -> Any:

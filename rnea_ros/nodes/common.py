@@ -1,5 +1,6 @@
 """Helpers shared by the nodes: parameter declaration from a spec table, stamps,
-and a one-line fatal exit on bad start-up parameters."""
+a one-line fatal exit on bad start-up parameters, and the start-up itself: what it
+compiles said in the log, and stopped by SIGINT/SIGTERM at any point."""
 
 from __future__ import annotations
 
@@ -7,13 +8,19 @@ import gc
 import inspect
 import signal
 import threading
+import time
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
+import numba
 import numpy as np
 import rclpy
+from numba.core import event
 from numpy.typing import NDArray
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType  # type: ignore[attr-defined]  # re-exported
@@ -25,7 +32,9 @@ from rclpy.signals import SignalHandlerOptions
 from rclpy.timer import Timer
 from std_msgs.msg import Float64MultiArray
 
+import rnea_ros
 from rnea_ros.control.config import ParameterSpec
+from rnea_ros.core._jit import vec3
 from rnea_ros.core.errors import RneaError
 
 
@@ -115,23 +124,129 @@ def make_executor() -> Executor:
         return SingleThreadedExecutor()
 
 
+def kernel_cache() -> str:
+    """Where numba keeps this package's compiled kernels, as its cache locator chose
+    (numba's rule): ``NUMBA_CACHE_DIR`` when set; else next to the modules
+    (``rnea_ros/*/__pycache__``) when that is writable; else numba's user-wide
+    cache (``~/.cache/numba``), e.g. for a read-only system install."""
+    path = numba.core.config.CACHE_DIR  # type: ignore[attr-defined]
+    if path:
+        return f"{path} (NUMBA_CACHE_DIR)"
+    cache = getattr(vec3, "_cache", None)
+    where = getattr(cache, "cache_path", None)
+    if not where:
+        return ("nowhere: numba's cache is off (RNEA_ROS_NO_JIT_CACHE=1, or no writable "
+                "directory: set NUMBA_CACHE_DIR), every start compiles")
+    package = Path(rnea_ros.__file__).resolve().parent
+    folder = Path(where).resolve()
+    if folder.is_relative_to(package):
+        return f"{package}/*/__pycache__"
+    return str(folder.parent)  # the user-wide cache: a subfolder per source folder
+
+
+class CompileReport(event.Listener):
+    """Says in the log what a start-up compiles: numba's first compilation (a cold cache:
+    the first start after an install, or after the package changed) logs one INFO line
+    before it begins, naming the robot (:func:`note_robot`) and the cache; the end of the
+    start-up (:meth:`finish`) logs how long compiling took. A warm start logs nothing."""
+
+    def __init__(self, logger: Any) -> None:
+        self.logger = logger
+        self.robot = ""
+        self.started = float("nan")  # steady time of the first compilation
+        self.kernels = 0  # compilations begun at the top level (their callees not counted)
+        self.depth = 0
+
+    def on_start(self, ev: event.Event) -> None:
+        if self.depth == 0:
+            self.kernels += 1
+            if self.kernels == 1:
+                self.started = time.monotonic()
+                robot = f" for {self.robot}" if self.robot else ""
+                self.logger.info(f"compiling kernels{robot}, first start only (seconds to a "
+                                 f"minute): numba caches them in {kernel_cache()}")
+        self.depth += 1
+
+    def on_end(self, ev: event.Event) -> None:
+        self.depth -= 1
+
+    def finish(self) -> None:
+        """Log the compile time, if this start-up compiled."""
+        if self.kernels:
+            robot = f" for {self.robot}" if self.robot else ""
+            self.logger.info(f"kernels{robot} compiled in {time.monotonic() - self.started:.1f}"
+                             " s; later starts load them from the cache")
+
+
+_report: CompileReport | None = None
+
+
+def note_robot(name: str) -> None:
+    """Name the robot in the start-up's compile report (a node calls it once its model is
+    loaded, before its kernels compile)."""
+    if _report is not None:
+        _report.robot = name
+
+
+@contextmanager
+def compile_report(logger: Any) -> Iterator[CompileReport]:
+    """A :class:`CompileReport` listening to numba's compilations while the block runs
+    (:meth:`~CompileReport.finish` when it ends normally)."""
+    global _report
+    report = _report = CompileReport(logger)
+    event.register("numba:compile", report)  # type: ignore[no-untyped-call]
+    try:
+        yield report
+        report.finish()
+    finally:
+        event.unregister("numba:compile", report)  # type: ignore[no-untyped-call]
+        _report = None
+
+
+class StartupInterrupted(BaseException):
+    """SIGINT or SIGTERM while a node starts (a ``BaseException``, like
+    ``KeyboardInterrupt``: nothing on the way catches it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int:
     """Init rclpy, build the node, freeze the start-up heap out of the garbage
     collector's way, spin; a bad configuration logs one line and returns 1.
 
-    SIGINT/SIGTERM only set a flag that ends the spin loop between callbacks,
-    so a signal never interrupts a callback half-way (no exception, no partial
-    command).
+    Building the node compiles its kernels when numba's cache is cold (seconds to a
+    minute, :class:`CompileReport` says so in the log). SIGINT/SIGTERM then stop it
+    where it is (the handler raises :class:`StartupInterrupted`) and the process ends
+    like a normal shutdown (0). Once the node spins they only set a flag that ends
+    the spin loop between callbacks, so a signal never interrupts a callback half-way
+    (no exception, no partial command).
     """
     stop = threading.Event()
+    starting = True
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    logger = rclpy.logging.get_logger(name)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+        if starting:
+            raise StartupInterrupted(signum)
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
+        signal.signal(signum, on_signal)
     try:
         try:
-            node = make_node()
+            with compile_report(logger):
+                node = make_node()
+            starting = False
+        except StartupInterrupted as exc:
+            starting = False
+            logger.info(f"{signal.Signals(exc.signum).name} while starting: stopped")
+            return 0
         except (RneaError, ParameterException, ValueError, TypeError) as exc:
-            rclpy.logging.get_logger(name).fatal(f"cannot start: {exc}")
+            starting = False
+            logger.fatal(f"cannot start: {exc}")
             return 1
         # The start-up heap (numpy, numba, Pinocchio, the model: ~130 000 objects) is
         # permanent: frozen, a full garbage collection skips it (80 ms -> 5 us here)

@@ -60,7 +60,14 @@ from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
 from rnea_ros.core.model.robot_model import RobotModel
-from rnea_ros.nodes.common import SerializedArray, declare, run, stamp_seconds, steady_timer
+from rnea_ros.nodes.common import (
+    SerializedArray,
+    declare,
+    note_robot,
+    run,
+    stamp_seconds,
+    steady_timer,
+)
 
 NODE_NAME = "rnea_controller"
 _monotonic = time.monotonic
@@ -127,6 +134,7 @@ class ControllerNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         self.values = declare(self, CONTROLLER_PARAMETERS)
         model = load_model(self.values)
+        note_robot(model.name)  # (its kernels compile next, on a cold cache)
         elastic = load_elastic(self.values, model)
         self.loops = load_loop_model(self.values, model)
         config = controller_config(self.values, model, elastic, self.loops)

@@ -80,7 +80,7 @@ from rnea_ros.core.errors import (
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.mimic import check_actuated
-from rnea_ros.nodes.common import declare, run, steady_timer
+from rnea_ros.nodes.common import declare, note_robot, run, steady_timer
 from rnea_ros.simulation import (
     INTEGRATORS,
     ElasticSimulator,
@@ -168,6 +168,7 @@ class SimulatorNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         v = declare(self, SIMULATOR_PARAMETERS)
         model = load_model(v).replace(gravity=np.array(v["gravity"], dtype=np.float64))
+        note_robot(model.name)  # (its kernels compile next, on a cold cache)
         self.loops = load_loop_model(v, model)
         valid = model.joint_names if self.loops is None else self.loops.active_names
         names = [j for j in v["joints"] if j] or list(valid)

@@ -362,6 +362,18 @@ def kinematics_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, 
 
 
 @jit
+def jacobian_call(fp: Array, lp: Array, q: Array, K: Array) -> None:
+    """Entry: ``K`` (m, n) of eq. 4 at ``q``, closed or not: the poses and
+    :func:`~._loop_jit.constraint_jacobian` alone (:func:`kinematics_call` would also
+    compile the rates' kernels, seconds on a cold cache, for a model's mobility check)."""
+    P = np.empty((q.shape[0], 12))
+    F = np.empty((lp.shape[0], 24))
+    body_poses(fp, q, P)
+    loop_poses(lp, P, F)
+    constraint_jacobian(fp, lp, P, F, K)
+
+
+@jit
 def residual_call(fp: Array, lp: Array, q: Array, e: Array) -> int:
     """Entry: the residual (m,) of eq. 3 at ``q``; returns the worst loop."""
     P = np.empty((q.shape[0], 12))
@@ -372,6 +384,7 @@ def residual_call(fp: Array, lp: Array, q: Array, e: Array) -> int:
 
 __all__ = [
     "closed_state",
+    "jacobian_call",
     "kinematics_call",
     "motion_pass",
     "newton",

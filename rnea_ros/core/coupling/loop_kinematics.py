@@ -232,11 +232,7 @@ def loop_constraint_jacobian(model: ClosedLoopModel, q: object) -> Array:
     """
     q = tree_vector(model, q, "q")
     K = np.empty((model.n_constraints, model.n))
-    zero = np.zeros(model.n_active)
-    dummy = np.empty(model.n)
-    # The kernel also tries the passive solve; its rank result is irrelevant here.
-    kk.kinematics_call(model.tree.kernel_floats, model.loop_floats, model.permutation, q,
-                       zero, zero, False, np.inf, dummy, dummy, K, np.empty((0, 0)), False)
+    kk.jacobian_call(model.tree.kernel_floats, model.loop_floats, q, K)
     return K
 
 

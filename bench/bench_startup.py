@@ -1,0 +1,199 @@
+"""Start-up time of the nodes, numba cache cold and warm: from process start to ready.
+
+Each node is started as ``ros2 run`` would start it (its own process, the robot's
+``config/<robot>_{controller,simulator}.yaml``), with ``NUMBA_CACHE_DIR`` at a new
+empty directory -- **cold**, a fresh install: every kernel it needs compiles -- then
+again at the same directory -- **warm**, every later start. Ready means:
+
+* ``simulator``: its first ``joint_states``;
+* ``gravity`` / ``inverse_dynamics``: the controller in that mode (``gravity`` is the
+  robot file's own mode, ``elastic`` for elastic robots), its first command; the joint
+  states come from a simulator started before it (warm, its own cache directory);
+* ``launch``: simulator and controller started together, as ``sim.launch.py`` starts
+  them (one new cache directory for both, the controller on the simulator's clock):
+  the first command (and the first joint state).
+
+Nothing is written next to the package (its own ``__pycache__`` is not used while
+``NUMBA_CACHE_DIR`` is set), so this runs against an installed package too::
+
+    python bench/bench_startup.py                      # every shipped robot, every case
+    python bench/bench_startup.py --robot arm7 --case launch --repeat 2
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("ROS_DOMAIN_ID", "58")
+
+import argparse
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from rnea_ros.samples import ELASTIC_ROBOTS, robot_files, shipped_robots
+
+CASES = ("simulator", "gravity", "inverse_dynamics", "launch")
+NAMESPACE = "/rnea_startup_bench"
+
+
+class Watch(Node):
+    """Steady time of the first joint state and the first command since :meth:`arm`."""
+
+    def __init__(self) -> None:
+        super().__init__("rnea_startup_watch")
+        self.lock = threading.Lock()
+        self.first: dict[str, float] = {}
+        self.create_subscription(JointState, f"{NAMESPACE}/joint_states",
+                                 lambda _: self.seen("state"), qos_profile_sensor_data)
+        self.create_subscription(Float64MultiArray, f"{NAMESPACE}/effort_controller/commands",
+                                 lambda _: self.seen("command"), 10)
+
+    def seen(self, what: str) -> None:
+        with self.lock:
+            self.first.setdefault(what, time.monotonic())
+
+    def arm(self) -> None:
+        with self.lock:
+            self.first.clear()
+
+    def wait(self, what: str, deadline: float, process: subprocess.Popen[bytes]) -> bool:
+        while time.monotonic() < deadline:
+            with self.lock:
+                if what in self.first:
+                    return True
+            if process.poll() is not None:
+                return False
+            time.sleep(0.01)
+        return False
+
+
+def node_command(robot: str, node: str, mode: str = "", sim_time: bool = False) -> list[str]:
+    """The node's command line, as ``ros2 run rnea_ros <node>`` with the robot's file."""
+    files = robot_files(robot)
+    params = files.controller if node == "controller" else files.simulator
+    command = [sys.executable, "-m", f"rnea_ros.nodes.{node}", "--ros-args",
+               "-r", f"__ns:={NAMESPACE}", "--params-file", str(params),
+               "-p", f"urdf_path:={files.urdf}", "--log-level", "warn"]
+    if mode:
+        command += ["-p", f"mode:={mode}"]
+    if node == "simulator":
+        command += ["-p", "rate:=250.0"]  # enough to be seen; less CPU next to the compile
+    if sim_time:
+        command += ["-p", "use_sim_time:=true"]
+    return command
+
+
+def start(command: list[str], cache: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+
+
+def stop(*processes: subprocess.Popen[bytes]) -> None:
+    for p in processes:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for p in processes:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def measure(watch: Watch, robot: str, case: str, cache: Path, sim_cache: Path,
+            timeout: float) -> tuple[float, float]:
+    """Seconds from process start to ready (and, for ``launch``, to the first state);
+    NaN when the node did not get there within ``timeout``."""
+    mode = ("elastic" if robot in ELASTIC_ROBOTS else "gravity") if case == "gravity" else \
+        case if case == "inverse_dynamics" else ""
+    nan = float("nan")
+    if case == "simulator":
+        watch.arm()
+        t0 = time.monotonic()
+        sim = start(node_command(robot, "simulator"), cache)
+        ok = watch.wait("state", t0 + timeout, sim)
+        stop(sim)
+        return (watch.first["state"] - t0 if ok else nan), nan
+    if case == "launch":
+        watch.arm()
+        t0 = time.monotonic()
+        sim = start(node_command(robot, "simulator"), cache)
+        ctl = start(node_command(robot, "controller", sim_time=True), cache)
+        ok = watch.wait("command", t0 + timeout, ctl)
+        stop(ctl, sim)
+        state = watch.first.get("state", t0 + nan) - t0
+        return (watch.first["command"] - t0 if ok else nan), state
+    sim = start(node_command(robot, "simulator"), sim_cache)
+    watch.arm()
+    if not watch.wait("state", time.monotonic() + timeout, sim):
+        stop(sim)
+        raise RuntimeError(f"{robot}: the simulator did not publish: "
+                           f"{sim.stderr.read().decode() if sim.stderr else ''}")
+    watch.arm()
+    t0 = time.monotonic()
+    ctl = start(node_command(robot, "controller", mode, sim_time=True), cache)
+    ok = watch.wait("command", t0 + timeout, ctl)
+    stop(ctl, sim)
+    return (watch.first["command"] - t0 if ok else nan), nan
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robot", nargs="*", default=list(shipped_robots()),
+                        help="shipped robots (default: all)")
+    parser.add_argument("--case", nargs="*", choices=CASES, default=list(CASES))
+    parser.add_argument("--repeat", type=int, default=1, help="cold/warm pairs per case")
+    parser.add_argument("--timeout", type=float, default=120.0, help="[s] per start")
+    args = parser.parse_args(argv)
+    rclpy.init()
+    watch = Watch()
+    executor = SingleThreadedExecutor()
+    executor.add_node(watch)
+    done = threading.Event()
+
+    def spin() -> None:
+        while not done.is_set():
+            executor.spin_once(timeout_sec=0.1)
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    print(f"process start -> ready [s], numba cache cold / warm (load {os.getloadavg()[0]:.1f},"
+          f" {os.cpu_count()} cores)")
+    print(f"  {'robot':<14}{'case':<18}{'cold':>8}{'warm':>8}   (launch: first state cold/warm)")
+    with tempfile.TemporaryDirectory(prefix="rnea-startup-") as tmp:
+        sim_cache = Path(tmp) / "simulator"
+        for robot in args.robot:
+            for case in args.case:
+                for r in range(args.repeat):
+                    cache = Path(tmp) / f"{robot}-{case}-{r}"
+                    cold, cold_state = measure(watch, robot, case, cache, sim_cache,
+                                               args.timeout)
+                    warm, warm_state = measure(watch, robot, case, cache, sim_cache,
+                                               args.timeout)
+                    extra = f"   ({cold_state:.1f} / {warm_state:.1f})" if case == "launch" \
+                        else ""
+                    print(f"  {robot:<14}{case:<18}{cold:8.1f}{warm:8.1f}{extra}", flush=True)
+    done.set()
+    spinner.join()
+    executor.shutdown()
+    watch.destroy_node()
+    rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,193 @@
+"""Fill numba's cache before the first launch: ``rnea-precompile [--robot NAME ...]``.
+
+On a fresh install numba's on-disk cache is empty and the first start of each node
+compiles every kernel it needs: seconds to a minute, with no joint state and no command
+meanwhile. This builds the nodes of the shipped robots (``robot:=`` choices, all by
+default) as ``sim.launch.py`` starts them -- the simulator, and the controller in every
+mode its robot supports (``gravity``, ``inverse_dynamics``, ``elastic`` for elastic
+robots), for fixed-base tree robots also on a moving base measured by an IMU (the
+simulator rocking, ``rocking:=true imu:=true``) -- in this process, with DDS discovery
+off and nothing spun: their warm-up compiles the kernels, which numba writes to its
+cache (:func:`~rnea_ros.nodes.common.kernel_cache` says where). Their later starts
+load them::
+
+    rnea-precompile                        # every shipped robot (~40 s on 2 cores)
+    rnea-precompile --robot arm7 five_bar
+    rnea-precompile --tools                # also rnea-plan's and rnea-identify's (~20 s)
+    ros2 run rnea_ros precompile           # the same, from a colcon install
+
+Run it as the user who runs the nodes, after each install or upgrade (the cache is
+keyed by the sources' contents: an unchanged module keeps its kernels). A second run
+finds everything cached and takes seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import rclpy
+from rclpy.context import Context
+from rclpy.impl.logging_severity import LoggingSeverity
+
+from rnea_ros.core.errors import RneaError
+from rnea_ros.nodes.common import kernel_cache
+from rnea_ros.nodes.controller import NODE_NAME as CONTROLLER
+from rnea_ros.nodes.controller import ControllerNode
+from rnea_ros.nodes.simulator import NODE_NAME as SIMULATOR
+from rnea_ros.nodes.simulator import SimulatorNode
+from rnea_ros.samples import ELASTIC_ROBOTS, RobotFiles, robot_files, shipped_robots
+
+# sim.launch.py's rocking:=true imu:=true (the simulator's base rocks and heaves, its IMU
+# on the root link; the controller compensates with it).
+MOVING_BASE = {"base_motion.roll_amplitude": "0.0873", "base_motion.pitch_amplitude": "0.0524",
+               "base_motion.heave_amplitude": "0.02", "imu.enable": "true"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One node as a launch starts it: ``node`` (``controller`` or ``simulator``) with the
+    robot's parameter file and ``parameters`` on top."""
+
+    node: str
+    parameters: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        values = dict(self.parameters)
+        if self.node == "simulator":
+            return "simulator" + (" (moving base)" if "imu.enable" in values else "")
+        return f"controller {values.get('mode', '')}" + \
+            (" + IMU" if "imu.topic" in values else "") + \
+            (f" ({values['elastic.law']} law)" if "elastic.law" in values else "")
+
+
+def variants(files: RobotFiles) -> list[Variant]:
+    """The nodes a robot's launches may start (see the module docstring)."""
+    elastic = files.name in ELASTIC_ROBOTS
+    modes = ("gravity", "inverse_dynamics") + (("elastic",) if elastic else ())
+    found = [Variant("simulator")]
+    found += [Variant("controller", (("mode", mode),)) for mode in modes]
+    if elastic:  # the other elastic law (the demo's)
+        found.append(Variant("controller", (("mode", "elastic"), ("elastic.law", "hua"))))
+    if files.loops is None and not elastic:  # the nodes refuse an IMU with these
+        found.append(Variant("simulator", tuple(MOVING_BASE.items())))
+        found += [Variant("controller", (("mode", mode), ("imu.topic", "imu")))
+                  for mode in ("gravity", "inverse_dynamics")]
+    return found
+
+
+@contextmanager
+def quiet_context() -> Iterator[Context]:
+    """An rclpy context of its own, DDS discovery off (nothing here talks to anyone), the
+    nodes' start lines below WARN."""
+    saved = os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE")
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
+    context = Context()
+    try:
+        rclpy.init(args=[], context=context)
+    finally:  # read by rclpy.init only: this process's other contexts keep theirs
+        if saved is None:
+            del os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]
+        else:
+            os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = saved
+    levels = {name: rclpy.logging.get_logger(name).get_effective_level()
+              for name in (CONTROLLER, SIMULATOR)}
+    for name in levels:
+        rclpy.logging.set_logger_level(name, LoggingSeverity.WARN)
+    try:
+        yield context
+    finally:
+        for name, level in levels.items():
+            rclpy.logging.set_logger_level(name, level)
+        rclpy.try_shutdown(context=context)
+
+
+def build(variant: Variant, files: RobotFiles, context: Context) -> None:
+    """Construct (and destroy) the node of ``variant``: its warm-up compiles its kernels."""
+    params = files.controller if variant.node == "controller" else files.simulator
+    args = ["--ros-args", "--params-file", str(params), "-p", f"urdf_path:={files.urdf}"]
+    for name, value in variant.parameters:
+        args += ["-p", f"{name}:={value}"]
+    kind = ControllerNode if variant.node == "controller" else SimulatorNode
+    node = kind(context=context, cli_args=args)
+    node.destroy_node()
+
+
+def precompile(robots: Sequence[str]) -> list[str]:
+    """Build every variant of every robot in ``robots``; returns the failures (one line
+    each), printing a line per robot."""
+    failures = []
+    with quiet_context() as context:
+        for robot in robots:
+            files = robot_files(robot)
+            started = time.monotonic()
+            built = []
+            for variant in variants(files):
+                try:
+                    with warnings.catch_warnings():  # (e.g. a robot's non-physical
+                        warnings.simplefilter("ignore")  # inertias: its nodes say so)
+                        build(variant, files, context)
+                    built.append(variant.label)
+                except (RneaError, ValueError, TypeError, RuntimeError) as exc:
+                    failures.append(f"{robot}: {variant.label}: {exc}")
+            print(f"  {robot:<14}{time.monotonic() - started:6.1f} s  {', '.join(built)}",
+                  flush=True)
+    return failures
+
+
+def precompile_tools() -> float:
+    """Compile the batch kernels of ``rnea-plan`` (the minimum-time planner: RNEA,
+    sensitivities, tau-dot and its sensitivities, joint wrenches over samples) and of
+    ``rnea-identify`` (the regressor), on a small robot: their types do not depend on
+    it. Returns the seconds it took."""
+    import numpy as np
+
+    import rnea_ros.core as rc
+    from rnea_ros.samples import load_robot
+
+    started = time.monotonic()
+    model = load_robot("two_link_rr")
+    X = np.zeros((2, model.nv))
+    rc.rnea_batch(model, X, X, X)
+    rc.rnea_derivatives_batch(model, X, X, X)
+    rc.rnea_derivative_batch(model, X, X, X, X)
+    rc.rnea_derivative_sensitivities_batch(model, X, X, X, X)
+    rc.joint_wrench_derivatives_batch(model, X, X, X)
+    rc.joint_torque_regressor_batch(model, X, X, X, drives=False)
+    return time.monotonic() - started
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``rnea-precompile`` (``ros2 run rnea_ros precompile``)."""
+    robots = shipped_robots()
+    parser = argparse.ArgumentParser(
+        prog="rnea-precompile",
+        description="Compile the kernels of the nodes of the shipped robots into numba's "
+                    "cache, so that their first start is as fast as the next ones.")
+    parser.add_argument("--robot", nargs="+", choices=robots, default=list(robots),
+                        metavar="NAME", help=f"robots (default: all): {', '.join(robots)}")
+    parser.add_argument("--tools", action="store_true",
+                        help="also the kernels of rnea-plan and rnea-identify")
+    args = parser.parse_args(argv)
+    print(f"compiling the nodes' kernels into numba's cache: {kernel_cache()}", flush=True)
+    started = time.monotonic()
+    failures = precompile(args.robot)
+    if args.tools:
+        print(f"  {'tools':<14}{precompile_tools():6.1f} s  rnea-plan, rnea-identify",
+              flush=True)
+    for line in failures:
+        print(f"failed: {line}")
+    print(f"done in {time.monotonic() - started:.1f} s" +
+          (f", {len(failures)} failed" if failures else
+           ": the nodes' next starts load their kernels from the cache"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,148 @@
+"""A node's first start on a fresh install: numba's cache cold.
+
+Real processes, each with a new empty ``NUMBA_CACHE_DIR`` (a fresh install, whatever
+this checkout's own cache holds): a cold start says in the log that it compiles and
+where the kernels go; SIGINT or SIGTERM during that warm-up ends it at once, like a
+normal shutdown; ``rnea-precompile`` fills the cache so that the nodes' start compiles
+nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from rnea_ros.nodes.precompile import main as precompile_main
+from rnea_ros.samples import robot_files
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def node_process(node: str, robot: str, cache: Path, *params: str) -> subprocess.Popen[str]:
+    """``ros2 run rnea_ros <node>`` with the robot's parameter file and numba's cache in
+    ``cache``."""
+    files = robot_files(robot)
+    config = files.controller if node == "controller" else files.simulator
+    command = [sys.executable, "-m", f"rnea_ros.nodes.{node}", "--ros-args",
+               "--params-file", str(config), "-p", f"urdf_path:={files.urdf}",
+               "-r", "__ns:=/startup_test"]
+    for p in params:
+        command += ["-p", p]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, bufsize=1)
+
+
+def read_until(process: subprocess.Popen[str], text: str, timeout: float) -> list[str]:
+    """The process's output lines up to the first containing ``text`` (AssertionError
+    when it ends or ``timeout`` passes first)."""
+    assert process.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    os.set_blocking(process.stdout.fileno(), False)
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if line:
+            lines.append(line)
+            if text in line:
+                return lines
+        elif process.poll() is not None:
+            break
+        else:
+            time.sleep(0.02)
+    process.kill()
+    raise AssertionError(f"no '{text}' within {timeout} s:\n{''.join(lines)}")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_cold_warm_up_stops_the_node_at_once(
+        signum: signal.Signals, tmp_path: Path) -> None:
+    """The five-bar controller compiles for seconds on a cold cache; it says so (robot,
+    cache directory) before, and a signal then ends it within seconds, exit code 0, no
+    traceback (before: the signal only set a flag read after the warm-up, ~15 s)."""
+    process = node_process("controller", "five_bar", tmp_path)
+    lines = read_until(process, "compiling kernels", 60.0)
+    assert "compiling kernels for five_bar, first start only" in lines[-1]
+    assert f"numba caches them in {tmp_path} (NUMBA_CACHE_DIR)" in lines[-1]
+    time.sleep(0.3)  # well inside the compilation (seconds)
+    sent = time.monotonic()
+    process.send_signal(signum)
+    try:
+        rc = process.wait(timeout=10.0)
+    finally:
+        process.kill()
+    elapsed = time.monotonic() - sent
+    assert process.stdout is not None
+    rest = process.stdout.read()
+    assert rc == 0, rest
+    assert elapsed < 10.0
+    assert "Traceback" not in rest
+    assert f"{signum.name} while starting: stopped" in rest
+    assert "commanding" not in rest  # it stopped before finishing its start
+
+
+def test_precompile_fills_the_cache_the_nodes_start_from(tmp_path: Path) -> None:
+    """``rnea-precompile --robot arm7 five_bar`` into an empty cache; then, in a new
+    process, building every node it covers (controller in each mode, simulator, arm7 on
+    a moving base with its IMU) compiles nothing; and a real controller process starts
+    without the cold-start line."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "rnea_ros.nodes.precompile", "--robot", "arm7",
+                           "five_bar"], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"numba's cache: {tmp_path} (NUMBA_CACHE_DIR)" in done.stdout
+    assert "controller inverse_dynamics + IMU" in done.stdout
+    assert any(tmp_path.rglob("*.nbi")) and any(tmp_path.rglob("*.nbc"))
+    check = textwrap.dedent("""
+        import numba.core.event as ev
+        from rnea_ros.nodes import precompile as pc
+        from rnea_ros.samples import robot_files
+        compiled = []
+        class Listener(ev.Listener):
+            def on_start(self, event):
+                compiled.append(event.data["dispatcher"].py_func.__qualname__)
+            def on_end(self, event):
+                pass
+        ev.register("numba:compile", Listener())
+        built = 0
+        with pc.quiet_context() as context:
+            for robot in ("arm7", "five_bar"):
+                files = robot_files(robot)
+                for variant in pc.variants(files):
+                    pc.build(variant, files, context)
+                    built += 1
+        print(built, compiled)
+    """)
+    out = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.split()[:2] == ["9", "[]"], out.stdout  # 6 arm7 + 3 five_bar nodes
+    process = node_process("controller", "arm7", tmp_path, "mode:=inverse_dynamics")
+    try:
+        lines = read_until(process, "commanding", 60.0)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=10.0)
+    assert not any("compiling kernels" in line for line in lines), lines
+
+
+def test_precompile_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    """``main(argv)``: one robot and the tools (whatever this checkout's cache holds:
+    compiles what is missing), its nodes listed; an unknown robot is refused by
+    argparse, listing them."""
+    assert precompile_main(["--robot", "mixed_3dof", "--tools"]) == 0
+    out = capsys.readouterr().out
+    assert "mixed_3dof" in out and "controller elastic (hua law)" in out
+    assert "rnea-plan, rnea-identify" in out
+    assert "the nodes' next starts load their kernels from the cache" in out
+    with pytest.raises(SystemExit) as exc:
+        precompile_main(["--robot", "ur5e"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'ur5e'" in capsys.readouterr().err
