@@ -75,6 +75,82 @@ def check_outputs(outputs: Sequence[Output], limits: np.ndarray, rate: np.ndarra
     return len(outputs)
 
 
+def scheduling() -> tuple[float, float]:
+    """This thread's time on a CPU and time runnable but kept off the CPU by the kernel
+    (run-queue wait), so far [s], from ``/proc/thread-self/schedstat``; (nan, 0) where
+    the kernel does not say."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            run, wait = f.read().split()[:2]
+    except (OSError, ValueError):
+        return math.nan, 0.0
+    return int(run) * 1e-9, int(wait) * 1e-9
+
+
+@dataclass
+class Sample:
+    """A sample of this thread's scheduling: steady time, CPU time, run-queue wait [s]."""
+
+    t: float
+    cpu: float
+    wait: float
+
+    @classmethod
+    def now(cls) -> Sample:
+        return cls(time.monotonic(), *scheduling())
+
+
+@dataclass
+class Firing:
+    """A timer's firing: when rcl scheduled it and when it was called (the timer's
+    steady clock: ``time.monotonic``'s), and this thread's scheduling at its start."""
+
+    expected: float
+    actual: float
+    start: Sample
+
+
+class TimerFirings:
+    """Records the firings of the timer of ``node`` whose callback is ``callback`` (a
+    bound method; also behind ``nodes.common.TimerCallback``), within a ``with``, and
+    samples this thread's scheduling at each firing and at each :meth:`sample`; the
+    timer's callback is restored on exit."""
+
+    def __init__(self, node: Any, callback: Callable[[], None]) -> None:
+        self.timer = next(t for t in node.timers
+                          if getattr(t.callback, "function", t.callback) == callback)
+        self.firings: list[Firing] = []
+        self.samples: list[Sample] = []
+
+    def sample(self) -> None:
+        self.samples.append(Sample.now())
+
+    def __enter__(self) -> TimerFirings:
+        import inspect
+
+        from rclpy.timer import TimerInfo
+        original = self.timer.callback
+
+        def fired(info: TimerInfo) -> None:
+            start = Sample.now()
+            self.samples.append(start)
+            self.firings.append(Firing(info.expected_call_time.nanoseconds * 1e-9,
+                                       info.actual_call_time.nanoseconds * 1e-9, start))
+            original()
+        # rclpy passes the TimerInfo to a parameter annotated with its class.
+        fired.__signature__ = inspect.Signature([inspect.Parameter(  # type: ignore[attr-defined]
+            "info", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=TimerInfo)])
+        self.original, self.timer.callback = original, fired
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.callback = self.original
+
+    def before(self, t: float) -> Sample | None:
+        """The last sample taken at or before ``t``."""
+        return next((s for s in reversed(self.samples) if s.t <= t), None)
+
+
 def start_flood(kind: str, topic: str, rate: float, seconds: float,
                 names: Sequence[str] = (), bad_every: int = 10,
                 position: Sequence[float] = (), reliable: bool = False
