@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import struct
 import subprocess
 import sys
 import time
@@ -74,6 +75,82 @@ def check_outputs(outputs: Sequence[Output], limits: np.ndarray, rate: np.ndarra
     return len(outputs)
 
 
+def scheduling() -> tuple[float, float]:
+    """This thread's time on a CPU and time runnable but kept off the CPU by the kernel
+    (run-queue wait), so far [s], from ``/proc/thread-self/schedstat``; (nan, 0) where
+    the kernel does not say."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            run, wait = f.read().split()[:2]
+    except (OSError, ValueError):
+        return math.nan, 0.0
+    return int(run) * 1e-9, int(wait) * 1e-9
+
+
+@dataclass
+class Sample:
+    """A sample of this thread's scheduling: steady time, CPU time, run-queue wait [s]."""
+
+    t: float
+    cpu: float
+    wait: float
+
+    @classmethod
+    def now(cls) -> Sample:
+        return cls(time.monotonic(), *scheduling())
+
+
+@dataclass
+class Firing:
+    """A timer's firing: when rcl scheduled it and when it was called (the timer's
+    steady clock: ``time.monotonic``'s), and this thread's scheduling at its start."""
+
+    expected: float
+    actual: float
+    start: Sample
+
+
+class TimerFirings:
+    """Records the firings of the timer of ``node`` whose callback is ``callback`` (a
+    bound method; also behind ``nodes.common.TimerCallback``), within a ``with``, and
+    samples this thread's scheduling at each firing and at each :meth:`sample`; the
+    timer's callback is restored on exit."""
+
+    def __init__(self, node: Any, callback: Callable[[], None]) -> None:
+        self.timer = next(t for t in node.timers
+                          if getattr(t.callback, "function", t.callback) == callback)
+        self.firings: list[Firing] = []
+        self.samples: list[Sample] = []
+
+    def sample(self) -> None:
+        self.samples.append(Sample.now())
+
+    def __enter__(self) -> TimerFirings:
+        import inspect
+
+        from rclpy.timer import TimerInfo
+        original = self.timer.callback
+
+        def fired(info: TimerInfo) -> None:
+            start = Sample.now()
+            self.samples.append(start)
+            self.firings.append(Firing(info.expected_call_time.nanoseconds * 1e-9,
+                                       info.actual_call_time.nanoseconds * 1e-9, start))
+            original()
+        # rclpy passes the TimerInfo to a parameter annotated with its class.
+        fired.__signature__ = inspect.Signature([inspect.Parameter(  # type: ignore[attr-defined]
+            "info", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=TimerInfo)])
+        self.original, self.timer.callback = original, fired
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.callback = self.original
+
+    def before(self, t: float) -> Sample | None:
+        """The last sample taken at or before ``t``."""
+        return next((s for s in reversed(self.samples) if s.t <= t), None)
+
+
 def start_flood(kind: str, topic: str, rate: float, seconds: float,
                 names: Sequence[str] = (), bad_every: int = 10,
                 position: Sequence[float] = (), reliable: bool = False
@@ -90,16 +167,36 @@ def start_flood(kind: str, topic: str, rate: float, seconds: float,
 
 def wait_flood(process: subprocess.Popen[str], spin: Callable[[], None],
                timeout: float) -> tuple[int, int, float]:
-    """Spin until the flooder ends; (good sent, bad sent, achieved rate [Hz])."""
+    """Spin until the flooder ends; (good sent, bad sent, achieved rate [Hz]). The
+    flooder is killed if it outlives ``timeout`` or ``spin`` raises (else it would
+    flood the next test's nodes)."""
     end = time.monotonic() + timeout
-    while process.poll() is None and time.monotonic() < end:
-        spin()
-    if process.poll() is None:
-        process.kill()
-        raise AssertionError("flooder did not finish")
+    try:
+        while process.poll() is None and time.monotonic() < end:
+            spin()
+    finally:
+        running = process.poll() is None
+        if running:
+            process.kill()
+            process.wait()
+    if running:
+        raise AssertionError(f"flooder did not finish within {timeout:g} s")
     out = process.stdout.read() if process.stdout else ""
+    assert process.returncode == 0, f"flooder failed (exit {process.returncode}): {out}"
     good, bad, rate = out.split()[-3:]
     return int(good), int(bad), float(rate)
+
+
+FLOOD_RATE = 10_000.0  # Hz: the least rate at which a flood tests what it claims
+
+
+def check_flood_rate(rate: float) -> None:
+    """A flood (of nominally 20 kHz) that did not reach :data:`FLOOD_RATE` did not test
+    the node: a harness failure, said as such (its sends are paced, so it only falls
+    short when this machine starves the flooder of CPU)."""
+    assert rate >= FLOOD_RATE, (
+        f"harness: the flooder sent at {rate:.0f} Hz on average, under "
+        f"{FLOOD_RATE:.0f} Hz (starved of CPU): the node was not flooded as required")
 
 
 def _bad_state(msg: Any, k: int, names: list[str]) -> None:
@@ -152,7 +249,48 @@ def _bad_imu(msg: Any, k: int) -> None:
         msg.header.stamp.sec -= 100  # a single stale message
 
 
+PHASES = 1024  # good flood messages serialised in advance, per period of their slow sine
+
+
+def _flood_message(kind: str, t: float, phase: float, names: list[str],
+                   position: list[float]) -> Any:
+    """The flood's good message of ``kind``, stamped ``t`` [s] (no stamp for ``array``),
+    at ``phase`` [rad] of its slow sine."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    if kind == "array":
+        return Float64MultiArray(data=[5.0 * math.sin(phase + i) for i in range(len(names))])
+    if kind == "imu":  # a base tilted by 5 deg about x, at rest (frame 'imu')
+        msg = imu_message(t, 0.0873)
+    else:
+        msg = JointState()
+        msg.name = names
+        msg.position = [p + 0.05 * math.sin(phase) for p in position]
+        msg.velocity = [0.0] * len(names)
+        msg.effort = [5.0 * math.sin(phase + i) for i in range(len(names))]
+    msg.header.stamp.sec, msg.header.stamp.nanosec = int(t), int((t % 1) * 1e9)
+    return msg
+
+
+def _stamper(template: bytes) -> Callable[[bytes, float], bytes]:
+    """Writes a stamp into a serialised message that starts with a std_msgs/Header:
+    after the 4-byte CDR encapsulation header, int32 sec and uint32 nanosec, in the
+    byte order the encapsulation names (checked by a round trip in ``flood_main``)."""
+    packer = struct.Struct("<iI" if template[1] & 1 else ">iI")
+
+    def stamped(serialised: bytes, t: float) -> bytes:
+        return serialised[:4] + packer.pack(int(t), int((t % 1) * 1e9)) + serialised[12:]
+    return stamped
+
+
 def flood_main(argv: Sequence[str]) -> int:
+    """Publish ``--seconds * --rate`` messages paced at ``--rate``, one in ``--bad-every``
+    bad; print the good and bad counts and the rate achieved (count / elapsed).
+
+    The good messages are serialised in advance and only their stamp is written at send
+    time (their slow sine taken from a table of :data:`PHASES` phases): building a
+    message in Python costs more than publishing it, and a flooder sharing a loaded
+    machine must still reach its rate. The bad ones are built as they go out."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--kind", choices=["joint_state", "array", "imu"])
     parser.add_argument("--topic")
@@ -165,6 +303,7 @@ def flood_main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     import rclpy
     from rclpy.qos import QoSProfile, QoSReliabilityPolicy
+    from rclpy.serialization import deserialize_message, serialize_message
     from sensor_msgs.msg import Imu, JointState
     from std_msgs.msg import Float64MultiArray
     rclpy.init()
@@ -174,7 +313,18 @@ def flood_main(argv: Sequence[str]) -> int:
     names = [n for n in args.names.split(",") if n]
     position = [float(x) for x in args.position.split(",") if x]
     kinds = {"joint_state": JointState, "array": Float64MultiArray, "imu": Imu}
-    pub = node.create_publisher(kinds[args.kind], args.topic, qos)
+    kind, msg_type = args.kind, kinds[args.kind]
+    pub = node.create_publisher(msg_type, args.topic, qos)
+    phases = 2.0 * math.pi * np.arange(PHASES) / PHASES
+    pool = [serialize_message(_flood_message(kind, 0.0, phase, names, position))
+            for phase in phases]
+    stamped = _stamper(pool[0])
+    if kind != "array":  # the stamp lands where the message has it
+        t = time.time()
+        sent = deserialize_message(stamped(pool[1], t), msg_type)
+        if sent != _flood_message(kind, t, phases[1], names, position):
+            raise SystemExit(f"flooder: a stamp written into a serialised {kind} "
+                             "does not read back")
     deadline = time.monotonic() + 10
     while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -186,26 +336,22 @@ def flood_main(argv: Sequence[str]) -> int:
         while time.perf_counter() < start + k * period:
             pass  # busy-wait: sleep cannot pace 20 kHz
         is_bad = args.bad_every > 0 and k % args.bad_every == args.bad_every - 1
-        if args.kind == "joint_state":
-            msg = JointState()
-            now = time.time()
-            msg.header.stamp.sec, msg.header.stamp.nanosec = int(now), int((now % 1) * 1e9)
-            msg.name = names
-            msg.position = [p + 0.05 * math.sin(now) for p in position]
-            msg.velocity = [0.0] * len(names)
-            msg.effort = [5.0 * math.sin(now + i) for i in range(len(names))]
-            if is_bad:
+        now = time.time()
+        phase = k * 1e-3 if kind == "array" else now
+        if is_bad:
+            msg = _flood_message(kind, now, phase, names, position)
+            if kind == "joint_state":
                 _bad_state(msg, k // args.bad_every, names)
-        elif args.kind == "imu":  # a base tilted by 5 deg about x, at rest (frame 'imu')
-            msg = imu_message(time.time(), 0.0873)
-            if is_bad:
+            elif kind == "imu":
                 _bad_imu(msg, k // args.bad_every)
+            else:
+                values = list(msg.data)
+                msg.data = [math.nan] * len(names) if k % 2 else values[:-1]
+            pub.publish(msg)
         else:
-            values = [5.0 * math.sin(k * 1e-3 + i) for i in range(len(names))]
-            if is_bad:
-                values = [math.nan] * len(names) if k % 2 else values[:-1]
-            msg = Float64MultiArray(data=values)
-        pub.publish(msg)
+            serialised = pool[int(phase % (2.0 * math.pi) * (PHASES / (2.0 * math.pi)))
+                              % PHASES]
+            pub.publish(serialised if kind == "array" else stamped(serialised, now))
         good += not is_bad
         bad += is_bad
     elapsed = time.perf_counter() - start

@@ -272,24 +272,41 @@ def frame_motion(model: RobotModel, q: Array, qd: Array, frame: Frame | str,
 
 MAX_WINDOW_SAMPLES = 256  # the differentiator's window, at most
 SG_DEGREE = 3  # of the differentiator's polynomial (fewer samples: n - 1)
+# Largest condition number of the fit's design matrix (evenly spaced samples: 4 for a
+# line, 23 for a parabola, 125 for a cubic): beyond it the samples' times do not
+# determine that degree, which is lowered.
+MAX_CONDITION = 1e3
 
 
 def derivative_at_newest(history: deque[tuple[float, Array]], window: float) -> Array:
     """Slope at the newest sample of the least-squares cubic (degree n - 1 for n < 4
     samples) through the ``(t, x)`` of ``history`` within ``window`` [s] of it:
     a one-sided Savitzky-Golay differentiator on the samples' own times. Drops
-    the samples older than the window from ``history``; zeros for one sample."""
+    the samples older than the window from ``history``; zeros for one sample.
+
+    The degree is lowered (down to a line, always determined by two distinct times)
+    while the design matrix's condition number exceeds :data:`MAX_CONDITION`: samples
+    that come in bursts (a sender descheduled and catching up, a driver stamping on
+    receipt) can sit at two or three distinct times, which do not determine a cubic;
+    its normal equations were then singular, and the IMU callback raised."""
     t_new = history[-1][0]
     while t_new - history[0][0] > window * (1.0 + 1e-9):
         history.popleft()
     n = len(history)
-    if n < 2:
+    span = t_new - history[0][0]
+    if n < 2 or not span > 0.0:  # (stamps increase: a repeated one replaces the sample)
         return np.zeros(3)
-    tau = np.array([t - t_new for t, _ in history]) / window  # in [-1, 0], conditioned
+    tau = np.array([t - t_new for t, _ in history]) / span  # in [-1, 0], conditioned
     X = np.array([x for _, x in history])
     A = np.vander(tau, min(n, SG_DEGREE + 1), increasing=True)
-    coeffs = np.linalg.solve(A.T @ A, A.T @ X)
-    out: Array = coeffs[1] / window
+    G, B = A.T @ A, A.T @ X  # a lower degree's normal equations are their leading block
+    m = A.shape[1]  # coefficients: degree m - 1
+    while m > 2:  # cond(A)^2 = cond(G), from G's eigenvalues (ascending)
+        eig = np.linalg.eigvalsh(G[:m, :m])
+        if eig[0] * MAX_CONDITION**2 >= eig[-1]:
+            break
+        m -= 1
+    out: Array = np.linalg.solve(G[:m, :m], B[:m])[1] / span
     return out
 
 

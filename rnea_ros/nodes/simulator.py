@@ -35,12 +35,23 @@ element 0 at -1, like a 6-axis IMU).
 
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
 real time with the last command (zero effort once ``command_timeout`` has
-passed without one); with ``wait_for_command`` the robot stays still, like a
-robot with its brakes on, until the first command arrives.
+passed without one, on the robot's time: the steps taken since the last
+command); with ``wait_for_command`` the robot stays still, like a robot with
+its brakes on, until the first command arrives.
 ``lockstep: true``: each received command advances the simulation by one step
 and publishes the new state, so a controller that answers every state closes
 the loop at full speed and deterministically; the state is (re)sent when no
-command came for 0.5 s, which also starts the loop.
+command came for 0.5 s of the node's own running (ten firings of a 50 ms timer),
+which also starts the loop.
+
+Both count time in what the node did, not on the wall clock, which also counts
+the time this process was stalled (a loaded machine, a garbage collection): the
+robot, simulated, is frozen meanwhile, not left without commands, and the
+controller's answer may already be queued. A wall clock made the first tick
+after a stall of more than ``command_timeout`` apply zero effort (a kick that a
+held, frictionless arm keeps as a drift), and the first lockstep firing after
+0.5 s resend a state whose answer was queued: two states then went round the
+loop, each command stepping it.
 """
 
 from __future__ import annotations
@@ -91,6 +102,9 @@ from rnea_ros.simulation import (
 )
 
 NODE_NAME = "rnea_simulator"
+# Lockstep: the state is resent after RESEND_AFTER of firings of a RESEND_PERIOD timer
+# without a command (or a state) [s].
+RESEND_PERIOD, RESEND_AFTER = 0.05, 0.5
 
 SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
     "robot_description": ParameterSpec("", "URDF XML of the robot; empty: read urdf_path", True),
@@ -229,6 +243,8 @@ class SimulatorNode(Node):
         self.tau = np.zeros(model.nv)
         self.last_command_wall = -np.inf
         self.command_timeout = float(v["command_timeout"])
+        self.steps_since_command = 0  # real time: the drive's timeout, on the robot's time
+        self.silent_firings = 0  # lockstep: resend timer firings without a command or state
         self.wait_for_command = bool(v["wait_for_command"])
         self.rejected = 0
         self.clamped = 0
@@ -245,7 +261,7 @@ class SimulatorNode(Node):
         steady_timer(self, 1.0, self.publish_diagnostics)
         self.last_publish_wall = -np.inf
         if self.lockstep:
-            steady_timer(self, 0.05, self.resend)
+            steady_timer(self, RESEND_PERIOD, self.resend)
         else:
             steady_timer(self, self.sim.dt, self.on_tick)
 
@@ -342,6 +358,7 @@ class SimulatorNode(Node):
         self.tau = np.zeros(self.n)
         self.tau[self.command_index] = clamped
         self.last_command_wall = time.monotonic()
+        self.steps_since_command = 0
         if self.lockstep:
             self.sim.step(self.tau)
             self.publish_state()
@@ -350,14 +367,15 @@ class SimulatorNode(Node):
         if self.wait_for_command and self.last_command_wall == -np.inf:
             self.publish_state()  # brakes on until a controller answers
             return
-        if time.monotonic() - self.last_command_wall > self.command_timeout:
+        self.steps_since_command += 1
+        if self.steps_since_command * self.sim.dt > self.command_timeout:
             self.tau = np.zeros(self.n)
         self.sim.step(self.tau)
         self.publish_state()
 
     def resend(self) -> None:
-        now = time.monotonic()
-        if now - max(self.last_command_wall, self.last_publish_wall) > 0.5:
+        self.silent_firings += 1  # (publish_state resets it; a command publishes)
+        if self.silent_firings * RESEND_PERIOD > RESEND_AFTER:
             self.publish_state()
 
     def imu_frame_link(self) -> str:
@@ -431,6 +449,7 @@ class SimulatorNode(Node):
             msg.effort = sim.effort.tolist()
         self.state_pub.publish(msg)
         self.last_publish_wall = time.monotonic()
+        self.silent_firings = 0
         if self.clock_pub is not None:
             clock = Clock()
             clock.clock = msg.header.stamp

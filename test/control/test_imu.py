@@ -234,6 +234,26 @@ def test_the_differentiator_is_exact_for_cubics_on_irregular_stamps() -> None:
     assert not derivative_at_newest(deque([(0.0, np.ones(3))]), 0.04).any()
 
 
+def test_the_differentiator_lowers_its_degree_for_bursts_of_samples() -> None:
+    """Stamps that sit at two times (a burst, then one sample): a cubic is not determined.
+    These are the stamps an IMU flood gave (test_fuzz_imu), whose cubic normal equations
+    were singular (LinAlgError in the node's IMU callback); a line is exact here."""
+    from collections import deque
+
+    t0 = 1795424492.2088594
+    t = t0 + np.array([0.0, 4.1e-6, 8.1e-6, 1.2e-5, 0.028])
+    slope = np.array([0.5, -2.0, 3.0])
+    history = deque((s, np.array([1.0, 2.0, 3.0]) + slope * (s - t0)) for s in t)
+    np.testing.assert_allclose(derivative_at_newest(history, 0.04), slope, rtol=1e-6)
+    # Three clusters: a parabola is exact, and is what the fit keeps (a cubic is not).
+    t = t0 + np.array([0.0, 3e-6, 0.01, 0.010003, 0.02])
+    c = np.array([[0.1, 0.2, 0.3], [1.0, -1.0, 2.0], [30.0, 10.0, -20.0]])
+    x = c[0] + np.outer(t - t0, c[1]) + np.outer((t - t0) ** 2, c[2])
+    history = deque(zip(t, x, strict=True))
+    np.testing.assert_allclose(derivative_at_newest(history, 0.04),
+                               c[1] + 2 * c[2] * (t[-1] - t0), rtol=1e-6)
+
+
 # -------------------------------------------------------------------- rejections
 def sample(t: float = 1.0, frame_id: str = "imu", quat=(0.0, 0.0, 0.0, 1.0),
            w=(0.0, 0.0, 0.0), f=(0.0, 0.0, 9.81)) -> ImuSample:

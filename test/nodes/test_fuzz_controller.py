@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 import pytest
-from fuzzing import Recorder, check_outputs, start_flood, wait_flood
+from fuzzing import Recorder, TimerFirings, check_flood_rate, check_outputs, start_flood, wait_flood
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -299,14 +299,30 @@ def test_mode_switches_at_100_hz_keep_the_rate_limit(fuzz: Fuzz) -> None:
 
 
 def test_watchdog_acts_within_timeout_plus_one_period_and_recovers(fuzz: Fuzz) -> None:
+    """The watchdog acts at its first firing scheduled past the timeout, so within
+    timeout + one period of the last valid state, and that firing runs within 20 ms of
+    its schedule (the executor's latency), not counting the time the kernel kept this
+    runnable process off the CPU (/proc/thread-self/schedstat: other processes load
+    this 2-core machine; the node and this test share the process)."""
     fuzz.good(20)
     c = fuzz.c
     last_state = c.last_valid_wall
     start = len(fuzz.recorder.outputs)
-    assert fuzz.loop.spin_until(lambda: c.stale, 2.0)
+    with TimerFirings(fuzz.node, fuzz.node.on_watchdog) as watchdog:
+        assert fuzz.loop.spin_until(lambda: watchdog.sample() or c.stale, 2.0)
     first = fuzz.recorder.since(start)[0]
-    # Timer callbacks may start late by the executor's latency on this loaded machine.
-    assert first.wall - last_state <= TIMEOUT + WATCHDOG_PERIOD + 0.02, first.wall - last_state
+    acting = watchdog.firings[-1]  # spinning stops at the firing that made it stale
+    before = watchdog.before(acting.expected)
+    assert before is not None and acting.start.t <= first.wall
+    waited = acting.start.wait - before.wait  # >= the wait between schedule and start
+    late = first.wall - acting.expected
+    print(f"watchdog ({c.config.mode}): acted {(first.wall - last_state) * 1e3:.1f} ms after "
+          f"the last state, at the firing scheduled at {(acting.expected - last_state) * 1e3:.1f}"
+          f" ms, {late * 1e3:.1f} ms late, {waited * 1e3:.1f} ms of them kept off the CPU "
+          f"({(acting.start.cpu - before.cpu) * 1e3:.1f} ms on it)")
+    assert first.wall - last_state > TIMEOUT  # not early
+    assert acting.expected - last_state <= TIMEOUT + WATCHDOG_PERIOD + 1e-6
+    assert late - waited <= 0.02, (late, waited)
     assert fuzz.loop.spin_until(lambda: fuzz.diagnostics().get("watchdog") == "stale", 2.0)
     hold = gravity_torques(c.full_model, c._q[:7])
     fuzz.settle(0.3)
@@ -331,7 +347,7 @@ def test_flood_then_silence_then_normal_data(fuzz: Fuzz) -> None:
         timeout_sec=0.001), seconds + 30.0)
     print(f"flood: {good} good + {bad} bad states at {rate:.0f} Hz; node computed "
           f"{c.commands - commands}, rejected {sum(c.rejected.values()) - rejected}")
-    assert rate >= 10_000.0
+    check_flood_rate(rate)
     assert c.commands > commands and sum(c.rejected.values()) > rejected
     # Nothing from the flood may be computed that was bad: every state the node took
     # was either computed or rejected, and at most the bad ones were rejected.
