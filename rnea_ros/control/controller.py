@@ -33,9 +33,16 @@ is merged, :attr:`TorqueController.clock_resets` counts it and
 never gets that far.
 
 Rate limit: every output (state-driven, watchdog, after a mode switch or a
-clock reset) goes through the slew limiter; the time step is the stamp
-difference between consecutive state-driven commands, else the steady-clock
-time since the previous output.
+clock reset) goes through the slew limiter. The limit protects the hardware in
+the hardware's time, so a sender's stamps cannot loosen it: between consecutive
+state-driven commands the time step is the smaller of the stamp difference and
+the time between the two messages' receipts on the node's clock (``received``
+of :meth:`TorqueController.joint_state`: the steady clock, or ``/clock`` on
+simulated time); else the steady-clock time since the previous output. A stamp
+dated ahead (e.g. +0.9 s, inside the clock-reset threshold) or a stream whose
+stamps run faster than real time (a bag played at ``--rate 10``) then moves the
+command no faster than ``effort_rate_limits`` in the receiver's time. A held
+command (no time has passed) keeps the previous output's times.
 
 Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
 a steady clock), :meth:`TorqueController.watchdog` returns the stale command:
@@ -187,6 +194,10 @@ class TorqueController:
         self.clock = ClockWatch()
         self._output_stamp = math.nan  # stamp of the last output, NaN: none or the watchdog's
         self._output_wall = math.nan  # steady time of the last output, NaN: none yet
+        # Receipt time (the node's clock) of the last state-driven output, and of the
+        # message being handled: the rate limit's bound by the receiver's time.
+        self._output_received = math.nan
+        self._received = math.nan
         # The last command output (commanded-joint order), written in place by the
         # compiled output path; the slew limiter's previous command once _has_output.
         self._last_output = np.zeros(0)
@@ -355,15 +366,15 @@ class TorqueController:
             intake_fast.call(state, 1.0, 1.0, False, no, no, 0, none, NO_MODEL_JOINT, 0.0, 0.0,
                              nan, nan)
         merge_fast.call(state, no, no, False, none, 0.0, 1.0)
-        finish_fast.call(index, bounds, last, state[3], False, 0.0, 0.0, nan, nan, out)
+        finish_fast.call(index, bounds, last, state[3], False, 0.0, 0.0, nan, nan, nan, out)
         fp, g = self.model.kernel_floats, self.model.gravity
         if self._gravity_only:
             gravity_fast.call(fp, g, state, 1.0, 1.0, index, bounds, last, no, no, 0, none,
-                              NO_MODEL_JOINT, 0.0, 0.0, nan, nan, nan, nan, False, out)
+                              NO_MODEL_JOINT, 0.0, 0.0, nan, nan, nan, nan, nan, False, out)
         if self._fused_inverse_dynamics:
             q = state[0].copy()
             inverse_dynamics_fast.call(fp, g, self._gains, state, index, bounds, last, q, q, q,
-                                       False, 0.0, 0.0, nan, nan, out)
+                                       False, 0.0, 0.0, nan, nan, nan, out)
 
     # ------------------------------------------------------------------ inputs
     def _name_map(self, names: Sequence[str]) -> NameMap:
@@ -395,7 +406,7 @@ class TorqueController:
 
     def joint_state(self, names: Sequence[str], position: Sequence[float],
                     velocity: Sequence[float], stamp: float, now: float | None = None,
-                    out: Array | None = None) -> Result:
+                    out: Array | None = None, received: float | None = None) -> Result:
         """Check and merge one ``sensor_msgs/JointState``; compute the command.
 
         ``stamp`` [s] is the message time (the trajectory is sampled at it);
@@ -403,7 +414,10 @@ class TorqueController:
         ``out`` (m,) float64, C-contiguous, receives the command (default: a new
         array), e.g. the node's view of its command message: ``Result.command`` is
         ``out``. ``position`` and ``velocity`` are cheapest as ``array('d')``, what
-        rclpy's messages hold.
+        rclpy's messages hold. ``received`` [s] is the message's receipt time on the
+        node's clock, which bounds the rate limiter's time step (module docstring;
+        default: ``now``, the steady clock; a node on simulated time passes
+        ``/clock``).
 
         The node calls this at 1 kHz, where each Python operation costs several times
         its warm-loop time: the checks run compiled
@@ -412,6 +426,7 @@ class TorqueController:
         booked in a few lines; Python handles the rest by status.
         """
         now = _monotonic() if now is None else now
+        self._received = now if received is None else received
         idx, screen, duplicates, followers = self._name_cache.get(tuple(names)) or \
             self._name_map(names)
         p = position if type(position) is array and position.typecode == "d" else \
@@ -428,8 +443,8 @@ class TorqueController:
             started = _perf_counter()
             status, clipped, limited = self._gravity_command(
                 p, v, len(names), idx, screen, stamp, now, clock.newest, clock.newest_wall,
-                self._output_stamp, self._output_wall, slew is not None and self._has_output,
-                out)
+                self._output_stamp, self._output_wall, self._received - self._output_received,
+                slew is not None and self._has_output, out)
             if status >= OUTPUT:  # merged, and a command is in out
                 self._count_output(status, clipped, limited, stamp, now)
                 self.compute_us.append((_perf_counter() - started) * 1e6)
@@ -639,12 +654,15 @@ class TorqueController:
     def _count_output(self, status: int, clipped: int, limited: int, stamp: float,
                       now: float) -> None:
         """Book an output of the compiled path (:func:`~rnea_ros.control.command.finish`)
-        at ``stamp`` (NaN: a watchdog output) and steady time ``now``."""
-        self._output_stamp, self._output_wall = stamp, now
+        at ``stamp`` (NaN: a watchdog output) and steady time ``now``; a held command
+        keeps the previous output's times (it is the previous command)."""
         if status == HELD:  # no time has passed: the previous command was repeated
             assert self.slew is not None
             self.slew.bad_dt += 1
-        elif status == BAD_TORQUE:  # never published: the previous command or zeros were
+            return
+        self._output_stamp, self._output_wall = stamp, now
+        self._output_received = math.nan if math.isnan(stamp) else self._received
+        if status == BAD_TORQUE:  # never published: the previous command or zeros were
             self.rejected["non_finite_torque"] += 1
         else:
             self.saturated += clipped
@@ -658,7 +676,7 @@ class TorqueController:
         (:func:`~rnea_ros.control.command.output_dt`)."""
         status, clipped, limited = self._finish(
             _asc(tau, _f64), self.slew is not None and self._has_output, stamp, now,
-            self._output_stamp, self._output_wall, out)
+            self._output_stamp, self._output_wall, self._received - self._output_received, out)
         self._count_output(status, clipped, limited, stamp, now)
         return out
 
@@ -682,7 +700,7 @@ class TorqueController:
             status, clipped, limited = self._inverse_dynamics_command(
                 _asc(q_ref, _f64), _asc(qd_ref, _f64), _asc(qdd_ref, _f64),
                 self.slew is not None and self._has_output, t, now, self._output_stamp,
-                self._output_wall, out)
+                self._output_wall, self._received - self._output_received, out)
             self._count_output(status, clipped, limited, t, now)
             self.compute_us.append((_perf_counter() - started) * 1e6)
             self.commands += 1
