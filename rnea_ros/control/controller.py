@@ -235,7 +235,13 @@ class TorqueController:
         return self.base_model.joint_names
 
     def configure(self, config: ControllerConfig) -> None:
-        """Apply a validated configuration (mode, gains, payload, limits...)."""
+        """Apply a validated configuration (mode, gains, payload, limits...). Entering
+        another mode releases the reference (:meth:`Reference.release`): without a new
+        trajectory the mode holds the pose measured at the switch (bumpless), a
+        trajectory sent before the switch is not resumed."""
+        previous_config: ControllerConfig | None = getattr(self, "config", None)
+        if previous_config is not None and previous_config.mode != config.mode:
+            self.reference.release()
         self.build_stages(config)
         # The rate limiter's rates and counters; its previous command is _last_output,
         # kept across configurations (a mode switch or limiting turned on: no jump).

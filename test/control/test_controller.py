@@ -174,3 +174,35 @@ def test_payload_changes_the_gravity_torque() -> None:
     loaded = ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.1, now=0.1).command
     assert np.abs(loaded - plain).max() > 1.0
 
+
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("trajectory", [False, True])
+def test_entering_a_mode_without_a_reference_holds_the_pose_at_the_switch(
+        fused: bool, trajectory: bool) -> None:
+    """Issue 22 §3: inverse_dynamics, gravity, inverse_dynamics again, the arm moved
+    0.9 rad in gravity mode: the PD holds the pose at the (second) switch, bumpless --
+    ``g(q)`` at rest -- not the first pose ever measured (old main: -69 N m on joint 2
+    where g is -41). A trajectory sent before the switch is not resumed either."""
+    values = default_values()
+    values.update(urdf_path=URDF, mode="inverse_dynamics", **{"slew_limit.enable": False})
+    model = load_model(values)
+    inverse_dynamics = controller_config(values, model)
+    gravity = controller_config({**values, "mode": "gravity"}, model)
+    ctl = TorqueController(model, inverse_dynamics)
+    if not fused:
+        ctl._inverse_dynamics_command = None
+    names, zeros = model.joint_names, [0.0] * 7
+    ctl.joint_state(names, Q, zeros, stamp=1.0, now=1.0)
+    if trajectory:  # finished long before the arm is moved
+        ctl.trajectory(names, np.array([0.0, 0.1]), np.array([Q, Q]), None, None, 1.0)
+    ctl.configure(gravity)
+    moved = Q + np.array([0.0, 0.9, 0.0, 0.0, 0.0, 0.0, 0.0])
+    for k in range(1, 11):  # moved by hand in gravity mode
+        ctl.joint_state(names, Q + (moved - Q) * k / 10, zeros, stamp=1.0 + k, now=1.0 + k)
+    ctl.configure(inverse_dynamics)
+    if not fused:
+        ctl._inverse_dynamics_command = None
+    for k in range(12, 15):
+        command = ctl.joint_state(names, moved, zeros, stamp=float(k), now=float(k)).command
+        assert np.allclose(command, gravity_torques(model, moved), atol=1e-9), \
+            (command, gravity_torques(model, moved))
