@@ -60,7 +60,7 @@ def output_dt(stamp: float, now: float, output_stamp: float, output_wall: float,
         return 0.0
     if not (np.isnan(stamp) or np.isnan(output_stamp)):
         dt = stamp - output_stamp
-        if not receipt_dt >= dt:  # (NaN too)
+        if receipt_dt < dt or np.isnan(receipt_dt):  # the smaller; NaN if either
             dt = receipt_dt
         return dt
     return now - output_wall

@@ -130,7 +130,7 @@ class SlewLimiter:
         dt = t - self.last_time
         if received is not None:
             receipt_dt = received - self.last_received
-            if not receipt_dt >= dt:  # (NaN too)
+            if receipt_dt < dt or math.isnan(receipt_dt):  # the smaller; NaN if either
                 dt = receipt_dt
         if not (math.isfinite(dt) and dt > 0.0):
             self.bad_dt += 1

@@ -33,13 +33,17 @@ def test_slew_limiter_ramps_a_step_at_the_limit() -> None:
     assert slew.limited > 0
 
 
+@pytest.mark.parametrize("receipts", [False, True])
 @pytest.mark.parametrize("t", [0.0, -1.0, math.nan])
-def test_slew_limiter_holds_on_zero_negative_or_invalid_dt(t: float) -> None:
+def test_slew_limiter_holds_on_zero_negative_or_invalid_dt(t: float, receipts: bool) -> None:
+    """Held whatever the receipt interval (a NaN stamp step with a good receipt step:
+    held, not limited on the receipt step alone)."""
     slew = SlewLimiter(np.array([1000.0]))
-    slew(np.array([1.0]), 0.0)
-    assert slew(np.array([5.0]), t).tolist() == [1.0]
+    slew(np.array([1.0]), 0.0, 0.0 if receipts else None)
+    assert slew(np.array([5.0]), t, 0.001 if receipts else None).tolist() == [1.0]
     assert slew.bad_dt == 1
-    assert slew(np.array([5.0]), 0.002).tolist() == [3.0]  # resumes from the last good time
+    # resumes from the last good time
+    assert slew(np.array([5.0]), 0.002, 0.002 if receipts else None).tolist() == [3.0]
 
 
 @pytest.mark.parametrize("limits", [[0.0], [-5.0], [np.inf], []])
