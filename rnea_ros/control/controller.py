@@ -45,8 +45,12 @@ command no faster than ``effort_rate_limits`` in the receiver's time. A held
 command (no time has passed) keeps the previous output's times.
 
 Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
-a steady clock), :meth:`TorqueController.watchdog` returns the stale command:
-``hold`` = gravity compensation at the last valid pose, ``zero`` = zeros.
+a steady clock), the last command is held (nothing new is output) for
+``watchdog_grace`` more -- a scheduling hiccup of a non-real-time machine, or of
+this process, whose states then wait in the queue: counted in
+:attr:`TorqueController.watchdog_late` -- then :meth:`TorqueController.watchdog`
+returns the stale command: ``hold`` = gravity compensation at the last valid
+pose, ``zero`` = zeros.
 
 Moving base (``imu.topic``, :mod:`rnea_ros.control.imu`): IMU samples
 (:meth:`TorqueController.imu_sample`) give the base's motion, used at each state's
@@ -210,6 +214,8 @@ class TorqueController:
         self.saturated = 0
         self.stale = False
         self.stale_events = 0
+        self.watchdog_late = 0  # silences past the timeout (held through the grace)
+        self._late_wall: float | None = None  # the last state of the last such silence
         self.last_valid_wall: float | None = None
         self.last_state_time: float | None = None
         self.compute_us: deque[float] = deque(maxlen=5000)
@@ -746,10 +752,17 @@ class TorqueController:
 
     def watchdog(self, now: float | None = None, out: Array | None = None) -> Array | None:
         """The stale command (into ``out``, default a new array) when joint states
-        stopped for ``watchdog_timeout``, else None."""
+        stopped for ``watchdog_timeout`` + ``watchdog_grace``, else None (between the
+        two the last command is held: counted once in :attr:`watchdog_late`)."""
         now = time.monotonic() if now is None else now
+        config = self.config
         if self.last_valid_wall is None or now - self.last_valid_wall <= \
-                self.config.watchdog_timeout:
+                config.watchdog_timeout:
+            return None
+        if self._late_wall != self.last_valid_wall:
+            self._late_wall = self.last_valid_wall
+            self.watchdog_late += 1
+        if now - self.last_valid_wall <= config.watchdog_timeout + config.watchdog_grace:
             return None
         if not self.stale:
             self.stale = True

@@ -212,8 +212,12 @@ class ControllerNode(Node):
         if sec == 0 and nanosec == 0 and not self.sim_time:  # unstamped: the receive time
             header_stamp = self.get_clock().now().to_msg()
             sec, nanosec = header_stamp.sec, header_stamp.nanosec
-        result = self.controller.joint_state(msg.name, msg.position, msg.velocity,
-                                             sec + 1e-9 * nanosec, received, self.command_view)
+        # The rate limit's receipt clock: the steady one, or /clock on simulated time
+        # (the simulated hardware's time; TorqueController.joint_state).
+        result = self.controller.joint_state(
+            msg.name, msg.position, msg.velocity, sec + 1e-9 * nanosec, received,
+            self.command_view, self.get_clock().now().nanoseconds * 1e-9 if self.sim_time
+            else None)
         if result.event or result.reason is not None or result.warning:
             self.report(result)
         if result.command is not None:
@@ -317,7 +321,8 @@ class ControllerNode(Node):
             return
         if not was_stale:
             self.get_logger().error(
-                f"no valid joint state for {self.controller.config.watchdog_timeout:g} s: "
+                f"no valid joint state for {self.controller.config.watchdog_timeout:g} s + "
+                f"{self.controller.config.watchdog_grace:g} s grace: "
                 f"stale behaviour '{self.controller.config.stale_behavior}'")
         self.publish_command(command, self.get_clock().now().to_msg())
 

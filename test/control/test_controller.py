@@ -82,7 +82,7 @@ def test_saturation_is_applied_and_counted() -> None:
 
 @pytest.mark.parametrize("behavior", ["hold", "zero"])
 def test_watchdog_fires_on_silence(behavior: str) -> None:
-    ctl, model = make(stale_behavior=behavior, watchdog_timeout=0.1)
+    ctl, model = make(stale_behavior=behavior, watchdog_timeout=0.1, watchdog_grace=0.0)
     assert ctl.watchdog(now=100.0) is None  # nothing before the first state
     ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.0, now=10.0)
     assert ctl.watchdog(now=10.05) is None and not ctl.stale
@@ -206,3 +206,24 @@ def test_entering_a_mode_without_a_reference_holds_the_pose_at_the_switch(
         command = ctl.joint_state(names, moved, zeros, stamp=float(k), now=float(k)).command
         assert np.allclose(command, gravity_torques(model, moved), atol=1e-9), \
             (command, gravity_torques(model, moved))
+
+
+def test_the_watchdog_holds_the_last_command_through_one_missed_period() -> None:
+    """Issue 22 §8: a 100-200 ms scheduling hiccup (another process starting on a
+    shared machine) must not trip the stale behaviour; a real silence still does, at
+    timeout + grace (defaults 0.1 + 0.1 s). Old main: stale at 0.15 s."""
+    ctl, model = make(mode="inverse_dynamics", watchdog_timeout=0.1)  # grace: the default
+    names, zeros = model.joint_names, [0.0] * 7
+    last = ctl.joint_state(names, Q, zeros, stamp=1.0, now=10.0).command.copy()
+    # a 150 ms hiccup: nothing new is output (the last command stays), then the
+    # queued states are taken
+    assert ctl.watchdog(now=10.15) is None and not ctl.stale and ctl.watchdog_late == 1
+    again = ctl.joint_state(names, Q, zeros, stamp=1.001, now=10.151).command
+    assert np.allclose(again, last) and not ctl.stale and ctl.stale_events == 0
+    # a real silence: the stale behaviour (gravity hold) past 0.2 s
+    assert ctl.watchdog(now=10.151 + 0.2) is None and not ctl.stale
+    hold = ctl.watchdog(now=10.151 + 0.2 + 1e-3)
+    assert ctl.stale and ctl.stale_events == 1 and ctl.watchdog_late == 2
+    assert hold is not None and ctl.config.watchdog_grace == 0.1
+    with pytest.raises(ParameterError, match="watchdog_grace"):
+        make(watchdog_grace=-0.1)
