@@ -36,13 +36,14 @@ Rate limit: every output (state-driven, watchdog, after a mode switch or a
 clock reset) goes through the slew limiter. The limit protects the hardware in
 the hardware's time, so a sender's stamps cannot loosen it: between consecutive
 state-driven commands the time step is the smaller of the stamp difference and
-the time between the two messages' receipts on the node's clock (``received``
-of :meth:`TorqueController.joint_state`: the steady clock, or ``/clock`` on
-simulated time); else the steady-clock time since the previous output. A stamp
-dated ahead (e.g. +0.9 s, inside the clock-reset threshold) or a stream whose
-stamps run faster than real time (a bag played at ``--rate 10``) then moves the
-command no faster than ``effort_rate_limits`` in the receiver's time. A held
-command (no time has passed) keeps the previous output's times.
+the time between the two messages' receipts on the node's clock (the steady
+``now`` of :meth:`TorqueController.joint_state`, or
+:attr:`TorqueController.receipt_clock`: ``/clock`` on simulated time); else
+the steady-clock time since the previous output. A stamp dated ahead (e.g.
++0.9 s, inside the clock-reset threshold) or a stream whose stamps run faster
+than real time (a bag played at ``--rate 10``) then moves the command no faster
+than ``effort_rate_limits`` in the receiver's time. A held command (no time has
+passed) keeps the previous output's times.
 
 Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
 a steady clock), the last command is held (nothing new is output) for
@@ -202,6 +203,9 @@ class TorqueController:
         # message being handled: the rate limit's bound by the receiver's time.
         self._output_received = math.nan
         self._received = math.nan
+        # The receipt clock [s] when not the steady 'now' (a node on simulated time sets
+        # its /clock): called once per joint state.
+        self.receipt_clock: Callable[[], float] | None = None
         # The last command output (commanded-joint order), written in place by the
         # compiled output path; the slew limiter's previous command once _has_output.
         self._last_output = np.zeros(0)
@@ -418,7 +422,7 @@ class TorqueController:
 
     def joint_state(self, names: Sequence[str], position: Sequence[float],
                     velocity: Sequence[float], stamp: float, now: float | None = None,
-                    out: Array | None = None, received: float | None = None) -> Result:
+                    out: Array | None = None) -> Result:
         """Check and merge one ``sensor_msgs/JointState``; compute the command.
 
         ``stamp`` [s] is the message time (the trajectory is sampled at it);
@@ -426,10 +430,9 @@ class TorqueController:
         ``out`` (m,) float64, C-contiguous, receives the command (default: a new
         array), e.g. the node's view of its command message: ``Result.command`` is
         ``out``. ``position`` and ``velocity`` are cheapest as ``array('d')``, what
-        rclpy's messages hold. ``received`` [s] is the message's receipt time on the
-        node's clock, which bounds the rate limiter's time step (module docstring;
-        default: ``now``, the steady clock; a node on simulated time passes
-        ``/clock``).
+        rclpy's messages hold. The message's receipt time on the node's clock, which
+        bounds the rate limiter's time step (module docstring), is ``now``, or
+        :attr:`receipt_clock` when set (a node on simulated time: ``/clock``).
 
         The node calls this at 1 kHz, where each Python operation costs several times
         its warm-loop time: the checks run compiled
@@ -438,7 +441,7 @@ class TorqueController:
         booked in a few lines; Python handles the rest by status.
         """
         now = _monotonic() if now is None else now
-        self._received = now if received is None else received
+        self._received = now if self.receipt_clock is None else self.receipt_clock()
         idx, screen, duplicates, followers = self._name_cache.get(tuple(names)) or \
             self._name_map(names)
         p = position if type(position) is array and position.typecode == "d" else \

@@ -172,6 +172,8 @@ class ControllerNode(Node):
         steady_timer(self, float(self.values["diagnostics_period"]), self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
+        if self.sim_time:  # the rate limit's receipt clock: the simulated hardware's time
+            self.controller.receipt_clock = lambda: self.get_clock().now().nanoseconds * 1e-9
         # The command message, kept serialised: the controller writes each command into
         # its data through this numpy view, the bytes are published as they are.
         self.command = SerializedArray(len(config.joints))
@@ -212,12 +214,8 @@ class ControllerNode(Node):
         if sec == 0 and nanosec == 0 and not self.sim_time:  # unstamped: the receive time
             header_stamp = self.get_clock().now().to_msg()
             sec, nanosec = header_stamp.sec, header_stamp.nanosec
-        # The rate limit's receipt clock: the steady one, or /clock on simulated time
-        # (the simulated hardware's time; TorqueController.joint_state).
-        result = self.controller.joint_state(
-            msg.name, msg.position, msg.velocity, sec + 1e-9 * nanosec, received,
-            self.command_view, self.get_clock().now().nanoseconds * 1e-9 if self.sim_time
-            else None)
+        result = self.controller.joint_state(msg.name, msg.position, msg.velocity,
+                                             sec + 1e-9 * nanosec, received, self.command_view)
         if result.event or result.reason is not None or result.warning:
             self.report(result)
         if result.command is not None:
