@@ -4,7 +4,8 @@ message, to the published command in one call.
 Every command the controller outputs goes through :func:`finish`: the
 commanded joints' torques clipped to the effort limits, then moved at most
 ``rate * dt`` from the previous command (slew limiting; ``dt`` from
-:func:`output_dt`), checked finite, and written into the caller's output array
+:func:`output_dt`: the stamp interval, but never more than the receipt interval
+on the node's clock), checked finite, and written into the caller's output array
 (the node passes the command message's own array) and the controller's copy of
 the last command.
 
@@ -45,15 +46,23 @@ OUTPUT, HELD, BAD_TORQUE = 20, 21, 22  # above every intake status (joint_state:
 
 
 @jit
-def output_dt(stamp: float, now: float, output_stamp: float, output_wall: float) -> float:
+def output_dt(stamp: float, now: float, output_stamp: float, output_wall: float,
+              receipt_dt: float) -> float:
     """The slew limiter's time step [s] for an output at ``stamp`` (NaN: a watchdog
-    output) and steady time ``now``: the stamp difference to the previous output when
-    both are state-driven (``output_stamp`` NaN otherwise), else the steady time since
-    it (``output_wall``); 0 before the first output (``output_wall`` NaN)."""
+    output) and steady time ``now``: when both this output and the previous one are
+    state-driven (``output_stamp`` NaN otherwise), the smaller of their stamp
+    difference and ``receipt_dt``, the time between their receipts on the node's
+    clock (so that a sender's stamps cannot loosen the limit: the hardware's time
+    is the receiver's; a NaN ``receipt_dt`` holds); else the steady time since the
+    previous output (``output_wall``); 0 before the first output (``output_wall``
+    NaN)."""
     if np.isnan(output_wall):
         return 0.0
     if not (np.isnan(stamp) or np.isnan(output_stamp)):
-        return stamp - output_stamp
+        dt = stamp - output_stamp
+        if receipt_dt < dt or np.isnan(receipt_dt):  # the smaller; NaN if either
+            dt = receipt_dt
+        return dt
     return now - output_wall
 
 
@@ -98,11 +107,11 @@ def finish(tau: Array, index: Index, bounds: Array, last: Array, slew: bool, dt:
 @jit_entry
 def finish_entry(index: Index, bounds: Array, last: Array, tau: Array, slew: bool,
                  stamp: float, now: float, output_stamp: float, output_wall: float,
-                 out: Array) -> tuple[int, int, int]:
+                 receipt_dt: float, out: Array) -> tuple[int, int, int]:
     """:func:`finish` with :func:`output_dt`, as a per-call entry point (the modes
     without a fused kernel, the watchdog)."""
     return finish(tau, index, bounds, last, slew,
-                  output_dt(stamp, now, output_stamp, output_wall), out)
+                  output_dt(stamp, now, output_stamp, output_wall, receipt_dt), out)
 
 
 @jit_entry
@@ -110,7 +119,8 @@ def gravity_command(fp: Array, g: Array, state: Array, window: float, threshold:
                     index: Index, bounds: Array, last: Array, position: Array,
                     velocity: Array, n_names: int, idx: Index, screen: int, stamp: float,
                     now: float, newest: float, newest_wall: float, output_stamp: float,
-                    output_wall: float, slew: bool, out: Array) -> tuple[int, int, int]:
+                    output_wall: float, receipt_dt: float, slew: bool,
+                    out: Array) -> tuple[int, int, int]:
     """Gravity mode from the message to the command: ``(status, clipped, limited)``.
 
     The arguments up to ``last`` stay with a configuration (the controller binds
@@ -130,7 +140,7 @@ def gravity_command(fp: Array, g: Array, state: Array, window: float, threshold:
     # compiled once for both, and the watchdog's hold needs that entry anyway).
     _gravity_call(fp, state[0], g, state[3])
     return finish(state[3], index, bounds, last, slew,
-                  output_dt(stamp, now, output_stamp, output_wall), out)
+                  output_dt(stamp, now, output_stamp, output_wall, receipt_dt), out)
 
 
 _RNEA_COLS = 30  # rnea_pass's work array (n, 30)
@@ -140,7 +150,7 @@ _RNEA_COLS = 30  # rnea_pass's work array (n, 30)
 def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, index: Index,
                              bounds: Array, last: Array, q_ref: Array, qd_ref: Array,
                              qdd_ref: Array, slew: bool, stamp: float, now: float,
-                             output_stamp: float, output_wall: float,
+                             output_stamp: float, output_wall: float, receipt_dt: float,
                              out: Array) -> tuple[int, int, int]:
     """Inverse-dynamics mode's law, then :func:`finish` into ``out``:
     ``(status, clipped, limited)``.
@@ -161,7 +171,7 @@ def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, in
     for i in range(n):
         tau[i] = tau[i] + gains[0, i] * (q_ref[i] - q[i]) + gains[1, i] * (qd_ref[i] - qd[i])
     return finish(tau, index, bounds, last, slew,
-                  output_dt(stamp, now, output_stamp, output_wall), out)
+                  output_dt(stamp, now, output_stamp, output_wall, receipt_dt), out)
 
 
 finish_fast = FastCall(finish_entry)

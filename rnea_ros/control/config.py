@@ -108,7 +108,12 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
         "positions) [bytes]; rclpy deserialises in Python (~35 us per point) in the executor, "
         "so a larger one would stall the state callbacks and the watchdog"),
     "watchdog_timeout": ParameterSpec(
-        0.1, "joint-state silence after which the stale behaviour applies [s]"),
+        0.1, "joint-state silence after which the last command is held (nothing new is "
+        "published) [s]"),
+    "watchdog_grace": ParameterSpec(
+        0.1, "further silence tolerated, the last command held, before the stale behaviour "
+        "applies (one missed timeout: a scheduling hiccup of a non-real-time machine); 0 on "
+        "a real-time one [s]"),
     "clock_reset.threshold": ParameterSpec(
         1.0, "a joint-state stamp ahead of the last one by more than the wall time elapsed "
         "plus this is future-dated; the clock is taken as reset (re-synchronised) after "
@@ -173,6 +178,7 @@ class ControllerConfig:
     imu: ImuConfig | None = None  # a moving base measured by an IMU; None: a fixed base
     mimic_check: bool = True
     mimic_tolerance: float = 0.005  # [rad or m]
+    watchdog_grace: float = 0.0  # [s] silence after the timeout before the stale behaviour
 
 
 def _number_list(values: Mapping[str, Any], name: str) -> Array:
@@ -369,6 +375,9 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     timeout = float(values["watchdog_timeout"])
     if not (math.isfinite(timeout) and timeout > 0.0):
         raise ParameterError(f"parameter 'watchdog_timeout' must be > 0 s, got {timeout}")
+    grace = float(values["watchdog_grace"])
+    if not (math.isfinite(grace) and grace >= 0.0):
+        raise ParameterError(f"parameter 'watchdog_grace' must be >= 0 s, got {grace}")
     threshold = float(values["clock_reset.threshold"])
     if not (math.isfinite(threshold) and threshold > 0.0):
         raise ParameterError(f"parameter 'clock_reset.threshold' must be > 0 s, got {threshold}")
@@ -413,7 +422,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         time_scaling_margin=margin,
         kp=per_joint(values, "kp", n), kd=per_joint(values, "kd", n),
         passive_tolerance=float(values["loops.passive_tolerance"]),
-        watchdog_timeout=timeout,
+        watchdog_timeout=timeout, watchdog_grace=grace,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
         clock_reset_threshold=threshold, clock_reset_count=count,
         oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,

@@ -33,13 +33,25 @@ is merged, :attr:`TorqueController.clock_resets` counts it and
 never gets that far.
 
 Rate limit: every output (state-driven, watchdog, after a mode switch or a
-clock reset) goes through the slew limiter; the time step is the stamp
-difference between consecutive state-driven commands, else the steady-clock
-time since the previous output.
+clock reset) goes through the slew limiter. The limit protects the hardware in
+the hardware's time, so a sender's stamps cannot loosen it: between consecutive
+state-driven commands the time step is the smaller of the stamp difference and
+the time between the two messages' receipts on the node's clock (the steady
+``now`` of :meth:`TorqueController.joint_state`, or
+:attr:`TorqueController.receipt_clock`: ``/clock`` on simulated time); else
+the steady-clock time since the previous output. A stamp dated ahead (e.g.
++0.9 s, inside the clock-reset threshold) or a stream whose stamps run faster
+than real time (a bag played at ``--rate 10``) then moves the command no faster
+than ``effort_rate_limits`` in the receiver's time. A held command (no time has
+passed) keeps the previous output's times.
 
 Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
-a steady clock), :meth:`TorqueController.watchdog` returns the stale command:
-``hold`` = gravity compensation at the last valid pose, ``zero`` = zeros.
+a steady clock), the last command is held (nothing new is output) for
+``watchdog_grace`` more -- a scheduling hiccup of a non-real-time machine, or of
+this process, whose states then wait in the queue: counted in
+:attr:`TorqueController.watchdog_late` -- then :meth:`TorqueController.watchdog`
+returns the stale command: ``hold`` = gravity compensation at the last valid
+pose, ``zero`` = zeros.
 
 Moving base (``imu.topic``, :mod:`rnea_ros.control.imu`): IMU samples
 (:meth:`TorqueController.imu_sample`) give the base's motion, used at each state's
@@ -187,6 +199,13 @@ class TorqueController:
         self.clock = ClockWatch()
         self._output_stamp = math.nan  # stamp of the last output, NaN: none or the watchdog's
         self._output_wall = math.nan  # steady time of the last output, NaN: none yet
+        # Receipt time (the node's clock) of the last state-driven output, and of the
+        # message being handled: the rate limit's bound by the receiver's time.
+        self._output_received = math.nan
+        self._received = math.nan
+        # The receipt clock [s] when not the steady 'now' (a node on simulated time sets
+        # its /clock): called once per joint state.
+        self.receipt_clock: Callable[[], float] | None = None
         # The last command output (commanded-joint order), written in place by the
         # compiled output path; the slew limiter's previous command once _has_output.
         self._last_output = np.zeros(0)
@@ -199,6 +218,8 @@ class TorqueController:
         self.saturated = 0
         self.stale = False
         self.stale_events = 0
+        self.watchdog_late = 0  # silences past the timeout (held through the grace)
+        self._late_wall: float | None = None  # the last state of the last such silence
         self.last_valid_wall: float | None = None
         self.last_state_time: float | None = None
         self.compute_us: deque[float] = deque(maxlen=5000)
@@ -224,7 +245,13 @@ class TorqueController:
         return self.base_model.joint_names
 
     def configure(self, config: ControllerConfig) -> None:
-        """Apply a validated configuration (mode, gains, payload, limits...)."""
+        """Apply a validated configuration (mode, gains, payload, limits...). Entering
+        another mode releases the reference (:meth:`Reference.release`): without a new
+        trajectory the mode holds the pose measured at the switch (bumpless), a
+        trajectory sent before the switch is not resumed."""
+        previous_config: ControllerConfig | None = getattr(self, "config", None)
+        if previous_config is not None and previous_config.mode != config.mode:
+            self.reference.release()
         self.build_stages(config)
         # The rate limiter's rates and counters; its previous command is _last_output,
         # kept across configurations (a mode switch or limiting turned on: no jump).
@@ -355,15 +382,15 @@ class TorqueController:
             intake_fast.call(state, 1.0, 1.0, False, no, no, 0, none, NO_MODEL_JOINT, 0.0, 0.0,
                              nan, nan)
         merge_fast.call(state, no, no, False, none, 0.0, 1.0)
-        finish_fast.call(index, bounds, last, state[3], False, 0.0, 0.0, nan, nan, out)
+        finish_fast.call(index, bounds, last, state[3], False, 0.0, 0.0, nan, nan, nan, out)
         fp, g = self.model.kernel_floats, self.model.gravity
         if self._gravity_only:
             gravity_fast.call(fp, g, state, 1.0, 1.0, index, bounds, last, no, no, 0, none,
-                              NO_MODEL_JOINT, 0.0, 0.0, nan, nan, nan, nan, False, out)
+                              NO_MODEL_JOINT, 0.0, 0.0, nan, nan, nan, nan, nan, False, out)
         if self._fused_inverse_dynamics:
             q = state[0].copy()
             inverse_dynamics_fast.call(fp, g, self._gains, state, index, bounds, last, q, q, q,
-                                       False, 0.0, 0.0, nan, nan, out)
+                                       False, 0.0, 0.0, nan, nan, nan, out)
 
     # ------------------------------------------------------------------ inputs
     def _name_map(self, names: Sequence[str]) -> NameMap:
@@ -403,7 +430,9 @@ class TorqueController:
         ``out`` (m,) float64, C-contiguous, receives the command (default: a new
         array), e.g. the node's view of its command message: ``Result.command`` is
         ``out``. ``position`` and ``velocity`` are cheapest as ``array('d')``, what
-        rclpy's messages hold.
+        rclpy's messages hold. The message's receipt time on the node's clock, which
+        bounds the rate limiter's time step (module docstring), is ``now``, or
+        :attr:`receipt_clock` when set (a node on simulated time: ``/clock``).
 
         The node calls this at 1 kHz, where each Python operation costs several times
         its warm-loop time: the checks run compiled
@@ -412,6 +441,7 @@ class TorqueController:
         booked in a few lines; Python handles the rest by status.
         """
         now = _monotonic() if now is None else now
+        self._received = now if self.receipt_clock is None else self.receipt_clock()
         idx, screen, duplicates, followers = self._name_cache.get(tuple(names)) or \
             self._name_map(names)
         p = position if type(position) is array and position.typecode == "d" else \
@@ -428,8 +458,8 @@ class TorqueController:
             started = _perf_counter()
             status, clipped, limited = self._gravity_command(
                 p, v, len(names), idx, screen, stamp, now, clock.newest, clock.newest_wall,
-                self._output_stamp, self._output_wall, slew is not None and self._has_output,
-                out)
+                self._output_stamp, self._output_wall, self._received - self._output_received,
+                slew is not None and self._has_output, out)
             if status >= OUTPUT:  # merged, and a command is in out
                 self._count_output(status, clipped, limited, stamp, now)
                 self.compute_us.append((_perf_counter() - started) * 1e6)
@@ -639,12 +669,15 @@ class TorqueController:
     def _count_output(self, status: int, clipped: int, limited: int, stamp: float,
                       now: float) -> None:
         """Book an output of the compiled path (:func:`~rnea_ros.control.command.finish`)
-        at ``stamp`` (NaN: a watchdog output) and steady time ``now``."""
-        self._output_stamp, self._output_wall = stamp, now
+        at ``stamp`` (NaN: a watchdog output) and steady time ``now``; a held command
+        keeps the previous output's times (it is the previous command)."""
         if status == HELD:  # no time has passed: the previous command was repeated
             assert self.slew is not None
             self.slew.bad_dt += 1
-        elif status == BAD_TORQUE:  # never published: the previous command or zeros were
+            return
+        self._output_stamp, self._output_wall = stamp, now
+        self._output_received = math.nan if math.isnan(stamp) else self._received
+        if status == BAD_TORQUE:  # never published: the previous command or zeros were
             self.rejected["non_finite_torque"] += 1
         else:
             self.saturated += clipped
@@ -658,7 +691,7 @@ class TorqueController:
         (:func:`~rnea_ros.control.command.output_dt`)."""
         status, clipped, limited = self._finish(
             _asc(tau, _f64), self.slew is not None and self._has_output, stamp, now,
-            self._output_stamp, self._output_wall, out)
+            self._output_stamp, self._output_wall, self._received - self._output_received, out)
         self._count_output(status, clipped, limited, stamp, now)
         return out
 
@@ -682,7 +715,7 @@ class TorqueController:
             status, clipped, limited = self._inverse_dynamics_command(
                 _asc(q_ref, _f64), _asc(qd_ref, _f64), _asc(qdd_ref, _f64),
                 self.slew is not None and self._has_output, t, now, self._output_stamp,
-                self._output_wall, out)
+                self._output_wall, self._received - self._output_received, out)
             self._count_output(status, clipped, limited, t, now)
             self.compute_us.append((_perf_counter() - started) * 1e6)
             self.commands += 1
@@ -722,10 +755,17 @@ class TorqueController:
 
     def watchdog(self, now: float | None = None, out: Array | None = None) -> Array | None:
         """The stale command (into ``out``, default a new array) when joint states
-        stopped for ``watchdog_timeout``, else None."""
+        stopped for ``watchdog_timeout`` + ``watchdog_grace``, else None (between the
+        two the last command is held: counted once in :attr:`watchdog_late`)."""
         now = time.monotonic() if now is None else now
+        config = self.config
         if self.last_valid_wall is None or now - self.last_valid_wall <= \
-                self.config.watchdog_timeout:
+                config.watchdog_timeout:
+            return None
+        if self._late_wall != self.last_valid_wall:
+            self._late_wall = self.last_valid_wall
+            self.watchdog_late += 1
+        if now - self.last_valid_wall <= config.watchdog_timeout + config.watchdog_grace:
             return None
         if not self.stale:
             self.stale = True

@@ -78,14 +78,21 @@ class FrictionCompensation:
 
 class Reference:
     """Samples the active trajectory at the step's time; without one, holds the
-    first measured position. A new trajectory continues from the current
-    reference (:func:`continue_from`), so the feedforward has no jump."""
+    position measured at its first sample since :meth:`release` (entering a mode:
+    bumpless, the pose at the switch, not one measured long before). A new
+    trajectory continues from the current reference (:func:`continue_from`), so
+    the feedforward has no jump."""
 
     def __init__(self) -> None:
         self.trajectory: JointTrajectory | None = None
         self.last: tuple[Array, Array, Array] | None = None
         self.scaling: TimeScaling | None = None
         self.snap = False  # also sample the jerk and snap (the elastic feedforward needs them)
+
+    def release(self) -> None:
+        """Forget the trajectory and the held pose: the next sample holds the position
+        measured then (the controller calls this on entering a mode, issue 22 §3)."""
+        self.trajectory, self.last = None, None
 
     def replace(self, trajectory: JointTrajectory, start: float) -> None:
         """Switch to ``trajectory`` (absolute times), continuing from the reference at ``start``."""

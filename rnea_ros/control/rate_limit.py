@@ -1,9 +1,12 @@
 """Torque-rate limiting: a final slew limiter and predictive time scaling.
 
 :class:`SlewLimiter` bounds the published command, ``|tau_k - tau_{k-1}| <=
-tau_dot_max * dt`` with ``dt`` from the state stamps; a zero, negative or
-non-finite ``dt`` keeps the previous command (no time has passed) and is
-counted.
+tau_dot_max * dt`` with ``dt`` from the state stamps, but never more than the
+time between the two inputs' receipts on the receiver's clock when that is
+given (the limit protects the hardware in the hardware's time: a sender's
+stamps dated ahead, or running faster than real time as in a bag replayed at
+``--rate 10``, must not loosen it); a zero, negative or non-finite ``dt`` keeps
+the previous command (no time has passed) and is counted.
 
 :class:`TimeScaling` replays a reference ``q_d(s)`` along a time scale
 ``s(t)``, ``0 < s_dot <= 1``, so that the *predicted* torque and torque rate
@@ -107,6 +110,7 @@ class SlewLimiter:
         self.rate = np.ascontiguousarray(positive_limits(rate, name), dtype=np.float64)
         self.previous: Array | None = None
         self.last_time = -math.inf
+        self.last_received = math.nan  # receipt time of the previous command
         self.limited = 0
         self.bad_dt = 0
 
@@ -114,12 +118,20 @@ class SlewLimiter:
         """Forget the previous command (the next one passes unchanged)."""
         self.previous = None
 
-    def __call__(self, tau: Array, t: float) -> Array:
-        """The limited command at time ``t`` [s]."""
+    def __call__(self, tau: Array, t: float, received: float | None = None) -> Array:
+        """The limited command at time ``t`` [s] (e.g. the input's stamp), received at
+        ``received`` [s] on the receiver's clock (None: no such bound). The time step
+        is ``t`` minus the previous command's, bounded by ``received`` minus its (NaN,
+        e.g. no receipt time before: held); a held command keeps the previous times."""
         if self.previous is None:
             self.previous, self.last_time = tau.copy(), t
+            self.last_received = math.nan if received is None else received
             return tau
         dt = t - self.last_time
+        if received is not None:
+            receipt_dt = received - self.last_received
+            if receipt_dt < dt or math.isnan(receipt_dt):  # the smaller; NaN if either
+                dt = receipt_dt
         if not (math.isfinite(dt) and dt > 0.0):
             self.bad_dt += 1
             held: Array = self.previous.copy()
@@ -128,6 +140,7 @@ class SlewLimiter:
         self.limited += _slew_fast.call(np.ascontiguousarray(tau, dtype=np.float64),
                                         self.previous, self.rate, dt, out)
         self.previous, self.last_time = out, t
+        self.last_received = math.nan if received is None else received
         return out
 
 

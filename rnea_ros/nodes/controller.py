@@ -172,6 +172,8 @@ class ControllerNode(Node):
         steady_timer(self, float(self.values["diagnostics_period"]), self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
+        if self.sim_time:  # the rate limit's receipt clock: the simulated hardware's time
+            self.controller.receipt_clock = lambda: self.get_clock().now().nanoseconds * 1e-9
         # The command message, kept serialised: the controller writes each command into
         # its data through this numpy view, the bytes are published as they are.
         self.command = SerializedArray(len(config.joints))
@@ -317,7 +319,8 @@ class ControllerNode(Node):
             return
         if not was_stale:
             self.get_logger().error(
-                f"no valid joint state for {self.controller.config.watchdog_timeout:g} s: "
+                f"no valid joint state for {self.controller.config.watchdog_timeout:g} s + "
+                f"{self.controller.config.watchdog_grace:g} s grace: "
                 f"stale behaviour '{self.controller.config.stale_behavior}'")
         self.publish_command(command, self.get_clock().now().to_msg())
 

@@ -1,9 +1,14 @@
 """Standalone torque-rate limiter node: between any effort source and the robot.
 
 Input ``~/input`` (``std_msgs/Float64MultiArray``, ``input_type: array``; the
-time step is the receipt time on a steady clock) or ``~/input_state``
+time step is the time between receipts) or ``~/input_state``
 (``sensor_msgs/JointState`` efforts mapped by name to ``joints``,
-``input_type: joint_state``; the time step comes from the header stamps).
+``input_type: joint_state``; the time step comes from the header stamps, but is
+never more than the time between receipts: stamps dated ahead or running faster
+than real time, e.g. a bag played at ``--rate 10``, cannot loosen the limit).
+Receipts are timed on the steady clock; with ``use_sim_time`` on ``/clock``,
+the simulated hardware's time (a bag played with ``--clock`` at 10x is then
+limited in the bag's time: do not drive real hardware on simulated time).
 Output ``~/output`` (``std_msgs/Float64MultiArray``; remap it to e.g.
 ``effort_controller/commands``): ``|tau_k - tau_{k-1}| <= effort_rate_limits
 * dt``, optionally clipped to ``effort_limits``. A zero or negative time step,
@@ -76,6 +81,7 @@ class RateLimiterNode(Node):
             raise ParameterError("parameters 'clock_reset.threshold' > 0 and "
                                  "'clock_reset.count' >= 2")
         self.last_output_wall = -math.inf
+        self.sim_time = bool(self.get_parameter("use_sim_time").value)
         self.streak, self.streak_stamp = 0, -math.inf
         self.clock_resets = 0
         self.joint_set = set(self.joints)
@@ -92,10 +98,19 @@ class RateLimiterNode(Node):
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         steady_timer(self, float(v["diagnostics_period"]), self.publish_diagnostics)
 
+    def receipt_time(self) -> float:
+        """Now on the receiver's clock [s], which bounds the time step: the steady
+        clock, or ``/clock`` on simulated time (the simulated hardware's time)."""
+        if self.sim_time:
+            return float(self.get_clock().now().nanoseconds) * 1e-9
+        return time.monotonic()
+
     def on_array(self, msg: Float64MultiArray) -> None:
-        self.limit(np.asarray(msg.data, dtype=np.float64), time.monotonic())
+        received = self.receipt_time()
+        self.limit(np.asarray(msg.data, dtype=np.float64), received, received)
 
     def on_state(self, msg: JointState) -> None:
+        received = self.receipt_time()
         names = msg.name
         if len(msg.effort) != len(names):
             self.reject("length_mismatch")
@@ -116,7 +131,7 @@ class RateLimiterNode(Node):
             if len(self.index_cache) < 16 and sum(map(len, key)) <= 4096:
                 self.index_cache[key] = index
         t = self.on_stamp(stamp_seconds(msg.header.stamp), time.monotonic())
-        self.limit(np.asarray(msg.effort, dtype=np.float64)[index], t)
+        self.limit(np.asarray(msg.effort, dtype=np.float64)[index], t, received)
 
     def on_stamp(self, t: float, now: float) -> float:
         """The time to limit on: ``t``, or NaN (hold the previous command, counted as a
@@ -146,14 +161,16 @@ class RateLimiterNode(Node):
         self.get_logger().warning(f"rejected effort input ({reason}{': ' if detail else ''}"
                                   f"{detail})", throttle_duration_sec=1.0)
 
-    def limit(self, tau: np.ndarray, t: float) -> None:
+    def limit(self, tau: np.ndarray, t: float, received: float) -> None:
+        """Clip, then slew-limit ``tau`` at time ``t`` received at ``received``
+        (:meth:`receipt_time`); publish."""
         if tau.shape != (len(self.joints),):
             self.reject("length_mismatch")
             return
         if not np.isfinite(tau).all():
             self.reject("non_finite")
             return
-        out = self.slew(np.minimum(np.maximum(tau, -self.limits), self.limits), t)
+        out = self.slew(np.minimum(np.maximum(tau, -self.limits), self.limits), t, received)
         self.last_output_wall = time.monotonic()
         data = array("d")
         data.frombytes(out.tobytes())

@@ -138,7 +138,7 @@ def test_inverse_dynamics_tracks_a_cosine_in_pinocchios_constrained_dynamics(
 
 # ---------------------------------------------------------------- bad states
 def test_a_singular_state_is_rejected_then_the_watchdog_holds_then_it_recovers() -> None:
-    ctl = make(watchdog_timeout=0.1)
+    ctl = make(watchdog_timeout=0.1, watchdog_grace=0.0)
     good = np.array([0.1, -0.1])
     first = ctl.joint_state(names(FIVE_BAR), good, [], stamp=1.0, now=0.0)
     assert first.command is not None

@@ -30,7 +30,7 @@ def finish(tau, last, slew, dt, limits=(5.0, 1.0, 50.0, 50.0), rates=(100.0,) * 
     bounds = np.array([limits, rates], dtype=np.float64)
     out = np.full(4, 7.0)
     status = finish_fast.call(INDEX, bounds, last, np.asarray(tau, dtype=np.float64), slew,
-                              1.0 + dt, 1.0 + dt, 1.0, 1.0, out)  # dt from the output clock
+                              1.0 + dt, 1.0 + dt, 1.0, 1.0, dt, out)  # dt from the output clock
     return status, out
 
 
@@ -72,7 +72,8 @@ def counters(ctl: TorqueController) -> tuple:
             clock.newest, clock.newest_wall, clock.streak, ctl._has_output,
             None if slew is None else (slew.limited, slew.bad_dt), ctl.clock_resets,
             ctl.stale, ctl.stale_events, ctl.last_valid_wall, ctl.last_state_time,
-            *(None if np.isnan(t) else t for t in (ctl._output_stamp, ctl._output_wall)))
+            *(None if np.isnan(t) else t for t in (ctl._output_stamp, ctl._output_wall,
+                                                   ctl._output_received)))
 
 
 def bad_stream(model, rng: np.random.Generator, count: int):
@@ -122,6 +123,8 @@ def bad_stream(model, rng: np.random.Generator, count: int):
         elif kind == 12:
             now += 0.2  # silence: the watchdog acts
             yield None, None, None, None, now
+        elif kind == 13:  # dated 0.5 s ahead (received 1 ms later): the receipt bound acts
+            msg_stamp = stamp = stamp + 0.5
         yield msg_names, position, velocity, msg_stamp, now
 
 

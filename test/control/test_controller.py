@@ -82,7 +82,7 @@ def test_saturation_is_applied_and_counted() -> None:
 
 @pytest.mark.parametrize("behavior", ["hold", "zero"])
 def test_watchdog_fires_on_silence(behavior: str) -> None:
-    ctl, model = make(stale_behavior=behavior, watchdog_timeout=0.1)
+    ctl, model = make(stale_behavior=behavior, watchdog_timeout=0.1, watchdog_grace=0.0)
     assert ctl.watchdog(now=100.0) is None  # nothing before the first state
     ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.0, now=10.0)
     assert ctl.watchdog(now=10.05) is None and not ctl.stale
@@ -171,5 +171,59 @@ def test_payload_changes_the_gravity_torque() -> None:
     values = default_values()
     values.update({"urdf_path": URDF, "payload.link": "flange", "payload.mass": 2.0})
     ctl.configure(controller_config(values, model))
-    loaded = ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.1, now=0.0).command
+    loaded = ctl.joint_state(model.joint_names, Q, [0.0] * 7, stamp=1.1, now=0.1).command
     assert np.abs(loaded - plain).max() > 1.0
+
+
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("trajectory", [False, True])
+def test_entering_a_mode_without_a_reference_holds_the_pose_at_the_switch(
+        fused: bool, trajectory: bool) -> None:
+    """Issue 22 §3: inverse_dynamics, gravity, inverse_dynamics again, the arm moved
+    0.9 rad in gravity mode: the PD holds the pose at the (second) switch, bumpless --
+    ``g(q)`` at rest -- not the first pose ever measured (old main: -69 N m on joint 2
+    where g is -41). A trajectory sent before the switch is not resumed either."""
+    values = default_values()
+    values.update(urdf_path=URDF, mode="inverse_dynamics", **{"slew_limit.enable": False})
+    model = load_model(values)
+    inverse_dynamics = controller_config(values, model)
+    gravity = controller_config({**values, "mode": "gravity"}, model)
+    ctl = TorqueController(model, inverse_dynamics)
+    if not fused:
+        ctl._inverse_dynamics_command = None
+    names, zeros = model.joint_names, [0.0] * 7
+    ctl.joint_state(names, Q, zeros, stamp=1.0, now=1.0)
+    if trajectory:  # finished long before the arm is moved
+        ctl.trajectory(names, np.array([0.0, 0.1]), np.array([Q, Q]), None, None, 1.0)
+    ctl.configure(gravity)
+    moved = Q + np.array([0.0, 0.9, 0.0, 0.0, 0.0, 0.0, 0.0])
+    for k in range(1, 11):  # moved by hand in gravity mode
+        ctl.joint_state(names, Q + (moved - Q) * k / 10, zeros, stamp=1.0 + k, now=1.0 + k)
+    ctl.configure(inverse_dynamics)
+    if not fused:
+        ctl._inverse_dynamics_command = None
+    for k in range(12, 15):
+        command = ctl.joint_state(names, moved, zeros, stamp=float(k), now=float(k)).command
+        assert np.allclose(command, gravity_torques(model, moved), atol=1e-9), \
+            (command, gravity_torques(model, moved))
+
+
+def test_the_watchdog_holds_the_last_command_through_one_missed_period() -> None:
+    """Issue 22 §8: a 100-200 ms scheduling hiccup (another process starting on a
+    shared machine) must not trip the stale behaviour; a real silence still does, at
+    timeout + grace (defaults 0.1 + 0.1 s). Old main: stale at 0.15 s."""
+    ctl, model = make(mode="inverse_dynamics", watchdog_timeout=0.1)  # grace: the default
+    names, zeros = model.joint_names, [0.0] * 7
+    last = ctl.joint_state(names, Q, zeros, stamp=1.0, now=10.0).command.copy()
+    # a 150 ms hiccup: nothing new is output (the last command stays), then the
+    # queued states are taken
+    assert ctl.watchdog(now=10.15) is None and not ctl.stale and ctl.watchdog_late == 1
+    again = ctl.joint_state(names, Q, zeros, stamp=1.001, now=10.151).command
+    assert np.allclose(again, last) and not ctl.stale and ctl.stale_events == 0
+    # a real silence: the stale behaviour (gravity hold) past 0.2 s
+    assert ctl.watchdog(now=10.151 + 0.2) is None and not ctl.stale
+    hold = ctl.watchdog(now=10.151 + 0.2 + 1e-3)
+    assert ctl.stale and ctl.stale_events == 1 and ctl.watchdog_late == 2
+    assert hold is not None and ctl.config.watchdog_grace == 0.1
+    with pytest.raises(ParameterError, match="watchdog_grace"):
+        make(watchdog_grace=-0.1)

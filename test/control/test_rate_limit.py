@@ -33,13 +33,17 @@ def test_slew_limiter_ramps_a_step_at_the_limit() -> None:
     assert slew.limited > 0
 
 
+@pytest.mark.parametrize("receipts", [False, True])
 @pytest.mark.parametrize("t", [0.0, -1.0, math.nan])
-def test_slew_limiter_holds_on_zero_negative_or_invalid_dt(t: float) -> None:
+def test_slew_limiter_holds_on_zero_negative_or_invalid_dt(t: float, receipts: bool) -> None:
+    """Held whatever the receipt interval (a NaN stamp step with a good receipt step:
+    held, not limited on the receipt step alone)."""
     slew = SlewLimiter(np.array([1000.0]))
-    slew(np.array([1.0]), 0.0)
-    assert slew(np.array([5.0]), t).tolist() == [1.0]
+    slew(np.array([1.0]), 0.0, 0.0 if receipts else None)
+    assert slew(np.array([5.0]), t, 0.001 if receipts else None).tolist() == [1.0]
     assert slew.bad_dt == 1
-    assert slew(np.array([5.0]), 0.002).tolist() == [3.0]  # resumes from the last good time
+    # resumes from the last good time
+    assert slew(np.array([5.0]), 0.002, 0.002 if receipts else None).tolist() == [3.0]
 
 
 @pytest.mark.parametrize("limits", [[0.0], [-5.0], [np.inf], []])
@@ -114,3 +118,85 @@ def test_the_slew_counter_counts_only_a_bound_that_acted() -> None:
     limited = slew_step(tau, previous, np.full(3, 1000.0), 1e-3, out)
     assert limited == 2
     assert out[0] == 1e-17 and out[1] == 1.0 and out[2] == -1.0
+
+
+# Issue 22 §2: the limit protects the hardware in the hardware's (the receiver's) time,
+# so a sender's stamps cannot loosen it. Each attack is a stream of (stamp, receipt)
+# pairs: receipts 1 ms apart, stamps as the attacker likes.
+ATTACKS = {
+    # one state dated +0.9 s (inside the 1 s clock-reset threshold), then honest ones
+    "single future stamp": [(1.0, 0.0), (1.9, 1e-3)] + [(1.9 + k * 1e-3, (k + 1) * 1e-3)
+                                                         for k in range(1, 20)],
+    "stamps 0.9 s apart": [(1.0 + 0.9 * k, k * 1e-3) for k in range(21)],
+    "bag at --rate 10": [(1.0 + 1e-2 * k, k * 1e-3) for k in range(21)],
+}
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_slew_limiter_bounds_each_step_by_the_receipt_interval(attack: str) -> None:
+    slew = SlewLimiter(np.array([1000.0, 200.0]))
+    outputs = [slew(np.array([0.0, 0.0]) if k == 0 else np.array([30.0, -30.0]), t, received)
+               for k, (t, received) in enumerate(ATTACKS[attack])]
+    steps = np.abs(np.diff(np.array(outputs), axis=0))
+    assert np.all(steps <= np.array([1.0, 0.2]) + 1e-9), steps.max(axis=0)
+    assert slew.limited > 0 and np.abs(outputs[-1]).min() > 0.0
+
+
+CONTROLLER_PATHS = {
+    "gravity (fused)": {},
+    "gravity + friction (stages)": {"friction_compensation": True},
+    "inverse_dynamics (fused)": {"mode": "inverse_dynamics"},
+    "inverse_dynamics (stages)": {"mode": "inverse_dynamics"},
+}
+
+
+def path_controller(path: str) -> tuple[TorqueController, object]:
+    """A controller at 200 N m/s (the issue's numbers) on ``path``."""
+    values = default_values()
+    values.update(urdf_path=URDF, effort_rate_limits=[200.0], **CONTROLLER_PATHS[path])
+    model = load_model(values)
+    ctl = TorqueController(model, controller_config(values, model))
+    if path == "inverse_dynamics (stages)":
+        ctl._inverse_dynamics_command = None  # the Reference and InverseDynamicsPD stages
+    fused = ctl._gravity_command is not None or ctl._inverse_dynamics_command is not None
+    assert fused == ("fused" in path)
+    return ctl, model
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+@pytest.mark.parametrize("path", CONTROLLER_PATHS)
+def test_stamps_cannot_loosen_the_controllers_rate_limit(attack: str, path: str) -> None:
+    """The issue's numbers: 200 N m/s, a pose that makes the law's torque jump by tens of
+    N m; every step within 200 N m/s * 1 ms by the node's clock, on the fused paths and
+    the stage pipeline alike (old main: 32 N m in one step)."""
+    ctl, model = path_controller(path)
+    names, zeros = model.joint_names, [0.0] * 7
+    commands = []
+    for k, (stamp, received) in enumerate(ATTACKS[attack]):
+        q = Q0 if k == 0 else Q1  # gravity: g jumps; inverse_dynamics: Kp (q_hold - q) too
+        result = ctl.joint_state(names, q, zeros, stamp, now=received)
+        assert result.command is not None, (k, result)
+        commands.append(result.command.copy())
+    steps = np.abs(np.diff(np.array(commands), axis=0))
+    assert np.all(steps <= 200.0 * 1e-3 + 1e-9), steps.max()
+    assert ctl.slew is not None and ctl.slew.limited > 0
+    unlimited = np.abs(commands[-1] - commands[0]).max()
+    assert unlimited > 1.0  # it moved, at the limit
+
+
+@pytest.mark.parametrize("path", CONTROLLER_PATHS)
+def test_a_node_on_simulated_time_bounds_by_its_own_clock(path: str) -> None:
+    """``receipt_clock`` (the node's /clock on simulated time) bounds the step, not
+    ``now`` (the steady clock, for the watchdog): a lockstep simulation faster than
+    real time is limited in simulated time."""
+    ctl, model = path_controller(path)
+    clock = iter([1.0, 1.001, 1.002])
+    ctl.receipt_clock = lambda: next(clock)
+    names, zeros = model.joint_names, [0.0] * 7
+    first = ctl.joint_state(names, Q0, zeros, 1.0, now=0.0).command.copy()
+    # 1 ms of simulated time in 0.1 ms of real time: a 0.2 N m step, not 0.02
+    second = ctl.joint_state(names, Q1, zeros, 1.001, now=1e-4).command
+    assert np.abs(second - first).max() == pytest.approx(0.2)
+    # a state stamped ahead of /clock gains nothing
+    third = ctl.joint_state(names, Q1, zeros, 1.9, now=2e-4).command
+    assert np.abs(third - second).max() == pytest.approx(0.2)

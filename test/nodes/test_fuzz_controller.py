@@ -32,6 +32,7 @@ NAMES = list(MODEL.joint_names)
 Q = np.array([0.2, -0.3, 0.1, -1.8, 0.2, 1.4, 0.3])
 RATE = 100.0  # N m/s: low, so that a jump of a few N m breaks the invariant
 TIMEOUT, WATCHDOG_PERIOD = 0.1, 0.02  # the node's watchdog timer: min(timeout / 4, 20 ms)
+GRACE = 0.1  # watchdog_grace's default: the stale behaviour after timeout + grace
 LIMITS = MODEL.effort_limit
 
 
@@ -255,7 +256,8 @@ def test_bad_trajectories_are_rejected_and_counted(fuzz: Fuzz, case: str) -> Non
 ILLEGAL = [
     {"mode": "torque"}, {"kp": [math.nan]}, {"kp": [-1.0]}, {"kd": [1.0, 2.0]},
     {"watchdog_timeout": 0.0}, {"watchdog_timeout": -1.0}, {"watchdog_timeout": math.nan},
-    {"watchdog_timeout": math.inf}, {"effort_rate_limits": [0.0]},
+    {"watchdog_timeout": math.inf}, {"watchdog_grace": -0.1}, {"watchdog_grace": math.nan},
+    {"effort_rate_limits": [0.0]},
     {"effort_rate_limits": [math.inf]}, {"effort_limits": [1.0, 2.0]},
     {"effort_limits": [-1.0] * 7}, {"gravity": [0.0, math.nan, -9.81]}, {"gravity": [0.0]},
     {"clock_reset.count": 1}, {"clock_reset.threshold": -1.0},
@@ -299,11 +301,12 @@ def test_mode_switches_at_100_hz_keep_the_rate_limit(fuzz: Fuzz) -> None:
 
 
 def test_watchdog_acts_within_timeout_plus_one_period_and_recovers(fuzz: Fuzz) -> None:
-    """The watchdog acts at its first firing scheduled past the timeout, so within
-    timeout + one period of the last valid state, and that firing runs within 20 ms of
-    its schedule (the executor's latency), not counting the time the kernel kept this
-    runnable process off the CPU (/proc/thread-self/schedstat: other processes load
-    this 2-core machine; the node and this test share the process)."""
+    """The watchdog acts at its first firing scheduled past the timeout and the grace,
+    so within timeout + grace + one period of the last valid state, and that firing
+    runs within 20 ms of its schedule (the executor's latency), not counting the time
+    the kernel kept this runnable process off the CPU (/proc/thread-self/schedstat:
+    other processes load this 2-core machine; the node and this test share the
+    process)."""
     fuzz.good(20)
     c = fuzz.c
     last_state = c.last_valid_wall
@@ -320,8 +323,8 @@ def test_watchdog_acts_within_timeout_plus_one_period_and_recovers(fuzz: Fuzz) -
           f"the last state, at the firing scheduled at {(acting.expected - last_state) * 1e3:.1f}"
           f" ms, {late * 1e3:.1f} ms late, {waited * 1e3:.1f} ms of them kept off the CPU "
           f"({(acting.start.cpu - before.cpu) * 1e3:.1f} ms on it)")
-    assert first.wall - last_state > TIMEOUT  # not early
-    assert acting.expected - last_state <= TIMEOUT + WATCHDOG_PERIOD + 1e-6
+    assert first.wall - last_state > TIMEOUT + GRACE  # not early
+    assert acting.expected - last_state <= TIMEOUT + GRACE + WATCHDOG_PERIOD + 1e-6
     assert late - waited <= 0.02, (late, waited)
     assert fuzz.loop.spin_until(lambda: fuzz.diagnostics().get("watchdog") == "stale", 2.0)
     hold = gravity_torques(c.full_model, c._q[:7])
@@ -357,4 +360,24 @@ def test_flood_then_silence_then_normal_data(fuzz: Fuzz) -> None:
     fuzz.sent += fuzz.node.messages_received - received  # the flood's, as taken
     fuzz.good(200)
     assert not c.stale
+    fuzz.check()
+
+
+def test_a_scheduling_hiccup_does_not_trip_the_watchdog(fuzz: Fuzz) -> None:
+    """Issue 22 §8: this process kept off the CPU for 150 ms (another process starting)
+    while the states kept coming: they wait in the queue, the watchdog's timer is
+    overdue. The last command is held through the grace and the queued states are
+    taken: no stale behaviour (old main: stale at the first firing, a gravity hold
+    published between two tracking commands)."""
+    c = fuzz.c
+    fuzz.good(20)
+    events, outputs = c.stale_events, len(fuzz.recorder.outputs)
+    for _ in range(3):  # published over the hiccup
+        fuzz.loop.probe.state_pub.publish(state())
+        fuzz.sent += 1
+        time.sleep(0.05)
+    fuzz.good(20)
+    assert c.stale_events == events and not c.stale
+    assert len(fuzz.recorder.outputs) >= outputs + 23
+    assert c.watchdog_late >= 1  # the timer did see the silence
     fuzz.check()

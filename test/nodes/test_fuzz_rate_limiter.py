@@ -35,6 +35,8 @@ class Fuzz:
             {"joints": JOINTS, "input_type": input_type, "effort_rate_limits": RATE.tolist(),
              "effort_limits": [LIMIT], "diagnostics_period": 0.2}))
         self.recorder = Recorder()
+        # Each output and the receipt time (the node's steady clock) of its input.
+        self.receipts: list[tuple[np.ndarray, float, float]] = []
         publish = self.node.output.publish
 
         def record(msg: Float64MultiArray) -> None:  # and the time it was limited on
@@ -43,6 +45,8 @@ class Fuzz:
                 self.recorder.add(msg.data, wall=t)
             else:  # stamps (shifted onto the new clock after a reset)
                 self.recorder.add(msg.data, stamp=t)
+            self.receipts.append((np.array(msg.data), self.node.slew.last_received,
+                                  time.monotonic()))
             publish(msg)
         self.node.output.publish = record
         self.probe = Node("rnea_fuzz_probe", context=self.context)
@@ -108,9 +112,21 @@ def fuzz(request):
     f = Fuzz(request.param)
     yield f
     check_outputs(f.recorder.outputs, np.full(3, LIMIT), RATE, max_stamp_step=math.inf)
+    check_receipts(f.receipts)
     for out in f.outputs:  # what crossed DDS
         assert np.all(np.isfinite(out)) and np.all(np.abs(out) <= LIMIT)
     f.close()
+
+
+def check_receipts(receipts: list[tuple[np.ndarray, float, float]]) -> None:
+    """Whatever the stamps, consecutive outputs within ``RATE`` times the time between
+    their inputs' receipts on the node's clock, which is now (issue 22 §2)."""
+    for k in range(1, len(receipts)):
+        (previous, r0, _), (values, r1, seen) = receipts[k - 1], receipts[k]
+        assert abs(seen - r1) <= 2.0, f"output {k}: receipt time {r1} is not now ({seen})"
+        step = np.abs(values - previous)
+        assert np.all(step <= RATE * (r1 - r0) + 1e-9), \
+            f"output {k}: step {step} over the rate in {(r1 - r0) * 1e3:.3f} ms of receipts"
 
 
 def good(f: Fuzz, count: int = 20) -> None:
@@ -144,7 +160,15 @@ STATE_CASES = {
     "backwards stamp": (lambda: state_msg([5.0, 5.0, 5.0], time.time() - 1.0), "held"),
     "future stamp": (lambda: state_msg([5.0, 5.0, 5.0], time.time() + 3600.0), "held"),
     "zero stamp": (lambda: state_msg([5.0, 5.0, 5.0], 0.0), "held"),
+    "stamps 0.9 s ahead": (lambda: state_msg([-8.0, 8.0, -8.0], ahead()), None),
 }
+_AHEAD = [0.0]
+
+
+def ahead() -> float:
+    """Stamps 0.9 s apart (inside the 1 s threshold) sent 1 ms apart (issue 22 §2)."""
+    _AHEAD[0] = max(_AHEAD[0] + 0.9, time.time() + 0.9)
+    return _AHEAD[0]
 
 
 def test_bad_inputs_are_rejected_counted_and_the_node_recovers(fuzz: Fuzz) -> None:

@@ -32,6 +32,10 @@ def setup():
     probe.create_subscription(Float64MultiArray, "/rnea_rate_limiter/output",
                               lambda m: outputs.append(np.array(m.data)), 100)
     pub = probe.create_publisher(JointState, "/rnea_rate_limiter/input_state", 100)
+    # The node's receipt clock, made to advance with the stamps (a real-time sender) unless
+    # send() says otherwise: deterministic steps whatever the scheduling of this machine.
+    receipt = [0.0]
+    limiter.receipt_time = lambda: receipt[0]
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(limiter)
     executor.add_node(probe)
@@ -40,7 +44,8 @@ def setup():
         executor.spin_once(timeout_sec=0.01)
         assert time.monotonic() < deadline
 
-    def send(t: float, effort, names=("b", "extra", "a")) -> None:
+    def send(t: float, effort, names=("b", "extra", "a"), received: float | None = None) -> None:
+        receipt[0] = max(receipt[0], t) if received is None else received
         msg = JointState()
         msg.header.stamp.sec = int(t)
         msg.header.stamp.nanosec = round((t - int(t)) * 1e9)
@@ -104,3 +109,35 @@ def test_bad_limits_are_refused_at_start_up(params, message: str) -> None:
                             env=dict(os.environ), check=False)
     output = result.stdout + result.stderr
     assert result.returncode == 1 and message in output and "Traceback" not in output
+
+
+# Issue 22 §2: stamps cannot loosen the limit; the node's receipt clock bounds each step.
+# (stamp, receipt) pairs, receipts 1 ms apart.
+ATTACKS = {
+    "single future stamp": [(5.0, 100.0), (5.9, 100.001)] + [
+        (5.9 + k * 1e-3, 100.001 + k * 1e-3) for k in range(1, 10)],
+    "stamps 0.9 s apart": [(5.0 + 0.9 * k, 100.0 + k * 1e-3) for k in range(21)],
+    "bag at --rate 10": [(5.0 + 1e-2 * k, 100.0 + k * 1e-3) for k in range(21)],
+}
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_stamps_cannot_loosen_the_limit(setup, attack: str) -> None:
+    limiter, outputs, send = setup
+    for k, (t, received) in enumerate(ATTACKS[attack]):
+        send(t, [0.0, 0.0] if k == 0 else [8.0, -8.0], received=received)
+    out = np.array(outputs)
+    assert len(out) == len(ATTACKS[attack])
+    steps = np.abs(np.diff(out, axis=0))
+    assert np.all(steps <= np.array([1.0, 0.5]) + 1e-9), steps.max(axis=0)  # 1 ms each
+    assert limiter.slew.limited > 0 and np.all(np.abs(out[-1]) > 0.0)
+
+
+def test_array_input_is_timed_by_the_receipt_clock(setup) -> None:
+    limiter, _, _ = setup
+    receipt = iter([10.0, 10.001, 10.001, 10.003])
+    limiter.receipt_time = lambda: next(receipt)
+    for data in ([0.0, 0.0], [5.0, 5.0], [5.0, 5.0], [5.0, 5.0]):
+        limiter.on_array(Float64MultiArray(data=data))
+    assert limiter.slew.bad_dt == 1  # no time has passed
+    assert np.allclose(limiter.slew.previous, [3.0, 1.5])
