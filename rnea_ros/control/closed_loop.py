@@ -348,7 +348,8 @@ class ClosedLoopController(TorqueController):
         guess = self.reference_solver.last if self.reference_solver.last is not None \
             else self.solver.last
         try:
-            solve_loops_batch(self.loop_model, trajectory.positions, guess)
+            solve_loops_batch(self.loop_model, trajectory.positions, guess,
+                              budget=self.reference_solver.budget)
         except (LoopClosureError, StateError) as exc:
             self.reference.trajectory = previous
             raise StateError(f"trajectory does not close the loops: {exc}") from None

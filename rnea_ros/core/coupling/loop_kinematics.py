@@ -192,10 +192,11 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
 
 
 def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | None = None,
-                      *, tol: float = NEWTON_TOLERANCE, max_iter: int = NEWTON_ITERATIONS
-                      ) -> Array:
+                      *, tol: float = NEWTON_TOLERANCE, max_iter: int = NEWTON_ITERATIONS,
+                      budget: int | None = None) -> Array:
     """:func:`solve_loops` over N samples ``q_active`` (N, N_a) -> ``q`` (N, n), each
-    sample warm-started from the previous one (a trajectory stays in one assembly mode)."""
+    sample warm-started from the previous one (a trajectory stays in one assembly mode);
+    ``budget``: :func:`solve_loops`'s, per sample."""
     QA = np.ascontiguousarray(q_active, dtype=np.float64)
     if QA.ndim != 2 or QA.shape[1] != model.n_active:
         raise StateError(f"q_active has shape {QA.shape}, expected (N, {model.n_active}) for "
@@ -204,7 +205,7 @@ def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | 
     q = model.q_reference if guess is None else tree_vector(model, guess, "guess")
     for k in range(QA.shape[0]):
         try:
-            q = solve_loops(model, QA[k], q, tol=tol, max_iter=max_iter)
+            q = solve_loops(model, QA[k], q, tol=tol, max_iter=max_iter, budget=budget)
         except (LoopClosureError, StateError) as exc:
             raise type(exc)(f"sample {k}: {exc}") from None
         out[k] = q
