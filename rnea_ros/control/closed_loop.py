@@ -131,13 +131,14 @@ class LoopGravityCompensation:
 
 
 class LoopInverseDynamicsPD:
-    """``tau += G^T ID_tree(q_d, qd_d, qdd_d) + Kp e + Kd de`` in active coordinates; the
-    reference's passive joints from ``solver`` (``loop_reference`` rejection if it
-    cannot close)."""
+    """``tau += G^T ID_tree(q_d, qd_d, qdd_d) + Kp e + Kd de`` in active coordinates
+    (a continuous joint's ``e`` wrapped to [-pi, pi)); the reference's passive joints
+    from ``solver`` (``loop_reference`` rejection if it cannot close)."""
 
     def __init__(self, model: ClosedLoopModel, kp: Array, kd: Array, solver: LoopSolver
                  ) -> None:
         self.model, self.kp, self.kd, self.solver = model, kp, kd, solver
+        self.continuous = model.active_period > 0.0  # (N,)
 
     def __call__(self, step: Step) -> None:
         assert step.q_ref is not None and step.qd_ref is not None and step.qdd_ref is not None
@@ -149,7 +150,10 @@ class LoopInverseDynamicsPD:
             step.q_ref_tree = q_ref
         ff = loop_rnea(self.model, q_ref, step.qd_ref, step.qdd_ref)
         step.model_torque = ff
-        step.tau += ff + self.kp * (step.q_ref - step.q) + self.kd * (step.qd_ref - step.qd)
+        error = step.q_ref - step.q
+        if self.continuous.any():  # an angle modulo a turn: the shortest way round
+            error = wrapped(error, self.continuous)
+        step.tau += ff + self.kp * error + self.kd * (step.qd_ref - step.qd)
 
 
 def closed(loops: ClosedLoopModel, tree: RobotModel) -> ClosedLoopModel:

@@ -338,3 +338,22 @@ def test_the_wall_time_backstop_rejects_a_slow_solve() -> None:
     with pytest.raises(rc.LoopBudgetError, match=r"or 0 ms"):
         rc.solve_loops(FOUR_BAR, [walk[0] + 3.0], walk, budget=10**6, seconds=0.0,
                        max_iter=200)
+
+
+def test_inverse_dynamics_pd_takes_a_continuous_joint_the_shortest_way_round() -> None:
+    """A crank measured a thousand turns from its reference (an encoder counting turns,
+    the reference not) is 0.01 rad behind it, not 6283 rad: the same command as at
+    the equivalent angle, not a saturated one."""
+    def command(crank: float) -> np.ndarray:
+        ctl = make(FOUR_BAR, mode="inverse_dynamics", kp=[20.0], kd=[1.0],
+                   **{"slew_limit.enable": False})
+        ctl.joint_state(["crank_joint"], [0.3], [0.0], stamp=1.0, now=1.0)
+        ctl.trajectory(["crank_joint"], np.array([0.0, 1.0]), np.array([[0.3], [0.3]]),
+                       None, None, start=1.0)
+        result = ctl.joint_state(["crank_joint"], [crank], [0.0], stamp=1.5, now=1.5)
+        assert result.command is not None, result
+        assert ctl.saturated == 0
+        return result.command
+    near = command(0.29)
+    assert np.allclose(command(0.29 + 2000 * np.pi), near, atol=1e-6)
+    assert np.allclose(command(0.29 - 2000 * np.pi), near, atol=1e-6)
