@@ -24,6 +24,15 @@ cannot close is rejected likewise (``loop_reference``); trajectories are checked
 their points when received. Good states afterwards are used again (the solver
 restarts from the last closed configuration).
 
+One message must not stall the executor (and starve the watchdog): each solve is
+capped at :data:`SOLVE_BUDGET` Newton iterations (deterministic; ~1-3 us each on the
+sample robots), with a wall-time backstop of :func:`solve_seconds` (a fifth of
+``watchdog_timeout``, at most 20 ms); a state not solved within it is rejected
+(``loop_budget``). A continuous active joint's angle counts modulo a turn (a far but
+legal crank angle is solved from the nearest equivalent one); a revolute or
+prismatic active joint more than :data:`LIMIT_MARGIN` beyond its URDF limits is
+rejected before solving (``joint_limits``: an encoder fault, not a pose).
+
 Passive-joint encoders, when the joint states carry them, are a consistency check
 only: their deviation from the solved passive positions (angles wrapped to
 [-pi, pi)) is kept (:attr:`ClosedLoopController.passive_deviation`, its maximum,
@@ -54,29 +63,41 @@ from rnea_ros.core.coupling.loop_kinematics import (
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.errors import LoopClosureError, StateError, options
+from rnea_ros.core.errors import LoopBudgetError, LoopClosureError, StateError, options
 from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 LoopOracleFactory = Callable[[ClosedLoopModel, ControllerConfig], Oracle]
 
+SOLVE_BUDGET = 2000  # Newton iterations per solve: a few ms on the sample robots
+LIMIT_MARGIN = 0.5  # [rad or m] beyond a revolute/prismatic active joint's limits: rejected
+
+
+def solve_seconds(watchdog_timeout: float) -> float:
+    """The wall-time backstop of one solve [s]: well inside one watchdog period."""
+    return min(0.02, 0.2 * watchdog_timeout)
+
 
 class LoopSolver:
     """Tree configurations closing the loops from active positions, each solve
-    warm-started from the previous solution (``last``); times every solve [us]."""
+    warm-started from the previous solution (``last``) and bounded by ``budget``
+    Newton iterations and ``seconds`` of wall time; times every solve [us]."""
 
-    def __init__(self, model: ClosedLoopModel) -> None:
-        self.model = model
+    def __init__(self, model: ClosedLoopModel, budget: int = SOLVE_BUDGET,
+                 seconds: float | None = None) -> None:
+        self.model, self.budget, self.seconds = model, budget, seconds
         self.last: Array | None = None  # the last closed tree configuration (n,)
         self.solve_us: deque[float] = deque(maxlen=5000)
 
     def solve(self, q_active: Array) -> Array:
         """The closed tree configuration (n,) at ``q_active`` (N,); raises
-        :class:`~rnea_ros.core.errors.LoopClosureError` (``last`` unchanged)."""
+        :class:`~rnea_ros.core.errors.LoopClosureError` (``last`` unchanged),
+        :class:`~rnea_ros.core.errors.LoopBudgetError` when out of budget."""
         started = time.perf_counter()
         try:
-            q = solve_loops(self.model, q_active, self.last)
+            q = solve_loops(self.model, q_active, self.last, budget=self.budget,
+                            seconds=self.seconds)
         finally:
             self.solve_us.append((time.perf_counter() - started) * 1e6)
         self.last = q
@@ -110,13 +131,14 @@ class LoopGravityCompensation:
 
 
 class LoopInverseDynamicsPD:
-    """``tau += G^T ID_tree(q_d, qd_d, qdd_d) + Kp e + Kd de`` in active coordinates; the
-    reference's passive joints from ``solver`` (``loop_reference`` rejection if it
-    cannot close)."""
+    """``tau += G^T ID_tree(q_d, qd_d, qdd_d) + Kp e + Kd de`` in active coordinates
+    (a continuous joint's ``e`` wrapped to [-pi, pi)); the reference's passive joints
+    from ``solver`` (``loop_reference`` rejection if it cannot close)."""
 
     def __init__(self, model: ClosedLoopModel, kp: Array, kd: Array, solver: LoopSolver
                  ) -> None:
         self.model, self.kp, self.kd, self.solver = model, kp, kd, solver
+        self.continuous = model.active_period > 0.0  # (N,)
 
     def __call__(self, step: Step) -> None:
         assert step.q_ref is not None and step.qd_ref is not None and step.qdd_ref is not None
@@ -128,7 +150,10 @@ class LoopInverseDynamicsPD:
             step.q_ref_tree = q_ref
         ff = loop_rnea(self.model, q_ref, step.qd_ref, step.qdd_ref)
         step.model_torque = ff
-        step.tau += ff + self.kp * (step.q_ref - step.q) + self.kd * (step.qd_ref - step.qd)
+        error = step.q_ref - step.q
+        if self.continuous.any():  # an angle modulo a turn: the shortest way round
+            error = wrapped(error, self.continuous)
+        step.tau += ff + self.kp * error + self.kd * (step.qd_ref - step.qd)
 
 
 def closed(loops: ClosedLoopModel, tree: RobotModel) -> ClosedLoopModel:
@@ -166,6 +191,9 @@ class ClosedLoopController(TorqueController):
                                                          NDArray[np.int64]]] = {}
         tree = loops.tree
         self._rotational = np.array([t != "prismatic" for t in tree.joint_types])
+        index = loops.active_index
+        self._low = tree.lower_limit[index] - LIMIT_MARGIN  # continuous: -inf
+        self._high = tree.upper_limit[index] + LIMIT_MARGIN
         super().__init__(tree, config)
 
     # ------------------------------------------------------------ configuration
@@ -187,6 +215,8 @@ class ClosedLoopController(TorqueController):
         self.full_model, self.model = self.full_loops.tree, self.loop_model.tree
         # The solvers keep their last solutions: the kinematics did not change.
         self.solver.model = self.reference_solver.model = self.loop_model
+        self.solver.seconds = self.reference_solver.seconds = \
+            solve_seconds(config.watchdog_timeout)
         self.reference.snap = False
         self.reference.scaling = None
         stages: list[Stage]
@@ -212,8 +242,12 @@ class ClosedLoopController(TorqueController):
     def _compute(self, t: float, now: float, out: Array) -> None:
         started = time.perf_counter()
         qa, qda = self._q.copy(), self._qd.copy()
+        if not (np.all(qa >= self._low) and np.all(qa <= self._high)):
+            raise RejectedState("joint_limits", self._beyond_limits(qa))
         try:
             q_tree = self.solver.solve(qa)
+        except LoopBudgetError as exc:
+            raise RejectedState("loop_budget", str(exc)) from None
         except LoopClosureError as exc:
             raise RejectedState("loop_closure", str(exc)) from None
         if self.reference_solver.last is None:  # the reference starts where the robot is
@@ -221,6 +255,16 @@ class ClosedLoopController(TorqueController):
         step = LoopStep(self.model, t, qa, qda, tau=np.zeros(self.loops.n_active),
                         q_tree=q_tree)
         self._run(step, now, t, started, out)
+
+    def _beyond_limits(self, qa: Array) -> str:
+        """The message for active positions beyond their limits + :data:`LIMIT_MARGIN`."""
+        tree, index = self.loops.tree, self.loops.active_index
+        bad = [f"'{name}' = {q:.6g} (limits [{tree.lower_limit[j]:g}, "
+               f"{tree.upper_limit[j]:g}])"
+               for name, q, j, lo, hi in zip(self.loops.active_names, qa, index, self._low,
+                                             self._high, strict=True) if not lo <= q <= hi]
+        return (f"active joint(s) {', '.join(bad)} beyond the URDF limits by more than "
+                f"{LIMIT_MARGIN:g} rad or m: not a pose of the mechanism, not solved")
 
     def hold_torque(self) -> Array:
         """Gravity compensation at the last closed configuration."""
@@ -308,7 +352,8 @@ class ClosedLoopController(TorqueController):
         guess = self.reference_solver.last if self.reference_solver.last is not None \
             else self.solver.last
         try:
-            solve_loops_batch(self.loop_model, trajectory.positions, guess)
+            solve_loops_batch(self.loop_model, trajectory.positions, guess,
+                              budget=self.reference_solver.budget)
         except (LoopClosureError, StateError) as exc:
             self.reference.trajectory = previous
             raise StateError(f"trajectory does not close the loops: {exc}") from None

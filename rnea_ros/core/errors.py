@@ -64,6 +64,11 @@ class LoopClosureError(StateError):
     configuration is singular (the passive joints are not determined by the active ones)."""
 
 
+class LoopBudgetError(LoopClosureError):
+    """Closing the loops took more than the work (Newton iterations) or wall time
+    allowed for one solve: the state is rejected rather than solved late."""
+
+
 class BagError(RneaError):
     """A bag, topic or robot that a tool cannot analyse (one clear message)."""
 

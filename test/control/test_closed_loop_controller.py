@@ -5,6 +5,8 @@ the loops cannot close or are singular; passive-encoder checks; configuration er
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from loop_cases import random_mechanism
@@ -248,3 +250,110 @@ def test_payload_and_gravity_apply_to_the_closed_loop_model() -> None:
     expected = rc.loop_gravity(loops, rc.solve_loops(FIVE_BAR, qa))
     assert np.allclose(result.command, expected, atol=1e-12)
     assert not np.allclose(expected, rc.loop_gravity(FIVE_BAR, rc.solve_loops(FIVE_BAR, qa)))
+
+
+# ---------------------------------------------------------------- hostile states
+FOUR_BAR = load_loop_robot("four_bar")
+
+
+def handle(ctl: ClosedLoopController, qa, stamp: float):
+    """One joint state, and the wall time the controller spent on it [s]."""
+    started = time.perf_counter()
+    result = ctl.joint_state(names(ctl.loops), qa, [], stamp=stamp, now=stamp)
+    return result, time.perf_counter() - started
+
+
+@pytest.mark.parametrize("crank", [1e5, 2e4, 5e4, -1e6])
+def test_a_far_continuous_crank_angle_is_solved_at_once_not_walked_to(crank: float) -> None:
+    """four_bar's crank is continuous: 1e5 rad is a legal angle (1e5 mod 2 pi). It used
+    to be walked to in 0.25 rad steps inside the executor (13-130 s, no command, the
+    0.1 s watchdog starved) and, from 5e4, falsely rejected (sin/cos of 1e5 rad close the
+    loop to 1.3e-12 only). Now: one command, the gravity of the equivalent angle, in far
+    less than one watchdog period (each solve is capped at SOLVE_BUDGET iterations)."""
+    ctl = make(FOUR_BAR, watchdog_timeout=0.1)
+    ctl.warm_up()
+    assert handle(ctl, [0.3], 1.0)[0].command is not None
+    result, seconds = handle(ctl, [crank], 1.001)
+    assert seconds < 0.1, seconds
+    assert result.command is not None and sum(ctl.rejected.values()) == 0, result
+    equivalent = crank - 2 * np.pi * np.round((crank - 0.3) / (2 * np.pi))
+    assert abs(equivalent - 0.3) <= np.pi
+    q = rc.solve_loops(FOUR_BAR, [equivalent], ctl.solver.last)
+    assert np.allclose(ctl.solver.last, q, atol=1e-9)
+    assert np.allclose(result.command, rc.loop_gravity(FOUR_BAR, q), atol=1e-9)
+    # The next state near the same angle is solved from there (one Newton solve).
+    again, seconds = handle(ctl, [crank + 0.01], 1.002)
+    assert again.command is not None and seconds < 0.1
+
+
+def test_revolute_motors_far_beyond_their_limits_are_rejected_at_once() -> None:
+    """five_bar's motors are revolute, limits +-0.5 rad: 1e6 rad (two 6.5 s stalls before,
+    then accepted) is an encoder fault, rejected before solving (joint_limits), counted;
+    the last command stays, the watchdog holds, good states are used again."""
+    ctl = make(FIVE_BAR, watchdog_timeout=0.1)
+    ctl.warm_up()
+    good = np.array([0.1, -0.1])
+    assert handle(ctl, good, 1.0)[0].command is not None
+    q_good = ctl.solver.last.copy()
+    for k, bad in enumerate(([1e6, 1e6], [1e6, -0.1], [0.1, -1e3], [1.2, 0.0])):
+        result, seconds = handle(ctl, bad, 1.001 + 0.001 * k)
+        assert seconds < 0.1, seconds
+        assert result.command is None and result.reason == "joint_limits", result
+        assert "beyond the URDF limits" in result.message
+        assert ("left_motor" in result.message) == (abs(bad[0]) > 1.0)
+        assert np.array_equal(ctl.solver.last, q_good)
+    assert ctl.rejected["joint_limits"] == 4
+    held = ctl.watchdog(now=1.2)
+    assert ctl.stale and np.allclose(held, rc.loop_gravity(FIVE_BAR, q_good), atol=1e-12)
+    assert handle(ctl, good + 0.01, 1.21)[0].command is not None and not ctl.stale
+
+
+def test_a_state_not_solved_within_the_budget_is_rejected_and_counted() -> None:
+    """The solve's work is capped (Newton iterations, deterministic): a state that needs
+    more is rejected as loop_budget, counted, the solver keeps its last solution, the
+    last command stays and the next good state is used."""
+    ctl = make(FOUR_BAR, watchdog_timeout=0.1)
+    ctl.warm_up()
+    assert handle(ctl, [0.3], 1.0)[0].command is not None
+    q_good = ctl.solver.last.copy()
+    ctl.solver.budget = 60  # a few continuation steps; half a turn needs more
+    result = handle(ctl, [0.3 + 3.0], 1.001)[0]
+    assert result.command is None and result.reason == "loop_budget", result
+    assert "budget of 60 Newton iterations" in result.message
+    assert ctl.rejected["loop_budget"] == 1 and np.array_equal(ctl.solver.last, q_good)
+    assert handle(ctl, [0.31], 1.002)[0].command is not None
+
+
+def test_the_wall_time_backstop_rejects_a_slow_solve() -> None:
+    """The backstop (looked at every CHUNK iterations) stops a solve whose budget
+    would allow more: with no time at all, a continuation is stopped after its first
+    chunk."""
+    ctl = make(FOUR_BAR, watchdog_timeout=0.1)
+    assert ctl.solver.seconds == pytest.approx(0.02)  # a fifth of the watchdog period
+    ctl.warm_up()
+    assert handle(ctl, [0.3], 1.0)[0].command is not None
+    ctl.solver.seconds = 0.0
+    assert handle(ctl, [0.31], 1.001)[0].command is not None  # one chunk: no look
+    walk = ctl.solver.last.copy()
+    with pytest.raises(rc.LoopBudgetError, match=r"or 0 ms"):
+        rc.solve_loops(FOUR_BAR, [walk[0] + 3.0], walk, budget=10**6, seconds=0.0,
+                       max_iter=200)
+
+
+def test_inverse_dynamics_pd_takes_a_continuous_joint_the_shortest_way_round() -> None:
+    """A crank measured a thousand turns from its reference (an encoder counting turns,
+    the reference not) is 0.01 rad behind it, not 6283 rad: the same command as at
+    the equivalent angle, not a saturated one."""
+    def command(crank: float) -> np.ndarray:
+        ctl = make(FOUR_BAR, mode="inverse_dynamics", kp=[20.0], kd=[1.0],
+                   **{"slew_limit.enable": False})
+        ctl.joint_state(["crank_joint"], [0.3], [0.0], stamp=1.0, now=1.0)
+        ctl.trajectory(["crank_joint"], np.array([0.0, 1.0]), np.array([[0.3], [0.3]]),
+                       None, None, start=1.0)
+        result = ctl.joint_state(["crank_joint"], [crank], [0.0], stamp=1.5, now=1.5)
+        assert result.command is not None, result
+        assert ctl.saturated == 0
+        return result.command
+    near = command(0.29)
+    assert np.allclose(command(0.29 + 2000 * np.pi), near, atol=1e-6)
+    assert np.allclose(command(0.29 - 2000 * np.pi), near, atol=1e-6)

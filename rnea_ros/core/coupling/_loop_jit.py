@@ -92,6 +92,9 @@ ROWS = ((0, 1, 2), (0, 1, 2, 3, 4), (0, 1, 3, 4, 5), (0, 1, 2, 3, 4, 5), (0, 1))
 
 # Newton status codes.
 CLOSED, NOT_CONVERGED, SINGULAR, REVERSED = 0, 1, 2, 3
+# Continuation status codes: the work budget is spent (no solution), or the solve
+# paused after its chunk of work (resume with the same progress array).
+BUDGET, PAUSED = 4, 5
 SINGULAR_RATIO = 1e-5  # min |R_kk| / |column k| of K_p below which K_p is singular: passive
 # velocities amplified 1e5 times; at a fold, Newton's best closure leaves ~sqrt(eps) ~ 1e-6
 POLISHED = 1e-15  # a residual within tol but above this gets one more Newton step
@@ -425,9 +428,11 @@ def state_views(buf: Array, n: int, m: int, p: int, loops: int) -> tuple[Array, 
 
 
 __all__ = [
+    "BUDGET",
     "CLOSED",
     "L_COLS",
     "NOT_CONVERGED",
+    "PAUSED",
     "PLANAR_REVOLUTE",
     "REVERSED",
     "ROWS",

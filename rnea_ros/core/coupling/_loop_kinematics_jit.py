@@ -35,6 +35,7 @@ from rnea_ros.core._jit import (
     vec3,
 )
 from rnea_ros.core.coupling._loop_jit import (
+    BUDGET,
     CLOSED,
     L_BODY1,
     L_NROWS,
@@ -45,6 +46,7 @@ from rnea_ros.core.coupling._loop_jit import (
     L_ROW,
     L_TYPE,
     NOT_CONVERGED,
+    PAUSED,
     POLISHED,
     REVERSED,
     SINGULAR,
@@ -244,47 +246,87 @@ def newton_rows(n: int, m: int, p: int, loops: int) -> int:
 @jit_entry
 def solve_call(fp: Array, lp: Array, perm: IntArray, qa: Array, q0: Array, q: Array,
                tol: float, max_iter: int, max_step: float, active_step: float,
-               refinements: IntArray, info: Array) -> int:
+               refinements: IntArray, period: Array, budget: int, chunk: int,
+               progress: Array, info: Array) -> int:
     """Newton from ``q0`` with the actives at ``qa``, into ``q``: one solve when the
     actives move by at most ``active_step``, else continuation (the actives walk from
     ``q0``'s to ``qa``, each solve warm-started by the previous one, so the passive
-    joints follow ``q0``'s assembly mode), walks ``refinements`` times finer if a step
-    fails. ``info`` (4,): iterations, worst loop, residual, rank measure. Returns the
-    status of the last solve (NOT_CONVERGED also for wrong lengths)."""
+    joints follow ``q0``'s assembly mode); when a step fails, the rest of the walk,
+    from the last closed step, is walked ``refinements`` times finer.
+    ``info`` (4,): iterations, worst loop, residual, rank measure.
+
+    An active with ``period[c] > 0`` (a continuous joint, ``2 pi``) is an angle modulo
+    the period: it goes to the representative of ``qa[c]`` nearest ``q0``'s (``qa[c]``
+    itself when within half a period), which ``q`` then holds.
+
+    Work is counted in Newton iterations (Jacobian evaluations, ``it + 1`` per solve);
+    a step starts only if a whole solve (``max_iter + 1``) fits in what is left of
+    ``budget`` (else ``BUDGET``, no solution) and, after the first step of this call,
+    in what is left of ``chunk`` (else ``PAUSED``: call again with the same ``q`` and
+    ``progress`` (4,) = [refinement level, next step, iterations spent, fraction of
+    the walk where the level started], zeros for a new solve). Returns the status of
+    the last solve (NOT_CONVERGED also for wrong lengths)."""
     n = fp.shape[0]
     na = qa.shape[0]
-    if q0.shape[0] != n or q.shape[0] != n or perm.shape[0] != n or na >= n:
+    if q0.shape[0] != n or q.shape[0] != n or perm.shape[0] != n or na >= n or \
+            period.shape[0] != na or progress.shape[0] != 4:
         return NOT_CONVERGED
     loops = lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
     buf = scratch(newton_rows(n, m, n - na, loops), WS_COLS)
+    target = np.empty(na)
     move = 0.0
     for c in range(na):
-        if not abs(qa[c] - q0[perm[c]]) <= move:  # NaN propagates
-            move = abs(qa[c] - q0[perm[c]])
+        j = perm[c]
+        target[c] = qa[c]
+        if period[c] > 0.0 and not abs(qa[c] - q0[j]) <= 0.5 * period[c]:
+            target[c] = qa[c] - period[c] * math.floor((qa[c] - q0[j]) / period[c] + 0.5)
+        if not abs(target[c] - q0[j]) <= move:  # NaN propagates
+            move = abs(target[c] - q0[j])
     if not move < np.inf:
         return NOT_CONVERGED
-    first = max(1, math.ceil(move / active_step))
-    status = NOT_CONVERGED
-    for k in range(refinements.shape[0] + 1):
-        steps = first if k == 0 else first * refinements[k - 1]
+    first = min(move / active_step, 1e12)  # steps of the whole walk, unrefined
+    level, step, spent, base = int(progress[0]), int(progress[1]), int(progress[2]), \
+        progress[3]
+    if level == 0 and step == 0:  # a new solve
         for j in range(n):
             q[j] = q0[j]
-        for s in range(1, steps + 1):
-            f = s / steps
+    q_ok = np.empty(n)
+    status = NOT_CONVERGED
+    here = 0
+    for k in range(level, refinements.shape[0] + 1):
+        scale = 1.0 if k == 0 else float(refinements[k - 1])
+        steps = max(1, math.ceil((1.0 - base) * first * scale))
+        s = step if step > 0 else 1
+        step = 0
+        progress[0], progress[3] = k, base
+        while s <= steps:
+            if spent + max_iter + 1 > budget or (here > 0 and here + max_iter + 1 > chunk):
+                progress[1], progress[2] = s, spent
+                return BUDGET if spent + max_iter + 1 > budget else PAUSED
+            for j in range(n):
+                q_ok[j] = q[j]
+            f = base + (1.0 - base) * s / steps
             for c in range(na):
                 j = perm[c]
-                q[j] = qa[c] if s == steps else q0[j] + f * (qa[c] - q0[j])
+                q[j] = target[c] if s == steps else q0[j] + f * (target[c] - q0[j])
             status, it, worst, err, rank = newton(fp, lp, perm, na, q, tol, max_iter,
                                                   max_step, buf)
+            spent += it + 1
+            here += it + 1
             info[0] = it
             info[1] = worst
             info[2] = err
             info[3] = rank
             if status != CLOSED:
                 break
+            s += 1
         if status == CLOSED or status == SINGULAR:
             break
+        base += (1.0 - base) * (s - 1) / steps  # refine from the last closed step
+        for j in range(n):
+            q[j] = q_ok[j]
+    progress[1], progress[2] = 0, spent
     return status
 
 

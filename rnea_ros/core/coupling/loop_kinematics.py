@@ -21,6 +21,8 @@ path is :func:`~rnea_ros.core.coupling.loop_dynamics.loop_rnea`.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -28,7 +30,7 @@ from rnea_ros.core._jit import FastCall
 from rnea_ros.core.coupling import _loop_jit as kj
 from rnea_ros.core.coupling import _loop_kinematics_jit as kk
 from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE, ClosedLoopModel
-from rnea_ros.core.errors import LoopClosureError, StateError, options
+from rnea_ros.core.errors import LoopBudgetError, LoopClosureError, StateError, options
 
 Array = NDArray[np.float64]
 
@@ -37,6 +39,8 @@ NEWTON_ITERATIONS = 50
 MAX_STEP = 0.5  # [rad] or [m]: largest passive-joint change per Newton step
 ACTIVE_STEP = 0.25  # [rad] or [m]: largest active-joint move per continuation step
 CONTINUATION_REFINEMENT = (8, 64)  # finer walks when a step fails
+CHUNK = 200  # Newton iterations between looks at the clock (solve_loops(seconds=...))
+UNBOUNDED = 2**62  # the budget of solve_loops(budget=None)
 _REFINEMENTS = np.array(CONTINUATION_REFINEMENT, dtype=np.int64)
 
 _solve_fast = FastCall(kk.solve_call)
@@ -86,15 +90,30 @@ def raise_not_closed(model: ClosedLoopModel, loop: int, err: float) -> None:
 
 
 # ------------------------------------------------------------- positions
-def _solve(model: ClosedLoopModel, qa: Array, q0: Array, tol: float, max_iter: int
-           ) -> tuple[Array, int, Array]:
-    """The kernel's Newton and continuation (see :func:`solve_loops`)."""
+def _solve(model: ClosedLoopModel, qa: Array, q0: Array, tol: float, max_iter: int,
+           budget: int, seconds: float | None) -> tuple[Array, int, Array, Array]:
+    """The kernel's Newton and continuation (see :func:`solve_loops`); with ``seconds``,
+    the kernel pauses every :data:`CHUNK` iterations for a look at the clock.
+    Returns ``q``, the status, ``info`` (4,) and ``[iterations spent, seconds]``."""
     info = np.empty(4)
     q = np.empty(model.n)
+    progress = np.zeros(4)
     fp, lp, perm, _ = model.kernel_arrays
-    status = int(_solve_fast.call(fp, lp, perm, qa, q0, q, tol, max_iter, MAX_STEP,
-                                  ACTIVE_STEP, _REFINEMENTS, info))
-    return q, status, info
+    started = time.perf_counter() if seconds is not None else 0.0
+    chunk = budget if seconds is None else CHUNK
+    args = (fp, lp, perm, qa, q0, q, tol, max_iter, MAX_STEP, ACTIVE_STEP, _REFINEMENTS,
+            model.active_period, budget, chunk, progress, info)
+    status = int(_solve_fast.call(*args))
+    elapsed = 0.0
+    while status == kj.PAUSED:
+        elapsed = time.perf_counter() - started
+        if seconds is not None and elapsed > seconds:
+            status = kj.BUDGET
+            break
+        status = int(_solve_fast.call(*args))
+    if status == kj.BUDGET and seconds is not None:
+        elapsed = time.perf_counter() - started
+    return q, status, info, np.array([float(progress[2]), elapsed])
 
 
 def closure_failure(model: ClosedLoopModel, qa: Array, status: int, info: Array) -> str:
@@ -118,8 +137,20 @@ def closure_failure(model: ClosedLoopModel, qa: Array, status: int, info: Array)
             f"mechanism's workspace{near}")
 
 
+def budget_failure(model: ClosedLoopModel, qa: Array, budget: int, seconds: float | None,
+                   spent: Array) -> str:
+    """The message for a :func:`_solve` out of budget."""
+    at = ", ".join(f"{n}={v:.6g}" for n, v in zip(model.active_names, qa, strict=True))
+    wall = "" if seconds is None else f" or {seconds * 1e3:.3g} ms"
+    return (f"the loops of '{model.name}' were not closed at active positions ({at}) within "
+            f"the budget of {budget} Newton iterations{wall} for one solve (spent "
+            f"{int(spent[0])}{'' if seconds is None else f' in {spent[1] * 1e3:.3g} ms'}): "
+            "the active positions are far from the last solution or outside the workspace")
+
+
 def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None = None, *,
                 tol: float = NEWTON_TOLERANCE, max_iter: int = NEWTON_ITERATIONS,
+                budget: int | None = None, seconds: float | None = None,
                 _checked: bool = True) -> Array:
     """Tree configuration ``q`` (n,) closing every loop with the active joints at
     ``q_active`` (N,): the passive joints solved from eq. 3.
@@ -133,25 +164,39 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
     :class:`LoopClosureError` names the loop if it cannot close (outside the
     workspace) or closes at a singular configuration (passive joints
     undetermined).
+
+    A continuous active joint's angle counts modulo a turn: the walk goes to the
+    value of ``q_active`` nearest the guess's (at most half a turn away), and the
+    result holds that value (``q_active``'s own when within half a turn).
+
+    ``budget`` caps the work: at most that many Newton iterations (Jacobian
+    evaluations) over the whole continuation, deterministic; ``seconds`` is a
+    wall-time backstop, looked at every :data:`CHUNK` iterations. Out of either:
+    :class:`~rnea_ros.core.errors.LoopBudgetError` (a :class:`LoopClosureError`).
+    Default: unbounded.
     """
     qa = _asc(q_active, _f64)
     q0 = model.q_reference if guess is None else _asc(guess, _f64)
     if qa.shape != (model.n_active,) or q0.shape != (model.n,):
         active_vector(model, qa, "q_active")
         tree_vector(model, q0, "guess")
-    q, status, info = _solve(model, qa, q0, float(tol), int(max_iter))
+    cap = UNBOUNDED if budget is None else int(budget)
+    q, status, info, spent = _solve(model, qa, q0, float(tol), int(max_iter), cap, seconds)
     if status != kj.CLOSED and (_checked or status != kj.SINGULAR):
         active_vector(model, qa, "q_active")  # name a non-finite input first
         tree_vector(model, q0, "guess")
+        if status == kj.BUDGET:
+            raise LoopBudgetError(budget_failure(model, qa, cap, seconds, spent))
         raise LoopClosureError(closure_failure(model, qa, status, info))
     return q
 
 
 def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | None = None,
-                      *, tol: float = NEWTON_TOLERANCE, max_iter: int = NEWTON_ITERATIONS
-                      ) -> Array:
+                      *, tol: float = NEWTON_TOLERANCE, max_iter: int = NEWTON_ITERATIONS,
+                      budget: int | None = None) -> Array:
     """:func:`solve_loops` over N samples ``q_active`` (N, N_a) -> ``q`` (N, n), each
-    sample warm-started from the previous one (a trajectory stays in one assembly mode)."""
+    sample warm-started from the previous one (a trajectory stays in one assembly mode);
+    ``budget``: :func:`solve_loops`'s, per sample."""
     QA = np.ascontiguousarray(q_active, dtype=np.float64)
     if QA.ndim != 2 or QA.shape[1] != model.n_active:
         raise StateError(f"q_active has shape {QA.shape}, expected (N, {model.n_active}) for "
@@ -160,7 +205,7 @@ def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | 
     q = model.q_reference if guess is None else tree_vector(model, guess, "guess")
     for k in range(QA.shape[0]):
         try:
-            q = solve_loops(model, QA[k], q, tol=tol, max_iter=max_iter)
+            q = solve_loops(model, QA[k], q, tol=tol, max_iter=max_iter, budget=budget)
         except (LoopClosureError, StateError) as exc:
             raise type(exc)(f"sample {k}: {exc}") from None
         out[k] = q

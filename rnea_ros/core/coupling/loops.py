@@ -28,6 +28,7 @@ mobility and determine the passive ones there.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -139,7 +140,8 @@ class ClosedLoopModel:
     other rows vanish identically), ``mobility`` (degrees of freedom), ``active_index`` (N,)
     and ``passive_index`` (n - N,) into the tree's joint order,
     ``q_reference`` (n,) the reference closed to machine precision,
-    ``constraint_rows`` (B + 1,) row offsets of each loop.
+    ``constraint_rows`` (B + 1,) row offsets of each loop, ``active_period`` (N,)
+    ``2 pi`` for a continuous active joint (its angle is taken modulo a turn), else 0.
     """
 
     tree: RobotModel
@@ -154,6 +156,7 @@ class ClosedLoopModel:
     active_index: IntArray = field(init=False, repr=False)
     passive_index: IntArray = field(init=False, repr=False)
     permutation: IntArray = field(init=False, repr=False)
+    active_period: Array = field(init=False, repr=False)
     constraint_rows: IntArray = field(init=False, repr=False)
     q_reference: Array = field(init=False, repr=False)
     loop_floats: Array = field(init=False, repr=False)
@@ -185,6 +188,8 @@ class ClosedLoopModel:
         set_(self, "active_index", _frozen(active, np.int64))
         set_(self, "passive_index", _frozen(passive, np.int64))
         set_(self, "permutation", _frozen(active + passive, np.int64))
+        set_(self, "active_period", _frozen([2 * math.pi if tree.joint_types[j] == "continuous"
+                                             else 0.0 for j in active], np.float64))
         self._pack(())
         self._close_reference()
         self._check_mobility()

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import yaml
 
-from rnea_ros.core.errors import ParameterError, options
-from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.errors import InertiaError, ParameterError, options
+from rnea_ros.core.model.robot_model import INERTIAL_BOUNDS, RobotModel
 
 KEYS = ("armature", "rotor_inertia", "gear_ratio", "coulomb", "viscous")
 
@@ -91,7 +91,11 @@ def apply_drive_parameters(model: RobotModel, drives: str | Path | Mapping[str, 
         j = model.joint_index(joint)  # a multi-DoF joint: the same on each of its coordinates
         i = slice(int(model.idx_v[j]), int(model.idx_v[j] + model.joint_nv[j]))
         if "rotor_inertia" in numbers:
-            values["armature"][i] = numbers.get("gear_ratio", 1.0) ** 2 * numbers["rotor_inertia"]
+            numbers["armature"] = numbers.get("gear_ratio", 1.0) ** 2 * numbers["rotor_inertia"]
+        if numbers.get("armature", 0.0) > INERTIAL_BOUNDS[2]:
+            raise InertiaError(f"joint '{joint}': reflected rotor inertia (armature) "
+                               f"{numbers['armature']:.4g} kg m^2 exceeds the physical bound "
+                               f"{INERTIAL_BOUNDS[2]:g} kg m^2")
         for key in ("armature", "coulomb", "viscous"):
             if key in numbers:
                 values[key][i] = numbers[key]

@@ -92,11 +92,40 @@ class Frame:
     translation: Array
 
 
+# Inertial magnitudes (mass [kg], max |COM| [m], |inertia| [kg m^2] about the COM): beyond
+# INERTIAL_BOUNDS no robot link is physical (1e308 kg overflowed the dynamics into
+# clipped +-limit commands; 1e308 kg m^2 broke the eigenvalue check), refused; beyond
+# INERTIAL_USUAL a link is possible but unusual (a unit slip: g for kg, mm for m): warned.
+INERTIAL_BOUNDS = (1e6, 1e3, 1e6)
+INERTIAL_USUAL = (1e4, 10.0, 1e4)
+_INERTIAL_NAMES = (("mass", "kg"), ("largest centre of mass coordinate", "m"),
+                   ("largest inertia component", "kg m^2"))
+
+
+def check_magnitudes(where: str, mass: float, com: Array, inertia: Array) -> None:
+    """:class:`InertiaError` if ``mass``, ``|com|`` or ``max |inertia|`` exceeds
+    :data:`INERTIAL_BOUNDS`, naming ``where`` and the bound; an :class:`InertiaWarning`
+    if one exceeds :data:`INERTIAL_USUAL`."""
+    values = (abs(mass), float(np.abs(com).max()), float(np.abs(inertia).max()))
+    for value, bound, usual, (name, unit) in zip(values, INERTIAL_BOUNDS, INERTIAL_USUAL,
+                                                 _INERTIAL_NAMES, strict=True):
+        if value > bound:
+            raise InertiaError(f"{where}: {name} {value:.4g} {unit} exceeds the physical "
+                               f"bound {bound:g} {unit}: not a robot link (refused in "
+                               "either inertia_check mode)")
+        if value > usual:
+            warnings.warn(f"{where}: {name} {value:.4g} {unit} is unusually large (above "
+                          f"{usual:g} {unit}; refused above {bound:g}): check the units",
+                          InertiaWarning, stacklevel=4)
+
+
 def check_inertia(where: str, mass: float, com: Array, inertia: Array,
                   mode: str = "strict") -> None:
     """Check that ``(mass, com, inertia about com)`` is physical.
 
-    Checks: finite values, ``mass >= 0``, a symmetric inertia tensor whose
+    Checks: finite values, ``mass >= 0``, magnitudes within :data:`INERTIAL_BOUNDS`
+    (beyond: refused in either mode; beyond :data:`INERTIAL_USUAL`: an
+    :class:`InertiaWarning`, see :func:`check_magnitudes`), a symmetric inertia tensor whose
     principal moments are non-negative (positive semi-definite) and satisfy the
     triangle inequality ``I1 + I2 >= I3``. ``where`` names the link or body.
     ``mode="strict"`` raises :class:`InertiaError`; ``"warn"`` issues an
@@ -107,6 +136,7 @@ def check_inertia(where: str, mass: float, com: Array, inertia: Array,
         raise InertiaError(f"{where}: inertial parameters are not finite")
     if mass < 0.0:
         raise InertiaError(f"{where}: mass {mass:g} kg is negative")
+    check_magnitudes(where, mass, com, inertia)
     scale = float(np.abs(inertia).max())
     tol = max(1e-9 * scale, 1e-15)
     problem = ""
