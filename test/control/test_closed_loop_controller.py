@@ -290,7 +290,7 @@ def test_revolute_motors_far_beyond_their_limits_are_rejected_at_once() -> None:
     """five_bar's motors are revolute, limits +-0.5 rad: 1e6 rad (two 6.5 s stalls before,
     then accepted) is an encoder fault, rejected before solving (joint_limits), counted;
     the last command stays, the watchdog holds, good states are used again."""
-    ctl = make(FIVE_BAR, watchdog_timeout=0.1)
+    ctl = make(FIVE_BAR, watchdog_timeout=0.1, watchdog_grace=0.0)
     ctl.warm_up()
     good = np.array([0.1, -0.1])
     assert handle(ctl, good, 1.0)[0].command is not None
