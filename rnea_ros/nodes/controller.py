@@ -242,8 +242,8 @@ class ControllerNode(Node):
     def log_resumed(self, now: float) -> None:
         """One INFO line when valid joint states resume after the watchdog fired."""
         if not self.controller.stale:
-            self.get_logger().info(f"joint states resumed after {now - self.stale_since:.2f} s "
-                                   "without: commands computed again")
+            self.get_logger().info(f"joint states resumed {now - self.stale_since:.2f} s after "
+                                   "the watchdog fired: commands computed again")
             self.stale_since = math.nan
 
     def report(self, result: Result) -> None:
