@@ -243,7 +243,8 @@ class ControllerNode(Node):
         """One INFO line when valid joint states resume after the watchdog fired."""
         if not self.controller.stale:
             self.get_logger().info(f"joint states resumed {now - self.stale_since:.2f} s after "
-                                   "the watchdog fired: commands computed again")
+                                   "the watchdog fired: commands computed again",
+                                   throttle_duration_sec=1.0)
             self.stale_since = math.nan
 
     def report(self, result: Result) -> None:

@@ -65,6 +65,19 @@ def test_timeout_episodes_begin_once_and_end_at_a_command() -> None:
     assert episodes.step(True) and episodes.count == 2 and episodes.steps == 4
 
 
+def test_the_imu_status_warns_about_recent_rejections_only() -> None:
+    from rnea_ros.control.config import default_values
+    from rnea_ros.control.imu import ImuEstimator, imu_config
+
+    estimator = ImuEstimator(MODEL, imu_config({**default_values(), "imu.topic": "imu"},
+                                               MODEL))
+    estimator.state = "ok"
+    estimator.rejected["non_finite"] += 1  # one NaN sample, long ago
+    assert estimator.status() == ("warn", "rejecting some IMU samples")  # all-time count
+    assert estimator.status(recent_rejections=1) == ("warn", "rejecting some IMU samples")
+    assert estimator.status(recent_rejections=0) == ("ok", "fresh")  # the window cleared
+
+
 class Lines:
     def __init__(self) -> None:
         self.lines: list[str] = []
