@@ -15,9 +15,10 @@ No fall at start-up: gz_ros2_control holds the joints still (``hold_joints``)
 at the start pose until ``effort_controller`` is active, then applies each
 joint's initial effort, g(q0) at that pose, until our first command (see the
 xacro files and docs/design.md). When our controller exits, the launch shuts
-down.
+down, with exit status 1 when it failed (a bad parameter, killed), as when the
+robot cannot be spawned or a controller spawner fails.
 
-Needs ROS 2 Jazzy/Kilted with xacro, ros_gz_sim, ros_gz_bridge,
+Needs ROS 2 Jazzy/Kilted with the xacro command, ros_gz_sim, ros_gz_bridge,
 gz_ros2_control, controller_manager, joint_state_broadcaster and
 forward_command_controller (not dependencies of the package: a missing one
 ends the launch with one line naming the apt packages). Elastic-joint robots
@@ -28,10 +29,11 @@ PACKAGE = "rnea_ros"
 
 ARGUMENTS = {
     "robot": ("arm7", "robot shipped in rnea_ros/urdf with a Gazebo description "
-              "(urdf/<robot>.gazebo.urdf.xacro): arm7, stanford_arm, two_link_pr, two_link_rr"),
+              "(urdf/<robot>.gazebo.urdf.xacro): arm7, arm7_gripper, stanford_arm, two_link_pr, "
+              "two_link_rr"),
     "namespace": ("", "ROS namespace of the controller manager, controllers and our node"),
-    "mode": ("", "controller mode: 'gravity' or 'inverse_dynamics'; empty: the "
-             "controller file's"),
+    "mode": ("", "controller mode: 'gravity' or 'inverse_dynamics' ('elastic' robots run "
+             "on sim.launch.py only); empty: the controller file's"),
     "controller_config": ("", "controller parameter file in rnea_ros/config; "
                           "empty: <robot>_controller.yaml"),
     "ros2_controllers": ("", "ros2_control controllers file in rnea_ros/config (loaded by "
@@ -43,10 +45,11 @@ ARGUMENTS = {
 
 # ros2_control controllers spawned in this order, after the robot is in the world.
 CONTROLLERS = ("joint_state_broadcaster", "effort_controller")
-# Packages this launch needs beyond rnea_ros (package name, apt package stem).
+# Packages this launch needs beyond rnea_ros (package name, apt package stem); xacro is
+# only run as a command (FindExecutable), its ROS package need not be in the ament index.
 GAZEBO_PACKAGES = ("ros_gz_sim", "ros_gz_bridge", "gz_ros2_control", "controller_manager",
                    "joint_state_broadcaster", "forward_command_controller",
-                   "robot_state_publisher", "xacro")
+                   "robot_state_publisher")
 EXECUTABLES = (
     ("robot_state_publisher", "robot_state_publisher"),
     ("ros_gz_sim", "create"),
@@ -87,13 +90,14 @@ def launch_robot(context, *args, **kwargs):
     from pathlib import Path
 
     from ament_index_python.packages import get_package_share_directory
-    from launch.actions import IncludeLaunchDescription, RegisterEventHandler, Shutdown
+    from launch.actions import IncludeLaunchDescription, RegisterEventHandler
     from launch.event_handlers import OnProcessExit
     from launch.launch_description_sources import PythonLaunchDescriptionSource
     from launch.substitutions import Command, FindExecutable, LaunchConfiguration
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
+    from rnea_ros.launching import on_exit_shutdown, on_exit_then
     from rnea_ros.samples import launch_flag, robot_files, shipped_robots
 
     def arg(name):
@@ -145,12 +149,14 @@ def launch_robot(context, *args, **kwargs):
                           *([{"mode": arg("mode")}] if arg("mode") else [])])
     return [
         gz_sim, state_publisher, spawn, clock_bridge,
-        RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=[broadcaster])),
-        RegisterEventHandler(OnProcessExit(target_action=broadcaster,
-                                           on_exit=[controller, effort])),
+        # Each step when the previous one succeeded; a failed one fails the launch.
+        RegisterEventHandler(OnProcessExit(target_action=spawn,
+                                           on_exit=on_exit_then("create", [broadcaster]))),
+        RegisterEventHandler(OnProcessExit(target_action=broadcaster, on_exit=on_exit_then(
+            f"spawner {CONTROLLERS[0]}", [controller, effort]))),
         # The robot must not stay under a controller that holds our last command.
-        RegisterEventHandler(OnProcessExit(target_action=controller, on_exit=[
-            Shutdown(reason=f"{name} exited")])),
+        RegisterEventHandler(OnProcessExit(target_action=controller,
+                                           on_exit=on_exit_shutdown(name))),
     ]
 
 

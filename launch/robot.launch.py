@@ -13,19 +13,21 @@ controller computes with) and ``config/NAME_controller.yaml``; an unknown name
 ends the launch with one line listing the available robots. Topics are
 relative to ``namespace`` and remappable. When the controller exits, the
 launch shuts down: ``forward_command_controller`` would otherwise keep
-applying the last command (see README, "When commands stop").
+applying the last command (see README, "When commands stop"); with exit status 1
+when the controller failed (a bad parameter, killed).
 """
 
 PACKAGE = "rnea_ros"
 
 ARGUMENTS = {
-    "robot": ("arm7", "robot shipped in rnea_ros/urdf: selects urdf/<robot>.urdf and "
-              "config/<robot>_controller.yaml"),
+    "robot": ("arm7", "robot shipped in rnea_ros/urdf (arm7, arm7_gripper, five_bar, four_bar, "
+              "mixed_3dof, palletizer, stanford_arm, two_link_pr, two_link_rr): selects "
+              "urdf/<robot>.urdf and config/<robot>_controller.yaml"),
     "namespace": ("", "ROS namespace of the controller and its topics"),
     "controller_config": ("", "controller parameter file in rnea_ros/config; "
                           "empty: <robot>_controller.yaml"),
-    "mode": ("", "controller mode: 'gravity' or 'inverse_dynamics'; empty: the "
-             "controller file's"),
+    "mode": ("", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic' (robots "
+             "with elastic joints); empty: the controller file's"),
     "state_topic": ("joint_states", "sensor_msgs/JointState input (relative: under namespace)"),
     "command_topic": ("effort_controller/commands",
                       "std_msgs/Float64MultiArray effort command output (relative)"),
@@ -41,12 +43,13 @@ def launch_robot(context, *args, **kwargs):
     from pathlib import Path
 
     from ament_index_python.packages import get_package_share_directory
-    from launch.actions import RegisterEventHandler, Shutdown
+    from launch.actions import RegisterEventHandler
     from launch.event_handlers import OnProcessExit
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
+    from rnea_ros.launching import on_exit_shutdown
     from rnea_ros.samples import launch_flag, robot_files
 
     def arg(name):
@@ -70,8 +73,8 @@ def launch_robot(context, *args, **kwargs):
             ],
             remappings=[(topic, arg(argument)) for topic, argument in REMAPPINGS.items()],
         )
-        actions += [RegisterEventHandler(OnProcessExit(target_action=node, on_exit=[
-            Shutdown(reason=f"{name} exited")])), node]
+        actions += [RegisterEventHandler(OnProcessExit(target_action=node,
+                                                       on_exit=on_exit_shutdown(name))), node]
     return actions
 
 

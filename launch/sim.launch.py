@@ -16,7 +16,8 @@ gains, initial pose, mode)::
     ros2 launch rnea_ros sim.launch.py rocking:=true            # ... and without the IMU: drifts
 
 An unknown robot ends the launch with one line listing the available ones.
-When the simulator or the controller exits, the whole launch shuts down.
+When the simulator or the controller exits, the whole launch shuts down, with exit
+status 1 when that node failed (e.g. a bad parameter, or killed).
 Topic names are relative (``<namespace>/joint_states``,
 ``<namespace>/effort_controller/commands``); ``/clock`` and ``/diagnostics``
 are global, so with several simulated robots exactly one should publish
@@ -30,8 +31,8 @@ PACKAGE = "rnea_ros"
 
 # name: (default, description)
 ARGUMENTS = {
-    "robot": ("arm7", "robot shipped in rnea_ros/urdf (arm7, five_bar, four_bar, mixed_3dof, "
-              "palletizer, stanford_arm, two_link_pr, two_link_rr): selects "
+    "robot": ("arm7", "robot shipped in rnea_ros/urdf (arm7, arm7_gripper, five_bar, four_bar, "
+              "mixed_3dof, palletizer, stanford_arm, two_link_pr, two_link_rr): selects "
               "urdf/<robot>.urdf, config/<robot>_controller.yaml and "
               "config/<robot>_simulator.yaml (closed-loop robots: their files name "
               "urdf/<robot>.loops.yaml)"),
@@ -82,12 +83,13 @@ def launch_robot(context, *args, **kwargs):
     from pathlib import Path
 
     from ament_index_python.packages import get_package_share_directory
-    from launch.actions import RegisterEventHandler, Shutdown
+    from launch.actions import RegisterEventHandler
     from launch.event_handlers import OnProcessExit
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
+    from rnea_ros.launching import on_exit_shutdown
     from rnea_ros.samples import launch_flag, robot_files
 
     def arg(name):
@@ -117,9 +119,10 @@ def launch_robot(context, *args, **kwargs):
         node = Node(package=package, executable=executable, name=name, namespace=namespace,
                     output="screen", parameters=[str(getattr(files, which)), robot_description,
                                                  *per_node[name]])
-        # A dead simulator or controller must not leave the rest running.
-        actions.append(RegisterEventHandler(OnProcessExit(target_action=node, on_exit=[
-            Shutdown(reason=f"{name} exited")])))
+        # A dead simulator or controller must not leave the rest running, and a failed
+        # one (a bad parameter, killed) ends the launch with exit status 1.
+        actions.append(RegisterEventHandler(OnProcessExit(target_action=node,
+                                                          on_exit=on_exit_shutdown(name))))
         actions.append(node)
     for package, executable, name in OPTIONAL_NODES:
         if installed(package):

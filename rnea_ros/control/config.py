@@ -132,6 +132,9 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
     "oracle.tolerance": ParameterSpec(
         1e-9, "relative discrepancy above which diagnostics report ERROR"),
     "diagnostics_period": ParameterSpec(1.0, "period of /diagnostics [s]"),
+    "diagnostics_window": ParameterSpec(
+        10.0, "/diagnostics warns while inputs were rejected (mimic, passive-encoder "
+        "mismatches) in this last window [s]; the totals are reported too"),
     # A moving base measured by an IMU (rnea_ros.control.imu).
     **{name: ParameterSpec(*spec) for name, spec in IMU_PARAMETERS.items()},
     "mimic.check": ParameterSpec(
@@ -393,6 +396,9 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     period = float(values["diagnostics_period"])
     if not period > 0.0:
         raise ParameterError(f"parameter 'diagnostics_period' must be > 0 s, got {period}")
+    window = float(values["diagnostics_window"])
+    if not window > 0.0:
+        raise ParameterError(f"parameter 'diagnostics_window' must be > 0 s, got {window}")
     imu = imu_config(values, model)
     if imu is not None and mode == "elastic":
         raise ParameterError("mode 'elastic' does not support an IMU (parameter 'imu.topic'): "

@@ -546,11 +546,14 @@ class ImuEstimator:
         return BaseMotion(orientation=R, angular_velocity=e.w + e.dw * dt,
                           angular_acceleration=e.dw, linear_acceleration=linear)
 
-    def status(self) -> tuple[str, str]:
-        """('ok' | 'warn' | 'error', message) for diagnostics."""
+    def status(self, recent_rejections: int | None = None) -> tuple[str, str]:
+        """('ok' | 'warn' | 'error', message) for diagnostics; ``recent_rejections``: the
+        samples rejected lately (a sliding window: the warning clears), default all."""
         c = self.config
+        rejected = sum(self.rejected.values()) if recent_rejections is None \
+            else recent_rejections
         if self.state == "ok":
-            return ("warn", "rejecting some IMU samples") if self.rejected else ("ok", "fresh")
+            return ("warn", "rejecting some IMU samples") if rejected else ("ok", "fresh")
         what = "no IMU sample yet" if self.state == "waiting" else \
             f"IMU stale (older than {c.timeout:g} s)"
         if c.fallback == "hold":

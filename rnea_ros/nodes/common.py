@@ -9,6 +9,7 @@ import inspect
 import signal
 import threading
 import time
+import warnings
 from array import array
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -203,6 +204,24 @@ def compile_report(logger: Any) -> Iterator[CompileReport]:
         _report = None
 
 
+@contextmanager
+def logged_warnings(logger: Any) -> Iterator[None]:
+    """Python warnings raised while the block runs (e.g. ``InertiaWarning``: a URDF's
+    non-physical inertias under ``inertia_check: warn``) logged as one WARN line each
+    through the ROS logger, instead of printed raw on stderr (two lines each, outside
+    the log). Repeats of one message are logged once."""
+    with warnings.catch_warnings(record=True) as caught:  # (the filters as they are)
+        try:
+            yield
+        finally:
+            seen: set[str] = set()
+            for warning in caught:
+                line = f"{warning.category.__name__}: {warning.message}"
+                if line not in seen:
+                    seen.add(line)
+                    logger.warning(line)
+
+
 class StartupInterrupted(BaseException):
     """SIGINT or SIGTERM while a node starts (a ``BaseException``, like
     ``KeyboardInterrupt``: nothing on the way catches it)."""
@@ -237,7 +256,7 @@ def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int
         signal.signal(signum, on_signal)
     try:
         try:
-            with compile_report(logger):
+            with compile_report(logger), logged_warnings(logger):
                 node = make_node()
             starting = False
         except StartupInterrupted as exc:

@@ -12,11 +12,14 @@ expects), optionally ``~/efforts`` (``sensor_msgs/JointState``) and
 ``<joint>_motor`` and the commands are motor torques. With ``imu.topic`` it also
 subscribes that ``sensor_msgs/Imu`` (best-effort QoS) and compensates the base's
 motion (:mod:`rnea_ros.control.imu`); its state is a second status on
-``/diagnostics`` (``<node>: imu``). Mimic followers (URDF ``<mimic>``) are not
-coordinates: never required on ``joint_states``, never commanded; when published
-with their leader they are checked against the coupling (``mimic.check``,
-``mimic.tolerance``; a mismatch is a WARN on ``/diagnostics``, the command is
-unaffected). Topic names are relative
+``/diagnostics`` (``<node>: imu``). The statuses are named after the node's
+fully-qualified name (``/left/rnea_controller``), ``hardware_id`` the robot; a
+status warns about rejected inputs (mimic, passive-encoder mismatches) while they
+occurred in the last ``diagnostics_window`` seconds (10), the totals are key-values.
+Mimic followers (URDF ``<mimic>``) are not coordinates: never required on
+``joint_states``, never commanded; when published with their leader they are
+checked against the coupling (``mimic.check``, ``mimic.tolerance``; a mismatch is
+a WARN on ``/diagnostics``, the command is unaffected). Topic names are relative
 (``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
 :data:`rnea_ros.control.config.CONTROLLER_PARAMETERS` and
 ``config/arm7_controller.yaml``; the logic lives in
@@ -53,6 +56,7 @@ from rnea_ros.control.config import (
     urdf_source,
 )
 from rnea_ros.control.controller import Oracle, Result, TorqueController
+from rnea_ros.control.diagnostics import SlidingWindow, status_name
 from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.control.laws import Step
 from rnea_ros.core.coupling.loop_kinematics import loop_velocities
@@ -169,7 +173,8 @@ class ControllerNode(Node):
         self.add_on_set_parameters_callback(self.on_set_parameters)
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
         steady_timer(self, min(config.watchdog_timeout / 4, 0.02), self.on_watchdog)
-        steady_timer(self, float(self.values["diagnostics_period"]), self.publish_diagnostics)
+        self.diagnostics_timer = steady_timer(self, float(self.values["diagnostics_period"]),
+                                              self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
         if self.sim_time:  # the rate limit's receipt clock: the simulated hardware's time
@@ -184,7 +189,10 @@ class ControllerNode(Node):
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
         self.last_diagnostics = time.monotonic()
         self.last_event_wall = -math.inf  # last clock reset
-        self.mismatches_reported = 0  # mimic mismatches up to the last diagnostics
+        # Counters over the last DIAGNOSTICS_WINDOW s: what the status warns about.
+        self.window = SlidingWindow(float(self.values["diagnostics_window"]),
+                                    now=self.last_diagnostics)
+        self.stale_since = math.nan  # steady time the watchdog fired; nan: not stale
         followers = (f" (mimic followers, not commanded: {', '.join(model.mimic_joints)})"
                      if model.mimic_joints else "")
         self.get_logger().info(
@@ -218,6 +226,8 @@ class ControllerNode(Node):
                                              sec + 1e-9 * nanosec, received, self.command_view)
         if result.event or result.reason is not None or result.warning:
             self.report(result)
+        if self.stale_since == self.stale_since:  # (not nan) stale: log when states resume
+            self.log_resumed(received)
         if result.command is not None:
             self.publish_command(result.command, header_stamp, received)
             reference = self.controller.reference
@@ -230,6 +240,14 @@ class ControllerNode(Node):
             alarm = self.controller.passive_alarm
             if alarm:
                 self.get_logger().warning(alarm, throttle_duration_sec=1.0)
+
+    def log_resumed(self, now: float) -> None:
+        """One INFO line when valid joint states resume after the watchdog fired."""
+        if not self.controller.stale:
+            self.get_logger().info(f"joint states resumed {now - self.stale_since:.2f} s after "
+                                   "the watchdog fired: commands computed again",
+                                   throttle_duration_sec=1.0)
+            self.stale_since = math.nan
 
     def report(self, result: Result) -> None:
         """Log a clock reset or a rejection (throttled)."""
@@ -318,6 +336,7 @@ class ControllerNode(Node):
         if command is None:
             return
         if not was_stale:
+            self.stale_since = _monotonic()
             self.get_logger().error(
                 f"no valid joint state for {self.controller.config.watchdog_timeout:g} s + "
                 f"{self.controller.config.watchdog_grace:g} s grace: "
@@ -355,6 +374,11 @@ class ControllerNode(Node):
             self.controller.configure(config)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
+        period = float(values["diagnostics_period"])
+        if period != float(self.values["diagnostics_period"]):  # (validated: > 0)
+            self.destroy_timer(self.diagnostics_timer)
+            self.diagnostics_timer = steady_timer(self, period, self.publish_diagnostics)
+        self.window.window = float(values["diagnostics_window"])  # (validated: > 0)
         self.values = values
         self.get_logger().info("parameters updated: " + ", ".join(p.name for p in params))
         return SetParametersResult(successful=True)
@@ -369,23 +393,28 @@ class ControllerNode(Node):
         p50, p99 = c.compute_percentiles()
         cb50, cb99 = (np.percentile(np.fromiter(self.callback_us, float), [50, 99])
                       if self.callback_us else (0.0, 0.0))
+        loop = c if isinstance(c, ClosedLoopController) else None
+        imu = c.imu
+        window = f"last {self.window.window:g} s"
+        recent = self.window.update(now, {
+            "rejected": sum(c.rejected.values()), "mimic": c.mimic_mismatches,
+            "passive": loop.passive_mismatches if loop is not None else 0,
+            "imu": sum(imu.rejected.values()) if imu is not None else 0})
         level, message = DiagnosticStatus.OK, "computing"
         if c.last_valid_wall is None:
             level, message = DiagnosticStatus.WARN, "waiting for a complete joint state"
-        if sum(c.rejected.values()):
-            level, message = DiagnosticStatus.WARN, "rejecting some inputs"
-        new_mismatches = c.mimic_mismatches - self.mismatches_reported
-        self.mismatches_reported = c.mimic_mismatches
-        if new_mismatches:
+        if recent["rejected"]:
+            level, message = DiagnosticStatus.WARN, \
+                f"rejecting some inputs ({recent['rejected']} in the {window})"
+        if recent["mimic"]:
             name, deviation = c.mimic_worst
             level, message = DiagnosticStatus.WARN, (
                 f"mimic follower off its coupling ({name}: {deviation:+.3g})")
         oracle_bad = c.oracle is not None and c.oracle_discrepancy > c.config.oracle_tolerance
         if oracle_bad:
             level, message = DiagnosticStatus.ERROR, "model disagrees with Pinocchio"
-        loop = c if isinstance(c, ClosedLoopController) else None
         period = loop.passive_period() if loop is not None else (0.0, 0, "")
-        if period[1]:
+        if recent["passive"]:
             level, message = DiagnosticStatus.WARN, \
                 "passive encoders disagree with the closed loops"
         if now - self.last_event_wall < 5.0:
@@ -404,6 +433,7 @@ class ControllerNode(Node):
             "ignored (no model joint)": str(c.ignored),
             "commands": str(c.commands),
             "rejected": str(sum(c.rejected.values())),
+            f"rejected ({window})": str(recent["rejected"]),
             "saturated": str(c.saturated),
             "watchdog": "stale" if c.stale else "ok",
             "stale events": str(c.stale_events),
@@ -419,6 +449,7 @@ class ControllerNode(Node):
                 for f, m in c.base_model.mimic_joints.items())
             values["mimic checks"] = str(c.mimic_checks) if c.config.mimic_check else "disabled"
             values["mimic mismatches"] = str(c.mimic_mismatches)
+            values[f"mimic mismatches ({window})"] = str(recent["mimic"])
             values["mimic worst deviation"] = (f"{c.mimic_worst[0]}: {c.mimic_worst[1]:+.6g}"
                                                if c.mimic_worst[0] else "none")
         if loop is not None:
@@ -431,6 +462,7 @@ class ControllerNode(Node):
                 "passive encoder deviation [rad or m]": f"{period[0]:.3e}"
                 + (f" ({period[2]})" if period[2] else ""),
                 "passive encoder mismatches (period)": str(period[1]),
+                f"passive encoder mismatches ({window})": str(recent["passive"]),
                 "passive encoder max deviation [rad or m]": f"{loop.passive_deviation_max:.3e}",
                 "passive encoder mismatches": str(loop.passive_mismatches),
             })
@@ -439,22 +471,23 @@ class ControllerNode(Node):
             values["time scaling s_dot"] = f"{scaling.speed:.3f}"
             values["time scaling constraint"] = scaling.constraint
         values.update({f"rejected: {k}": str(v) for k, v in sorted(c.rejected.items())})
-        status = DiagnosticStatus(level=level, name=f"{self.get_name()}: torque computation",
+        node = self.get_fully_qualified_name()
+        status = DiagnosticStatus(level=level, name=status_name(node),
                                   message=message, hardware_id=c.base_model.name,
                                   values=[KeyValue(key=k, value=v) for k, v in values.items()])
         statuses = [status]
-        imu = c.imu
         if imu is not None:  # the IMU's own status; its fallback also sets the computation's
-            imu_level, imu_message = imu.status()
+            imu_level, imu_message = imu.status(recent_rejections=recent["imu"])
             code = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
                     "error": DiagnosticStatus.ERROR}[imu_level]
             if code > status.level:
                 status.level, status.message = code, imu_message
             statuses.append(DiagnosticStatus(
-                level=code, name=f"{self.get_name()}: imu", message=imu_message,
+                level=code, name=status_name(node, "imu"), message=imu_message,
                 hardware_id=c.base_model.name,
                 values=[KeyValue(key=k, value=v) for k, v in
-                        {"topic": self.imu_sub.topic_name, **imu.values()}.items()]))
+                        {"topic": self.imu_sub.topic_name, **imu.values(),
+                         f"imu rejected ({window})": str(recent["imu"])}.items()]))
         array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_pub.publish(array)

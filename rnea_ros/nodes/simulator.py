@@ -36,7 +36,8 @@ element 0 at -1, like a 6-axis IMU).
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
 real time with the last command (zero effort once ``command_timeout`` has
 passed without one, on the robot's time: the steps taken since the last
-command); with ``wait_for_command`` the robot stays still, like a robot with
+command: a WARN on ``/diagnostics``, counted, logged when it begins and when
+commands resume); with ``wait_for_command`` the robot stays still, like a robot with
 its brakes on, until the first command arrives.
 ``lockstep: true``: each received command advances the simulation by one step
 and publishes the new state, so a controller that answers every state closes
@@ -76,6 +77,12 @@ from rnea_ros.control.config import (
     per_joint,
     resolve_path,
     urdf_source,
+)
+from rnea_ros.control.diagnostics import (
+    DIAGNOSTICS_WINDOW,
+    SlidingWindow,
+    TimeoutEpisodes,
+    status_name,
 )
 from rnea_ros.control.imu import quaternion_matrix, rotation_exp
 from rnea_ros.core.coupling.loop_kinematics import loop_residual, solve_loops
@@ -248,6 +255,8 @@ class SimulatorNode(Node):
         self.wait_for_command = bool(v["wait_for_command"])
         self.rejected = 0
         self.clamped = 0
+        self.timeouts = TimeoutEpisodes()  # real time: commands that stopped coming
+        self.window = SlidingWindow(DIAGNOSTICS_WINDOW, now=time.monotonic())
         self.effort_limit = model.effort_limit[self.command_index]  # inf when absent
         self.lockstep = bool(v["lockstep"])
         self.publish_followers = bool(v["publish_mimic_joints"]) and bool(model.mimic_joints)
@@ -359,6 +368,8 @@ class SimulatorNode(Node):
         self.tau[self.command_index] = clamped
         self.last_command_wall = time.monotonic()
         self.steps_since_command = 0
+        if self.timeouts.active:
+            self.log_commands_resumed()
         if self.lockstep:
             self.sim.step(self.tau)
             self.publish_state()
@@ -368,10 +379,22 @@ class SimulatorNode(Node):
             self.publish_state()  # brakes on until a controller answers
             return
         self.steps_since_command += 1
-        if self.steps_since_command * self.sim.dt > self.command_timeout:
+        timed_out = self.steps_since_command * self.sim.dt > self.command_timeout
+        if timed_out:
             self.tau = np.zeros(self.n)
+        if self.timeouts.step(timed_out):
+            self.get_logger().warning(
+                f"no effort command for {self.command_timeout:g} s (command_timeout, on the "
+                f"robot's time): applying zero effort (timeout {self.timeouts.count})",
+                throttle_duration_sec=1.0)
         self.sim.step(self.tau)
         self.publish_state()
+
+    def log_commands_resumed(self) -> None:
+        steps = self.timeouts.command()
+        self.get_logger().info(f"effort commands resumed after {steps * self.sim.dt:.3f} s "
+                               f"({steps} steps) of zero effort (command timeout)",
+                               throttle_duration_sec=1.0)
 
     def resend(self) -> None:
         self.silent_firings += 1  # (publish_state resets it; a command publishes)
@@ -457,8 +480,16 @@ class SimulatorNode(Node):
 
 
     def publish_diagnostics(self) -> None:
+        window = f"last {DIAGNOSTICS_WINDOW:g} s"
+        timeouts = self.timeouts
+        recent = self.window.update(time.monotonic(), {"rejected": self.rejected,
+                                                       "timeouts": timeouts.count})
         values = {"simulated time [s]": f"{self.sim.t:.3f}", "rejected commands":
-                  str(self.rejected), "clamped efforts": str(self.clamped)}
+                  str(self.rejected), f"rejected commands ({window})": str(recent["rejected"]),
+                  "clamped efforts": str(self.clamped),
+                  "command timeouts": str(timeouts.count),
+                  f"command timeouts ({window})": str(recent["timeouts"]),
+                  "steps with zero effort (command timeout)": str(timeouts.steps)}
         diverged = getattr(self.sim, "diverged", 0)
         if isinstance(self.sim, Simulator):
             values.update({"steps at a joint limit": str(self.sim.stops),
@@ -473,12 +504,20 @@ class SimulatorNode(Node):
                 values["loop closure error [m or rad]"] = f"{self.sim.closure_error():.3e}"
         if diverged:
             level, message = DiagnosticStatus.ERROR, "integration diverged: state held at rest"
-        elif self.rejected:
-            level, message = DiagnosticStatus.WARN, "rejecting some commands"
+        elif timeouts.active:
+            level, message = DiagnosticStatus.WARN, (
+                f"command timeout: no effort command for more than {self.command_timeout:g} "
+                "s, applying zero effort")
+        elif recent["timeouts"]:
+            level, message = DiagnosticStatus.WARN, \
+                f"command timeouts ({recent['timeouts']} in the {window})"
+        elif recent["rejected"]:
+            level, message = DiagnosticStatus.WARN, \
+                f"rejecting some commands ({recent['rejected']} in the {window})"
         else:
             level, message = DiagnosticStatus.OK, "ok"
-        status = DiagnosticStatus(level=level, name=f"{self.get_name()}: simulation",
-                                  message=message,
+        status = DiagnosticStatus(level=level, name=status_name(self.get_fully_qualified_name()),
+                                  message=message, hardware_id=self.links.name,
                                   values=[KeyValue(key=k, value=v) for k, v in values.items()])
         self.diagnostics_pub.publish(DiagnosticArray(status=[status]))
 

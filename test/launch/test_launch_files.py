@@ -146,7 +146,8 @@ def test_nodes_use_existing_executables_and_our_nodes_shut_the_launch_down(path:
     source = path.read_text()
     assert "OnProcessExit(target_action=node" in source or \
         "OnProcessExit(target_action=controller" in source
-    assert "Shutdown(reason=" in source and "namespace=" in source
+    # (the Shutdown, with exit status 1 on a failure: rnea_ros.launching, test_launch_exit.py)
+    assert "on_exit=on_exit_shutdown(name)" in source and "namespace=" in source
 
 
 @pytest.mark.parametrize("robot", ROBOTS)

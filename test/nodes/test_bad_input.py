@@ -58,7 +58,7 @@ def send(loop: ClosedLoop, msg: JointState, expect_command: bool) -> None:
 def controller_status(loop: ClosedLoop):
     for array in reversed(loop.probe.recording.diagnostics):
         for s in array.status:
-            if s.name.startswith("rnea_controller"):
+            if "rnea_controller" in s.name:
                 return s, {v.key: v.value for v in s.values}
     return None, {}
 

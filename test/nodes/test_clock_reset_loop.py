@@ -26,7 +26,7 @@ SIMULATOR = {"urdf_path": URDF, "initial_positions": Q0.tolist(), "lockstep": Fa
 def status_values(loop: ClosedLoop) -> dict[str, str]:
     for array in reversed(loop.probe.recording.diagnostics):
         for s in array.status:
-            if s.name.startswith("rnea_controller"):
+            if "rnea_controller" in s.name:
                 return {v.key: v.value for v in s.values} | {"message": s.message}
     return {}
 

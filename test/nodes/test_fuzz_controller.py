@@ -84,7 +84,7 @@ class Fuzz:
     def diagnostics(self) -> dict[str, str]:
         for array in reversed(self.loop.probe.recording.diagnostics):
             for s in array.status:
-                if s.name.startswith("rnea_controller"):
+                if "rnea_controller" in s.name:
                     return {v.key: v.value for v in s.values}
         return {}
 

@@ -38,7 +38,7 @@ class Fuzz:
 
         def on_diagnostics(msg: DiagnosticArray) -> None:
             for s in msg.status:
-                if s.name.startswith("rnea_simulator"):
+                if "rnea_simulator" in s.name:
                     self.diagnostics.append({v.key: v.value for v in s.values})
         self.loop.probe.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics,
                                             10)

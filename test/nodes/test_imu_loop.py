@@ -37,7 +37,8 @@ def deviation(loop: ClosedLoop, since: float = -1.0) -> float:
 def status(loop: ClosedLoop, name: str) -> tuple[bytes, dict[str, str]] | None:
     for array in reversed(loop.probe.recording.diagnostics):
         for s in array.status:
-            if s.name == f"rnea_controller: {name}":
+            if s.name == ("/rnea_controller" if name == "torque computation" else
+                           f"/rnea_controller: {name}"):
                 return s.level, {v.key: v.value for v in s.values}
     return None
 

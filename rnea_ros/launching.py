@@ -1,0 +1,68 @@
+"""What the launch files do when a process they started exits (no ``launch`` import at
+module level: the test suite checks this without a ROS install).
+
+``ros2 launch`` exits with what ``launch.LaunchService.run()`` returns, and that is
+0 unless an exception reached the launch service's loop: a ``Shutdown`` action,
+whatever its ``reason``, ends the launch with exit status 0. So a node that died
+(a FATAL bad parameter: exit code 1; SIGKILL: -9) would end the launch "successfully"
+and a supervisor, systemd or CI could not see it. :func:`on_exit_shutdown` is the
+``OnProcessExit`` handler of our nodes: a clean exit shuts the launch down (status 0,
+as before); a failure before any shutdown raises :class:`ProcessFailedError`, which the
+launch service logs ("Caught exception in launch ...: rnea_controller exited with
+code 1") and turns into a shutdown and a return code of 1. Exits during a shutdown
+(the launch stopping its nodes, e.g. Ctrl-C) are not failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+class ProcessFailedError(RuntimeError):
+    """A process of the launch exited with a non-zero code before any shutdown."""
+
+
+def exit_failure(name: str, returncode: int | None, shutting_down: bool) -> str | None:
+    """Why the exit of process ``name`` with ``returncode`` fails the launch (one line),
+    or None: a clean exit (0), or any exit while the launch is shutting down."""
+    if shutting_down or returncode == 0:
+        return None
+    if returncode is not None and returncode < 0:
+        import signal
+
+        try:
+            how = f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            how = f"was killed by signal {-returncode}"
+    else:
+        how = f"exited with code {returncode}"
+    return f"{name} {how}"
+
+
+def check_exit(name: str, event: Any, context: Any) -> None:
+    """Raise :class:`ProcessFailedError` when ``event`` (a ``launch`` ``ProcessExited``) is a
+    failure of process ``name`` (:func:`exit_failure`; ``context``: the launch context)."""
+    failure = exit_failure(name, event.returncode, bool(context.is_shutdown))
+    if failure is not None:
+        raise ProcessFailedError(failure)
+
+
+def on_exit_shutdown(name: str) -> Callable[[Any, Any], Sequence[Any]]:
+    """``OnProcessExit(on_exit=...)`` for a process the launch cannot run without: the
+    launch shuts down; with exit status 1 when the process failed (:func:`check_exit`)."""
+    def handler(event: Any, context: Any) -> Sequence[Any]:
+        check_exit(name, event, context)
+        from launch.actions import Shutdown
+
+        return [Shutdown(reason=f"{name} exited")]
+    return handler
+
+
+def on_exit_then(name: str, actions: Sequence[Any]) -> Callable[[Any, Any], Sequence[Any]]:
+    """``OnProcessExit(on_exit=...)`` for a step that must succeed before ``actions``
+    start (e.g. a controller spawner): a failure ends the launch with exit status 1."""
+    def handler(event: Any, context: Any) -> Sequence[Any]:
+        check_exit(name, event, context)
+        return list(actions)
+    return handler
