@@ -192,7 +192,7 @@ def test_truncated_mcap_is_read_up_to_its_cut(bags: dict[str, Path], tmp_path: P
     assert run([str(alone), "--urdf", URDF, "--out", str(tmp_path / "a"), "--no-plots"],
                capsys)[0] == 0
     alone.write_bytes(full.read_bytes()[:100])
-    code, _, err = run([str(alone), "--urdf", URDF, "--out", str(tmp_path / "a")], capsys)
+    code, _, err = run([str(alone), "--urdf", URDF, "--out", str(tmp_path / "b")], capsys)
     assert code == 1 and "before its first channel" in err and err.count("\n") == 1
 
 
