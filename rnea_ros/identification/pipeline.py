@@ -185,10 +185,12 @@ def plausibility(result: Identification) -> list[str]:
     the fitted samples without one) is compared with (a) the effort noise, estimated as
     the RMS of the recorded effort minus its zero-phase low-pass at the same instants
     (what lies above the cutoff: white noise of sigma gives sigma (1 - 2 cutoff/fs)^0.5)
-    and (b) the RMS of the measured effort. A right model leaves about the noise (ratio
-    0.93-1.0 on the synthetic arm7 tests: parameter errors add noise / sqrt(samples)); the
-    arm7 bag identified with two_link_rr or stanford_arm leaves 11-20 times the noise, 18-40 %
-    of the effort. Warned when both exceed :data:`NOISE_RATIO` (3: the unexplained part
+    and (b) the RMS of the measured effort. A right model leaves at most about the noise
+    (the synthetic arm7 bag of the tests: 0.16-0.99 of the estimate, which also holds the
+    Coulomb steps' high frequencies; 0.3-1.8 % of the effort); the same bag identified with
+    two_link_rr leaves 9-13 times the noise, 36-42 % of the effort, with stanford_arm
+    (joint 3 prismatic) 12-36 times at joints 1-4, 3.3 and 2.4 at joints 5-6 (11-88 %).
+    Warned when both exceed :data:`NOISE_RATIO` (3: the unexplained part
     then carries 8 times the noise's power, far beyond chance for hundreds of samples) and
     :data:`SCALE_RATIO` (5 % of the effort: a noise-free recording, e.g. a simulator,
     makes (a) alone meaningless).
