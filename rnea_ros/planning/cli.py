@@ -74,9 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = _parser().parse_args(argv)
     numbers = [a.dt, a.weight, *a.start, *a.goal, *(x for v in a.via for x in v),
                *(a.gravity or [])]
-    if not (0 < a.dt < np.inf and 0 <= a.weight <= 1 and np.isfinite(numbers).all()):
-        print(f"{PROG}: error: need finite numbers, --dt > 0 and 0 <= --weight <= 1",
-              file=sys.stderr)
+    if not (0 < a.dt < np.inf and 0 <= a.weight <= 1 and np.isfinite(numbers).all()
+            and a.grid >= 1 and a.max_iter >= 1
+            and (a.control_points is None or a.control_points >= 4)):
+        print(f"{PROG}: error: need finite numbers, --dt > 0, 0 <= --weight <= 1, --grid >= 1, "
+              "--max-iter >= 1, --control-points >= 4 (a cubic B-spline)", file=sys.stderr)
         return 1
     try:
         outputs = [a.out] if a.no_plot else [a.out, a.out.with_suffix(".png")]
@@ -96,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_trajectory(plan, a.out, a.dt)
         if not a.no_plot:
             plot_plan(plan, a.out.with_suffix(".png"))
-    except (RneaError, OSError) as exc:
+    except (RneaError, OSError, ValueError) as exc:  # ValueError: numbers the NLP refuses
         print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
         return 1
     c = plan.check

@@ -107,6 +107,8 @@ def test_cli_never_overwrites_an_output_nor_its_urdf(tmp_path: Path, capsys) -> 
     (["--out", "/proc/x/traj.yaml"], "--out: cannot create directory '/proc/x'"),
     (["--dt", "nan"], "need finite numbers, --dt > 0"),
     (["--weight", "nan"], "0 <= --weight <= 1"),
+    (["--grid", "0"], "--grid >= 1"),
+    (["--control-points", "1"], "--control-points >= 4"),
 ])
 def test_cli_bad_argument_is_one_line(tmp_path: Path, capsys, args, message) -> None:
     assert main(["--urdf", RR, *PLAN, "--out", str(tmp_path / "t.yaml"), *args]) == 1
