@@ -281,6 +281,7 @@ def test_unreadable_input_gives_one_clear_line(name: str, make: Any, message: st
     (["--effort-rate-limits", "-5"], "--effort-rate-limits -5.0: limits must be finite and > 0"),
     (["--effort-rate-limits", "100", "0"], "--effort-rate-limits 0.0"),
     (["--window", "0"], "--window 0.0: must be > 0"),
+    (["--window", "nan"], "--window nan: must be > 0 s and finite"),
     (["--time-base", "wall"], "--time-base 'wall'"),
 ])
 def test_bad_options_are_refused(args: list[str], message: str, bags: dict[str, Path],

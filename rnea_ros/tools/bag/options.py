@@ -41,7 +41,7 @@ def check(options: Options) -> None:
         raise BagError(f"--order {options.order}: must be 3 (the jerk needs it) to "
                        f"{MAX_ORDER} (higher orders are ill-conditioned)")
     if not 0 < options.window < float("inf"):
-        raise BagError(f"--window {options.window}: must be > 0 s")
+        raise BagError(f"--window {options.window}: must be > 0 s and finite")
     if not options.mimic_tolerance > 0 or options.mimic_tolerance == float("inf"):
         raise BagError(f"--mimic-tolerance {options.mimic_tolerance}: must be finite and > 0")
     if options.chunk < 100:
