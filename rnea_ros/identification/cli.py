@@ -42,6 +42,14 @@ from rnea_ros.identification.writers import (
     own_link_inertials,
     replace_inertials,
 )
+from rnea_ros.tools.files import (
+    OutputError,
+    atomic_path,
+    check_outputs,
+    make_directory,
+    one_line,
+    write_text,
+)
 
 PROG = "rnea-identify"
 
@@ -68,7 +76,23 @@ def parser() -> argparse.ArgumentParser:
                    help="write files even when some parameters are not identifiable "
                         "(they keep their prior values)")
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--force", action="store_true",
+                   help="replace existing output files (never an input)")
     return p
+
+
+def refuse_loops(urdf: Path, program: str = PROG) -> None:
+    """:class:`IdentificationError` when a loop file sits beside ``urdf``: the open tree's
+    regressor would fit the passive joints' zero effort as data (closed chains are not
+    identified here: Khalil's G^T projection of the tree regressor is not implemented)."""
+    from rnea_ros.core.coupling.loop_file import loop_file_path
+
+    path = loop_file_path(urdf)
+    if path.is_file():
+        raise IdentificationError(
+            f"{path} closes kinematic loops in this URDF: {program} handles open trees only "
+            "(closed chains are not supported: the tree would fit the passive joints' zero "
+            "effort as data); nothing written")
 
 
 def outputs(result: Identification, urdf_text: str) -> tuple[str, str, dict[str, Inertial]]:
@@ -124,6 +148,7 @@ def excite_parser() -> argparse.ArgumentParser:
                         "1000 points")
     p.add_argument("--max-iter", type=int, default=200, help="SLSQP iterations")
     p.add_argument("--seed", type=int, default=0, help="initial guess")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     return p
 
 
@@ -133,11 +158,15 @@ def excite(argv: Sequence[str]) -> int:
     from rnea_ros.planning.limits import limits_from_arguments
 
     a = excite_parser().parse_args(argv)
-    if a.dt <= 0 or not 0 < a.torque_fraction <= 1:
-        print(f"{PROG} excite: error: need --dt > 0 and 0 < --torque-fraction <= 1",
-              file=sys.stderr)
+    numbers = (a.dt, a.torque_fraction, a.frequency, a.margin, *a.acceleration)
+    if not (a.dt > 0 and 0 < a.torque_fraction <= 1 and 0 < a.frequency < np.inf
+            and a.margin >= 0 and all(np.isfinite(numbers)) and min(a.acceleration) > 0):
+        print(f"{PROG} excite: error: need finite --dt > 0, 0 < --torque-fraction <= 1, "
+              "--frequency > 0, --margin >= 0, --acceleration > 0", file=sys.stderr)
         return 1
     try:
+        check_outputs([a.out], [a.urdf, a.drives], force=a.force)
+        refuse_loops(a.urdf, f"{PROG} excite")
         model = load_urdf(a.urdf, drives=a.drives)
         if len(a.acceleration) not in (1, model.nv):
             raise IdentificationError(f"--acceleration needs one value or {model.nv} (joints "
@@ -148,10 +177,10 @@ def excite(argv: Sequence[str]) -> int:
                                harmonics=a.harmonics, margin=a.margin,
                                torque_fraction=a.torque_fraction, periods=a.periods,
                                max_iter=a.max_iter, seed=a.seed)
+        write_excitation(ex, a.out, a.dt)
     except (RneaError, OSError) as exc:
-        print(f"{PROG} excite: error: {exc}", file=sys.stderr)
+        print(f"{PROG} excite: error: {one_line(exc)}", file=sys.stderr)
         return 1
-    write_excitation(ex, a.out, a.dt)
     c = ex.check
     print(f"{PROG} excite: {model.name}: {ex.series.harmonics} harmonics of "
           f"{a.frequency:g} Hz, {ex.periods} x {ex.series.period:.4g} s; cond of the base "
@@ -170,40 +199,60 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["excite"]:
         return excite(args[1:])
     a = parser().parse_args(args)
-    if not 0.0 <= a.validation < 0.9 or a.cutoff <= 0 or a.rate <= 0 or a.band < 0:
-        print(f"{PROG}: error: need 0 <= --validation < 0.9, --cutoff > 0, --rate > 0, "
+    if not (0.0 <= a.validation < 0.9 and 0 < a.cutoff < np.inf and 0 < a.rate < np.inf
+            and 0 <= a.band < np.inf):
+        print(f"{PROG}: error: need 0 <= --validation < 0.9, finite --cutoff > 0, --rate > 0, "
               "--band >= 0", file=sys.stderr)
         return 1
-    settings = Settings(cutoff=a.cutoff, rate=a.rate, validation=a.validation, band=a.band)
     try:
-        model = load_urdf(a.urdf, drives=a.drives, inertia_check="warn")
-        urdf_text = a.urdf.read_text(encoding="utf-8")
-        result = read_and_identify(a.bag, model, settings, urdf=urdf_text,
-                                   states_topic=a.states_topic, time_base=a.time_base)
-        if result.unidentified and not a.partial:
-            print(f"{PROG}: error: these data cannot identify every parameter; nothing "
-                  "written (--partial keeps them at their URDF/drive-file values):",
-                  file=sys.stderr)
-            for what, why in result.unidentified.items():
-                print(f"  {what}: {why}", file=sys.stderr)
-            return 1
-        new_urdf, drives, links = outputs(result, urdf_text)
-    except RneaError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return identify_and_write(a)
+    except (RneaError, OSError) as exc:
+        print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
         return 1
-    a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / "robot_identified.urdf").write_text(new_urdf, encoding="utf-8")
-    (a.out / "drives_identified.yaml").write_text(drives, encoding="utf-8")
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:  # numbers the fit
+        print(f"{PROG}: error: the data cannot be fitted ({one_line(exc)}): are the efforts "
+              "plausible torques?", file=sys.stderr)
+        return 1
+
+
+def identify_and_write(a: argparse.Namespace) -> int:
+    """The identification of parsed arguments ``a``: writes and prints, 0 or 1."""
+    settings = Settings(cutoff=a.cutoff, rate=a.rate, validation=a.validation, band=a.band)
+    files = [a.out / name for name in ("robot_identified.urdf", "drives_identified.yaml",
+                                       "report.md", "validation.png")]
+    if a.out.exists() and not a.out.is_dir():
+        raise OutputError(f"--out: '{a.out}' exists and is not a directory")
+    check_outputs([a.out, *files], [a.bag, a.urdf, a.drives], force=a.force)
+    refuse_loops(a.urdf)
+    model = load_urdf(a.urdf, drives=a.drives, inertia_check="warn")
+    urdf_text = a.urdf.read_text(encoding="utf-8")
+    result = read_and_identify(a.bag, model, settings, urdf=urdf_text,
+                               states_topic=a.states_topic, time_base=a.time_base)
+    if result.unidentified and not a.partial:
+        print(f"{PROG}: error: these data cannot identify every parameter; nothing "
+              "written (--partial keeps them at their URDF/drive-file values):",
+              file=sys.stderr)
+        for what, why in result.unidentified.items():
+            print(f"  {what}: {why}", file=sys.stderr)
+        return 1
+    new_urdf, drives, links = outputs(result, urdf_text)
+    make_directory(a.out)
+    write_text(a.out / "robot_identified.urdf", new_urdf)
+    write_text(a.out / "drives_identified.yaml", drives)
     plots = []
     if not a.no_plots and (~result.fit).any():
-        plot_validation(result, a.out / "validation.png", a.band)
+        with atomic_path(a.out / "validation.png") as png:
+            plot_validation(result, png, a.band)
         plots.append("validation.png")
-    (a.out / "report.md").write_text(markdown(
+    write_text(a.out / "report.md", markdown(
         result, links, bag=str(a.bag), urdf=str(a.urdf), band=a.band, plots=plots,
-        written=["robot_identified.urdf", "drives_identified.yaml"]), encoding="utf-8")
+        written=["robot_identified.urdf", "drives_identified.yaml"]))
+    for warning in result.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
     names = model.joint_names
     print(f"{PROG}: {model.name}: {result.base.rank} base parameters from "
-          f"{int(result.fit.sum())} samples; condition number {result.estimate.cond:.4g}")
+          f"{int(result.fit.sum())} samples; condition number {result.estimate.cond:.4g}; "
+          f"{len(result.warnings)} warning{'' if len(result.warnings) == 1 else 's'}")
     if result.rms_before.size:
         print("  validation torque RMS, before -> after:")
         for j, name in enumerate(names):

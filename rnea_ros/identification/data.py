@@ -121,6 +121,26 @@ def saturation(effort: Array, limit: Array) -> BoolArray:
     return mask
 
 
+MAX_EFFORT = 1e9  # [N m | N]: no actuator comes near; beyond, sums of squares lose meaning
+
+
+def plausible_efforts(effort: Array, names: tuple[str, ...] | list[str]) -> None:
+    """:class:`IdentificationError` (one line) for efforts that are no torque measurement:
+    a joint whose every finite effort is 0 (the field left empty), magnitudes beyond
+    :data:`MAX_EFFORT`."""
+    finite = np.isfinite(effort)
+    zero = [names[j] for j in range(effort.shape[1])
+            if finite[:, j].any() and not np.any(effort[finite[:, j], j])]
+    if zero:
+        raise IdentificationError(f"joints {', '.join(zero)}: every recorded effort is 0: no "
+                                  "torque was measured (is the effort field filled?)")
+    big = np.abs(np.where(finite, effort, 0.0)).max(axis=0)
+    huge = [f"{names[j]} ({big[j]:.3g})" for j in range(effort.shape[1]) if big[j] > MAX_EFFORT]
+    if huge:
+        raise IdentificationError(f"implausible efforts beyond {MAX_EFFORT:g} N m (or N): "
+                                  f"{', '.join(huge)}: not torque measurements")
+
+
 def widen(mask: BoolArray, half: int) -> BoolArray:
     """``mask`` (N, n) widened by ``half`` samples on both sides (a moving-window any)."""
     out = np.zeros_like(mask)
@@ -162,6 +182,7 @@ def prepare(rec: Recording, model: RobotModel, *, cutoff: float = 10.0,
                 "identification needs measured torques")
         notes.append(f"{bad} samples with a non-finite position or effort were dropped "
                      "(segments are cut there)")
+    plausible_efforts(rec.effort, names)
     saturated = saturation(np.where(np.isfinite(rec.effort), rec.effort, 0.0),
                            model.effort_limit)
     spread = widen(saturated, trim)

@@ -54,8 +54,11 @@ def markdown(result: Identification, links: dict[str, Inertial], *, bag: str, ur
     prior = base.of(result.theta_prior)
     fit_rows, val_rows = int(result.fit.sum()), int((~result.fit).sum())
     rate = 1.0 / (d.period * d.decimation)
-    out = [f"# Identification of `{model.name}`", "",
-           f"* bag: `{bag}`; URDF (prior): `{urdf}`",
+    out = [f"# Identification of `{model.name}`", ""]
+    if result.warnings:  # first: the files below may be wrong
+        out += [f"## Warnings ({len(result.warnings)})", ""]
+        out += [f"* **{w}**" for w in result.warnings] + [""]
+    out += [f"* bag: `{bag}`; URDF (prior): `{urdf}`",
            f"* {d.t.size} samples at {rate:.4g} Hz after zero-phase filtering and decimation "
            f"by {d.decimation} (recorded period {1e3 * d.period:.4g} ms), "
            f"{d.t[-1] - d.t[0]:.4g} s; fitting {fit_rows}, validation {val_rows} "

@@ -21,12 +21,27 @@ from pathlib import Path
 import numpy as np
 
 import rnea_ros.core as rc
-from rnea_ros.core.errors import RneaError
+from rnea_ros.core.errors import PlanningError, RneaError
 from rnea_ros.planning.limits import FIELDS, limits_from_arguments
 from rnea_ros.planning.optimize import plan_min_time
 from rnea_ros.planning.output import plot_plan, write_trajectory
+from rnea_ros.tools.files import check_outputs, one_line
 
 PROG = "rnea-plan"
+
+
+def refuse_loops(urdf: Path) -> None:
+    """:class:`PlanningError` when a loop file sits beside ``urdf``: planning the tree's
+    joints independently would move the motors with the passive joints fixed, a motion
+    that breaks the mechanism (the loop constraint is not in the NLP)."""
+    from rnea_ros.core.coupling.loop_file import loop_file_path
+
+    path = loop_file_path(urdf)
+    if path.is_file():
+        raise PlanningError(f"{path} closes kinematic loops in this URDF: {PROG} plans open "
+                            "trees only (closed chains are not supported: the tree's plan "
+                            "would move the motors with the passive joints fixed, breaking "
+                            "the mechanism); nothing written")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,16 +64,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iter", type=int, default=300, help="SLSQP iterations")
     p.add_argument("--out", type=Path, default=Path("traj.yaml"))
     p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out (and its .png); never an input")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Plan and write; 0 on success, 1 with one message (and no file) otherwise."""
     a = _parser().parse_args(argv)
-    if a.dt <= 0:
-        print(f"{PROG}: error: --dt must be > 0", file=sys.stderr)
+    numbers = [a.dt, a.weight, *a.start, *a.goal, *(x for v in a.via for x in v),
+               *(a.gravity or [])]
+    if not (0 < a.dt < np.inf and 0 <= a.weight <= 1 and np.isfinite(numbers).all()
+            and a.grid >= 1 and a.max_iter >= 1
+            and (a.control_points is None or a.control_points >= 4)):
+        print(f"{PROG}: error: need finite numbers, --dt > 0, 0 <= --weight <= 1, --grid >= 1, "
+              "--max-iter >= 1, --control-points >= 4 (a cubic B-spline)", file=sys.stderr)
         return 1
     try:
+        outputs = [a.out] if a.no_plot else [a.out, a.out.with_suffix(".png")]
+        check_outputs(outputs, [a.urdf], force=a.force)
+        refuse_loops(a.urdf)
         model = (rc.load_urdf(a.urdf) if a.gravity is None
                  else rc.load_urdf(a.urdf, gravity=a.gravity))
         limits = limits_from_arguments(model, a.limits)
@@ -70,12 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = plan_min_time(model, np.array(waypoints), limits, weight=a.weight,
                              control_points=a.control_points, grid_per_interval=a.grid,
                              max_iter=a.max_iter)
-    except (RneaError, OSError) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        write_trajectory(plan, a.out, a.dt)
+        if not a.no_plot:
+            plot_plan(plan, a.out.with_suffix(".png"))
+    except (RneaError, OSError, ValueError) as exc:  # ValueError: numbers the NLP refuses
+        print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
         return 1
-    write_trajectory(plan, a.out, a.dt)
-    if not a.no_plot:
-        plot_plan(plan, a.out.with_suffix(".png"))
     c = plan.check
     print(f"{PROG}: {model.name}: T = {plan.T:.4f} s ({plan.iterations} SLSQP iterations, "
           f"{plan.solve_time:.2f} s); worst |tau|/limit {c.torque:.4f}, |tau_dot|/limit "

@@ -18,6 +18,7 @@ import yaml
 from numpy.typing import NDArray
 
 from rnea_ros.planning.optimize import Plan
+from rnea_ros.tools.files import atomic_path, write_text
 
 Array = NDArray[np.float64]
 
@@ -39,10 +40,10 @@ def points_message(names: Sequence[str], t: Array, q: Array, qd: Array, qdd: Arr
 
 
 def write_message(message: dict[str, Any], path: Path, program: str) -> None:
-    """``message`` as YAML at ``path`` (parents created), headed by who wrote it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"# trajectory_msgs/JointTrajectory written by {program}\n"
-                    + yaml.safe_dump(message, sort_keys=False, default_flow_style=None))
+    """``message`` as YAML at ``path`` (parents created), headed by who wrote it; written
+    under a temporary name and renamed (:func:`rnea_ros.tools.files.write_text`)."""
+    write_text(path, f"# trajectory_msgs/JointTrajectory written by {program}\n"
+               + yaml.safe_dump(message, sort_keys=False, default_flow_style=None))
 
 
 def trajectory_message(plan: Plan, dt: float) -> dict[str, Any]:
@@ -102,6 +103,8 @@ def plot_plan(plan: Plan, path: Path, samples: int = 600) -> None:
     axes[0].set_title(f"{plan.model.name}: T = {plan.T:.4g} s (dashed: limits)")
     axes[2].set_xlabel("t [s]")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        with atomic_path(path) as temporary:
+            fig.savefig(temporary, dpi=110)
+    finally:
+        plt.close(fig)

@@ -73,6 +73,7 @@ def test_identifies_and_writes_loadable_files(tmp_path: Path, motion, capsys) ->
     assert after.shape == (7,)
     assert np.all(after <= 1.2 * noise)
     assert "validation torque RMS" in printed
+    assert "; 0 warnings" in printed and "## Warnings" not in report  # the right URDF
     # Without a validation segment everything is fitted and the report says so.
     assert main([str(tmp_path / "bag"), "--urdf", str(URDF), "--out", str(tmp_path / "all"),
                  "--validation", "0", "--no-plots"]) == 0
@@ -130,3 +131,86 @@ def test_missing_effort_is_refused(tmp_path: Path, motion, capsys) -> None:
     code, out = run(tmp_path, model, t[:4000], q[:4000], effort[:4000])
     assert code == 1 and "joint4 have no finite effort" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_wrong_urdf_warns_and_outputs_are_never_overwritten(tmp_path: Path, motion,
+                                                            capsys) -> None:
+    """arm7's bag with two_link_rr's URDF (its joints are arm7's first two): the fit leaves
+    1.04 and 2.14 N m on the validation segment against 0.05 and 0.22 with arm7's URDF."""
+    model, t, q, effort, _ = motion
+    bag, out = tmp_path / "bag", tmp_path / "out"
+    write_states_bag(bag, model.joint_names, t, q, effort)
+    rr = str(robot_urdf("two_link_rr"))
+    assert main([str(bag), "--urdf", rr, "--out", str(out), "--no-plots"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("rnea-identify: warning: the model does not explain the measured "
+                              "torques: validation residual RMS above 3 x the effort noise") == 1
+    assert "at 2 of 2 joints: joint1" in captured.err and "the right URDF" in captured.err
+    assert "; 1 warning\n" in captured.out
+    report = (out / "report.md").read_text()
+    assert report.split("\n## ")[1].startswith("Warnings (1)")  # the first section
+    # Not overwritten without --force, never over an input, replaced with --force.
+    (out / "report.md").write_text("mine")
+    assert main([str(bag), "--urdf", rr, "--out", str(out), "--no-plots"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already exist: not overwritten (--force replaces)" in err
+    assert (out / "report.md").read_text() == "mine"
+    own = out / "robot_identified.urdf"
+    text = own.read_text()
+    assert main([str(bag), "--urdf", str(own), "--out", str(out), "--force"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"'{own}' is the input" in err and own.read_text() == text
+    assert main([str(bag), "--urdf", rr, "--out", str(out), "--no-plots", "--force"]) == 0
+    assert (out / "report.md").read_text().startswith("# Identification")
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUTS)  # no temporary left
+
+
+def test_closed_loop_robot_is_refused_naming_the_loop_file(tmp_path: Path, capsys) -> None:
+    """The five-bar's tree fitted the passive elbows' zero effort as data (exit 0 before)."""
+    from rnea_ros.samples import load_loop_robot, sample_urdf
+    from rnea_ros.tools.synthetic_bag import write_bag
+
+    loops = load_loop_robot("five_bar")
+    write_bag(tmp_path / "bag", loops.tree, duration=0.5, loops=loops, passive=True)
+    urdf = sample_urdf("five_bar")
+    for args in ([str(tmp_path / "bag"), "--out", str(tmp_path / "out")],
+                 ["excite", "--out", str(tmp_path / "x.yaml")]):
+        assert main([*args, "--urdf", str(urdf)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(urdf.with_name("five_bar.loops.yaml")) in err
+        assert "closed chains are not supported" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bag"]
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ("--out /proc/x", "--out: cannot create directory '/proc/x'"),
+    ("--out file", "exists and is not a directory"),
+    ("--cutoff nan", "finite --cutoff > 0"),
+    ("--band nan", "--band >= 0"),
+    ("--rate inf", "--rate > 0"),
+    ("effort 1e300", "implausible efforts beyond 1e+09 N m (or N): joint1 (1e+300)"),
+    ("effort 0", "every recorded effort is 0: no torque was measured"),
+    ("excite --out /proc/x", "excite: error: --out: cannot write in '/proc'"),
+    ("excite --dt nan", "excite: error: need finite --dt > 0"),
+])
+def test_bad_argument_or_path_is_one_line(tmp_path: Path, motion, capsys, case: str,
+                                          message: str) -> None:
+    model, t, q, effort, _ = motion
+    effort = effort[:4000].copy()
+    if case.startswith("effort"):
+        effort[:] = float(case.split()[1])
+    bag = tmp_path / "bag"
+    write_states_bag(bag, model.joint_names, t[:4000], q[:4000], effort)
+    (tmp_path / "file").write_text("keep")
+    words = case.replace("file", str(tmp_path / "file")).split()
+    if words[0] == "excite":
+        args = ["excite", "--urdf", str(URDF), *(["--out", str(tmp_path / "x.yaml")]
+                                                if "--out" not in words else []), *words[1:]]
+    else:
+        args = [str(bag), "--urdf", str(URDF), *(["--out", str(tmp_path / "out")]
+                                                if "--out" not in words else [])]
+        args += words if case.startswith("--") else []
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert (tmp_path / "file").read_text() == "keep" and not (tmp_path / "out").exists()

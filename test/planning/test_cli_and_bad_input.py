@@ -80,3 +80,49 @@ def test_internal_force_limit_is_met_on_the_dense_grid() -> None:
                            control_points=12)
     assert capped.T > fast.T and capped.check.force <= 1.0
     assert capped.dynamics(np.linspace(0, capped.T, 500))[2].max() <= bound
+
+
+PLAN = ["--from", "0", "-2", "--to", "1", "-1", "--limits", "torque=10", "--no-plot"]
+
+
+def test_cli_never_overwrites_an_output_nor_its_urdf(tmp_path: Path, capsys) -> None:
+    urdf = tmp_path / "rr.urdf"
+    urdf.write_text(Path(RR).read_text())
+    assert main(["--urdf", str(urdf), *PLAN, "--out", str(urdf), "--force"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is the input" in err
+    assert urdf.read_text() == Path(RR).read_text()
+    out = tmp_path / "traj.yaml"
+    out.write_text("mine")
+    assert main(["--urdf", str(urdf), *PLAN, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already exists: not overwritten (--force" in err
+    assert out.read_text() == "mine"
+    assert main(["--urdf", str(urdf), *PLAN, "--out", str(out), "--force"]) == 0
+    assert read_trajectory(out)[0] == ["joint1", "joint2"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rr.urdf", "traj.yaml"]  # no temp
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--out", "/proc/x/traj.yaml"], "--out: cannot create directory '/proc/x'"),
+    (["--dt", "nan"], "need finite numbers, --dt > 0"),
+    (["--weight", "nan"], "0 <= --weight <= 1"),
+    (["--grid", "0"], "--grid >= 1"),
+    (["--control-points", "1"], "--control-points >= 4"),
+])
+def test_cli_bad_argument_is_one_line(tmp_path: Path, capsys, args, message) -> None:
+    assert main(["--urdf", RR, *PLAN, "--out", str(tmp_path / "t.yaml"), *args]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("rnea-plan: error:") and message in err and err.count("\n") == 1
+
+
+def test_closed_loop_urdf_is_refused_naming_the_loop_file(tmp_path: Path, capsys) -> None:
+    """Planning the five-bar's tree moves the motors with the elbows fixed (T = 0.056 s
+    before): a motion that breaks the mechanism. Refused, naming the loop file."""
+    out = tmp_path / "traj.yaml"
+    urdf = sample_urdf("five_bar")
+    assert main(["--urdf", str(urdf), "--from", "0", "0", "0", "0", "--to", "0.1", "0", "0.1",
+                 "0", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(urdf.with_name("five_bar.loops.yaml")) in err
+    assert "closed chains are not supported" in err and not out.exists()

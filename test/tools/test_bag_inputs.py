@@ -192,7 +192,7 @@ def test_truncated_mcap_is_read_up_to_its_cut(bags: dict[str, Path], tmp_path: P
     assert run([str(alone), "--urdf", URDF, "--out", str(tmp_path / "a"), "--no-plots"],
                capsys)[0] == 0
     alone.write_bytes(full.read_bytes()[:100])
-    code, _, err = run([str(alone), "--urdf", URDF, "--out", str(tmp_path / "a")], capsys)
+    code, _, err = run([str(alone), "--urdf", URDF, "--out", str(tmp_path / "b")], capsys)
     assert code == 1 and "before its first channel" in err and err.count("\n") == 1
 
 
@@ -281,6 +281,7 @@ def test_unreadable_input_gives_one_clear_line(name: str, make: Any, message: st
     (["--effort-rate-limits", "-5"], "--effort-rate-limits -5.0: limits must be finite and > 0"),
     (["--effort-rate-limits", "100", "0"], "--effort-rate-limits 0.0"),
     (["--window", "0"], "--window 0.0: must be > 0"),
+    (["--window", "nan"], "--window nan: must be > 0 s and finite"),
     (["--time-base", "wall"], "--time-base 'wall'"),
 ])
 def test_bad_options_are_refused(args: list[str], message: str, bags: dict[str, Path],
@@ -476,3 +477,111 @@ def test_batches_give_the_numbers_of_the_sample_by_sample_pipeline(bags: dict[st
             assert np.array_equal(value, b.table()[key], equal_nan=True), key
     assert (tmp_path / "old" / "series.csv").read_bytes() == \
         (tmp_path / "batch" / "series.csv").read_bytes()
+
+
+def write_states(path: Path, t: np.ndarray, q: np.ndarray, effort: np.ndarray | None,
+                 stamps: np.ndarray) -> None:
+    """two_link_rr joint states recorded at times ``t`` with header ``stamps`` (effort
+    ``None``: the field left empty)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    ts = get_typestore(Stores.ROS2_KILTED)
+    state, header, time = (ts.types[f"{k}"] for k in ("sensor_msgs/msg/JointState",
+                                                        "std_msgs/msg/Header",
+                                                        "builtin_interfaces/msg/Time"))
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        topic = writer.add_connection("/joint_states", state.__msgtype__, typestore=ts)
+        for k in range(t.size):
+            s = float(stamps[k]) + 1.0
+            msg = state(header=header(stamp=time(sec=int(s), nanosec=round((s % 1) * 1e9)),
+                                      frame_id=""), name=["joint1", "joint2"], position=q[k],
+                        velocity=np.zeros(0),
+                        effort=np.zeros(0) if effort is None else effort[k])
+            writer.write(topic, round((t[k] + 1.0) * 1e9), ts.serialize_cdr(msg, state.__msgtype__))
+
+
+RR = str(sample_urdf("two_link_rr"))
+T = np.arange(0.0, 2.0, 0.005)
+Q = np.column_stack([0.5 * np.sin(T), 0.4 * np.cos(1.3 * T)])
+
+
+def test_shuffled_stamps_are_refused_and_few_backward_steps_warned(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shuffled = np.random.default_rng(0).permutation(T)
+    write_states(tmp_path / "shuffled", T, Q, np.ones_like(Q), shuffled)
+    out = tmp_path / "o"
+    code, _, err = run([str(tmp_path / "shuffled"), "--urdf", RR, "--out", str(out)], capsys)
+    assert code == 1 and err.count("\n") == 1, err
+    assert "steps of the header stamps of '/joint_states' go back in time" in err
+    assert "refused, not sorted" in err and "--time-base receive" in err
+    assert not out.exists()  # nothing written
+    # The receive times are in order: that analysis runs.
+    code, _, err = run([str(tmp_path / "shuffled"), "--urdf", RR, "--out", str(out),
+                        "--time-base", "receive", "--no-plots"], capsys)
+    assert code == 0, err
+    swapped = T.copy()
+    swapped[[100, 101]] = swapped[[101, 100]]  # one message out of order: warned
+    write_states(tmp_path / "swapped", T, Q, np.ones_like(Q), swapped)
+    code, out_text, err = run([str(tmp_path / "swapped"), "--urdf", RR, "--out",
+                               str(tmp_path / "s"), "--no-plots"], capsys)
+    assert code == 0 and "warning: 1 of 399 steps of the header stamps" in err
+    assert "1 warning;" in out_text
+    assert "1 of 399 steps" in (tmp_path / "s" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("effort", ["nan", "missing"])
+def test_no_efforts_is_said_never_rms_0(effort: str, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    write_states(tmp_path / "b", T, Q, np.full_like(Q, np.nan) if effort == "nan" else None, T)
+    code, out, err = run([str(tmp_path / "b"), "--urdf", RR, "--out", str(tmp_path / "o"),
+                          "--no-plots"], capsys)
+    assert code == 0, err
+    assert "warning: no efforts recorded for 2 of 2 joints (joint1, joint2)" in err
+    assert out.count("model - measured: no efforts recorded") == 2 and "RMS 0" not in out
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert report.count("| 0 | no efforts recorded |") == 2
+
+
+def test_outputs_are_never_overwritten_nor_an_input(bags: dict[str, Path], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "o"
+    args = [str(bags["nocmd"]), "--urdf", URDF, "--no-plots"]
+    assert run([*args, "--out", str(out)], capsys)[0] == 0
+    before = (out / "series.csv").read_bytes()
+    (out / "report.md").write_text("mine")
+    code, _, err = run([*args, "--out", str(out)], capsys)
+    assert code == 1 and err.count("\n") == 1 and "already exist" in err and "--force" in err
+    assert (out / "report.md").read_text() == "mine"
+    assert run([*args, "--out", str(out), "--force"], capsys)[0] == 0
+    assert (out / "report.md").read_text() != "mine" and (out / "series.csv").read_bytes() == before
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no staging left
+    code, _, err = run([*args, "--out", str(bags["nocmd"]), "--force"], capsys)
+    assert code == 1 and "is the input" in err and err.count("\n") == 1
+    assert not (bags["nocmd"] / "report.md").exists()
+
+
+@pytest.mark.parametrize(("where", "message"), [
+    ("/proc/x", "--out: cannot create directory '/proc/x'"),
+    ("file", "exists and is not a directory"),
+])
+def test_unwritable_out_is_one_line(where: str, message: str, bags: dict[str, Path],
+                                    tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "file" if where == "file" else Path(where)
+    if where == "file":
+        out.write_text("keep")
+    code, _, err = run([str(bags["nocmd"]), "--urdf", URDF, "--out", str(out)], capsys)
+    assert code == 1 and message in err and err.count("\n") == 1, err
+    assert where != "file" or out.read_text() == "keep"
+
+
+def test_bad_metadata_yaml_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    """A hand-edited metadata.yaml that is not YAML (8 lines of parser message before)."""
+    bag = tmp_path / "sq"
+    write_bag(bag, MODEL, duration=0.2, storage="sqlite3")
+    meta = bag / "metadata.yaml"
+    meta.write_text(meta.read_text().replace("  files:", "  files: 3"))
+    code, out, err = run([str(bag), "--urdf", URDF, "--out", str(tmp_path / "o")], capsys)
+    assert code == 1 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("rnea-bag: error: cannot read bag") and "metadata.yaml" in err

@@ -115,3 +115,15 @@ def test_bad_loop_files_and_passive_joints_are_one_line_errors(
     err = capsys.readouterr().err.strip()
     assert "left_elbow not active joints of the closed-loop robot" in err
     assert "active joints: left_motor, right_motor" in err
+
+
+def test_malformed_loop_yaml_is_one_line(bag: tuple[Path, bool], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = bag
+    bad = tmp_path / "bad.loops.yaml"
+    bad.write_text("loops: [\n  {link1: distal_left,\n")
+    assert main([str(path), "--urdf", URDF, "--loops", str(bad), "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rnea-bag: error: --loops: loop file")
+    assert "is not valid YAML" in err and not (tmp_path / "o").exists()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,7 @@ from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.reading import BagReader, Joints, Samples
 from rnea_ros.tools.bag.report import plot_joints, write_report
 from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker, sequential_sum
+from rnea_ros.tools.files import OutputError, check_outputs, staged_directory
 
 Array = NDArray[np.float64]
 
@@ -62,6 +65,7 @@ class Analysis:
         self.period_sums = [0, 0.0, 0.0]  # count, sum, sum of squares: the jitter
         self.gaps = 0
         self.holes = 0
+        self.backwards = 0  # steps whose stamp goes back: samples not in time order
         self.segments = 0
         self.written = 0
         self.plot: dict[str, list[Array]] = {k: [] for k in
@@ -159,6 +163,7 @@ class Analysis:
             # starts a new segment, differentiated on its own.
             holes = np.flatnonzero((periods > 1.5 * self.dt) | (periods <= 0)) + offset
             self.gaps += int((periods > 5 * self.dt).sum())
+            self.backwards += int((periods < 0).sum())
             self.holes += len(holes)
             last_t = float(batch.t[-1])
             starts = np.concatenate([[0], holes]).astype(np.intp)
@@ -285,7 +290,48 @@ def joint_check(model: Joints, bag_joints: Sequence[str], urdf_joints: dict[str,
                      "recorded without their leader in the same message: not checked")
 
 
+OUT_OF_ORDER = 0.01  # fraction of backward stamp steps above which the order is not time
+
+
+def output_files(out: Path) -> list[Path]:
+    """What a previous run left in ``out`` that this one would replace."""
+    names = [out / "report.md", out / "series.csv"]
+    return names + (sorted(out.glob("joint_*.png")) if out.is_dir() else [])
+
+
+def order_check(analysis: Analysis, options: Options, stats: dict[str, Any]) -> None:
+    """Stamps that go backwards: a warning when few (each starts a new segment), a
+    :class:`BagError` above :data:`OUT_OF_ORDER` of the steps (shuffled stamps: the
+    derivatives of samples out of time order are meaningless; nothing is sorted)."""
+    steps = max(int(analysis.period_sums[0]), 1)
+    if not analysis.backwards:
+        return
+    what = (f"{analysis.backwards} of {steps} steps of the {options.time_base} stamps "
+            f"of '{options.states_topic}' go back in time")
+    if analysis.backwards > OUT_OF_ORDER * steps:
+        hint = ("; --time-base receive uses the order of recording" if
+                options.time_base == "header" else "")
+        raise BagError(f"{what} (more than {100 * OUT_OF_ORDER:g} %: the samples are not in "
+                       f"time order, refused, not sorted){hint}")
+    stats["warnings"].append(f"{what}: each starts a new segment (not sorted)")
+
+
 def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
+    """The whole analysis (:func:`analyse_into`) written to ``options.out``: refused when
+    it would replace an input, or earlier outputs unless ``options.force``; written to a
+    temporary directory and renamed into place, so an error leaves no partial output."""
+    check(options)
+    if options.out.exists() and not options.out.is_dir():
+        raise OutputError(f"--out: '{options.out}' exists and is not a directory")
+    inputs = [options.bag, options.urdf, Path(options.loops) if options.loops else None]
+    check_outputs([options.out, *output_files(options.out)], inputs, force=options.force)
+    with staged_directory(options.out) as stage:
+        analysis, stats = analyse_into(dataclasses.replace(options, out=stage))
+    analysis.options = options
+    return analysis, stats
+
+
+def analyse_into(options: Options) -> tuple[Analysis, dict[str, Any]]:
     """Run the whole analysis; raises :class:`BagError` on bad input.
 
     Warnings (a truncated bag read up to its cut, bag joints the URDF lacks,
@@ -293,7 +339,6 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
     ``stats["warnings"]``, once each; notes (the mimic followers checked, bag
     joints that are fixed in the URDF) in ``stats["notes"]``.
     """
-    check(options)
     reader = BagReader(options)
     warnings_: list[str] = [f"{reader.recovered}; analysed what was read"] \
         if reader.recovered else []
@@ -341,6 +386,7 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
                            f"{stats['skipped_undecodable']} undecodable)")
         joint_check(model, bag_joints, reader.urdf_joint_types(), options, stats,
                     loops.passive_names if loops is not None else ())
+        order_check(analysis, options, stats)
     finally:
         reader.close()
     if evaluator is not None:
@@ -349,6 +395,12 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
         if evaluator.not_closed:
             warnings_.append(f"{evaluator.not_closed} samples at which the loops do not close "
                              f"(NaN model torques): {evaluator.first_failure}")
+    counted = analysis.model_vs_measured.count
+    silent = [name for j, name in enumerate(model.joint_names) if not counted[j]]
+    if silent:
+        warnings_.append(f"no efforts recorded for {len(silent)} of {model.nv} joints "
+                         f"({_names(silent)}): all missing or NaN in {analysis.written} "
+                         "samples; model - measured not computed for them")
     plots = plot_joints(analysis) if options.plots else []
     write_report(analysis, stats, plots)
     return analysis, stats

@@ -11,6 +11,7 @@ from rnea_ros.core.errors import RneaError
 from rnea_ros.tools.bag.analysis import analyse
 from rnea_ros.tools.bag.options import Options
 from rnea_ros.tools.bag.report import effort_unit
+from rnea_ros.tools.files import one_line
 
 PROG = "rnea-bag"
 
@@ -41,13 +42,15 @@ def parse(argv: Sequence[str] | None) -> Options:
                         "multiplier * leader + offset is reported [rad or m]")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--force", action="store_true",
+                   help="replace existing outputs in --out (never an input)")
     a = p.parse_args(argv)
     return Options(bag=a.bag, out=a.out, urdf=a.urdf, loops=a.loops, states_topic=a.states_topic,
                    commands_topic=a.commands_topic, joints=a.joints, time_base=a.time_base,
                    window=a.window, order=a.order, recorded_velocity=not a.differentiate_velocity,
                    effort_rate_limits=a.effort_rate_limits, chunk=a.chunk,
                    plot_points=a.plot_points, plots=not a.no_plots, progress=not a.quiet,
-                   mimic_tolerance=a.mimic_tolerance)
+                   mimic_tolerance=a.mimic_tolerance, force=a.force)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,19 +58,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parse(argv)
     try:
         analysis, stats = analyse(options)
-    except RneaError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+    except (RneaError, OSError) as exc:
+        print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
         return 1
     for warning in stats["warnings"]:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     for note in stats["notes"]:
         print(f"{PROG}: note: {note}", file=sys.stderr)
     table = analysis.model_vs_measured.table()
-    print(f"{PROG}: {analysis.written} samples of {analysis.model.name}; report in "
-          f"{options.out / 'report.md'}")
+    count = len(stats["warnings"])
+    print(f"{PROG}: {analysis.written} samples of {analysis.model.name}; {count} "
+          f"warning{'' if count == 1 else 's'}; report in {options.out / 'report.md'}")
     for j, name in enumerate(analysis.model.joint_names):
+        if not table["samples"][j]:
+            print(f"  {name:<20} model - measured: no efforts recorded")
+            continue
         print(f"  {name:<20} model - measured: RMS {table['rms'][j]:.4g}, bias "
-              f"{table['bias'][j]:.4g} {effort_unit(analysis.model.joint_types[j])}")
+              f"{table['bias'][j]:.4g} {effort_unit(analysis.model.joint_types[j])} "
+              f"({int(table['samples'][j])} samples)")
     print(f"  limit violations: {len(analysis.violations)}; skipped samples: "
           f"{stats['skipped_nan'] + stats['skipped_missing'] + stats['skipped_undecodable']}")
     return 0

@@ -27,6 +27,7 @@ class Options:
     plots: bool = True
     progress: bool = True
     mimic_tolerance: float = 0.005  # [rad or m]: a published mimic follower off its coupling
+    force: bool = False  # replace existing outputs (never an input)
 
 
 MAX_ORDER = 10  # higher Savitzky-Golay orders are ill-conditioned (numpy warns past ~15)
@@ -39,8 +40,8 @@ def check(options: Options) -> None:
     if not 3 <= options.order <= MAX_ORDER:
         raise BagError(f"--order {options.order}: must be 3 (the jerk needs it) to "
                        f"{MAX_ORDER} (higher orders are ill-conditioned)")
-    if not options.window > 0:
-        raise BagError(f"--window {options.window}: must be > 0 s")
+    if not 0 < options.window < float("inf"):
+        raise BagError(f"--window {options.window}: must be > 0 s and finite")
     if not options.mimic_tolerance > 0 or options.mimic_tolerance == float("inf"):
         raise BagError(f"--mimic-tolerance {options.mimic_tolerance}: must be finite and > 0")
     if options.chunk < 100:

@@ -180,6 +180,10 @@ def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -
         lines += ["", f"## {title}", "", "| joint | unit | samples | RMS | MAE | max | bias | "
                   "correlation |", "|---|---|---|---|---|---|---|---|"]
         for j, name in enumerate(model.joint_names):
+            if not table["samples"][j]:
+                lines.append(f"| {name} | {effort_unit(model.joint_types[j])} | 0 | no efforts "
+                             "recorded | | | | |")
+                continue
             lines.append(f"| {name} | {effort_unit(model.joint_types[j])} | "
                          f"{int(table['samples'][j])} | {table['rms'][j]:.4g} | "
                          f"{table['mae'][j]:.4g} | {table['max'][j]:.4g} | "

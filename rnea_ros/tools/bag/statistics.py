@@ -39,8 +39,12 @@ class PairStats:
         var_b = s["b2"] / n - (s["b"] / n) ** 2
         with np.errstate(invalid="ignore", divide="ignore"):
             corr = cov / np.sqrt(var_a * var_b)
-        return {"samples": self.count, "rms": np.sqrt(s["r2"] / n), "mae": s["abs"] / n,
-                "max": self.max, "bias": s["r"] / n, "correlation": corr}
+        none = self.count == 0  # no pair: no statistic (NaN), never "RMS 0"
+        out = {"rms": np.sqrt(s["r2"] / n), "mae": s["abs"] / n, "max": self.max.copy(),
+               "bias": s["r"] / n, "correlation": corr}
+        for value in out.values():
+            value[none] = np.nan
+        return {"samples": self.count, **out}
 
 
 @dataclass
