@@ -15,7 +15,8 @@ Output ``~/output`` (``std_msgs/Float64MultiArray``; remap it to e.g.
 or a future-dated stamp, keeps the previous command (``clock_reset.count``
 such stamps in a row that agree are a clock reset: re-synchronised); bad
 messages (length, NaN, a joint named twice, a missing joint) are rejected and
-counted; ``/diagnostics`` reports the counters.
+counted; ``/diagnostics`` reports the counters (status: the fully-qualified node name,
+WARN while inputs were rejected in the last ``diagnostics_window`` seconds).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from rnea_ros.control.config import ParameterSpec, per_joint
+from rnea_ros.control.diagnostics import DIAGNOSTICS_WINDOW, SlidingWindow, status_name
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
 from rnea_ros.core.errors import ParameterError, options
 from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_timer
@@ -48,6 +50,9 @@ RATE_LIMITER_PARAMETERS: dict[str, ParameterSpec] = {
     "effort_limits": ParameterSpec([0.0], "|tau| per joint or one for all [N m or N]; "
                                    "[0.0]: no clipping", True),
     "diagnostics_period": ParameterSpec(1.0, "period of /diagnostics [s]", True),
+    "diagnostics_window": ParameterSpec(
+        DIAGNOSTICS_WINDOW, "the status warns while inputs were rejected in the last this "
+        "many seconds (totals stay as key-values) [s]", True),
     "clock_reset.threshold": ParameterSpec(
         1.0, "joint_state input: a stamp ahead of the last one by more than the steady time "
         "elapsed plus this is future-dated [s]", True),
@@ -95,6 +100,10 @@ class RateLimiterNode(Node):
         else:
             raise ParameterError(f"parameter 'input_type' is '{v['input_type']}'; valid: "
                                  "'array', 'joint_state'")
+        window = float(v["diagnostics_window"])
+        if not (math.isfinite(window) and window > 0):
+            raise ParameterError(f"parameter 'diagnostics_window' must be > 0 s, got {window}")
+        self.window = SlidingWindow(window, time.monotonic())
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         steady_timer(self, float(v["diagnostics_period"]), self.publish_diagnostics)
 
@@ -177,16 +186,26 @@ class RateLimiterNode(Node):
         self.msg.data = data
         self.output.publish(self.msg)
 
-    def publish_diagnostics(self) -> None:
+    def publish_diagnostics(self, now: float | None = None) -> None:
+        """One status named after the node's fully-qualified name (distinct per
+        namespace): WARN while inputs were rejected in the last ``diagnostics_window``
+        seconds (steady time ``now``), totals as key-values."""
+        rejected = sum(self.rejected.values())
+        recent = self.window.update(time.monotonic() if now is None else now,
+                                    {"rejected": rejected})["rejected"]
+        window = f"last {self.window.window:g} s"
         values = {"rate limited": str(self.slew.limited), "bad dt": str(self.slew.bad_dt),
                   "clock resets": str(self.clock_resets),
+                  f"rejected ({window})": str(recent),
                   **{f"rejected: {k}": str(v) for k, v in sorted(self.rejected.items())}}
-        level = DiagnosticStatus.WARN if sum(self.rejected.values()) else DiagnosticStatus.OK
-        status = DiagnosticStatus(level=level, name=f"{self.get_name()}: rate limiter",
-                                  message="limiting",
+        level, message = DiagnosticStatus.OK, "limiting"
+        if recent:
+            level = DiagnosticStatus.WARN
+            message = f"rejecting some inputs ({recent} in the {window})"
+        status = DiagnosticStatus(level=level, name=status_name(self.get_fully_qualified_name()),
+                                  message=message, hardware_id=", ".join(self.joints),
                                   values=[KeyValue(key=k, value=x) for k, x in values.items()])
         self.diagnostics.publish(DiagnosticArray(status=[status]))
-
 
 def main(args: list[str] | None = None) -> int:
     """``ros2 run rnea_ros rate_limiter``."""

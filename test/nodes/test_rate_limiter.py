@@ -141,3 +141,35 @@ def test_array_input_is_timed_by_the_receipt_clock(setup) -> None:
         limiter.on_array(Float64MultiArray(data=data))
     assert limiter.slew.bad_dt == 1  # no time has passed
     assert np.allclose(limiter.slew.previous, [3.0, 1.5])
+
+
+def test_diagnostics_name_the_node_fully_and_clear_after_the_window() -> None:
+    """Issue 22 §5, as for the controller and simulator: two limiters in two namespaces
+    publish two distinct statuses (the fully-qualified node name); one NaN input warns
+    for ``diagnostics_window`` seconds, then the status is OK again, the total kept."""
+    context = Context()
+    rclpy.init(context=context)
+    nodes = [RateLimiterNode(context=context, namespace=ns, parameter_overrides=overrides(
+        {"joints": ["a", "b"], "diagnostics_window": 2.0})) for ns in ("/left", "/right")]
+    try:
+        reports: list = []
+        for node in nodes:
+            node.diagnostics.publish = reports.append  # type: ignore[method-assign]
+            node.publish_diagnostics(now=0.0)
+        assert [r.status[0].name for r in reports] == ["/left/rnea_rate_limiter",
+                                                      "/right/rnea_rate_limiter"]
+        assert all(r.status[0].hardware_id == "a, b" for r in reports)
+        left = nodes[0]
+        left.on_array(Float64MultiArray(data=[np.nan, 0.0]))
+        levels = []
+        for now in (1.0, 2.5, 3.5):
+            left.publish_diagnostics(now=now)
+            status = reports[-1].status[0]
+            values = {kv.key: kv.value for kv in status.values}
+            levels.append(status.level)
+            assert values["rejected: non_finite"] == "1"
+        assert levels == [b"\x01", b"\x01", b"\x00"], levels  # WARN, WARN, OK
+    finally:
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown(context=context)
