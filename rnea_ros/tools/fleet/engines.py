@@ -1,0 +1,62 @@
+"""Where the bags' tasks run: a local process pool (default) or an existing Dask cluster.
+
+Both take the same :class:`~rnea_ros.tools.fleet.task.Job` list and yield each
+result as it finishes (any order); the caller stores it at once (crash safety).
+
+* :func:`run_local`: ``concurrent.futures.ProcessPoolExecutor`` with ``workers``
+  processes (default: all cores), started by a fork server that has imported the
+  analysis; each worker analyses one bag at a time, a chunk at a time.
+* :func:`run_dask`: ``distributed.Client(address)`` of a running cluster (``dask
+  scheduler`` + ``dask worker tcp://HOST:8786`` on each machine, or any Dask
+  deployment: dask-kubernetes, dask-jobqueue for SLURM/PBS, ...). The workers need
+  this package installed (same version: the results are cached under it).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+from rnea_ros.tools.fleet.task import Job, run
+
+
+def default_workers() -> int:
+    """All the cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def run_local(jobs: Sequence[Job], workers: int | None = None) -> Iterator[dict[str, Any]]:
+    """Results of ``jobs`` on a local process pool, as they finish."""
+    if not jobs:
+        return
+    workers = max(1, min(workers or default_workers(), len(jobs)))
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["rnea_ros.tools.fleet.task"])
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        # at most 2 tasks per worker in flight: a killed run leaves little started
+        queue = list(reversed(jobs))
+        running: set[Future[dict[str, Any]]] = set()
+        while queue or running:
+            while queue and len(running) < 2 * workers:
+                running.add(pool.submit(run, queue.pop()))
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+
+
+def run_dask(jobs: Sequence[Job], address: str) -> Iterator[dict[str, Any]]:
+    """Results of ``jobs`` on the Dask cluster at ``address`` (``tcp://HOST:PORT``)."""
+    if not jobs:
+        return
+    from distributed import Client, as_completed
+
+    with Client(address, timeout="30s") as client:  # type: ignore[no-untyped-call]
+        futures = client.map(run, list(jobs), pure=False)
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]
+            yield future.result()
