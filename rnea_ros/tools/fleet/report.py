@@ -41,7 +41,8 @@ def write_report(path: Path, rows: list[dict[str, Any]], trends: list[dict[str, 
              f"</title><style>{STYLE}</style></head><body><h1>rnea-fleet report</h1>",
              f"<p>{summary['bags']} bags of {len(by_robot)} robots: {summary['analysed']} "
              f"analysed, {summary['cached']} from the cache, {summary['failed']} failed, "
-             f"{summary['partial']} partial. Flagged joints: {summary['flagged'] or 'none'}. "
+             f"{summary['partial']} partial. Flagged joints: "
+             f"{', '.join(summary['flagged']) or 'none'}. "
              "Tables: <code>bags.parquet</code>, <code>drift.parquet</code>.</p>"]
     for robot in sorted(by_robot, key=lambda r: (not flagged[r], r)):
         parts.append(_robot(robot, by_robot[robot], flagged[robot], out))
