@@ -114,9 +114,10 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
     trends = drift(rows, threshold)
     write_bags(out / "bags.parquet", rows)
     write_drift(out / "drift.parquet", trends)
-    bags = {r["bag"]: r for r in rows}
+    bags = {(r["robot"], r["bag"]): r for r in rows}  # a bag may serve two robots
     failed = [r for r in bags.values() if r["status"] == "error"]
     summary = {
+        "manifest": str(manifest.path.resolve()),
         "bags": len(bags), "robots": len(manifest.robots), "analysed": len(todo),
         "cached": cached, "failed": len(failed),
         "partial": sum(r["status"] == "partial" for r in bags.values()),

@@ -7,7 +7,8 @@
 * ``r2`` (arm7): healthy bags on the same days, plus a truncated MCAP (the first 60 %
   of one: read up to its cut), an empty file, random bytes and a bag of another robot
   (the two-link arm: the arm7's joints are missing);
-* ``r3``: a glob that matches nothing (a warning).
+* ``r3``: a glob that matches nothing (a warning);
+* ``r4``: ``r1``'s first bag read for a states topic it does not have.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rnea_ros.core.dynamics.rnea import rnea_batch
 from rnea_ros.samples import load_robot, sample_urdf
 from rnea_ros.tools.synthetic_bag import write_bag
 
-EPOCH = 1.78e9  # 2026-05-29 UTC: the first day
+EPOCH = 1.78e9  # 2026-05-28 20:26:40 UTC: the first day (bags start an hour later)
 DAY = 86400.0
 WORN = ("r1", "joint3")
 
@@ -63,5 +64,7 @@ def write_fleet(root: Path, *, days: int = 4, spacing: float = 3.0, wear: float 
         "robots:\n"
         f"  r1: {{urdf: {urdf}, bags: r1/*}}\n"
         f"  r2: {{urdf: {urdf}, bags: [r2/*, old/r2/*.db3], states_topic: /joint_states}}\n"
-        + (f"  r3: {{urdf: {urdf}, bags: r3/*.mcap}}\n" if bad else ""))
+        + (f"  r3: {{urdf: {urdf}, bags: r3/*.mcap}}\n"
+           f"  r4: {{urdf: {urdf}, bags: r1/day00, states_topic: /arm/joint_states}}\n"
+           if bad else ""))
     return manifest

@@ -23,7 +23,7 @@ def bag_rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for r in results:
         common = {"robot": r["robot"], "bag": r["bag"], "status": r["status"],
-                  "message": r["message"], "key": r["key"]}
+                  "message": r["message"], "key": r["key"], "report": r.get("report")}
         if not r["rows"]:
             rows.append({**common, "joint": "", "start": math.nan, "samples": 0,
                          "violations": 0, **{k: math.nan for k in FLOATS}})

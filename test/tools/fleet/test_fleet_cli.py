@@ -59,14 +59,18 @@ def test_the_wearing_joint_and_only_it_is_flagged(local: Path) -> None:
 def test_bad_bags_are_error_rows_with_one_line_and_the_cut_one_is_partial(
         local: Path) -> None:
     rows = table(local / "bags.parquet")
-    status = {Path(r["bag"]).name: (r["status"], r["message"]) for r in rows}
+    status = {Path(r["bag"]).name: (r["status"], r["message"]) for r in rows
+              if r["robot"] != "r4"}
     for name, reason in BAD.items():
         assert status[name][0] == "error" and reason in status[name][1], status[name]
         assert "\n" not in status[name][1]
+    topic = [r for r in rows if r["robot"] == "r4"]
+    assert len(topic) == 1 and topic[0]["status"] == "error"
+    assert "topic '/arm/joint_states' is not in the bag" in topic[0]["message"]
     assert status["cut.mcap"][0] == "partial" and "truncated" in status["cut.mcap"][1].lower()
     assert all(status[f"day{d:02d}"] == ("ok", "") for d in range(3))
     s = summary(local)
-    assert (s["bags"], s["analysed"], s["cached"], s["failed"], s["partial"]) == (10, 10, 0, 3, 1)
+    assert (s["bags"], s["analysed"], s["cached"], s["failed"], s["partial"]) == (11, 11, 0, 4, 1)
     ok_rows = [r for r in rows if r["status"] == "ok"]
     assert len(ok_rows) == 6 * 7 and all(r["samples"] == 750 for r in ok_rows)
     assert all(r["start"].year == 2026 and abs(r["duration"] - 1.498) < 1e-6 for r in ok_rows)
@@ -80,7 +84,7 @@ def test_second_run_is_all_cached_and_a_touched_bag_is_redone(
     before = table(local / "bags.parquet")
     assert main(["analyse", str(fleet), "--out", str(local), "--quiet"]) == 2
     s = summary(local)
-    assert (s["analysed"], s["cached"]) == (0, 10)
+    assert (s["analysed"], s["cached"]) == (0, 11)
     assert table(local / "bags.parquet") == before
     err = capsys.readouterr().err
     assert "robot 'r3': no bag matches" in err
@@ -89,10 +93,10 @@ def test_second_run_is_all_cached_and_a_touched_bag_is_redone(
     os.utime(bag, ns=(time.time_ns(), time.time_ns()))
     assert main(["analyse", str(fleet), "--out", str(local), "--quiet"]) == 2
     s = summary(local)
-    assert (s["analysed"], s["cached"]) == (1, 9)
+    assert (s["analysed"], s["cached"]) == (1, 10)
     again = table(local / "bags.parquet")
     changed = [r["bag"] for r, b in zip(again, before, strict=True) if r["key"] != b["key"]]
-    assert set(changed) == {str(bag.parent)}  # the touched bag's rows, a new key
+    assert set(changed) == {str(bag.parent)}  # the touched bag's rows, new keys
     assert [{**r, "key": ""} for r in again] == [{**r, "key": ""} for r in before]
 
 
@@ -124,12 +128,12 @@ def test_a_run_killed_halfway_resumes_without_redoing_or_duplicating(
     os.killpg(run.pid, signal.SIGKILL)  # the run and its worker processes
     run.wait()
     finished = list(cache.glob("*.json"))
-    assert 3 <= len(finished) < 10, "killed too late to test a resume"
+    assert 3 <= len(finished) < 11, "killed too late to test a resume"
     assert all(json.loads(f.read_text())["key"] == f.stem for f in finished)  # whole files
     assert not (tmp_path / "bags.parquet").exists()
     assert main(["analyse", str(fleet), "--out", str(tmp_path), "--quiet"]) == 2
     s = summary(tmp_path)
-    assert (s["analysed"], s["cached"]) == (10 - len(finished), len(finished))
+    assert (s["analysed"], s["cached"]) == (11 - len(finished), len(finished))
     assert table(tmp_path / "bags.parquet") == table(local / "bags.parquet")
 
 
@@ -150,3 +154,41 @@ def test_bad_manifests_are_one_line_usage_errors(manifest: str, message: str, tm
     assert main(["analyse", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 1
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1, err
+
+
+def test_since_keeps_the_later_bags_and_the_failed_ones(local: Path, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(local, tmp_path / "out")
+    fleet = Path(summary(local)["manifest"])
+    assert main(["analyse", str(fleet), "--out", str(tmp_path / "out"), "--quiet",
+                 "--since", "2026-05-31"]) == 2
+    rows = table(tmp_path / "out" / "bags.parquet")
+    kept = {Path(r["bag"]).name for r in rows}
+    assert kept == {"day01", "day02", *BAD, "day00"}  # r4's error row is r1/day00
+    assert summary(tmp_path / "out")["analysed"] == 0
+    flagged = [r for r in table(tmp_path / "out" / "drift.parquet") if r["flagged"]]
+    assert flagged == []  # 2 bags left per robot: no trend has support
+
+
+def drift_rows(values: list[float], se: float, days: float = 1.0) -> list[dict[str, Any]]:
+    return [{"robot": "r", "joint": "j", "status": "ok", "start": k * days * 86400.0,
+             "rms": 0.05, "samples": 10**6, "viscous": 0.0, "viscous_se": se,
+             "coulomb": c, "coulomb_se": se, "velocity_rms": 1.0}
+            for k, c in enumerate(values)]
+
+
+@pytest.mark.parametrize(("values", "se", "flagged"), [
+    ([0.0, 0.01, 0.02], 0.001, True),           # 20 %/day of the RMS, beyond the noise
+    ([0.0, 0.01], 0.001, False),                # 2 bags: no support
+    ([0.0, 0.01, 0.02], 0.01, False),           # within the bags' noise
+    ([0.0, 0.0001, 0.0002], 0.00001, False),    # 0.2 %/day: under the threshold
+    ([0.02, 0.01, 0.0], 0.001, False),          # falling
+    ([0.0, 0.01, 0.02, 0.0, 0.01], 0.001, False),  # no trend (the interval holds 0)
+])
+def test_the_flag_rule(values: list[float], se: float, flagged: bool) -> None:
+    from rnea_ros.tools.fleet.drift import drift
+
+    rows = {r["metric"]: r for r in drift(drift_rows(values, se))}
+    assert rows["coulomb"]["flagged"] is flagged
+    assert not rows["viscous"]["flagged"] and not rows["rms"]["flagged"]
