@@ -104,9 +104,17 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
             todo.append(job)
     cached = len(results)
     engine = (run_dask(todo, scheduler) if scheduler else run_local(todo, workers))
-    for result in _progress(engine, len(todo), progress):
-        cache.put(result)  # at once: a killed run keeps what finished
-        results[result["key"]] = result
+    try:
+        for result in _progress(engine, len(todo), progress):
+            if not result.get("transient"):
+                cache.put(result)  # at once: a killed run keeps what finished
+            results[result["key"]] = result
+    except (OSError, TimeoutError) as exc:  # the Dask scheduler cannot be reached
+        if scheduler is None:
+            raise
+        print(f"{PROG}: error: --scheduler {scheduler}: {' '.join(str(exc).split())}",
+              file=sys.stderr)
+        return 1
     ordered = [results[j.key] for j in jobs]
     rows = bag_rows(ordered)
     if since is not None:

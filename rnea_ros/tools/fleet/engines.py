@@ -23,6 +23,15 @@ from typing import Any
 from rnea_ros.tools.fleet.task import Job, run
 
 
+def lost(job: Job, exc: BaseException) -> dict[str, Any]:
+    """The result of a task the engine lost (a worker killed, out of memory, ...): an
+    error row marked ``transient``, which is not cached (the next run retries it)."""
+    message = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return {"robot": job.robot, "bag": job.bag, "key": job.key, "status": "error",
+            "message": f"the worker was lost ({message}); retried on the next run",
+            "rows": [], "report": job.report_dir, "transient": True}
+
+
 def default_workers() -> int:
     """All the cores this process may use."""
     try:
@@ -41,13 +50,16 @@ def run_local(jobs: Sequence[Job], workers: int | None = None) -> Iterator[dict[
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         # at most 2 tasks per worker in flight: a killed run leaves little started
         queue = list(reversed(jobs))
-        running: set[Future[dict[str, Any]]] = set()
+        running: dict[Future[dict[str, Any]], Job] = {}
         while queue or running:
             while queue and len(running) < 2 * workers:
-                running.add(pool.submit(run, queue.pop()))
-            done, running = wait(running, return_when=FIRST_COMPLETED)
+                job = queue.pop()
+                running[pool.submit(run, job)] = job
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
-                yield future.result()
+                job = running.pop(future)
+                exc = future.exception()
+                yield lost(job, exc) if exc is not None else future.result()
 
 
 def run_dask(jobs: Sequence[Job], address: str) -> Iterator[dict[str, Any]]:
@@ -58,5 +70,9 @@ def run_dask(jobs: Sequence[Job], address: str) -> Iterator[dict[str, Any]]:
 
     with Client(address, timeout="30s") as client:  # type: ignore[no-untyped-call]
         futures = client.map(run, list(jobs), pure=False)
+        job_of = {future.key: job for future, job in zip(futures, jobs, strict=True)}
         for future in as_completed(futures):  # type: ignore[no-untyped-call]
-            yield future.result()
+            try:
+                yield future.result()
+            except Exception as exc:  # a worker lost, killed, out of memory
+                yield lost(job_of[future.key], exc)
