@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 MIB = 1 << 20
-FORMAT = 2  # bump when a result's fields change
+FORMAT = 3  # bump when a result's fields change
 
 
 def version() -> str:

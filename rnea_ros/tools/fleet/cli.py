@@ -8,6 +8,7 @@ option: one line).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sys
@@ -103,6 +104,15 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
         else:
             todo.append(job)
     cached = len(results)
+    digest = _digest(jobs, since, threshold, reports)
+    if not todo and _unchanged(out, digest):  # nothing new: the tables and report stand
+        previous = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        previous.update(analysed=0, cached=cached, engine_seconds=0.0,
+                        seconds=round(time.perf_counter() - began, 3))
+        write_atomic(out / "summary.json", json.dumps(previous, indent=1).encode())
+        _print(previous, out)
+        return 2 if previous["failed"] else 0
+    engine_began = time.perf_counter()
     engine = (run_dask(todo, scheduler) if scheduler else run_local(todo, workers))
     try:
         for result in _progress(engine, len(todo), progress):
@@ -115,6 +125,7 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
         print(f"{PROG}: error: --scheduler {scheduler}: {' '.join(str(exc).split())}",
               file=sys.stderr)
         return 1
+    engine_seconds = time.perf_counter() - engine_began
     ordered = [results[j.key] for j in jobs]
     rows = bag_rows(ordered)
     if since is not None:
@@ -133,16 +144,39 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
         "failed_bags": [{"robot": r["robot"], "bag": r["bag"], "message": r["message"]}
                         for r in failed],
         "engine": scheduler or f"local:{workers or default_workers()}",
-        "seconds": round(time.perf_counter() - began, 3), "drift_threshold": threshold,
+        "engine_seconds": round(engine_seconds, 3), "drift_threshold": threshold,
+        "digest": digest if not any(r.get("transient") for r in ordered) else "",
     }
     write_report(out / "report.html", rows, trends, summary)
+    summary["seconds"] = round(time.perf_counter() - began, 3)
     write_atomic(out / "summary.json", json.dumps(summary, indent=1).encode())
-    for r in failed:
-        print(f"{PROG}: failed: {r['robot']}: {r['bag']}: {r['message']}", file=sys.stderr)
-    print(f"{PROG}: {summary['bags']} bags: {len(todo)} analysed, {cached} cached, "
-          f"{len(failed)} failed; flagged: {', '.join(summary['flagged']) or 'none'}; "
-          f"{out / 'report.html'}")
+    _print(summary, out)
     return 2 if failed else 0
+
+
+def _print(summary: dict[str, Any], out: Path) -> None:
+    for r in summary["failed_bags"]:
+        print(f"{PROG}: failed: {r['robot']}: {r['bag']}: {r['message']}", file=sys.stderr)
+    print(f"{PROG}: {summary['bags']} bags: {summary['analysed']} analysed, "
+          f"{summary['cached']} cached, {summary['failed']} failed; flagged: "
+          f"{', '.join(summary['flagged']) or 'none'}; {out / 'report.html'}")
+
+
+def _digest(jobs: Sequence[Job], since: float | None, threshold: float,
+            reports: bool) -> str:
+    """What the tables and the report were made of: the results' keys and the options."""
+    text = json.dumps([sorted(j.key for j in jobs), since, threshold, reports])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _unchanged(out: Path, digest: str) -> bool:
+    """The last run wrote its tables and report from the same results and options."""
+    try:
+        previous = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return previous.get("digest") == digest and all(
+        (out / name).is_file() for name in ("bags.parquet", "drift.parquet", "report.html"))
 
 
 def _progress(results: Iterator[dict[str, Any]], total: int, enabled: bool

@@ -88,6 +88,7 @@ def _plot(robot: str, rows: list[dict[str, Any]], joints: list[str], flagged: se
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.dates
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(len(joints), 2, figsize=(11, 1.6 * len(joints) + 0.8),
@@ -113,8 +114,14 @@ def _plot(robot: str, rows: list[dict[str, Any]], joints: list[str], flagged: se
             right.set_title("fitted extra friction [torque]", fontsize=9)
             right.legend(fontsize=7, loc="upper left")
     fig.suptitle(robot, fontsize=10)
-    fig.autofmt_xdate()
-    fig.tight_layout()
+    locator = matplotlib.dates.AutoDateLocator()  # type: ignore[no-untyped-call]
+    for ax in axes[-1]:
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(
+            matplotlib.dates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+    height = fig.get_figheight()
+    fig.subplots_adjust(left=0.08, right=0.98, top=1 - 0.6 / height, bottom=0.5 / height,
+                        hspace=0.15, wspace=0.18)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=80)
     plt.close(fig)
