@@ -88,8 +88,10 @@ def main_bench() -> int:
                            "--workers", "2"])
         from distributed import LocalCluster
 
+        began = time.perf_counter()
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster:
+            up = time.perf_counter() - began
             dask, dask_e = timed(["analyse", str(manifest), "--out", str(root / "dask"),
                                   "--scheduler", cluster.scheduler_address])
         same = ((root / "w2" / "bags.parquet").read_bytes() ==
@@ -100,8 +102,10 @@ def main_bench() -> int:
         print(f"whole runs (tables, drift, report.html included): 1 worker {one:.2f} s, "
               f"2 workers {two:.2f} s: {one / two:.2f}x")
         print(f"Dask LocalCluster (2 processes, cluster already up) tasks {dask_e:.2f} s: "
-              f"{dask_e / two_e:.2f}x the local pool's (target <= 1.15); whole run "
-              f"{dask:.2f} s; identical bags.parquet: {same}")
+              f"{dask_e / two_e:.2f}x the local pool's (target <= 1.15; the pool's time "
+              f"includes its start-up); with the cluster's start-up ({up:.2f} s) "
+              f"{(dask_e + up) / two_e:.2f}x; whole run {dask:.2f} s; identical "
+              f"bags.parquet: {same}")
         print(f"cached re-run {cached:.3f} s: {100 * cached / two:.1f} % of the first "
               f"(target < 5 %)")
         print(f"(parent CPU {time.process_time() - cpu0:.1f} s)")
