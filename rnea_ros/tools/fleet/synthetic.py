@@ -4,7 +4,8 @@
 
 * ``r1`` (arm7): ``days`` bags, one every ``spacing`` days, whose ``joint3`` needs an
   extra Coulomb friction rising by ``wear`` N m per day (a drying bearing);
-* ``r2`` (arm7): healthy bags on the same days, plus a truncated MCAP (the first 60 %
+* ``r2`` (arm7): healthy bags on the same days and two older ones (a ROS 1 bag, an
+  sqlite3 rosbag2 directory), plus a truncated MCAP (the first 60 %
   of one: read up to its cut), an empty file, random bytes and a bag of another robot
   (the two-link arm: the arm7's joints are missing);
 * ``r3``: a glob that matches nothing (a warning);
@@ -50,6 +51,12 @@ def write_fleet(root: Path, *, days: int = 4, spacing: float = 3.0, wear: float 
                       seed=day + (100 if robot == "r2" else 0),
                       clock=EPOCH + day * spacing * DAY + 3600.0,
                       inverse_dynamics=wearing(arm, joint, extra))
+    old = root / "old" / "r2"  # r2's older bags in the other formats: ROS 1, sqlite3
+    old.mkdir(parents=True, exist_ok=True)
+    for k, storage in ((1, "ros1"), (2, "sqlite3")):
+        write_bag(old / (f"before{k}.bag" if storage == "ros1" else f"before{k}"), arm,
+                  duration=duration, rate=rate, seed=200 + k, storage=storage,
+                  clock=EPOCH - k * spacing * DAY + 3600.0)
     if bad:
         r2 = root / "r2"
         whole = next((r2 / "day00").glob("*.mcap")).read_bytes()
@@ -63,7 +70,7 @@ def write_fleet(root: Path, *, days: int = 4, spacing: float = 3.0, wear: float 
     manifest.write_text(
         "robots:\n"
         f"  r1: {{urdf: {urdf}, bags: r1/*}}\n"
-        f"  r2: {{urdf: {urdf}, bags: [r2/*, old/r2/*.db3], states_topic: /joint_states}}\n"
+        f"  r2: {{urdf: {urdf}, bags: [r2/*, old/r2/*], states_topic: /joint_states}}\n"
         + (f"  r3: {{urdf: {urdf}, bags: r3/*.mcap}}\n"
            f"  r4: {{urdf: {urdf}, bags: r1/day00, states_topic: /arm/joint_states}}\n"
            if bad else ""))

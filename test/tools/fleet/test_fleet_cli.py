@@ -69,10 +69,11 @@ def test_bad_bags_are_error_rows_with_one_line_and_the_cut_one_is_partial(
     assert "topic '/arm/joint_states' is not in the bag" in topic[0]["message"]
     assert status["cut.mcap"][0] == "partial" and "truncated" in status["cut.mcap"][1].lower()
     assert all(status[f"day{d:02d}"] == ("ok", "") for d in range(3))
+    assert status["before1.bag"] == ("ok", "") and status["before2"] == ("ok", "")  # ROS 1, db3
     s = summary(local)
-    assert (s["bags"], s["analysed"], s["cached"], s["failed"], s["partial"]) == (11, 11, 0, 4, 1)
+    assert (s["bags"], s["analysed"], s["cached"], s["failed"], s["partial"]) == (13, 13, 0, 4, 1)
     ok_rows = [r for r in rows if r["status"] == "ok"]
-    assert len(ok_rows) == 6 * 7 and all(r["samples"] == 750 for r in ok_rows)
+    assert len(ok_rows) == 8 * 7 and all(r["samples"] == 750 for r in ok_rows)
     assert all(r["start"].year == 2026 and abs(r["duration"] - 1.498) < 1e-6 for r in ok_rows)
     page = (local / "report.html").read_text()
     assert all(name in page for name in BAD) and "data:image/png;base64," in page
@@ -84,7 +85,7 @@ def test_second_run_is_all_cached_and_a_touched_bag_is_redone(
     before = table(local / "bags.parquet")
     assert main(["analyse", str(fleet), "--out", str(local), "--quiet"]) == 2
     s = summary(local)
-    assert (s["analysed"], s["cached"]) == (0, 11)
+    assert (s["analysed"], s["cached"]) == (0, 13)
     assert table(local / "bags.parquet") == before
     err = capsys.readouterr().err
     assert "robot 'r3': no bag matches" in err
@@ -93,7 +94,7 @@ def test_second_run_is_all_cached_and_a_touched_bag_is_redone(
     os.utime(bag, ns=(time.time_ns(), time.time_ns()))
     assert main(["analyse", str(fleet), "--out", str(local), "--quiet"]) == 2
     s = summary(local)
-    assert (s["analysed"], s["cached"]) == (1, 10)
+    assert (s["analysed"], s["cached"]) == (1, 12)
     again = table(local / "bags.parquet")
     changed = [r["bag"] for r, b in zip(again, before, strict=True) if r["key"] != b["key"]]
     assert set(changed) == {str(bag.parent)}  # the touched bag's rows, new keys
@@ -128,12 +129,12 @@ def test_a_run_killed_halfway_resumes_without_redoing_or_duplicating(
     os.killpg(run.pid, signal.SIGKILL)  # the run and its worker processes
     run.wait()
     finished = list(cache.glob("*.json"))
-    assert 3 <= len(finished) < 11, "killed too late to test a resume"
+    assert 3 <= len(finished) < 13, "killed too late to test a resume"
     assert all(json.loads(f.read_text())["key"] == f.stem for f in finished)  # whole files
     assert not (tmp_path / "bags.parquet").exists()
     assert main(["analyse", str(fleet), "--out", str(tmp_path), "--quiet"]) == 2
     s = summary(tmp_path)
-    assert (s["analysed"], s["cached"]) == (11 - len(finished), len(finished))
+    assert (s["analysed"], s["cached"]) == (13 - len(finished), len(finished))
     assert table(tmp_path / "bags.parquet") == table(local / "bags.parquet")
 
 
