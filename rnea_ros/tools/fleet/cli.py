@@ -187,6 +187,7 @@ def _progress(results: Iterator[dict[str, Any]], total: int, enabled: bool
         return
     from tqdm import tqdm
 
+    tqdm.monitor_interval = 0  # no monitor thread: the local pool forks this process
     with tqdm(total=total, unit="bag", file=sys.stderr, disable=None, mininterval=0.5) as bar:
         for result in results:
             bar.update(1)
