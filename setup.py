@@ -12,6 +12,7 @@ ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
 ]
 TOOLS = ["rosbags", "mcap", "orjson", "scipy", "matplotlib", "tqdm"]
 IDENTIFICATION = [*TOOLS, "cvxpy", "threadpoolctl"]
+FLEET = [*TOOLS, "dask[distributed]", "distributed", "pyarrow", "duckdb"]  # rnea-fleet
 PLANNING = ["scipy>=1.11", "matplotlib", "toppra"]  # rnea-plan; toppra only for bench_plan
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
 
@@ -39,8 +40,9 @@ setup(
         "tools": TOOLS,
         "identification": IDENTIFICATION,
         "planning": PLANNING,
+        "fleet": FLEET,
         "test": TEST,
-        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + IDENTIFICATION + PLANNING)),
+        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + IDENTIFICATION + PLANNING + FLEET)),
     },
     zip_safe=False,
     maintainer="rnea_ros developers",
@@ -55,6 +57,8 @@ setup(
             "rate_limiter = rnea_ros.nodes.rate_limiter:main",
             "rnea_bag = rnea_ros.tools.bag.cli:main",
             "rnea-bag = rnea_ros.tools.bag.cli:main",
+            "rnea_fleet = rnea_ros.tools.fleet.cli:main",
+            "rnea-fleet = rnea_ros.tools.fleet.cli:main",
             "rnea_identify = rnea_ros.identification.cli:main",
             "rnea-identify = rnea_ros.identification.cli:main",
             "rnea_plan = rnea_ros.planning.cli:main",

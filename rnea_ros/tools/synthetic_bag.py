@@ -34,8 +34,8 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
               chunk: int = 50000, commands: bool = True,
               inverse_dynamics: Callable[[Array, Array, Array], Array] | None = None,
               followers: bool = True, follower_error: float = 0.0,
-              loops: ClosedLoopModel | None = None, passive: bool = True
-              ) -> dict[str, object]:
+              loops: ClosedLoopModel | None = None, passive: bool = True,
+              clock: float = 1.0) -> dict[str, object]:
     """Write the bag; returns the ground truth (times, positions) for checks.
 
     ``storage``: ``"mcap"`` or ``"sqlite3"`` (rosbag2 directory ``path``), or
@@ -49,6 +49,7 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
     the followers (``followers=True``), after the joints, at ``multiplier q_leader +
     offset + follower_error`` (a wrong value to test the check) with zero effort.
     ``loops``: ``model`` is its tree; ``passive`` records the passive joints too.
+    ``clock``: the first stamp [s since the epoch] (a fleet's bags of different days).
     """
     from rosbags.typesys import Stores, get_typestore
 
@@ -112,7 +113,7 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
                 effort = np.hstack([effort, np.zeros((len(t), len(coupled)))])
             for k in range(len(t)):
                 index = start + k
-                stamp = float(t[k, 0]) + 1.0  # bag time starts at 1 s
+                stamp = float(t[k, 0]) + clock  # bag time starts at 1 s by default
                 sec = int(stamp)
                 position, velocity, measured = q[k].copy(), qd[k], effort[k]
                 if loops is not None and passive:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -71,9 +72,12 @@ class Analysis:
         self.plot: dict[str, list[Array]] = {k: [] for k in
                                              ("t", "tau", "effort", "command", "tau_dot")}
         self.stride = 1
-        options.out.mkdir(parents=True, exist_ok=True)
-        self.csv_file = open(options.out / "series.csv", "w", newline="", encoding="utf-8")
-        self.csv = csv.writer(self.csv_file, lineterminator="\n")
+        if options.report or options.series:
+            options.out.mkdir(parents=True, exist_ok=True)
+        self.csv_file = (open(options.out / "series.csv", "w", newline="", encoding="utf-8")
+                         if options.series else None)
+        self.csv = csv.writer(self.csv_file if self.csv_file is not None else io.StringIO(),
+                              lineterminator="\n")
         columns = ["t"]
         for kind in ("q", "qd", "qdd", "qddd", "tau_model", "gravity", "tau_dot_model",
                      "effort_measured", "effort_command", "residual"):
@@ -128,14 +132,22 @@ class Analysis:
         rate = np.where(measured[:, None], np.gradient(effort, self.dt, axis=0)
                         if len(t) > 1 else 0.0, tau_dot)
         self.rate_violations.add(t, rate)
-        rows = np.column_stack([t, q, qd, qdd, qddd, tau, g, tau_dot, effort, command,
-                                tau - effort, *more])
-        write_rows(self.csv_file, rows)
+        self.observe(t, qd, tau, effort, subject, rate)
+        if self.csv_file is not None:
+            rows = np.column_stack([t, q, qd, qdd, qddd, tau, g, tau_dot, effort, command,
+                                    tau - effort, *more])
+            write_rows(self.csv_file, rows)
         keep = slice((-self.written) % self.stride, None, self.stride)
         for key, value in (("t", t), ("tau", tau), ("effort", effort), ("command", command),
                            ("tau_dot", tau_dot)):
             self.plot[key].append(value[keep].copy())  # a copy: a view would keep the chunk
         self.written += len(t)
+
+    def observe(self, t: Array, qd: Array, tau: Array, effort: Array, subject: Array,
+                rate: Array) -> None:
+        """Hook for subclasses (rnea-fleet's summaries), per evaluated chunk (N, n):
+        time, velocity, model torque, measured effort, the effort checked against the limits
+        (measured, else model) and its rate."""
 
     def run(self, batches: Iterator[Samples], total: int) -> None:
         """Split the stream at holes and into chunks of ``--chunk`` samples (with a
@@ -186,7 +198,8 @@ class Analysis:
                         pending, size = [kept], len(kept)
         self._flush(Samples.join(pending) if pending else None, pending_head, final=True)
         progress(0, close=True)
-        self.csv_file.close()
+        if self.csv_file is not None:
+            self.csv_file.close()
 
     def _flush(self, chunk: Samples | None, head: int, final: bool) -> int:
         """Evaluate what the chunk can; keep an overlap for the next. Returns the new head."""
@@ -316,7 +329,8 @@ def order_check(analysis: Analysis, options: Options, stats: dict[str, Any]) -> 
     stats["warnings"].append(f"{what}: each starts a new segment (not sorted)")
 
 
-def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
+def analyse(options: Options, kind: type[Analysis] = Analysis
+            ) -> tuple[Analysis, dict[str, Any]]:
     """The whole analysis (:func:`analyse_into`) written to ``options.out``: refused when
     it would replace an input, or earlier outputs unless ``options.force``; written to a
     temporary directory and renamed into place, so an error leaves no partial output."""
@@ -326,19 +340,23 @@ def analyse(options: Options) -> tuple[Analysis, dict[str, Any]]:
     inputs = [options.bag, options.urdf, Path(options.loops) if options.loops else None]
     check_outputs([options.out, *output_files(options.out)], inputs, force=options.force)
     with staged_directory(options.out) as stage:
-        analysis, stats = analyse_into(dataclasses.replace(options, out=stage))
+        analysis, stats = analyse_into(dataclasses.replace(options, out=stage), kind)
     analysis.options = options
     return analysis, stats
 
 
-def analyse_into(options: Options) -> tuple[Analysis, dict[str, Any]]:
+def analyse_into(options: Options, kind: type[Analysis] = Analysis
+                 ) -> tuple[Analysis, dict[str, Any]]:
     """Run the whole analysis; raises :class:`BagError` on bad input.
 
     Warnings (a truncated bag read up to its cut, bag joints the URDF lacks,
     recorded mimic followers off their coupling, non-physical inertias) are in
     ``stats["warnings"]``, once each; notes (the mimic followers checked, bag
-    joints that are fixed in the URDF) in ``stats["notes"]``.
+    joints that are fixed in the URDF) in ``stats["notes"]``. Writes into
+    ``options.out`` as it is (:func:`analyse` stages it); nothing when neither
+    ``options.series`` nor ``options.report``.
     """
+    check(options)
     reader = BagReader(options)
     warnings_: list[str] = [f"{reader.recovered}; analysed what was read"] \
         if reader.recovered else []
@@ -366,7 +384,7 @@ def analyse_into(options: Options) -> tuple[Analysis, dict[str, Any]]:
                     "not in the robot; joints: ")
             raise BagError(f"--joints {', '.join(unknown)} {what}{', '.join(model.joint_names)}")
         index = np.array([model.joint_index(j) for j in joints], dtype=np.int64)
-        analysis = Analysis(model, options, joints, evaluator or tree)
+        analysis = kind(model, options, joints, evaluator or tree)
         analysis.has_commands = reader.has_commands
         analysis.dt = reader.nominal_period()
         stats: dict[str, Any] = {"warnings": warnings_, "notes": []}
@@ -401,6 +419,7 @@ def analyse_into(options: Options) -> tuple[Analysis, dict[str, Any]]:
         warnings_.append(f"no efforts recorded for {len(silent)} of {model.nv} joints "
                          f"({_names(silent)}): all missing or NaN in {analysis.written} "
                          "samples; model - measured not computed for them")
-    plots = plot_joints(analysis) if options.plots else []
-    write_report(analysis, stats, plots)
+    if options.report:
+        plots = plot_joints(analysis) if options.plots else []
+        write_report(analysis, stats, plots)
     return analysis, stats

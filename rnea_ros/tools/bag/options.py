@@ -28,6 +28,9 @@ class Options:
     progress: bool = True
     mimic_tolerance: float = 0.005  # [rad or m]: a published mimic follower off its coupling
     force: bool = False  # replace existing outputs (never an input)
+    drives: Path | None = None  # drive side file (armature, gear ratio, friction) for the URDF
+    series: bool = True  # write series.csv (rnea-fleet: summaries only)
+    report: bool = True  # write report.md (and the plots if ``plots``)
 
 
 MAX_ORDER = 10  # higher Savitzky-Golay orders are ill-conditioned (numpy warns past ~15)

@@ -188,7 +188,7 @@ class BagReader:
         if urdf is None and self.description is None:
             raise BagError("no robot: pass --urdf FILE (the bag has no /robot_description)")
         return load_urdf(urdf if urdf is not None else str(self.description),
-                         inertia_check="warn")
+                         drives=self.options.drives, inertia_check="warn")
 
     def urdf_joint_types(self) -> dict[str, str]:
         """Every ``<joint>`` of the robot's URDF by name, with its type (``fixed`` ones

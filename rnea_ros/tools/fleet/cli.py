@@ -1,0 +1,211 @@
+"""``rnea-fleet analyse MANIFEST --out DIR``: ``main(argv) -> int``.
+
+Exit status: 0 when every bag was analysed (``partial`` ones included), 2 when some
+failed (listed on stderr and in the report), 1 for a usage error (bad manifest or
+option: one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rnea_ros.core.errors import RneaError
+from rnea_ros.tools.fleet.cache import Cache, result_key, write_atomic
+from rnea_ros.tools.fleet.drift import THRESHOLD, drift
+from rnea_ros.tools.fleet.engines import default_workers, run_dask, run_local
+from rnea_ros.tools.fleet.manifest import FleetError, Manifest, load_manifest
+from rnea_ros.tools.fleet.report import write_report
+from rnea_ros.tools.fleet.tables import bag_rows, write_bags, write_drift
+from rnea_ros.tools.fleet.task import Job
+
+PROG = "rnea-fleet"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="rnea-bag over a fleet's bags: "
+                                "tables, drift and a report")
+    sub = p.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("analyse", help="analyse the manifest's bags (new or changed ones)")
+    a.add_argument("manifest", type=Path, help="YAML: robots: {NAME: {urdf: F, bags: GLOB}}")
+    a.add_argument("--out", type=Path, required=True, help="output directory")
+    a.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    a.add_argument("--scheduler", help="a Dask scheduler, tcp://HOST:PORT (default: local)")
+    a.add_argument("--since", help="tables, drift and report only for bags starting on or "
+                   "after this UTC date (YYYY-MM-DD or ISO time)")
+    a.add_argument("--drift-threshold", type=float, default=THRESHOLD,
+                   help="flag a joint whose residual RMS or fitted friction rises faster "
+                   "than this, relative to its residual RMS, per day (default %(default)s)")
+    a.add_argument("--reports", action="store_true",
+                   help="also write rnea-bag's report.md and plots per bag (DIR/reports/)")
+    a.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; 0, 2 (some bags failed) or 1 (usage)."""
+    args = parser().parse_args(argv)
+    try:
+        since = _since(args.since)
+        if args.workers is not None and args.workers < 1:
+            raise FleetError(f"--workers {args.workers}: must be >= 1")
+        if not args.drift_threshold > 0 or not math.isfinite(args.drift_threshold):
+            raise FleetError(f"--drift-threshold {args.drift_threshold}: must be finite, > 0")
+        manifest = load_manifest(args.manifest)
+    except RneaError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    for warning in manifest.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    return analyse(manifest, args.out, workers=args.workers, scheduler=args.scheduler,
+                   since=since, threshold=args.drift_threshold, reports=args.reports,
+                   progress=not args.quiet)
+
+
+def jobs_of(manifest: Manifest, out: Path, reports: bool) -> list[Job]:
+    """One job per bag, keyed by content (see :mod:`~rnea_ros.tools.fleet.cache`)."""
+    jobs = []
+    for robot in manifest.robots:
+        loops = robot.options.get("loops")
+        loop_file = (Path(loops) if loops and loops != "none" else
+                     robot.urdf.with_name(f"{robot.urdf.stem}.loops.yaml"))
+        files = {"urdf": robot.urdf, "drives": robot.drives, "loops": loop_file}
+        for bag in robot.bags:
+            key = result_key(robot.name, bag, files, robot.options)
+            jobs.append(Job(robot.name, str(bag), str(robot.urdf), key,
+                            str(robot.drives) if robot.drives else None, dict(robot.options),
+                            str(out / "reports" / robot.name / key[:16]) if reports else None))
+    return jobs
+
+
+def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
+            scheduler: str | None = None, since: float | None = None,
+            threshold: float = THRESHOLD, reports: bool = False,
+            progress: bool = True) -> int:
+    """The whole run: cached results, the rest on the engine, tables, drift, report."""
+    began = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    cache = Cache(out)
+    jobs = jobs_of(manifest, out, reports)
+    results: dict[str, dict[str, Any]] = {}
+    todo = []
+    for job in jobs:
+        hit = cache.get(job.key)
+        if hit is not None and (hit.get("report") is not None or not reports):
+            results[job.key] = hit
+        else:
+            todo.append(job)
+    cached = len(results)
+    digest = _digest(jobs, since, threshold, reports)
+    if not todo and _unchanged(out, digest):  # nothing new: the tables and report stand
+        previous = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        previous.update(analysed=0, cached=cached, engine_seconds=0.0,
+                        seconds=round(time.perf_counter() - began, 3))
+        write_atomic(out / "summary.json", json.dumps(previous, indent=1).encode())
+        _print(previous, out)
+        return 2 if previous["failed"] else 0
+    engine_began = time.perf_counter()
+    engine = (run_dask(todo, scheduler) if scheduler else run_local(todo, workers))
+    try:
+        for result in _progress(engine, len(todo), progress):
+            if not result.get("transient"):
+                cache.put(result)  # at once: a killed run keeps what finished
+            results[result["key"]] = result
+    except (OSError, TimeoutError) as exc:  # the Dask scheduler cannot be reached
+        if scheduler is None:
+            raise
+        print(f"{PROG}: error: --scheduler {scheduler}: {' '.join(str(exc).split())}",
+              file=sys.stderr)
+        return 1
+    engine_seconds = time.perf_counter() - engine_began
+    ordered = [results[j.key] for j in jobs]
+    rows = bag_rows(ordered)
+    if since is not None:
+        rows = [r for r in rows if not math.isfinite(r["start"]) or r["start"] >= since]
+    trends = drift(rows, threshold)
+    write_bags(out / "bags.parquet", rows)
+    write_drift(out / "drift.parquet", trends)
+    bags = {(r["robot"], r["bag"]): r for r in rows}  # a bag may serve two robots
+    failed = [r for r in bags.values() if r["status"] == "error"]
+    summary = {
+        "manifest": str(manifest.path.resolve()),
+        "bags": len(bags), "robots": len(manifest.robots), "analysed": len(todo),
+        "cached": cached, "failed": len(failed),
+        "partial": sum(r["status"] == "partial" for r in bags.values()),
+        "flagged": sorted({f"{t['robot']}/{t['joint']}" for t in trends if t["flagged"]}),
+        "failed_bags": [{"robot": r["robot"], "bag": r["bag"], "message": r["message"]}
+                        for r in failed],
+        "engine": scheduler or f"local:{workers or default_workers()}",
+        "engine_seconds": round(engine_seconds, 3), "drift_threshold": threshold,
+        "digest": digest if not any(r.get("transient") for r in ordered) else "",
+    }
+    write_report(out / "report.html", rows, trends, summary)
+    summary["seconds"] = round(time.perf_counter() - began, 3)
+    write_atomic(out / "summary.json", json.dumps(summary, indent=1).encode())
+    _print(summary, out)
+    return 2 if failed else 0
+
+
+def _print(summary: dict[str, Any], out: Path) -> None:
+    for r in summary["failed_bags"]:
+        print(f"{PROG}: failed: {r['robot']}: {r['bag']}: {r['message']}", file=sys.stderr)
+    print(f"{PROG}: {summary['bags']} bags: {summary['analysed']} analysed, "
+          f"{summary['cached']} cached, {summary['failed']} failed; flagged: "
+          f"{', '.join(summary['flagged']) or 'none'}; {out / 'report.html'}")
+
+
+def _digest(jobs: Sequence[Job], since: float | None, threshold: float,
+            reports: bool) -> str:
+    """What the tables and the report were made of: the results' keys and the options."""
+    text = json.dumps([sorted(j.key for j in jobs), since, threshold, reports])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _unchanged(out: Path, digest: str) -> bool:
+    """The last run wrote its tables and report from the same results and options."""
+    try:
+        previous = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return previous.get("digest") == digest and all(
+        (out / name).is_file() for name in ("bags.parquet", "drift.parquet", "report.html"))
+
+
+def _progress(results: Iterator[dict[str, Any]], total: int, enabled: bool
+              ) -> Iterator[dict[str, Any]]:
+    """Pass the results through a tqdm bar (done/total, bags/s) on a terminal."""
+    if not enabled or total == 0:
+        yield from results
+        return
+    from tqdm import tqdm
+
+    tqdm.monitor_interval = 0  # no monitor thread: the local pool forks this process
+    with tqdm(total=total, unit="bag", file=sys.stderr, disable=None, mininterval=0.5) as bar:
+        for result in results:
+            bar.update(1)
+            yield result
+
+
+def _since(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise FleetError(f"--since '{text}': expected a date YYYY-MM-DD or an ISO time"
+                         ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

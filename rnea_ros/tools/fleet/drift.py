@@ -1,0 +1,93 @@
+"""Trends over days: which robot-joint needs more and more torque than the model.
+
+For every (robot, joint, metric) with ``metric`` one of ``rms`` (model - measured
+residual RMS), ``viscous`` and ``coulomb`` (fitted extra friction), over the bags
+analysed (``ok`` or ``partial``) with a finite value:
+
+* ``slope_per_day``: the Theil-Sen slope (median of pairwise slopes; robust to a
+  few outlying bags) of the metric against the bag's start in days, with its 95 %
+  confidence interval ``low``..``high`` (Sen 1968, as ``scipy.stats.theilslopes``);
+* ``relative_per_day``: that slope as torque, over the joint's ``reference``: the
+  median residual RMS of the robot-joint over its bags [N m or N]. A viscous slope
+  becomes torque times the median velocity RMS; RMS and Coulomb slopes are torques.
+  Relative to the model's own error scale, a healthy joint's noise does not look
+  like a trend, and a friction starting from zero has a finite relative rate.
+
+The rule: a robot-joint-metric is **flagged** when it has at least
+:data:`MIN_BAGS` (3) bags on at least 2 distinct days, ``relative_per_day >
+threshold`` (default :data:`THRESHOLD`: 1 % of the joint's residual RMS per day,
+about 30 % a month), and the rise has statistical support: the lower end of the
+95 % interval is above 0, and the rise over the span (``slope_per_day * days``)
+exceeds :data:`SIGMAS` (3) standard errors of the difference of two bags' values
+(``3 sqrt(2) se``, ``se`` the bags' median standard error ``noise``: the friction
+fit's, or ``rms / sqrt(2 samples)`` for the RMS), so that short, noisy bags do not
+make a trend out of their scatter.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+THRESHOLD = 0.01  # relative rise per day
+MIN_BAGS = 3
+SIGMAS = 3.0
+METRICS = ("rms", "viscous", "coulomb")
+DAY = 86400.0
+
+
+def drift(rows: Iterable[dict[str, Any]], threshold: float = THRESHOLD
+          ) -> list[dict[str, Any]]:
+    """One row per (robot, joint, metric); see the module docstring."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row["status"] in ("ok", "partial") and math.isfinite(row["start"]):
+            groups[(row["robot"], row["joint"])].append(row)
+    out = []
+    for (robot, joint), bags in sorted(groups.items()):
+        rms = np.array([b["rms"] for b in bags], dtype=np.float64)
+        reference = float(np.nanmedian(rms)) if np.isfinite(rms).any() else math.nan
+        v_rms = np.array([b.get("velocity_rms", math.nan) for b in bags], dtype=np.float64)
+        speed = float(np.nanmedian(v_rms)) if np.isfinite(v_rms).any() else math.nan
+        for metric in METRICS:
+            out.append(_trend(robot, joint, metric, bags, reference,
+                              speed if metric == "viscous" else 1.0, threshold))
+    return out
+
+
+def _trend(robot: str, joint: str, metric: str, bags: list[dict[str, Any]],
+           reference: float, torque_per_unit: float, threshold: float) -> dict[str, Any]:
+    x = np.array([b["start"] / DAY for b in bags], dtype=np.float64)
+    y = np.array([b[metric] for b in bags], dtype=np.float64)
+    se = np.array([_standard_error(b, metric) for b in bags], dtype=np.float64)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y, se = x[ok], y[ok], se[ok]
+    noise = float(np.nanmedian(se)) if np.isfinite(se).any() else 0.0
+    row: dict[str, Any] = {
+        "robot": robot, "joint": joint, "metric": metric, "bags": len(x),
+        "days": float(x.max() - x.min()) if len(x) else 0.0, "slope_per_day": math.nan,
+        "low": math.nan, "high": math.nan, "reference": reference,
+        "relative_per_day": math.nan, "noise": noise, "flagged": False,
+    }
+    if len(x) < MIN_BAGS or len(np.unique(np.round(x))) < 2:
+        return row
+    from scipy.stats import theilslopes
+
+    fit = theilslopes(y, x, alpha=0.95)
+    slope, low, high = float(fit[0]), float(fit[2]), float(fit[3])
+    relative = slope * torque_per_unit / reference if reference > 0 else math.nan
+    row.update(slope_per_day=slope, low=low, high=high, relative_per_day=relative,
+               flagged=bool(relative > threshold and low > 0
+                            and slope * row["days"] > SIGMAS * math.sqrt(2.0) * noise))
+    return row
+
+
+def _standard_error(bag: dict[str, Any], metric: str) -> float:
+    """One bag's standard error of ``metric``."""
+    if metric == "rms":
+        return float(bag["rms"]) / math.sqrt(2.0 * max(int(bag["samples"]), 1))
+    return float(bag.get(f"{metric}_se", math.nan))

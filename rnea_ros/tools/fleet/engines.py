@@ -1,0 +1,93 @@
+"""Where the bags' tasks run: a local process pool (default) or an existing Dask cluster.
+
+Both take the same :class:`~rnea_ros.tools.fleet.task.Job` list and yield each
+result as it finishes (any order); the caller stores it at once (crash safety).
+
+* :func:`run_local`: ``concurrent.futures.ProcessPoolExecutor`` with ``workers``
+  processes (default: all cores), forked from this process (or from a fork server
+  that has imported the analysis, when this process has other threads); each worker
+  analyses one bag at a time, a chunk at a time.
+* :func:`run_dask`: ``distributed.Client(address)`` of a running cluster (``dask
+  scheduler`` + ``dask worker tcp://HOST:8786`` on each machine, or any Dask
+  deployment: dask-kubernetes, dask-jobqueue for SLURM/PBS, ...). The workers need
+  this package installed (same version: the results are cached under it).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+from rnea_ros.tools.fleet.task import Job, run
+
+
+def lost(job: Job, exc: BaseException) -> dict[str, Any]:
+    """The result of a task the engine lost (a worker killed, out of memory, ...): an
+    error row marked ``transient``, which is not cached (the next run retries it)."""
+    message = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return {"robot": job.robot, "bag": job.bag, "key": job.key, "status": "error",
+            "message": f"the worker was lost ({message}); retried on the next run",
+            "rows": [], "report": job.report_dir, "transient": True}
+
+
+def default_workers() -> int:
+    """All the cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def run_local(jobs: Sequence[Job], workers: int | None = None) -> Iterator[dict[str, Any]]:
+    """Results of ``jobs`` on a local process pool, as they finish."""
+    if not jobs:
+        return
+    workers = max(1, min(workers or default_workers(), len(jobs)))
+    context = _context()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        # at most 2 tasks per worker in flight: a killed run leaves little started
+        queue = list(reversed(jobs))
+        running: dict[Future[dict[str, Any]], Job] = {}
+        while queue or running:
+            while queue and len(running) < 2 * workers:
+                job = queue.pop()
+                running[pool.submit(run, job)] = job
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                job = running.pop(future)
+                exc = future.exception()
+                yield lost(job, exc) if exc is not None else future.result()
+
+
+def _context() -> Any:
+    """``fork`` where it is safe (POSIX, this process has no other thread): the workers
+    inherit the imported analysis (2.5 s instead of 6.2 s to analyse 2 small bags on 2
+    workers of the loaded test machine); else a fork server that imports it once."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["rnea_ros.tools.fleet.task"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def run_dask(jobs: Sequence[Job], address: str) -> Iterator[dict[str, Any]]:
+    """Results of ``jobs`` on the Dask cluster at ``address`` (``tcp://HOST:PORT``)."""
+    if not jobs:
+        return
+    from distributed import Client, as_completed
+
+    with Client(address, timeout="30s") as client:  # type: ignore[no-untyped-call]
+        futures = client.map(run, list(jobs), pure=False)
+        job_of = {future.key: job for future, job in zip(futures, jobs, strict=True)}
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]
+            try:
+                yield future.result()
+            except Exception as exc:  # a worker lost, killed, out of memory
+                yield lost(job_of[future.key], exc)

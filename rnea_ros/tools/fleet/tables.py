@@ -1,0 +1,67 @@
+"""The tables people query: ``bags.parquet`` and ``drift.parquet`` (pyarrow), written
+atomically (a temporary file renamed over the old one)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+BAG_COLUMNS = ("robot", "bag", "joint", "start", "duration", "samples", "rms", "bias",
+               "max_abs", "peak_effort_ratio", "peak_rate_ratio", "violations", "viscous",
+               "coulomb", "viscous_se", "coulomb_se", "velocity_rms", "status", "message",
+               "key")
+FLOATS = ("duration", "rms", "bias", "max_abs", "peak_effort_ratio", "peak_rate_ratio",
+          "viscous", "coulomb", "viscous_se", "coulomb_se", "velocity_rms")
+
+
+def bag_rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (robot, bag, joint); a failed bag: one row with joint '' and NaNs.
+    Sorted by robot, start, bag, joint (the same table whatever the engine)."""
+    rows = []
+    for r in results:
+        common = {"robot": r["robot"], "bag": r["bag"], "status": r["status"],
+                  "message": r["message"], "key": r["key"], "report": r.get("report")}
+        if not r["rows"]:
+            rows.append({**common, "joint": "", "start": math.nan, "samples": 0,
+                         "violations": 0, **{k: math.nan for k in FLOATS}})
+        for joint in r["rows"]:
+            rows.append({**common, **joint})
+    start = [(row["start"] if math.isfinite(row["start"]) else math.inf) for row in rows]
+    order = sorted(range(len(rows)), key=lambda i: (rows[i]["robot"], start[i],
+                                                    rows[i]["bag"], rows[i]["joint"]))
+    return [rows[i] for i in order]
+
+
+def write_bags(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    import pyarrow as pa
+
+    columns: dict[str, Any] = {c: [row.get(c) for row in rows] for c in BAG_COLUMNS}
+    starts = [None if not math.isfinite(s) else round(s * 1e6) for s in columns["start"]]
+    schema = {c: pa.float64() for c in FLOATS}
+    schema.update(robot=pa.string(), bag=pa.string(), joint=pa.string(), status=pa.string(),
+                  message=pa.string(), key=pa.string(), samples=pa.int64(),
+                  violations=pa.int64())
+    arrays = {c: (pa.array(starts, pa.timestamp("us", tz="UTC")) if c == "start"
+                  else pa.array(columns[c], schema[c])) for c in BAG_COLUMNS}
+    _write(path, pa.table(arrays))
+
+
+def write_drift(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    import pyarrow as pa
+
+    names = ("robot", "joint", "metric", "bags", "days", "slope_per_day", "low", "high",
+             "reference", "relative_per_day", "noise", "flagged")
+    types = [pa.string()] * 3 + [pa.int64()] + [pa.float64()] * 7 + [pa.bool_()]
+    _write(path, pa.table({n: pa.array([r[n] for r in rows], t)
+                           for n, t in zip(names, types, strict=True)}))
+
+
+def _write(path: Path, table: Any) -> None:
+    import pyarrow.parquet as pq
+
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(table, temp)
+    os.replace(temp, path)
