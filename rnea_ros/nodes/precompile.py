@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import rclpy
 from rclpy.context import Context
 from rclpy.impl.logging_severity import LoggingSeverity
+from rclpy.signals import SignalHandlerOptions
 
 from rnea_ros.core.errors import RneaError
 from rnea_ros.nodes.common import StartupInterrupted, StartupSignals, kernel_cache
@@ -94,7 +95,8 @@ def quiet_context() -> Iterator[Context]:
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
     context = Context()
     try:
-        rclpy.init(args=[], context=context)
+        # (signals: interruptible()'s handlers, not rclpy's)
+        rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
     finally:  # read by rclpy.init only: this process's other contexts keep theirs
         if saved is None:
             del os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]

@@ -188,6 +188,33 @@ def test_precompile_fills_the_cache_the_nodes_start_from(tmp_path: Path) -> None
     assert not any("compiling kernels" in line for line in lines), lines
 
 
+def test_ctrl_c_stops_precompile_promptly(tmp_path: Path) -> None:
+    """``rnea-precompile`` on an empty cache, SIGINT a few seconds in: it stops at numba's
+    next compiler pass with a line saying so, exit code 130 (128 + SIGINT), no traceback
+    (before: a KeyboardInterrupt's traceback, or none at all when it landed in llvmlite's
+    ctypes callback and the compilation went on)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    process = subprocess.Popen([sys.executable, "-m", "rnea_ros.nodes.precompile", "--robot",
+                                "five_bar"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, bufsize=1)
+    read_until(process, "compiling the nodes' kernels", 60.0)
+    time.sleep(3.0)  # compiling (a minute on a cold cache)
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    try:
+        rc = process.wait(timeout=30.0)
+    finally:
+        process.kill()
+        process.wait()
+    elapsed = time.monotonic() - sent
+    assert process.stdout is not None
+    rest = process.stdout.read()
+    assert "Traceback" not in rest and "ctypes" not in rest, rest
+    assert rc == 128 + signal.SIGINT, rest
+    assert "SIGINT: stopped after" in rest and "done in" not in rest, rest
+    assert elapsed < 10.0
+
+
 def test_precompile_cli(capsys: pytest.CaptureFixture[str]) -> None:
     """``main(argv)``: one robot and the tools (whatever this checkout's cache holds:
     compiles what is missing), its nodes listed; an unknown robot is refused by
