@@ -224,9 +224,9 @@ class StartupSignals(event.Listener):
     it is acted on -- :class:`StartupInterrupted` raised -- between numba's compiler
     passes and compilations (its ``numba:run_pass`` and ``numba:compile`` events, some
     thirty per kernel, :meth:`watching`) and when the start-up ends (:meth:`check`).
-    The longest stretch without such a point is one pass's LLVM code generation (up to
-    ~6 s for the five-bar's largest kernel with two CPU hogs beside it, where Python
-    would not run the handler either)."""
+    The longest stretch without such a point is one pass's LLVM code generation, where
+    Python would not run the handler either: 5.8 s at most for the five-bar controller's
+    kernels on a 2-core machine at a load average of 8-14 (its cold start took 89 s)."""
 
     KINDS = ("numba:compile", "numba:run_pass")
 
