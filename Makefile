@@ -9,7 +9,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export ROS_DOMAIN_ID ?= 57
 export PYTHONUNBUFFERED := 1
 
-.PHONY: env demo test lint bench clean
+.PHONY: env demo test test-stress lint bench clean
 
 env: $(STAMP)
 
@@ -32,6 +32,16 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+
+# The node and launch tests beside two busy-loop processes (a loaded machine: the tests
+# must hold on any schedule); the busy loops end with the run, also on failure or Ctrl-C.
+STRESS_TESTS ?= test/nodes test/launch
+test-stress: $(STAMP)
+	@$(BIN)/python -c 'while 1: pass' & hog1=$$!; \
+	$(BIN)/python -c 'while 1: pass' & hog2=$$!; \
+	trap 'kill $$hog1 $$hog2 2>/dev/null' EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; \
+	echo "two busy loops (pids $$hog1 $$hog2) beside: pytest $(STRESS_TESTS)"; \
+	$(BIN)/python -m pytest $(STRESS_TESTS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_node.py --rounds 15 --duration 4

@@ -231,40 +231,88 @@ class StartupInterrupted(BaseException):
         self.signum = signum
 
 
+class StartupSignals(event.Listener):
+    """SIGINT/SIGTERM while a process builds its nodes (numba compiling their kernels on
+    a cold cache), acted on where Python runs its own code.
+
+    Python runs a signal handler at the main thread's next bytecode, wherever that is;
+    while numba compiles, often inside llvmlite's object-cache callback, a Python
+    function that LLVM calls through ctypes: an exception raised there is printed
+    ("Exception ignored on calling ctypes callback function"), dropped, and the start-up
+    went on (and ended in a traceback). So :meth:`handler` only records the signal, and
+    it is acted on -- :class:`StartupInterrupted` raised -- between numba's compiler
+    passes and compilations (its ``numba:run_pass`` and ``numba:compile`` events, some
+    thirty per kernel, :meth:`watching`) and when the start-up ends (:meth:`check`).
+    The longest stretch without such a point is one pass's LLVM code generation, where
+    Python would not run the handler either: 5.8 s at most for the five-bar controller's
+    kernels on a 2-core machine at a load average of 8-14 (its cold start took 89 s)."""
+
+    KINDS = ("numba:compile", "numba:run_pass")
+
+    def __init__(self) -> None:
+        self.signum = 0  # the first signal received, 0 for none
+        self.raised = False
+
+    def handler(self, signum: int, frame: FrameType | None) -> None:
+        """The signal handler: note the signal, nothing else."""
+        if not self.signum:
+            self.signum = signum
+
+    def check(self) -> None:
+        """Raise :class:`StartupInterrupted` if a signal came (once)."""
+        if self.signum and not self.raised:
+            self.raised = True
+            raise StartupInterrupted(self.signum)
+
+    def on_start(self, ev: event.Event) -> None:
+        self.check()
+
+    def on_end(self, ev: event.Event) -> None:
+        self.check()
+
+    @contextmanager
+    def watching(self) -> Iterator[StartupSignals]:
+        """Check at numba's events while the block runs, and when it ends normally."""
+        for kind in self.KINDS:
+            event.register(kind, self)  # type: ignore[no-untyped-call]
+        try:
+            yield self
+            self.check()
+        finally:
+            for kind in self.KINDS:
+                event.unregister(kind, self)  # type: ignore[no-untyped-call]
+
+
 def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int:
     """Init rclpy, build the node, freeze the start-up heap out of the garbage
     collector's way, spin; a bad configuration logs one line and returns 1.
 
     Building the node compiles its kernels when numba's cache is cold (seconds to a
     minute, :class:`CompileReport` says so in the log). SIGINT/SIGTERM then stop it
-    where it is (the handler raises :class:`StartupInterrupted`) and the process ends
-    like a normal shutdown (0). Once the node spins they only set a flag that ends
-    the spin loop between callbacks, so a signal never interrupts a callback half-way
-    (no exception, no partial command).
+    at the next of numba's compiler passes (:class:`StartupSignals`: the handler only
+    notes the signal) and the process ends like a normal shutdown (0). Once the node
+    spins they only set a flag that ends the spin loop between callbacks, so a signal
+    never interrupts a callback half-way (no exception, no partial command).
     """
     stop = threading.Event()
-    starting = True
+    signals = StartupSignals()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     logger = rclpy.logging.get_logger(name)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
-        if starting:
-            raise StartupInterrupted(signum)
+        signals.handler(signum, frame)
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, on_signal)
     try:
         try:
-            with compile_report(logger), logged_warnings(logger):
+            with compile_report(logger), logged_warnings(logger), signals.watching():
                 node = make_node()
-            starting = False
         except StartupInterrupted as exc:
-            starting = False
             logger.info(f"{signal.Signals(exc.signum).name} while starting: stopped")
             return 0
         except (RneaError, ParameterException, ValueError, TypeError) as exc:
-            starting = False
             logger.fatal(f"cannot start: {exc}")
             return 1
         # The start-up heap (numpy, numba, Pinocchio, the model: ~130 000 objects) is

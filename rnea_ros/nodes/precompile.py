@@ -18,13 +18,17 @@ load them::
 
 Run it as the user who runs the nodes, after each install or upgrade (the cache is
 keyed by the sources' contents: an unchanged module keeps its kernels). A second run
-finds everything cached and takes seconds.
+finds everything cached and takes seconds. Ctrl-C (or SIGTERM) stops it at numba's next
+compiler pass, like a node's start-up (:class:`~rnea_ros.nodes.common.StartupSignals`):
+exit code 128 + the signal, the kernels compiled so far kept.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import threading
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -34,9 +38,10 @@ from dataclasses import dataclass
 import rclpy
 from rclpy.context import Context
 from rclpy.impl.logging_severity import LoggingSeverity
+from rclpy.signals import SignalHandlerOptions
 
 from rnea_ros.core.errors import RneaError
-from rnea_ros.nodes.common import kernel_cache
+from rnea_ros.nodes.common import StartupInterrupted, StartupSignals, kernel_cache
 from rnea_ros.nodes.controller import NODE_NAME as CONTROLLER
 from rnea_ros.nodes.controller import ControllerNode
 from rnea_ros.nodes.simulator import NODE_NAME as SIMULATOR
@@ -90,7 +95,8 @@ def quiet_context() -> Iterator[Context]:
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
     context = Context()
     try:
-        rclpy.init(args=[], context=context)
+        # (signals: interruptible()'s handlers, not rclpy's)
+        rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
     finally:  # read by rclpy.init only: this process's other contexts keep theirs
         if saved is None:
             del os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]
@@ -163,6 +169,25 @@ def precompile_tools() -> float:
     return time.monotonic() - started
 
 
+@contextmanager
+def interruptible() -> Iterator[StartupSignals]:
+    """SIGINT/SIGTERM noted while the block runs and acted on at numba's next compiler
+    pass (:class:`StartupInterrupted`), not raised inside llvmlite's ctypes callbacks,
+    which would drop them; the handlers before are restored after. Off the main thread
+    (no signal handlers there) it only checks."""
+    signals = StartupSignals()
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {signum: signal.signal(signum, signals.handler)
+                for signum in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
+    try:
+        with signals.watching():
+            yield signals
+    finally:
+        for signum, handler in previous.items():
+            if handler is not None:  # (None: not set from Python)
+                signal.signal(signum, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``rnea-precompile`` (``ros2 run rnea_ros precompile``)."""
     robots = shipped_robots()
@@ -177,10 +202,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(f"compiling the nodes' kernels into numba's cache: {kernel_cache()}", flush=True)
     started = time.monotonic()
-    failures = precompile(args.robot)
-    if args.tools:
-        print(f"  {'tools':<14}{precompile_tools():6.1f} s  rnea-plan, rnea-identify",
+    try:
+        with interruptible():
+            failures = precompile(args.robot)
+            if args.tools:
+                print(f"  {'tools':<14}{precompile_tools():6.1f} s  rnea-plan, rnea-identify",
+                      flush=True)
+    except StartupInterrupted as exc:
+        print(f"{signal.Signals(exc.signum).name}: stopped after "
+              f"{time.monotonic() - started:.1f} s (the kernels compiled so far are cached)",
               flush=True)
+        return 128 + exc.signum
     for line in failures:
         print(f"failed: {line}")
     print(f"done in {time.monotonic() - started:.1f} s" +

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from rosbags.rosbag2 import Reader
 
 from rnea_ros.core.model.urdf import load_urdf, parse_urdf
 from rnea_ros.identification.data import read_bag
@@ -45,6 +46,12 @@ def test_excite_record_identify_reload_improves_hold_and_tracking_tenfold(tmp_pa
     model = load_urdf(NOMINAL)
     recording = read_bag(tmp_path / "bag", model)
     assert recording.t[-1] - recording.t[0] > 9.5 and np.isfinite(recording.effort).all()
+    # Lockstep from the trajectory's start: every 1 ms step recorded once, with the command
+    # that answered it (~/efforts, stamped with its state), on any schedule.
+    np.testing.assert_allclose(np.diff(recording.t), 1e-3, atol=1e-6)
+    with Reader(tmp_path / "bag") as reader:
+        stamps = [[t for _, t, _ in reader.messages([c])] for c in reader.connections]
+    assert stamps[1] == [t + 1 for t in stamps[0]]  # (write_bag: commands 1 ns later)
     traj = yaml.safe_load((tmp_path / "excitation.yaml").read_text())
     start = np.array(traj["points"][0]["positions"])
     assert np.abs(recording.q[0] - start).max() < 1e-2  # the simulator started there
@@ -52,6 +59,7 @@ def test_excite_record_identify_reload_improves_hold_and_tracking_tenfold(tmp_pa
     # (the wrist's, joints 6-7, split less well between Coulomb and viscous: see the report).
     drives = yaml.safe_load((tmp_path / "ident" / "drives_identified.yaml").read_text())
     coulomb = np.array([drives["joints"][f"joint{j}"]["coulomb"] for j in range(1, 8)])
+    print("identified Coulomb friction", coulomb.tolist())
     np.testing.assert_allclose(coulomb[:5], TRUE_COULOMB[:5], rtol=0.1)
     assert after[0] * 10 <= before[0], (before, after)
     assert after[1] * 10 <= before[1], (before, after)

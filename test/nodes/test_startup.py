@@ -88,6 +88,61 @@ def test_a_signal_during_the_cold_warm_up_stops_the_node_at_once(
     assert "commanding" not in rest  # it stopped before finishing its start
 
 
+# Runs a node as ``python -m rnea_ros.nodes.<node>`` does, with numba's object-cache hook
+# (Python, called by LLVM through llvmlite's ctypes callback once a kernel's machine code
+# exists) sending the process ``SIGNUM`` once, when the node's handlers are installed:
+# Python then runs the handler inside that foreign frame, where the race put it.
+SIGNAL_IN_CALLBACK = textwrap.dedent("""
+    import os, runpy, signal, sys
+    from numba.core import codegen
+    original = codegen.JITCodeLibrary._object_compiled_hook
+    sent = []
+    def hook(cls, ll_module, buf):
+        if not sent and signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            sent.append(True)
+            print("sending the signal in the object-cache callback", flush=True)
+            os.kill(os.getpid(), SIGNUM)
+        original(ll_module, buf)
+    codegen.JITCodeLibrary._object_compiled_hook = classmethod(hook)
+    runpy.run_module("rnea_ros.nodes.controller", run_name="__main__", alter_sys=True)
+""")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_inside_llvms_object_cache_callback_stops_the_node(
+        signum: signal.Signals, tmp_path: Path) -> None:
+    """A signal that Python handles inside llvmlite's ctypes callback (what a Ctrl-C
+    during a cold start often hits: issue 22 §9) stops the start-up all the same, within
+    seconds, exit code 0, nothing printed about the callback (before: the handler's
+    exception was "ignored on calling ctypes callback function", the start-up went on)."""
+    files = robot_files("five_bar")
+    script = SIGNAL_IN_CALLBACK.replace("SIGNUM", str(int(signum)))
+    command = [sys.executable, "-c", script, "--ros-args", "--params-file",
+               str(files.controller), "-p", f"urdf_path:={files.urdf}",
+               "-r", "__ns:=/startup_test"]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, bufsize=1)
+    read_until(process, "sending the signal in the object-cache callback", 120.0)
+    sent = time.monotonic()
+    try:
+        rc: int | None = process.wait(timeout=30.0)
+    except subprocess.TimeoutExpired:
+        rc = None
+    finally:
+        process.kill()
+        process.wait()
+    elapsed = time.monotonic() - sent
+    assert process.stdout is not None
+    rest = process.stdout.read()
+    print(f"{signum.name}: stopped {elapsed:.2f} s after the signal")
+    assert "ctypes callback" not in rest and "Traceback" not in rest, rest
+    assert rc == 0, f"exit code {rc} (None: still running 30 s after the signal):\n{rest}"
+    assert f"{signum.name} while starting: stopped" in rest, rest
+    assert "commanding" not in rest, rest
+    assert elapsed < 10.0
+
+
 def test_precompile_fills_the_cache_the_nodes_start_from(tmp_path: Path) -> None:
     """``rnea-precompile --robot arm7 five_bar`` into an empty cache; then, in a new
     process, building every node it covers (controller in each mode, simulator, arm7 on
@@ -131,6 +186,33 @@ def test_precompile_fills_the_cache_the_nodes_start_from(tmp_path: Path) -> None
         process.send_signal(signal.SIGINT)
         process.wait(timeout=10.0)
     assert not any("compiling kernels" in line for line in lines), lines
+
+
+def test_ctrl_c_stops_precompile_promptly(tmp_path: Path) -> None:
+    """``rnea-precompile`` on an empty cache, SIGINT a few seconds in: it stops at numba's
+    next compiler pass with a line saying so, exit code 130 (128 + SIGINT), no traceback
+    (before: a KeyboardInterrupt's traceback, or none at all when it landed in llvmlite's
+    ctypes callback and the compilation went on)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    process = subprocess.Popen([sys.executable, "-m", "rnea_ros.nodes.precompile", "--robot",
+                                "five_bar"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, bufsize=1)
+    read_until(process, "compiling the nodes' kernels", 60.0)
+    time.sleep(3.0)  # compiling (a minute on a cold cache)
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    try:
+        rc = process.wait(timeout=30.0)
+    finally:
+        process.kill()
+        process.wait()
+    elapsed = time.monotonic() - sent
+    assert process.stdout is not None
+    rest = process.stdout.read()
+    assert "Traceback" not in rest and "ctypes" not in rest, rest
+    assert rc == 128 + signal.SIGINT, rest
+    assert "SIGINT: stopped after" in rest and "done in" not in rest, rest
+    assert elapsed < 10.0
 
 
 def test_precompile_cli(capsys: pytest.CaptureFixture[str]) -> None:
