@@ -12,13 +12,13 @@ real ``LaunchService`` runs a failing process and returns 1.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
+from test_launch_files import LAUNCH_FILES, ROOT, load
 
 from rnea_ros.control.config import MODES
 from rnea_ros.launching import (
@@ -28,17 +28,6 @@ from rnea_ros.launching import (
     on_exit_then,
 )
 from rnea_ros.samples import robot_files, shipped_robots
-
-ROOT = Path(__file__).resolve().parents[2]
-LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
-
-
-def load(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(path.stem.replace(".", "_"), path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture

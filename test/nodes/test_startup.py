@@ -61,6 +61,22 @@ def read_until(process: subprocess.Popen[str], text: str, timeout: float) -> lis
     raise AssertionError(f"no '{text}' within {timeout} s:\n{''.join(lines)}")
 
 
+def wait_for_exit(process: subprocess.Popen[str], since: float, timeout: float = 30.0
+                  ) -> tuple[int | None, float, str]:
+    """Wait up to ``timeout`` s for ``process`` to end (then kill it): its exit code (None:
+    still running), the seconds from ``since`` to its end, the rest of its output."""
+    try:
+        rc: int | None = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        rc = None
+    finally:
+        process.kill()
+        process.wait()
+    elapsed = time.monotonic() - since
+    assert process.stdout is not None
+    return rc, elapsed, process.stdout.read()
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_during_the_cold_warm_up_stops_the_node_at_once(
         signum: signal.Signals, tmp_path: Path) -> None:
@@ -124,23 +140,14 @@ def test_a_signal_inside_llvms_object_cache_callback_stops_the_node(
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, bufsize=1)
     read_until(process, "sending the signal in the object-cache callback", 120.0)
-    sent = time.monotonic()
-    try:
-        rc: int | None = process.wait(timeout=30.0)
-    except subprocess.TimeoutExpired:
-        rc = None
-    finally:
-        process.kill()
-        process.wait()
-    elapsed = time.monotonic() - sent
-    assert process.stdout is not None
-    rest = process.stdout.read()
+    rc, elapsed, rest = wait_for_exit(process, time.monotonic())
     print(f"{signum.name}: stopped {elapsed:.2f} s after the signal")
     assert "ctypes callback" not in rest and "Traceback" not in rest, rest
     assert rc == 0, f"exit code {rc} (None: still running 30 s after the signal):\n{rest}"
     assert f"{signum.name} while starting: stopped" in rest, rest
     assert "commanding" not in rest, rest
     assert elapsed < 10.0
+
 
 
 def test_precompile_fills_the_cache_the_nodes_start_from(tmp_path: Path) -> None:
@@ -201,14 +208,7 @@ def test_ctrl_c_stops_precompile_promptly(tmp_path: Path) -> None:
     time.sleep(3.0)  # compiling (a minute on a cold cache)
     sent = time.monotonic()
     process.send_signal(signal.SIGINT)
-    try:
-        rc = process.wait(timeout=30.0)
-    finally:
-        process.kill()
-        process.wait()
-    elapsed = time.monotonic() - sent
-    assert process.stdout is not None
-    rest = process.stdout.read()
+    rc, elapsed, rest = wait_for_exit(process, sent)
     assert "Traceback" not in rest and "ctypes" not in rest, rest
     assert rc == 128 + signal.SIGINT, rest
     assert "SIGINT: stopped after" in rest and "done in" not in rest, rest
