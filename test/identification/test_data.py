@@ -61,7 +61,9 @@ def test_filtered_derivatives_match_the_motion_and_gaps_split_segments() -> None
     t = np.arange(0.0, 30.0, 1e-3)
     q, qd, qdd = fourier_motion(model, t, seed=3)
     keep = (t < 12.0) | (t > 12.5)  # a half-second hole: two segments
-    rec = Recording(t[keep], q[keep], np.zeros((int(keep.sum()), 7)))
+    # Efforts: any smooth torque (all-zero efforts are refused: no torque was measured).
+    effort = 10.0 * np.sin(np.outer(t[keep], 0.3 + 0.1 * np.arange(7)))
+    rec = Recording(t[keep], q[keep], effort)
     data = prepare(rec, model, cutoff=10.0, rate=15.0)
     idx = np.round(data.t / 1e-3).astype(int)
     assert np.abs(data.q - q[idx]).max() <= 1e-6
