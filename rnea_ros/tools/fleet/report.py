@@ -74,7 +74,8 @@ def _robot(robot: str, rows: list[dict[str, Any]], flags: list[dict[str, Any]],
                         "</td></tr>" for r in bad.values())
         parts.append("<h3>Failed and partial bags</h3><table><tr><th>status</th><th>bag"
                      f"</th><th>reason</th></tr>{items}</table>")
-    links = {r["bag"]: r.get("report") for r in rows if r.get("report")}
+    links = {r["bag"]: r.get("report") for r in rows  # a failed bag has no report
+             if r.get("report") and r["status"] != "error"}
     if links:
         items = "".join(
             f"<li><a href='{e(os.path.relpath(Path(str(d)) / 'report.md', out))}'>"

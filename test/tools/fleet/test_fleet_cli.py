@@ -193,3 +193,24 @@ def test_the_flag_rule(values: list[float], se: float, flagged: bool) -> None:
     rows = {r["metric"]: r for r in drift(drift_rows(values, se))}
     assert rows["coulomb"]["flagged"] is flagged
     assert not rows["viscous"]["flagged"] and not rows["rms"]["flagged"]
+
+
+def test_reports_are_linked_for_the_bags_that_have_one(tmp_path: Path) -> None:
+    """``--reports``: each analysed bag's rnea-bag report is written and linked (relative)
+    from report.html; a bag that failed has none and no link."""
+    import re
+
+    from rnea_ros.samples import load_robot, sample_urdf
+    from rnea_ros.tools.synthetic_bag import write_bag
+
+    write_bag(tmp_path / "r" / "good", load_robot("arm7"), duration=1.0, seed=1)
+    (tmp_path / "r" / "bad.mcap").write_bytes(b"not a bag" * 10)
+    manifest = tmp_path / "fleet.yaml"
+    manifest.write_text(f"robots:\n  r: {{urdf: {sample_urdf('arm7')}, bags: r/*}}\n")
+    out = tmp_path / "out"
+    assert main(["analyse", str(manifest), "--out", str(out), "--reports", "--workers", "1",
+                 "--quiet"]) == 2
+    links = re.findall(r"href='([^']+)'", (out / "report.html").read_text())
+    assert len(links) == 1, links
+    assert (out / links[0]).is_file() and (out / links[0]).name == "report.md"
+    assert "bad.mcap" in (out / "report.html").read_text()  # listed as failed
