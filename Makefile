@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_identify.py
 	$(BIN)/python bench/bench_parallel.py
 	$(BIN)/python bench/bench_time_scaling.py --passes 4
+	$(BIN)/python bench/bench_fleet.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
