@@ -74,14 +74,24 @@ def test_a_stall_puts_no_second_state_in_the_lockstep_loop() -> None:
         t = np.array(loop.probe.recording.t[start:])
         assert len(t) >= 300 and np.all(np.diff(t) > 0), "a state came twice"
         assert c.slew.bad_dt == repeated  # the controller saw no repeated stamp
-        # A lost command still gets the state resent, after RESEND_AFTER.
+        # A lost command still gets the state resent, RESEND_AFTER after the node's last
+        # state (its own silence: the firings of its timer since that publish, which
+        # never come early; measured from when the test noticed the loss, the wait
+        # looked shorter by the command's round trip, 4 ms beside two busy loops).
         node = loop.simulator
         assert node is not None
         on_command, dropped = node.command_sub.callback, []
+        publish, published = node.publish_state, []
+
+        def recorded() -> None:
+            published.append(time.monotonic())
+            publish()
+        node.publish_state = recorded  # type: ignore[method-assign]
         node.command_sub.callback = dropped.append
         assert loop.spin_until(lambda: bool(dropped), 1.0)
         node.command_sub.callback = on_command
-        sim_time, lost = loop.sim_time, time.monotonic()
+        sim_time, silent_since, before = loop.sim_time, node.last_publish_wall, len(published)
         assert loop.spin_until(lambda: loop.sim_time > sim_time, 5.0)
-        assert time.monotonic() - lost >= RESEND_AFTER
+        resent = published[before]  # the next state after the loss: the resend
+        assert resent - silent_since >= RESEND_AFTER, resent - silent_since
         assert loop.run_for(0.1, wall_timeout=5.0)
