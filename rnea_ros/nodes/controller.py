@@ -437,6 +437,7 @@ class ControllerNode(Node):
             "saturated": str(c.saturated),
             "watchdog": "stale" if c.stale else "ok",
             "stale events": str(c.stale_events),
+            "watchdog late (held through the grace)": str(c.watchdog_late),
             "clock resets": str(c.clock_resets),
             "last clock jump [s]": f"{c.last_clock_jump:+.6f}",
             "oracle discrepancy": f"{c.oracle_discrepancy:.3e}" if c.oracle else "disabled",
