@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.joint_state import MERGED, intake
+from rnea_ros.control.rate_limit import bounded_dt
 from rnea_ros.control.rate_limit import slew as slew_toward
 from rnea_ros.core._jit import FastCall, fixed_base, jit, jit_entry, scratch
 from rnea_ros.core.dynamics.rnea import _gravity_call, rnea_pass
@@ -59,10 +60,7 @@ def output_dt(stamp: float, now: float, output_stamp: float, output_wall: float,
     if np.isnan(output_wall):
         return 0.0
     if not (np.isnan(stamp) or np.isnan(output_stamp)):
-        dt = stamp - output_stamp
-        if receipt_dt < dt or np.isnan(receipt_dt):  # the smaller; NaN if either
-            dt = receipt_dt
-        return dt
+        return bounded_dt(stamp - output_stamp, receipt_dt)
     return now - output_wall
 
 

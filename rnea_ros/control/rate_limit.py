@@ -69,6 +69,16 @@ Array = NDArray[np.float64]
 
 
 @jit
+def bounded_dt(stamp_dt: float, receipt_dt: float) -> float:
+    """The slew limiter's time step [s]: the stamp interval ``stamp_dt``, never more than
+    the receipt interval ``receipt_dt`` on the receiver's clock (a sender's stamps cannot
+    loosen the limit); NaN if either is (a held command)."""
+    if receipt_dt < stamp_dt or np.isnan(receipt_dt):  # the smaller; NaN if either
+        return receipt_dt
+    return stamp_dt
+
+
+@jit
 def slew(previous: float, target: float, step: float) -> tuple[float, bool]:
     """``previous`` moved towards ``target`` by at most ``step``, and whether the bound
     acted (``|target - previous| > step``; not a float round-off of an unbound move)."""
@@ -129,9 +139,7 @@ class SlewLimiter:
             return tau
         dt = t - self.last_time
         if received is not None:
-            receipt_dt = received - self.last_received
-            if receipt_dt < dt or math.isnan(receipt_dt):  # the smaller; NaN if either
-                dt = receipt_dt
+            dt = bounded_dt(dt, received - self.last_received)
         if not (math.isfinite(dt) and dt > 0.0):
             self.bad_dt += 1
             held: Array = self.previous.copy()
