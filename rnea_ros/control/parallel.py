@@ -163,23 +163,24 @@ class PlatformSolver:
             raise StateError(f"active positions must be {robot.nv} finite values, got "
                              f"{target.tolist()}")
         x = self.start if self.last is None else self.last
-        spent = [0]
-        q_from = platform_active_motion(robot, x)[0]
+        q, _, _, jinv = platform_active_motion(robot, x)
+        q_from, spent = q, [0]
         steps = max(1, math.ceil(float(np.abs(target - q_from).max()) / ACTIVE_STEP))
-        jinv = np.zeros((robot.nv, robot.nv))
         for k in range(1, steps + 1):  # continuation: the actives walk to the target
-            x, jinv = self._newton(q_from + (target - q_from) * (k / steps), x, spent, started)
+            goal = target if k == steps else q_from + (target - q_from) * (k / steps)
+            x, q, jinv = self._newton(goal, target, x, q, jinv, spent, started)
         return x, jinv
 
-    def _newton(self, target: Array, x: Array, spent: list[int], started: float
-                ) -> tuple[Array, Array]:
+    def _newton(self, goal: Array, target: Array, x: Array, q: Array, jinv: Array,
+                spent: list[int], started: float) -> tuple[Array, Array, Array]:
+        """Newton from pose ``x`` (its actives ``q``, ``J_p^-1 = jinv``) to actives
+        ``goal`` (a step of the walk to ``target``); ``spent`` counts the iterations."""
         robot = self.robot
-        scale = max(1.0, float(np.abs(target).max()))
+        scale = max(1.0, float(np.abs(goal).max()))
         while True:
-            q, _, _, jinv = platform_active_motion(robot, x)
-            error = target - q
+            error = goal - q
             if float(np.abs(error).max()) <= TOLERANCE * scale:
-                return x, jinv
+                return x, q, jinv
             if spent[0] >= self.budget or (self.seconds is not None and spent[0] and
                                            spent[0] % CHUNK == 0 and
                                            time.perf_counter() - started > self.seconds):
@@ -191,6 +192,7 @@ class PlatformSolver:
                     "unreachable, or too far from the last pose")
             x = retract(robot, x, _solve(jinv, error))
             spent[0] += 1
+            q, _, _, jinv = platform_active_motion(robot, x)
 
 
 @dataclass
