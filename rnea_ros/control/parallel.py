@@ -88,7 +88,7 @@ FAMILIES: dict[str, type[ParallelRobot]] = {"delta": DeltaRobot, "gough_stewart"
 assert set(FAMILIES) == set(PARALLEL_FAMILIES) - {""}
 
 PLATFORM_BUDGET = 100  # Newton iterations per pose solve (over the whole walk)
-ACTIVE_STEP = 0.05  # [rad or m] largest move of an active joint per step of a walk
+ACTIVE_STEP = 0.1  # [rad or m] largest move of an active joint per step of a walk
 CHUNK = 10  # Newton iterations between looks at the clock (one hiccup is not a failure)
 TOLERANCE = 1e-12  # Newton stops at |q_a - IGM(x)| <= TOLERANCE max(1, |q_a|) [rad or m]
 
