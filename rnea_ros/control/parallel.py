@@ -276,6 +276,7 @@ class ParallelController(ClosedLoopController):
         self.reference_platform = PlatformSolver(self.robot, self.home)
         self._carries_passive: dict[tuple[str, ...], bool] = {}
         self.passive_unsolved = 0  # messages with passive encoders whose tree did not close
+        self._robot_key: tuple[object, ...] = ()  # what self.robot was built for
         super().__init__(loops, config, oracle_factory)
         self.solver.last = loops.q_reference.copy()  # the passive check's warm start
 
@@ -285,8 +286,11 @@ class ParallelController(ClosedLoopController):
             raise ParameterError("ParallelController needs parameter 'loops.parallel' (one "
                                  f"of {options(FAMILIES)}), got '{config.parallel}'")
         super().build_stages(config)  # the loop models (gravity, payload), the loop solver
-        robot = parallel_robot(config.parallel, self.full_model, self.loops)
-        self.robot = robot
+        key = (config.parallel, tuple(config.gravity.tolist()), config.payload)
+        if key != self._robot_key:  # (30-50 ms: not for a change of gains or limits)
+            self.robot, self._robot_key = parallel_robot(config.parallel, self.full_model,
+                                                         self.loops), key
+        robot = self.robot
         seconds = solve_seconds(config.watchdog_timeout)
         for solver in (self.platform, self.reference_platform):
             solver.robot, solver.seconds = robot, seconds  # (their last poses stay)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import rnea_ros.core as rc
+from rnea_ros.control.closed_loop import closed
 from rnea_ros.control.config import controller_config, default_values
 from rnea_ros.control.parallel import (
     ParallelController,
@@ -23,6 +24,7 @@ from rnea_ros.control.parallel import (
 from rnea_ros.core.coupling.loop_file import loop_file_path
 from rnea_ros.core.errors import LoopBudgetError, ParameterError, StateError
 from rnea_ros.core.model.configuration import quaternion_exp, quaternion_multiply
+from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.loop_oracle import LoopOracle
 from rnea_ros.samples import share_directory
@@ -324,3 +326,27 @@ def test_configuration_errors_name_the_parameter() -> None:
     wrong = controller_config({**values, "joints": [""]}, gs.tree, loops=gs)
     with pytest.raises(ParameterError, match="is not a DeltaRobot"):
         ParallelController(gs, wrong)
+
+
+def test_a_payload_on_the_platform_set_at_runtime_is_held(robot: str) -> None:
+    """payload.* changed at runtime: the platform + legs model is rebuilt with it (the
+    command equals rc.loop_gravity on the tree carrying the payload); a change of gains
+    keeps the model."""
+    loops = loops_of(robot)
+    ctl = make(robot)
+    qa = START[robot]
+    before = ctl.joint_state(names(loops), qa, np.zeros_like(qa), 1.0, 1.0).command.copy()
+    payload = {"payload.link": "platform", "payload.mass": 1.5,
+               "payload.com": [0.01, -0.02, 0.03], "payload.inertia": [1e-3] * 3 + [0.0] * 3}
+    values = {**default_values(), "loops.parallel": robot, "effort_rate_limits": [1e6],
+              **payload}
+    ctl.configure(controller_config(values, loops.tree, loops=loops))
+    robot_model = ctl.robot
+    after = ctl.joint_state(names(loops), qa, np.zeros_like(qa), 1.01, 1.01).command
+    tree = with_payload(loops.tree, Payload("platform", 1.5, (0.01, -0.02, 0.03),
+                                            (1e-3, 1e-3, 1e-3, 0.0, 0.0, 0.0)))
+    expected = rc.loop_gravity(closed(loops, tree), rc.solve_loops(loops, qa))
+    assert np.allclose(after, expected, rtol=1e-10, atol=1e-10)
+    assert np.abs(after - before).max() > 1.0  # 1.5 kg more: not the old command
+    ctl.configure(controller_config({**values, "kp": [1.0]}, loops.tree, loops=loops))
+    assert ctl.robot is robot_model
