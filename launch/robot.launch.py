@@ -20,8 +20,9 @@ when the controller failed (a bad parameter, killed).
 PACKAGE = "rnea_ros"
 
 ARGUMENTS = {
-    "robot": ("arm7", "robot shipped in rnea_ros/urdf (arm7, arm7_gripper, five_bar, four_bar, "
-              "mixed_3dof, palletizer, stanford_arm, two_link_pr, two_link_rr): selects "
+    "robot": ("arm7", "robot shipped in rnea_ros/urdf (arm7, arm7_gripper, delta, five_bar, "
+              "four_bar, gough_stewart, mixed_3dof, palletizer, stanford_arm, two_link_pr, "
+              "two_link_rr): selects "
               "urdf/<robot>.urdf and config/<robot>_controller.yaml"),
     "namespace": ("", "ROS namespace of the controller and its topics"),
     "controller_config": ("", "controller parameter file in rnea_ros/config; "

@@ -10,6 +10,7 @@ gains, initial pose, mode)::
     ros2 launch rnea_ros sim.launch.py mode:=inverse_dynamics
     ros2 launch rnea_ros sim.launch.py robot:=mixed_3dof     # elastic joint (hua-2024)
     ros2 launch rnea_ros sim.launch.py robot:=five_bar       # closed loop (loop file)
+    ros2 launch rnea_ros sim.launch.py robot:=delta          # parallel robot (platform + legs)
     ros2 launch rnea_ros sim.launch.py namespace:=left       # topics under /left
     ros2 launch rnea_ros sim.launch.py namespace:=right robot:=two_link_pr publish_clock:=false
     ros2 launch rnea_ros sim.launch.py rocking:=true imu:=true  # a rocking base, IMU-compensated
@@ -31,8 +32,9 @@ PACKAGE = "rnea_ros"
 
 # name: (default, description)
 ARGUMENTS = {
-    "robot": ("arm7", "robot shipped in rnea_ros/urdf (arm7, arm7_gripper, five_bar, four_bar, "
-              "mixed_3dof, palletizer, stanford_arm, two_link_pr, two_link_rr): selects "
+    "robot": ("arm7", "robot shipped in rnea_ros/urdf (arm7, arm7_gripper, delta, five_bar, "
+              "four_bar, gough_stewart, mixed_3dof, palletizer, stanford_arm, two_link_pr, "
+              "two_link_rr): selects "
               "urdf/<robot>.urdf, config/<robot>_controller.yaml and "
               "config/<robot>_simulator.yaml (closed-loop robots: their files name "
               "urdf/<robot>.loops.yaml)"),

@@ -64,8 +64,9 @@ ELASTIC_ROBOTS = ("mixed_3dof",)
 # file: the launch files pass robot_description, which has no location).
 LOOP_ROBOTS = ("four_bar", "five_bar", "palletizer")
 
-# Parallel robots (platform + legs, Khalil §5; urdf/<name>.urdf + <name>.loops.yaml): core
-# samples only, without node configuration files (not robot:= choices yet).
+# Parallel robots (platform + legs, Khalil §5; urdf/<name>.urdf + <name>.loops.yaml): the
+# nodes run them as closed-loop robots, the controller as a platform and legs
+# (config/<name>_controller.yaml: loops.parallel, rnea_ros/control/parallel.py).
 PARALLEL_ROBOTS = ("delta", "gough_stewart")
 
 # Robots whose URDF has non-physical link inertias (load with inertia_check="warn"):
@@ -184,11 +185,10 @@ class RobotFiles:
 
 def shipped_robots(share: Path | None = None) -> tuple[str, ...]:
     """Names of the robots in ``urdf/`` with a complete node configuration (plain
-    ``<name>.urdf`` files, closed-loop ones with their ``<name>.loops.yaml``; the
-    parallel robots of ``PARALLEL_ROBOTS`` are core samples only), sorted."""
+    ``<name>.urdf`` files, closed-loop and parallel ones with their
+    ``<name>.loops.yaml``), sorted."""
     folder = (share or share_directory()) / "urdf"
-    names = (p.name[:-len(".urdf")] for p in folder.glob("*.urdf"))
-    return tuple(sorted(n for n in names if n not in PARALLEL_ROBOTS))
+    return tuple(sorted(p.name[:-len(".urdf")] for p in folder.glob("*.urdf")))
 
 
 def robot_files(name: str, share: Path | None = None, *, controller: str = "",

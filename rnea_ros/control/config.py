@@ -28,6 +28,7 @@ Array = NDArray[np.float64]
 MODES = ("gravity", "inverse_dynamics", "elastic")
 ELASTIC_LAWS = ("feedforward_pd", "hua")
 STALE_BEHAVIORS = ("hold", "zero")
+PARALLEL_FAMILIES = ("", "delta", "gough_stewart")  # loops.parallel (control/parallel.py)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,11 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
         0.01, "closed loops: passive-joint encoders on joint_states (optional) farther than "
         "this from the passive positions solved from the active ones are reported "
         "[rad or m]"),
+    "loops.parallel": ParameterSpec(
+        "", "closed loops: run a parallel robot as a platform and legs (Khalil 2010 §5: the "
+        "platform pose solved from the active joints, the torques from the platform + legs "
+        "inverse dynamics, rnea_ros/control/parallel.py): 'delta' or 'gough_stewart' (its "
+        "family); '' = the general closed-loop controller", True),
     "joints": ParameterSpec(
         [""], "joints commanded, in the order of the effort command array; "
         "[] or [''] means every joint of the model, in model order (mimic followers are "
@@ -176,6 +182,7 @@ class ControllerConfig:
     oracle_every_n: int
     oracle_tolerance: float
     passive_tolerance: float = 0.01  # closed loops: passive encoder deviation reported [rad, m]
+    parallel: str = ""  # closed loops run as a platform and legs: 'delta', 'gough_stewart'
     elastic_law: str = "feedforward_pd"
     elastic_gains: tuple[Array, ...] = ()  # lambda_q, kd_q (n,), lambda_theta, kd_theta (n_e,)
     imu: ImuConfig | None = None  # a moving base measured by an IMU; None: a fixed base
@@ -318,6 +325,15 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     the closed loops of ``loops_file``: then joints and gains are the active joints');
     raises :class:`ParameterError` naming the parameter."""
     mode = _choice(values, "mode", MODES)
+    parallel = _choice(values, "loops.parallel", PARALLEL_FAMILIES)
+    if parallel and loops is None:
+        raise ParameterError(f"parameter 'loops.parallel' is '{parallel}' but the robot has "
+                             "no loop file (parameter 'loops_file')")
+    if parallel and values["friction_compensation"]:
+        raise ParameterError(f"parameter 'friction_compensation' is not supported with "
+                             f"'loops.parallel' ('{parallel}': the platform + legs model has no "
+                             "joint friction); set loops.parallel to '' for the general "
+                             "closed-loop controller")
     if loops is not None:
         if mode == "elastic":
             raise ParameterError("mode 'elastic' is for robots with elastic joints; a "
@@ -427,7 +443,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         time_scaling_horizon=float(values["time_scaling.horizon"]),
         time_scaling_margin=margin,
         kp=per_joint(values, "kp", n), kd=per_joint(values, "kd", n),
-        passive_tolerance=float(values["loops.passive_tolerance"]),
+        passive_tolerance=float(values["loops.passive_tolerance"]), parallel=parallel,
         watchdog_timeout=timeout, watchdog_grace=grace,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
         clock_reset_threshold=threshold, clock_reset_count=count,

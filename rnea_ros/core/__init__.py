@@ -40,6 +40,7 @@ from rnea_ros.core.coupling.loop_kinematics import (
 from rnea_ros.core.coupling.loop_mdh import from_mdh_loops
 from rnea_ros.core.coupling.loops import ClosedLoopModel, Loop
 from rnea_ros.core.coupling.parallel import (
+    platform_active_motion,
     platform_forward_dynamics,
     platform_forward_dynamics_batch,
     platform_forward_geometry,
@@ -256,6 +257,7 @@ __all__ = [
     "nonlinear_effects",
     "nonlinear_effects_batch",
     "parse_urdf",
+    "platform_active_motion",
     "platform_forward_dynamics",
     "platform_forward_dynamics_batch",
     "platform_forward_geometry",

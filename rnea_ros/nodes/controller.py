@@ -59,6 +59,7 @@ from rnea_ros.control.controller import Oracle, Result, TorqueController
 from rnea_ros.control.diagnostics import SlidingWindow, status_name
 from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.control.laws import Step
+from rnea_ros.control.parallel import ParallelController
 from rnea_ros.core.coupling.loop_kinematics import loop_velocities
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
@@ -145,8 +146,8 @@ class ControllerNode(Node):
         urdf = urdf_source(self.values)
         self.controller: TorqueController
         if self.loops is not None:
-            self.controller = ClosedLoopController(self.loops, config,
-                                                   pinocchio_loop_oracle_factory(urdf))
+            loop_class = ParallelController if config.parallel else ClosedLoopController
+            self.controller = loop_class(self.loops, config, pinocchio_loop_oracle_factory(urdf))
         else:
             self.controller = TorqueController(model, config, pinocchio_oracle_factory(urdf),
                                                elastic=elastic)

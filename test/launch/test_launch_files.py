@@ -33,7 +33,8 @@ from rnea_ros.control.config import (
     load_model,
     resolve_path,
 )
-from rnea_ros.core import gravity_torques, loop_gravity, solve_loops
+from rnea_ros.control.parallel import PlatformSolver, parallel_robot, platform_pose_of
+from rnea_ros.core import gravity_torques, loop_gravity, platform_inverse_dynamics, solve_loops
 from rnea_ros.core.errors import ModelError, ParameterError
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS
@@ -43,6 +44,7 @@ from rnea_ros.samples import (
     LOOP_ROBOTS,
     MIMIC_ROBOTS,
     NONPHYSICAL_INERTIA,
+    PARALLEL_ROBOTS,
     SAMPLE_ROBOTS,
     launch_flag,
     robot_files,
@@ -108,8 +110,10 @@ def test_the_three_launch_files_exist() -> None:
 
 
 def test_every_sample_robot_is_shipped_and_gazebo_has_all_but_elastic_and_loops() -> None:
-    assert set(ROBOTS) == set(SAMPLE_ROBOTS + MIMIC_ROBOTS + ELASTIC_ROBOTS + LOOP_ROBOTS)
-    assert set(GAZEBO_ROBOTS) == set(ROBOTS) - set(ELASTIC_ROBOTS) - set(LOOP_ROBOTS)
+    assert set(ROBOTS) == set(SAMPLE_ROBOTS + MIMIC_ROBOTS + ELASTIC_ROBOTS + LOOP_ROBOTS
+                              + PARALLEL_ROBOTS)
+    assert set(GAZEBO_ROBOTS) == set(ROBOTS) - set(ELASTIC_ROBOTS) - set(LOOP_ROBOTS) - \
+        set(PARALLEL_ROBOTS)
 
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
@@ -169,7 +173,9 @@ def test_robot_selects_a_complete_consistent_configuration(robot: str) -> None:
     config = controller_config(values, model, elastic, loops)
     assert simulator.get("elastic_file", "") == controller.get("elastic_file", "")
     assert (elastic is not None) == (robot in ELASTIC_ROBOTS)
-    assert (loops is not None) == (robot in LOOP_ROBOTS) == (files.loops is not None)
+    assert (loops is not None) == (robot in LOOP_ROBOTS + PARALLEL_ROBOTS) == \
+        (files.loops is not None)
+    assert (config.parallel != "") == (robot in PARALLEL_ROBOTS)  # run as platform + legs
     if robot in ELASTIC_ROBOTS:
         assert config.mode == "elastic"
     q0 = np.array(simulator["initial_positions"], dtype=float)
@@ -186,6 +192,12 @@ def test_robot_selects_a_complete_consistent_configuration(robot: str) -> None:
         assert np.all(q >= model.lower_limit) and np.all(q <= model.upper_limit)
         assert np.all(np.abs(loop_gravity(loops, q)) <
                       model.effort_limit[loops.active_index])
+        if config.parallel:  # the platform + legs model of the same robot holds it too
+            robot = parallel_robot(config.parallel, model, loops)
+            x = PlatformSolver(robot, platform_pose_of(robot, loops)).solve(q0)
+            zero = np.zeros(robot.nv)
+            assert np.allclose(platform_inverse_dynamics(robot, x, zero, zero),
+                               loop_gravity(loops, q), rtol=1e-9, atol=1e-9)
         return
     assert list(config.joints) == simulator["joints"] == list(model.joint_names)
     assert q0.shape == (model.nv,)
@@ -194,7 +206,7 @@ def test_robot_selects_a_complete_consistent_configuration(robot: str) -> None:
         assert np.all(np.abs(gravity_torques(model, q0)) < model.effort_limit)
 
 
-@pytest.mark.parametrize("robot", LOOP_ROBOTS)
+@pytest.mark.parametrize("robot", LOOP_ROBOTS + PARALLEL_ROBOTS)
 def test_closed_loop_robots_ros2_controllers_command_the_active_joints(robot: str) -> None:
     """A real closed-loop robot's ros2_control stack: effort on the active joints only."""
     files = robot_files(robot, ROOT)
@@ -396,7 +408,7 @@ def test_sim_launch_rocking_and_imu_set_declared_parameters_that_validate() -> N
         values = {**default_values(), **node_parameters(files.controller),
                   **sim.IMU["rnea_controller"], "urdf_path": str(files.urdf)}
         model = quiet_model(values)
-        if robot in LOOP_ROBOTS:  # closed loops run on a fixed base: refused in one line
+        if robot in LOOP_ROBOTS + PARALLEL_ROBOTS:  # closed loops: a fixed base, one line
             with pytest.raises(ParameterError, match="closed-loop robots do not support an IMU"):
                 controller_config(values, model, loops=load_loop_model(values, model))
             continue

@@ -206,6 +206,23 @@ def platform_inverse_geometry(robot: ParallelRobot, x: object) -> Array:
     return np.array([legs[k, leg.active] for k, leg in enumerate(robot.legs)])
 
 
+def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = None,
+                           xdd: object | None = None) -> tuple[Array, Array, Array, Array]:
+    """The active joints' ``q_a, qd_a, qdd_a`` (n_a,) at platform state ``(x, xd, xdd)``
+    (zero rates by default) and ``J_p^-1`` (n_a, nv) at ``x``, from one pass of the legs'
+    inverse models (eq. 60-64): e.g. a Newton step of the forward geometric model
+    (``q_a`` and ``J_p^-1`` at once), or the active acceleration at ``xdd = 0``, the
+    ``(d/dt J_p^-1) xd`` of ``qdd_a = J_p^-1 xdd + (d/dt J_p^-1) xd``.
+    :class:`ParallelRobotError` naming the leg if ``x`` is out of reach."""
+    x = _vector(robot, "x", x)
+    xd = np.zeros(robot.nv) if xd is None else _vector(robot, "xd", xd)
+    xdd = np.zeros(robot.nv) if xdd is None else _vector(robot, "xdd", xdd)
+    legs, jinv = _detail(robot, x, xd, xdd)
+    a = np.array([leg.active for leg in robot.legs])
+    k = np.arange(len(robot.legs))
+    return legs[k, a], legs[k, 3 + a], legs[k, 6 + a], jinv
+
+
 def platform_inverse_jacobian(robot: ParallelRobot, x: object) -> Array:
     """``J_p^-1`` (n_a, nv) at pose ``x``: ``qd_a = J_p^-1 xd`` (eq. 60, 62)."""
     x = _vector(robot, "x", x)
@@ -353,6 +370,7 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
 
 
 __all__ = [
+    "platform_active_motion",
     "platform_forward_dynamics",
     "platform_forward_dynamics_batch",
     "platform_forward_geometry",

@@ -36,7 +36,7 @@ def test_shipped_samples_are_the_generated_ones(name: str) -> None:
     urdf, loops = SAMPLES[name]()
     assert sample_path(name).read_text() == urdf
     assert sample_path(name).with_name(f"{name}.loops.yaml").read_text() == loops
-    assert name not in shipped_robots()  # no node configuration files for them yet
+    assert name in shipped_robots()  # robot:=<name> (config/<name>_*.yaml)
     assert issubclass(rc.ParallelRobotError, ModelError)
 
 

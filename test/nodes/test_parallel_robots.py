@@ -1,0 +1,144 @@
+"""Parallel robots over DDS (loopback, in-process, lockstep): ``robot:=delta`` and
+``robot:=gough_stewart`` with their own launch files (``config/<robot>_*.yaml``: the
+controller runs them as a platform and legs, ``loops.parallel``; the embedded simulator
+in Pinocchio's constrained dynamics publishes active and passive joints) hold and track
+in a namespace, the live oracle agreeing; a state with no platform pose is rejected and
+reported, the watchdog holds, good states recover; a wrong family or joint name ends
+the node at start with one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticStatus
+from test_closed_loop_robots import controller_status, publish_until_command, state
+from test_multi_robot import launch_parameters
+
+import rnea_ros.core as rc
+from rnea_ros.control.config import resolve_path
+from rnea_ros.core.model.urdf import load_urdf
+from rnea_ros.nodes.harness import ClosedLoop, track_sinusoid
+
+ROBOTS = ("delta", "gough_stewart")
+HOLD_TOLERANCE = 1e-6  # rad or m, every joint (active and passive), 3 s
+# Cosine on every active joint (rad, m), 0.5 Hz; tracking bound on the active joints.
+MOTION = {"delta": (0.1, 5e-4), "gough_stewart": (0.02, 1e-4)}
+UNREACHABLE = {"delta": [1.4, 1.4, 1.4], "gough_stewart": [0.12, 0.12, 0.12, -0.12, -0.12,
+                                                           -0.12]}
+
+
+def loops_of(robot: str) -> rc.ClosedLoopModel:
+    urdf = resolve_path(f"package://rnea_ros/urdf/{robot}.urdf")
+    return rc.load_loops(load_urdf(urdf), urdf.with_name(f"{robot}.loops.yaml"))
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_holds_then_tracks_in_a_namespace(robot: str) -> None:
+    """sim.launch.py robot:=<robot> namespace:=par: gravity mode holds the start pose
+    (every joint within HOLD_TOLERANCE, 3 s, the passive encoders agreeing), then
+    inverse_dynamics (switched at runtime) tracks a 0.5 Hz cosine on every active joint;
+    the live oracle (Pinocchio's constrained dynamics at the platform's tree state)
+    agrees with every 50th torque."""
+    loops = loops_of(robot)
+    controller, simulator = launch_parameters(robot)
+    assert controller["loops.parallel"] == robot and simulator["publish_passive"]
+    q0 = rc.solve_loops(loops, simulator["initial_positions"])
+    oracle = {"oracle.enable": True, "oracle.every_n": 50}
+    with ClosedLoop({**controller, "diagnostics_period": 0.2, **oracle}, simulator,
+                    namespace="par") as loop:
+        assert loop.controller.command_pub.topic_name == "/par/effort_controller/commands"
+        c = loop.controller.controller
+        assert type(c).__name__ == "ParallelController"
+        assert loop.run_for(3.0)
+        recorded = np.array(loop.probe.recording.q)
+        expected = np.r_[q0[loops.active_index], q0[loops.passive_index]]
+        assert recorded.shape[1] == loops.n
+        hold = float(np.abs(recorded - expected).max())
+        assert hold < HOLD_TOLERANCE, hold
+        assert c.commands >= 2990 and sum(c.rejected.values()) == 0
+        assert c.passive_checks >= 2990 and c.passive_deviation_max < HOLD_TOLERANCE
+        status, values = controller_status(loop)
+        assert status is not None and status.level == DiagnosticStatus.OK, values
+        assert float(values["loop solve p50 [us]"]) > 0.0  # the platform's pose solves
+        assert c.oracle_checks >= 59 and c.oracle_discrepancy < 1e-9
+
+        result = loop.set_controller_parameters({"mode": "inverse_dynamics"})[0]
+        assert result.successful, result.reason
+        amplitude, tolerance = MOTION[robot]
+        t, error, _ = track_sinusoid(loop, recorded[-1, :loops.n_active], amplitude, np.pi,
+                                     3.0)
+        assert t.size > 2900
+        assert np.abs(error).max() < tolerance, np.abs(error).max()
+        assert sum(c.rejected.values()) == 0 and c.saturated == 0
+        assert np.all(np.isfinite(loop.probe.recording.commands))
+        assert c.oracle_checks >= 119 and c.oracle_discrepancy < 1e-9
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_no_platform_pose_is_rejected_the_watchdog_holds_and_good_states_recover(
+        robot: str) -> None:
+    """The controller fed by the probe: active positions no leg can reach (within their
+    limits) are rejected (counted on /diagnostics), nothing non-finite is
+    published, the watchdog holds gravity at the last solved pose, a good state is used."""
+    loops = loops_of(robot)
+    controller, _ = launch_parameters(robot)
+    params = {**controller, "watchdog_timeout": 0.3, "diagnostics_period": 0.1,
+              "diagnostics_window": 0.1}
+    active = list(loops.active_names)
+    qa = np.array(launch_parameters(robot)[1]["initial_positions"])
+    with ClosedLoop(params, None) as fed:
+        fed.spin_until(lambda: fed.probe.state_pub.get_subscription_count() >= 1, 10.0)
+        c = fed.controller.controller
+        commands = fed.probe.recording.commands
+        publish_until_command(fed, state(1.0, qa, active))
+        q_good = rc.solve_loops(loops, qa)
+        before = len(commands)
+        for k in range(10):
+            fed.probe.state_pub.publish(state(1.01 + 0.01 * k, UNREACHABLE[robot], active))
+            fed.spin_until(lambda: False, 0.005)
+        # Out of reach, found while walking there (platform_pose), or, on a busy machine,
+        # the walk out of its wall-time backstop first (platform_budget): rejected either way.
+        def rejected() -> int:
+            return c.rejected["platform_pose"] + c.rejected["platform_budget"]
+        assert fed.spin_until(lambda: rejected() == 10, 5.0), c.rejected
+        assert sum(c.rejected.values()) == 10
+        assert fed.spin_until(lambda: c.stale, 5.0)
+        assert fed.spin_until(lambda: len(commands) > before, 5.0)
+        held = np.array(commands[before:])
+        assert np.all(np.isfinite(held))
+        assert np.allclose(held[-1], rc.loop_gravity(loops, q_good), atol=1e-9)
+        assert fed.spin_until(lambda: controller_status(fed)[1].get("watchdog") == "stale", 5.0)
+        assert controller_status(fed)[1]["rejected"] == "10"
+        assert controller_status(fed)[1]["rejected: platform_pose"] == \
+            str(c.rejected["platform_pose"])
+        status, _ = controller_status(fed)
+        assert status.level == DiagnosticStatus.ERROR  # stale
+        q_new = rc.solve_loops(loops, qa + 0.01)
+        publish_until_command(fed, state(2.0, qa + 0.01, active))
+        assert not c.stale
+        assert np.allclose(commands[-1], rc.loop_gravity(loops, q_new), atol=1e-9)
+
+
+def start(params: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rnea_ros.nodes.controller", "--ros-args",
+                           *params], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ), check=False)
+
+
+def test_a_wrong_family_or_joint_ends_the_controller_with_one_line() -> None:
+    urdf = "package://rnea_ros/urdf/delta.urdf"
+    result = start(["-p", f"urdf_path:={urdf}", "-p", "loops.parallel:=gough_stewart"])
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "is not a GoughStewart" in output and "'loops.parallel'" in output, output
+    assert "Traceback" not in output
+    assert sum("cannot start" in line for line in output.splitlines()) == 1
+    result = start(["-p", f"urdf_path:={urdf}", "-p", "loops.parallel:=delta", "-p",
+                    "joints:=[leg1_arm, leg2_arm, leg4_arm]"])
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "'leg4_arm'" in output and "leg3_arm" in output and "Traceback" not in output
