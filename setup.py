@@ -8,12 +8,13 @@ PACKAGE = "rnea_ros"
 
 ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
     "ros-rclpy[fastrtps]", "ros-sensor-msgs", "ros-std-msgs", "ros-trajectory-msgs",
-    "ros-diagnostic-msgs", "ros-builtin-interfaces",
+    "ros-diagnostic-msgs", "ros-builtin-interfaces", "ros-geometry-msgs",
 ]
 TOOLS = ["rosbags", "mcap", "orjson", "scipy", "matplotlib", "tqdm"]
 IDENTIFICATION = [*TOOLS, "cvxpy", "threadpoolctl"]
 FLEET = [*TOOLS, "dask[distributed]", "distributed", "pyarrow", "duckdb"]  # rnea-fleet
 PLANNING = ["scipy>=1.11", "matplotlib", "toppra"]  # rnea-plan; toppra only for bench_plan
+SIMULATOR = ["mujoco>=3.3,<3.4"]  # the simulator's engine: mujoco (3.x wheels are self-contained)
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
 
 setup(
@@ -26,6 +27,7 @@ setup(
         (f"share/{PACKAGE}/urdf",
          glob("urdf/*.urdf") + glob("urdf/*.urdf.xacro") + glob("urdf/*.loops.yaml")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/config/worlds", glob("config/worlds/*.xml")),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
     ],
     python_requires=">=3.10",
@@ -41,8 +43,10 @@ setup(
         "identification": IDENTIFICATION,
         "planning": PLANNING,
         "fleet": FLEET,
+        "simulator": SIMULATOR,
         "test": TEST,
-        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + IDENTIFICATION + PLANNING + FLEET)),
+        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + IDENTIFICATION + PLANNING + FLEET
+                          + SIMULATOR)),
     },
     zip_safe=False,
     maintainer="rnea_ros developers",
