@@ -292,6 +292,16 @@ class MujocoSimulator:
             return 0.0
         return float(np.abs(loop_residual(self.loops, self.q)).max())
 
+    def touching(self) -> list[tuple[str, str]]:
+        """``(robot link, world body)`` of each contact between the robot and the world."""
+        m, d = self.mjm, self.mjd
+        pairs = []
+        for c in d.contact[:d.ncon]:
+            a, b = (m.body(m.geom_bodyid[g]).name for g in (c.geom1, c.geom2))
+            if a.startswith(WORLD_PREFIX) != b.startswith(WORLD_PREFIX):
+                pairs.append((b, a) if a.startswith(WORLD_PREFIX) else (a, b))
+        return pairs
+
     # -- pushes --------------------------------------------------------------------------
     def link_body(self, link: str) -> int:
         """MuJoCo body id of URDF link ``link`` (:class:`JointNameError` listing the links)."""

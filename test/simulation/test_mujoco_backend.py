@@ -144,15 +144,15 @@ def test_bad_input_is_named() -> None:
     model, _, q0 = robot("arm7")
     broken = sample_urdf("arm7").read_text().replace('<mass value="4.970684"/>',
                                                       '<mass value="-1"/>')
-    with pytest.raises(ModelError, match="MuJoCo cannot (compile|read).*arm7"):
+    with pytest.raises(ModelError, match=r"MuJoCo cannot (compile|read).*arm7"):
         MujocoSimulator(broken, model)
-    with pytest.raises(ParameterError, match="world 'no_such_world'.*'table'"):
+    with pytest.raises(ParameterError, match=r"world 'no_such_world'.*'table'"):
         MujocoSimulator(sample_urdf("arm7"), model, world="no_such_world")
     sim = MujocoSimulator(sample_urdf("arm7"), model)
     sim.reset(q0)
-    with pytest.raises(JointNameError, match="unknown link 'no_link'.*'flange'"):
+    with pytest.raises(JointNameError, match=r"unknown link 'no_link'.*'flange'"):
         sim.apply_wrench("no_link", np.ones(3), np.zeros(3), 0.1)
-    with pytest.raises(StateError, match="'flange'.*finite"):
+    with pytest.raises(StateError, match=r"'flange'.*finite"):
         sim.apply_wrench("flange", np.array([np.nan, 0.0, 0.0]), np.zeros(3), 0.1)
     with pytest.raises(StateError, match="finite"):
         sim.step(np.full(7, np.nan))
