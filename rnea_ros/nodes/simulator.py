@@ -33,6 +33,20 @@ their squares on the diagonal, REP-145: zeros -- a noise-free sensor -- read as
 "unknown"; ``imu.orientation: false`` marks the orientation as not provided,
 element 0 at -1, like a 6-axis IMU).
 
+Engines (``engine``): ``pinocchio`` (default: the above) or ``mujoco``
+(:class:`rnea_ros.simulation.mujoco_backend.MujocoSimulator`: the same URDF through
+MuJoCo's URDF compiler, soft contacts, mimic and loop closures as equality
+constraints; rigid, mimic and closed-loop robots on a fixed base, the IMU too). Same
+topics, parameters, diagnostics, ``/clock``, watchdog and limit checks. With MuJoCo:
+``world`` (an MJCF file, or a name in ``config/worlds/``) is merged into the scene,
+``contacts: false`` turns contact off, ``viewer: true`` opens MuJoCo's passive viewer,
+and ``~/apply_wrench`` (``geometry_msgs/WrenchStamped``) pushes the link named in
+``header.frame_id``: force and torque in the world frame at the link's centre of mass,
+for ``wrench_duration`` seconds of simulated time (each message replaces the push on its
+link; an unknown link, a non-finite wrench or another engine: one warning line, counted
+on ``/diagnostics``). The logic (which plant, initial state, IMU noise) lives in
+:mod:`rnea_ros.simulation.factory`; parameters in ``rnea_ros/params/simulator.yaml``.
+
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
 real time with the last command (zero effort once ``command_timeout`` has
 passed without one, on the robot's time: the steps taken since the last
@@ -57,7 +71,6 @@ loop, each command stepping it.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -71,7 +84,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 
-from rnea_ros.control.config import ParameterSpec, load_loop_model, load_model, urdf_source
+from rnea_ros.control.config import load_loop_model, load_model, urdf_source
 from rnea_ros.control.diagnostics import (
     DIAGNOSTICS_WINDOW,
     SlidingWindow,
@@ -80,11 +93,12 @@ from rnea_ros.control.diagnostics import (
 )
 from rnea_ros.core.errors import JointNameError, ParameterError, RneaError, options
 from rnea_ros.mimic import check_actuated
-from rnea_ros.nodes.common import declare, note_robot, run, steady_timer
+from rnea_ros.nodes.common import note_robot, run, steady_timer
+from rnea_ros.nodes.parameters import declare, watch
 from rnea_ros.oracle import PinocchioOracle
-from rnea_ros.simulation import INTEGRATORS, ElasticSimulator, ImuSensor, LoopSimulator, Simulator
+from rnea_ros.parameters import ParameterSpec, load_table
+from rnea_ros.simulation import ElasticSimulator, ImuSensor, LoopSimulator, Simulator
 from rnea_ros.simulation.factory import (
-    ENGINES,
     ImuNoise,
     carry_state,
     initial_positions,
@@ -99,84 +113,8 @@ NODE_NAME = "rnea_simulator"
 RESEND_PERIOD, RESEND_AFTER = 0.05, 0.5
 VIEWER_PERIOD = 1.0 / 30.0  # MuJoCo's viewer refresh [s]
 
-SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
-    "robot_description": ParameterSpec("", "URDF XML of the robot; empty: read urdf_path", True),
-    "urdf_path": ParameterSpec("", "URDF file when robot_description is empty", True),
-    "inertia_check": ParameterSpec("strict", "'strict' or 'warn' for non-physical inertias",
-                                   True),
-    "elastic_file": ParameterSpec(
-        "", "YAML side file with elastic joints and motors: simulate link and motor states "
-        "(RK4, our recursive forward dynamics); motors published as '<joint>_motor'", True),
-    "loops_file": ParameterSpec(
-        "", "closed loops of a robot whose URDF is the spanning tree (loop file); '' = <urdf "
-        "stem>.loops.yaml next to urdf_path when it exists, 'none' = no loops", True),
-    "publish_passive": ParameterSpec(
-        False, "closed loops: also publish the passive joints on joint_states (encoders on "
-        "the passive joints; effort 0)", True),
-    "loops.baumgarte_kp": ParameterSpec(
-        2500.0, "closed loops: Baumgarte position gain of every cut-joint constraint, against "
-        "drift off the closed configuration [1/s^2]", True),
-    "loops.baumgarte_kd": ParameterSpec(
-        100.0, "closed loops: Baumgarte velocity gain [1/s] (2500, 100: critically damped, "
-        "20 ms)", True),
-    "joints": ParameterSpec([""], "joints of the effort command array, in order; [''] = all "
-                            "(closed loops: the active joints)", True),
-    "rate": ParameterSpec(1000.0, "integration rate [Hz]", True),
-    "integrator": ParameterSpec("semi_implicit", "'semi_implicit' (symplectic Euler) or 'rk4'",
-                                True),
-    "damping": ParameterSpec([0.0], "viscous joint damping, per joint or one [N m s/rad]", True),
-    "friction": ParameterSpec([0.0], "Coulomb joint friction, per joint or one [N m]", True),
-    "initial_positions": ParameterSpec(
-        [0.0], "initial q, per joint or one [rad or m]; closed loops: per active joint (the "
-        "passive ones solved in the loop file's reference assembly mode) or a closed "
-        "configuration of every tree joint", True),
-    "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2]", True),
-    "payload.link": ParameterSpec("", "link carrying a payload; empty: none"),
-    "payload.mass": ParameterSpec(0.0, "payload mass [kg]"),
-    "payload.com": ParameterSpec([0.0, 0.0, 0.0], "payload COM in the link frame [m]"),
-    "payload.inertia": ParameterSpec([0.0] * 6, "payload inertia about its COM: xx yy zz xy xz "
-                                     "yz [kg m^2]"),
-    "publish_clock": ParameterSpec(False, "publish /clock with the simulated time", True),
-    "lockstep": ParameterSpec(False, "advance one step per received command", True),
-    "command_timeout": ParameterSpec(0.5, "apply zero effort after this long without a "
-                                     "command (real-time mode) [s]", True),
-    "wait_for_command": ParameterSpec(True, "hold still (brakes on, time stopped) until the "
-                                      "first command arrives (real-time mode)", True),
-    "base_motion.roll_amplitude": ParameterSpec(0.0, "rocking base: roll amplitude [rad]", True),
-    "base_motion.roll_frequency": ParameterSpec(0.5, "roll frequency [Hz]", True),
-    "base_motion.pitch_amplitude": ParameterSpec(0.0, "pitch amplitude [rad]", True),
-    "base_motion.pitch_frequency": ParameterSpec(0.5, "pitch frequency [Hz]", True),
-    "base_motion.heave_amplitude": ParameterSpec(0.0, "vertical heave amplitude [m]", True),
-    "base_motion.heave_frequency": ParameterSpec(0.5, "heave frequency [Hz]", True),
-    "base_motion.roll_offset": ParameterSpec(0.0, "static roll of the base (a slope) [rad]",
-                                             True),
-    "base_motion.pitch_offset": ParameterSpec(0.0, "static pitch of the base [rad]", True),
-    "imu.enable": ParameterSpec(False, "publish sensor_msgs/Imu on 'imu'", True),
-    "imu.link": ParameterSpec("", "link the IMU frame is; empty: the root link", True),
-    "imu.frame_id": ParameterSpec("", "header.frame_id; empty: the link's name", True),
-    "imu.orientation": ParameterSpec(True, "publish the orientation estimate (false: "
-                                     "covariance element 0 at -1, not provided)", True),
-    "imu.noise.orientation": ParameterSpec(0.0, "orientation noise, std. dev. [rad]", True),
-    "imu.noise.angular_velocity": ParameterSpec(0.0, "gyroscope noise, std. dev. [rad/s]",
-                                                True),
-    "imu.noise.linear_acceleration": ParameterSpec(
-        0.0, "accelerometer noise, std. dev. [m/s^2]", True),
-    "imu.seed": ParameterSpec(0, "seed of the noise", True),
-    "publish_mimic_joints": ParameterSpec(
-        True, "also publish the mimic followers (URDF <mimic>) on joint_states, positions and "
-        "velocities from their leaders, zero effort", True),
-    "engine": ParameterSpec("pinocchio", "physics engine: 'pinocchio' (exact rigid-body "
-                            "dynamics, no contact) or 'mujoco' (soft contacts, a world, "
-                            "pushes on ~/apply_wrench)", True),
-    "world": ParameterSpec("", "engine mujoco: MJCF file (or a name in config/worlds/, e.g. "
-                           "'table') merged into the scene; empty: none", True),
-    "contacts": ParameterSpec(True, "engine mujoco: contacts on (false: free motion only)",
-                              True),
-    "viewer": ParameterSpec(False, "engine mujoco: open MuJoCo's passive viewer (needs a "
-                            "display)", True),
-    "wrench_duration": ParameterSpec(0.1, "engine mujoco: how long each ~/apply_wrench message "
-                                     "pushes, on the simulated time [s]", True),
-}
+# rnea_ros/params/simulator.yaml (rnea_ros.parameters): types, defaults, ranges, units.
+SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = load_table("simulator")
 
 
 class SimulatorNode(Node):
@@ -198,18 +136,10 @@ class SimulatorNode(Node):
             raise ParameterError(f"parameter 'joints': {options(wrong)} {what}; valid: "
                                  f"{options(valid)}")
         self.command_index = np.array([model.joint_index(j) for j in names])
-        if v["integrator"] not in INTEGRATORS:
-            raise ParameterError(f"parameter 'integrator' is '{v['integrator']}'; valid: "
-                                 f"{INTEGRATORS}")
-        if not float(v["rate"]) > 0.0:
-            raise ParameterError("parameter 'rate' must be > 0 Hz")
         self.values = v
         self.urdf = urdf_source(v)
         self.links = model
         self.n = model.nv
-        if v["engine"] not in ENGINES:
-            raise ParameterError(f"parameter 'engine' is '{v['engine']}'; valid: "
-                                 f"{options(ENGINES)}")
         self.base = make_base(v)
         self.sim = make_simulator(v, model, self.loops, self.urdf, self.base)
         self.sim.reset(initial_positions(v, model, self.loops))
@@ -263,14 +193,10 @@ class SimulatorNode(Node):
             else None
         self.command_sub = self.create_subscription(
             Float64MultiArray, "effort_controller/commands", self.on_command, 10)
-        self.add_on_set_parameters_callback(self.on_set_parameters)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         steady_timer(self, 1.0, self.publish_diagnostics)
         self.last_publish_wall = -np.inf
-        self.wrench_duration = float(v["wrench_duration"])
-        if not (math.isfinite(self.wrench_duration) and self.wrench_duration >= 0.0):
-            raise ParameterError(f"parameter 'wrench_duration' must be finite and >= 0 s, got "
-                                 f"{self.wrench_duration}")
+        self.wrench_duration = float(v["wrench_duration"])  # (>= 0: the table)
         self.pushes = 0
         self.rejected_wrenches = 0
         self.wrench_sub = self.create_subscription(WrenchStamped, "~/apply_wrench",
@@ -283,6 +209,7 @@ class SimulatorNode(Node):
             steady_timer(self, RESEND_PERIOD, self.resend)
         else:
             steady_timer(self, self.sim.dt, self.on_tick)
+        watch(self, SIMULATOR_PARAMETERS, self.on_set_parameters)
 
     def on_wrench(self, msg: WrenchStamped) -> None:
         """A push (engine mujoco): ``msg.wrench`` [N, N m] in the world frame at the centre

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import WrenchStamped
 
-from rnea_ros.nodes.harness import ClosedLoop
+from rnea_ros.core.errors import ParameterError, RneaError
+from rnea_ros.nodes.harness import ClosedLoop, overrides
+from rnea_ros.nodes.simulator import SimulatorNode
+from rnea_ros.samples import sample_urdf
 
 pytest.importorskip("mujoco")
 
@@ -111,3 +114,31 @@ def test_bad_pushes_are_rejected_and_the_simulation_runs_on() -> None:
         assert node.pushes == 0 and not node.sim.pushes
         assert loop.run_for(0.2)
         assert np.all(np.isfinite(np.array(loop.probe.recording.q)))
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    ({"world": "no_such_world"}, r"world 'no_such_world': no such file; shipped worlds: 'table'"),
+    ({"engine": "bullet"}, r"parameter 'engine' is 'bullet'; valid: 'pinocchio', 'mujoco'"),
+    ({"engine": "pinocchio"}, r"parameter 'world' \('table'\) needs engine 'mujoco'"),
+    ({"base_motion.roll_amplitude": 0.1}, r"'base_motion\.\*' only with engine 'pinocchio'"),
+    ({"wrench_duration": -1.0}, r"parameter 'wrench_duration' must be >= 0"),
+])
+def test_bad_start_up_parameters_are_refused_naming_them(extra: dict, named: str) -> None:
+    with ClosedLoop(None, None) as loop:
+        with pytest.raises(ParameterError, match=named):
+            SimulatorNode(context=loop.context,
+                          parameter_overrides=overrides({**simulator(), **extra}))
+
+
+def test_a_urdf_mujoco_cannot_compile_is_refused_at_start() -> None:
+    # A collision mesh that does not exist: our URDF reader ignores geometry, MuJoCo not.
+    text = sample_urdf("arm7").read_text().replace(
+        '<collision>\n      <origin xyz="0 0 -0.06" rpy="0 0 0"/>\n      <geometry><cylinder '
+        'radius="0.06" length="0.12"/></geometry>',
+        '<collision>\n      <origin xyz="0 0 -0.06" rpy="0 0 0"/>\n      <geometry><mesh '
+        'filename="missing_link1.stl"/></geometry>', 1)
+    assert "missing_link1.stl" in text
+    params = {**simulator(), "urdf_path": "", "robot_description": text}
+    with ClosedLoop(None, None) as loop:
+        with pytest.raises(RneaError, match=r"MuJoCo cannot (compile|read)"):
+            SimulatorNode(context=loop.context, parameter_overrides=overrides(params))

@@ -142,8 +142,9 @@ def test_a_push_moves_the_held_arm_and_damping_brings_it_to_rest() -> None:
 
 def test_bad_input_is_named() -> None:
     model, _, q0 = robot("arm7")
-    broken = sample_urdf("arm7").read_text().replace('<mass value="4.970684"/>',
-                                                      '<mass value="-1"/>')
+    broken = sample_urdf("arm7").read_text().replace(  # a collision mesh that does not exist
+        '<geometry><cylinder radius="0.06" length="0.12"/></geometry>',
+        '<geometry><mesh filename="missing_link1.stl"/></geometry>')
     with pytest.raises(ModelError, match=r"MuJoCo cannot (compile|read).*arm7"):
         MujocoSimulator(broken, model)
     with pytest.raises(ParameterError, match=r"world 'no_such_world'.*'table'"):
