@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import yaml
 from geometry_msgs.msg import WrenchStamped
 
 from rnea_ros.core.errors import ParameterError, RneaError
 from rnea_ros.nodes.harness import ClosedLoop, overrides
-from rnea_ros.nodes.simulator import SimulatorNode
+from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS, SimulatorNode
 from rnea_ros.samples import sample_urdf
 
 pytest.importorskip("mujoco")
@@ -142,3 +143,42 @@ def test_a_urdf_mujoco_cannot_compile_is_refused_at_start() -> None:
     with ClosedLoop(None, None) as loop:
         with pytest.raises(RneaError, match=r"MuJoCo cannot (compile|read)"):
             SimulatorNode(context=loop.context, parameter_overrides=overrides(params))
+
+
+def node_parameters(path) -> dict:
+    """The flat ``ros__parameters`` of a shipped one-node file (keyed ``/**``)."""
+    def flat(tree: dict, prefix: str = "") -> dict:
+        out: dict = {}
+        for key, value in tree.items():
+            out.update(flat(value, f"{prefix}{key}.") if isinstance(value, dict)
+                       else {f"{prefix}{key}": value})
+        return out
+
+    return flat(yaml.safe_load(path.read_text())["/**"]["ros__parameters"])
+
+
+def test_sim_launch_engine_world_viewer_arguments_set_declared_parameters() -> None:
+    """``sim.launch.py engine:=mujoco world:=table`` (without ``launch`` installed: its
+    tables, then the simulator with the shipped arm7 file and what those arguments add,
+    against the controller with its shipped file): the arm holds and touches nothing."""
+    import importlib.util
+
+    from rnea_ros.samples import share_directory
+
+    root = share_directory()
+    spec = importlib.util.spec_from_file_location("sim_launch", root / "launch" / "sim.launch.py")
+    assert spec is not None and spec.loader is not None
+    sim_launch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sim_launch)
+    assert sim_launch.ARGUMENTS["engine"][0] == sim_launch.ARGUMENTS["world"][0] == ""
+    assert sim_launch.ARGUMENTS["viewer"][0] == "false"
+    assert {"engine", "world", "viewer"} <= set(SIMULATOR_PARAMETERS)
+    sim = {**node_parameters(root / "config" / "arm7_simulator.yaml"), "urdf_path": URDF,
+           "engine": "mujoco", "world": "table"}
+    ctl = {**node_parameters(root / "config" / "arm7_controller.yaml"), "urdf_path": URDF,
+           "watchdog_timeout": 1.0}
+    with ClosedLoop(ctl, sim) as loop:
+        assert loop.run_for(2.0, wall_timeout=120.0)
+        q = np.array(loop.probe.recording.q)
+        assert float(np.abs(q[-1] - q[0]).max()) < 1e-3
+        assert loop.simulator is not None and loop.simulator.sim.touching() == []
