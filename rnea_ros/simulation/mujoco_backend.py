@@ -133,11 +133,22 @@ class MujocoSimulator:
         except Exception as exc:  # mujoco raises ValueError with the compiler's message
             raise ModelError(f"MuJoCo cannot compile the robot '{model.name}': {exc}") from None
         self.mjd = mj.MjData(self.mjm)
+        # Views of MuJoCo's state (an attribute access builds a new array: 10 us a step).
+        d = self.mjd
+        self._qpos, self._qvel, self._qacc = d.qpos, d.qvel, d.qacc
+        self._ctrl, self._xfrc = d.ctrl, d.xfrc_applied
+        self._pushed = False
         self.qadr = np.array([self.mjm.joint(j).qposadr[0] for j in model.joint_names])
         self.dadr = np.array([self.mjm.joint(j).dofadr[0] for j in model.joint_names])
         self.followers = [(self.mjm.joint(f).qposadr[0], self.mjm.joint(f).dofadr[0],
                            model.joint_index(c.leader), c.multiplier, c.offset)
                           for f, c in model.mimic_joints.items()]
+        # Joint limits (MuJoCo's soft ones: a step at or beyond one counts in ``stops``).
+        jids = [self.mjm.joint(j).id for j in model.joint_names]
+        self.limited = np.array([k for k, j in enumerate(jids) if self.mjm.jnt_limited[j]],
+                                dtype=np.int64)
+        self.lower = np.array([self.mjm.jnt_range[jids[k]][0] for k in self.limited])
+        self.upper = np.array([self.mjm.jnt_range[jids[k]][1] for k in self.limited])
         self.q, self.qd, self.qdd = np.zeros(n), np.zeros(n), np.zeros(n)
         self.effort = np.zeros(n)
         self.t0, self.steps = 0.0, 0
@@ -332,30 +343,37 @@ class MujocoSimulator:
     def step(self, tau: Array) -> None:
         """Advance by ``dt`` with the effort ``tau`` (our model order; closed loops: tree
         order, the passive entries ignored) held."""
-        mj, m, d = self.mj, self.mjm, self.mjd
         tau = np.asarray(tau, dtype=np.float64)
-        if tau.shape != (self.model.nv,) or not np.all(np.isfinite(tau)):
+        if tau.shape != (self.model.nv,) or not math.isfinite(float(tau.sum())):
             raise StateError(f"effort must be {self.model.nv} finite values, got {tau!r}")
-        d.ctrl[:] = tau[self.actuated]
-        d.xfrc_applied[:] = 0.0
-        for body, push in list(self.pushes.items()):
-            if push.steps <= 0:
-                del self.pushes[body]
-                continue
-            d.xfrc_applied[body] = push.wrench
-            push.steps -= 1
-        qpos, time_before = d.qpos.copy(), d.time
-        mj.mj_step(m, d)
-        if np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel)):
-            self.q = d.qpos[self.qadr].copy()
-            self.qd = d.qvel[self.dadr].copy()
-            self.qdd = d.qacc[self.dadr].copy()
-            if d.nefc and np.any(d.efc_type[:d.nefc] == mj.mjtConstraint.mjCNSTR_LIMIT_JOINT):
+        qpos, qvel, d = self._qpos, self._qvel, self.mjd
+        self._ctrl[:] = tau[self.actuated]
+        if self.pushes or self._pushed:
+            self._apply_pushes()
+        before, time_before = qpos.copy(), d.time
+        self.mj.mj_step(self.mjm, d)
+        if math.isfinite(float(qpos.sum()) + float(qvel.sum())):  # (a NaN or inf propagates)
+            q = qpos[self.qadr]
+            self.q, self.qd, self.qdd = q, qvel[self.dadr], self._qacc[self.dadr]
+            if self.limited.size and (np.any(q[self.limited] <= self.lower) or
+                                      np.any(q[self.limited] >= self.upper)):
                 self.stops += 1
         else:  # not taken: the last state, at rest
-            d.qpos[:], d.qvel[:], d.time = qpos, 0.0, time_before
-            mj.mj_forward(m, d)
+            qpos[:], qvel[:], d.time = before, 0.0, time_before
+            self.mj.mj_forward(self.mjm, d)
             self.qd = np.zeros(self.model.nv)
             self.diverged += 1
         self.effort = tau
         self.steps += 1
+
+    def _apply_pushes(self) -> None:
+        """This step's pushes into MuJoCo's ``xfrc_applied`` (ended ones dropped)."""
+        xfrc = self._xfrc
+        xfrc[:] = 0.0
+        for body, push in list(self.pushes.items()):
+            if push.steps <= 0:
+                del self.pushes[body]
+                continue
+            xfrc[body] = push.wrench
+            push.steps -= 1
+        self._pushed = bool(self.pushes)
