@@ -71,6 +71,8 @@ loop, each command stepping it.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from typing import Any
 
@@ -240,6 +242,12 @@ class SimulatorNode(Node):
             self.viewer = None
         if not isinstance(self.sim, MujocoSimulator):
             self.get_logger().error("parameter 'viewer': MuJoCo's viewer needs engine 'mujoco'")
+            return
+        if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or
+                                                     os.environ.get("WAYLAND_DISPLAY")):
+            # (MuJoCo's GLFW would end the process: "could not initialize GLFW")
+            self.get_logger().error("parameter 'viewer': no display (DISPLAY is not set): "
+                                    "running without MuJoCo's viewer")
             return
         try:
             import mujoco.viewer

@@ -182,3 +182,15 @@ def test_sim_launch_engine_world_viewer_arguments_set_declared_parameters() -> N
         q = np.array(loop.probe.recording.q)
         assert float(np.abs(q[-1] - q[0]).max()) < 1e-3
         assert loop.simulator is not None and loop.simulator.sim.touching() == []
+
+
+def test_the_imu_on_mujoco_reads_gravity_and_the_controller_holds_with_it() -> None:
+    controller = {**CONTROLLER, "imu.topic": "imu"}
+    with ClosedLoop(controller, simulator(**{"imu.enable": True, "world": ""})) as loop:
+        assert loop.run_for(1.0, wall_timeout=90.0)
+        q = np.array(loop.probe.recording.q)
+        c = loop.controller.controller
+        assert float(np.abs(q[-1] - np.array(START)).max()) < 1e-3
+        assert c.imu.fallback_steps == 0 and not c.imu.rejected
+        f = loop.simulator.imu_msg.linear_acceleration
+        assert abs(np.linalg.norm([f.x, f.y, f.z]) - 9.81) < 1e-6  # specific force at rest

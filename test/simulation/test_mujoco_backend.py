@@ -159,3 +159,18 @@ def test_bad_input_is_named() -> None:
         sim.step(np.full(7, np.nan))
     sim.step(np.zeros(7))
     assert np.all(np.isfinite(sim.q)) and not sim.pushes
+
+
+def test_mimic_followers_move_with_their_leaders() -> None:
+    model, _, q0 = robot("arm7_gripper")
+    sim = MujocoSimulator(sample_urdf("arm7_gripper"), model, integrator="rk4")
+    sim.reset(q0)
+    tau = rc.gravity_torques(model, q0)
+    tau[model.joint_index("finger_joint1")] = 5.0  # close the gripper: the follower too
+    for _ in range(300):
+        sim.step(tau)
+    names, q_f, qd_f = sim.follower_state()
+    leader = sim.q[model.joint_index("finger_joint1")]
+    assert names == ["finger_joint2"]
+    assert abs(leader - q0[model.joint_index("finger_joint1")]) > 1e-3  # it moved
+    assert abs(q_f[0] + leader) < 1e-6  # multiplier -1, offset 0
