@@ -170,6 +170,7 @@ def test_mimic_followers_move_with_their_leaders() -> None:
     for _ in range(300):
         sim.step(tau)
     names, q_f, qd_f = sim.follower_state()
+    assert abs(qd_f[0] + sim.qd[model.joint_index("finger_joint1")]) < 1e-4
     leader = sim.q[model.joint_index("finger_joint1")]
     assert names == ["finger_joint2"]
     assert abs(leader - q0[model.joint_index("finger_joint1")]) > 1e-3  # it moved
