@@ -6,8 +6,9 @@
 engine. The model is built from the same URDF by MuJoCo's URDF compiler
 (``mujoco.MjSpec``), with what a URDF cannot say added in code:
 
-- ``<compiler discardvisual fusestatic="false">``: collision geoms only, every URDF
-  link (a flange too) stays a body, so a wrench can name it;
+- ``<compiler discardvisual fusestatic="false" boundmass boundinertia>``: collision
+  geoms only, every URDF link (a flange too) stays a body, so a wrench can name it;
+  a massless link (a universal joint's cross) gets 1 ug and 1e-14 kg m^2;
 - a ``motor`` actuator (gear 1, no control range: the node clamps to the URDF's
   effort limits) on each joint of our model (closed loops: the active joints);
 - per joint: ``armature`` from our model (URDF + drives file), ``damping`` and
@@ -59,6 +60,7 @@ AXIS_POINT = 0.1  # [m] second point on a spatial revolute cut's axis (as the Pi
 WORLD_PREFIX = "world/"
 ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1  # robot geoms: touch the world, not each other
 EQUALITY_TIMECONST_STEPS, EQUALITY_IMPEDANCE = 2.0, 0.9999  # loops and mimic couplings
+MASS_FLOOR, INERTIA_FLOOR = 1e-9, 1e-14  # [kg], [kg m^2]: MuJoCo refuses massless moving links
 
 
 @dataclass
@@ -167,6 +169,11 @@ class MujocoSimulator:
             raise ModelError(f"MuJoCo cannot read the URDF of '{model.name}': {exc}") from None
         spec.compiler.discardvisual = True
         spec.compiler.fusestatic = False
+        # A massless link between two joints (a universal joint's cross: Delta's legs) is
+        # fine for Pinocchio and us, not for MuJoCo ("mass and inertia of moving bodies
+        # must be larger than mjMINVAL"): such links get these bounds (1 ug, 1e-14 kg m^2;
+        # 1 mg made a held Gough-Stewart drift 60x more).
+        spec.compiler.boundmass, spec.compiler.boundinertia = MASS_FLOOR, INERTIA_FLOOR
         spec.option.timestep = self.dt
         spec.option.gravity = [float(g) for g in model.gravity]
         spec.option.integrator = (mj.mjtIntegrator.mjINT_EULER if self.integrator ==
