@@ -6,7 +6,12 @@
 - :mod:`~rnea_ros.simulation.base`: :class:`RockingBase` (a rocking, heaving base)
   and :class:`ImuSensor` (what an IMU on a link reads);
 - :mod:`~rnea_ros.simulation.elastic`: :class:`ElasticSimulator` (elastic joints,
-  our recursive forward dynamics).
+  our recursive forward dynamics);
+- :mod:`~rnea_ros.simulation.mujoco_backend`: ``MujocoSimulator`` (MuJoCo: soft
+  contacts, a world, pushes; imports ``mujoco`` only when used);
+- :mod:`~rnea_ros.simulation.factory`: the simulator node's parameters -> the plant.
+
+See docs/simulation.md.
 """
 
 from rnea_ros.simulation.base import ImuSensor, RockingBase
