@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_parallel.py
 	$(BIN)/python bench/bench_time_scaling.py --passes 4
 	$(BIN)/python bench/bench_fleet.py
+	$(BIN)/python bench/bench_sim.py
 
 clean:
 	rm -rf $(VENV) build install log site *.egg-info

@@ -8,25 +8,28 @@ PACKAGE = "rnea_ros"
 
 ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
     "ros-rclpy[fastrtps]", "ros-sensor-msgs", "ros-std-msgs", "ros-trajectory-msgs",
-    "ros-diagnostic-msgs", "ros-builtin-interfaces",
+    "ros-diagnostic-msgs", "ros-builtin-interfaces", "ros-geometry-msgs",
 ]
 TOOLS = ["rosbags", "mcap", "orjson", "scipy", "matplotlib", "tqdm"]
 IDENTIFICATION = [*TOOLS, "cvxpy", "threadpoolctl"]
 FLEET = [*TOOLS, "dask[distributed]", "distributed", "pyarrow", "duckdb"]  # rnea-fleet
 PLANNING = ["scipy>=1.11", "matplotlib", "toppra"]  # rnea-plan; toppra only for bench_plan
 DOCS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"]  # make docs
+SIMULATOR = ["mujoco>=3.3,<3.4"]  # the simulator's engine: mujoco (3.x wheels are self-contained)
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
 
 setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
+    package_data={PACKAGE: ["params/*.yaml"]},  # the nodes' parameter tables
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/urdf",
          glob("urdf/*.urdf") + glob("urdf/*.urdf.xacro") + glob("urdf/*.loops.yaml")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/config/worlds", glob("config/worlds/*.xml")),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
     ],
     python_requires=">=3.10",
@@ -42,9 +45,11 @@ setup(
         "identification": IDENTIFICATION,
         "planning": PLANNING,
         "fleet": FLEET,
+        "simulator": SIMULATOR,
         "test": TEST,
         "docs": DOCS,
-        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + IDENTIFICATION + PLANNING + FLEET + DOCS)),
+        "all": sorted(set(ROS_WHEELS + TEST + TOOLS + IDENTIFICATION + PLANNING + FLEET
+                          + SIMULATOR + DOCS)),
     },
     zip_safe=False,
     maintainer="rnea_ros developers",

@@ -15,6 +15,12 @@ gains, initial pose, mode)::
     ros2 launch rnea_ros sim.launch.py namespace:=right robot:=two_link_pr publish_clock:=false
     ros2 launch rnea_ros sim.launch.py rocking:=true imu:=true  # a rocking base, IMU-compensated
     ros2 launch rnea_ros sim.launch.py rocking:=true            # ... and without the IMU: drifts
+    ros2 launch rnea_ros sim.launch.py engine:=mujoco world:=table  # MuJoCo: contacts, a table
+    ros2 launch rnea_ros sim.launch.py engine:=mujoco viewer:=true  # ... with its viewer
+
+With ``engine:=mujoco`` a push is one message on ``rnea_simulator/apply_wrench``
+(``geometry_msgs/WrenchStamped``: the link in ``header.frame_id``, force and torque in
+the world frame, acting for the simulator's ``wrench_duration``).
 
 An unknown robot ends the launch with one line listing the available ones.
 When the simulator or the controller exits, the whole launch shuts down, with exit
@@ -53,6 +59,12 @@ ARGUMENTS = {
                 "file's base_motion"),
     "imu": ("false", "the simulator publishes an IMU on the root link on 'imu' and the "
             "controller compensates the base's motion with it (imu.topic: imu)"),
+    "engine": ("", "the simulator's physics engine: 'pinocchio' or 'mujoco' (contacts, "
+               "world:=, pushes on rnea_simulator/apply_wrench); empty: the simulator "
+               "file's (pinocchio)"),
+    "world": ("", "engine mujoco: an MJCF world merged into the scene, a file or a name in "
+              "rnea_ros/config/worlds ('table': a table and a box); empty: none"),
+    "viewer": ("false", "engine mujoco: open MuJoCo's passive viewer (needs a display)"),
 }
 
 # rocking:=true (simulator parameters; the units of config/arm7_simulator.yaml)
@@ -111,6 +123,11 @@ def launch_robot(context, *args, **kwargs):
         "rnea_simulator": [{"publish_clock": flag("publish_clock")}],
         "rnea_controller": [use_sim_time] + ([{"mode": arg("mode")}] if arg("mode") else []),
     }
+    for name in ("engine", "world"):
+        if arg(name):
+            per_node["rnea_simulator"].append({name: arg(name)})
+    if flag("viewer"):
+        per_node["rnea_simulator"].append({"viewer": True})
     if flag("rocking"):
         per_node["rnea_simulator"].append(ROCKING)
     if flag("imu"):

@@ -34,15 +34,20 @@ Run with ``make demo`` (or ``python -m rnea_ros.demo``). A 7-DoF arm
    publishes motors and elbows, the controller measures and commands the two motors (the
    elbows solved from them, their encoders checked); gravity mode holds, then
    ``inverse_dynamics`` tracks a cosine on both motors: drift, tracking error, the
-   elbows' encoder deviation and the cost per message are printed.
+   elbows' encoder deviation and the cost per message are printed;
+9. MuJoCo: arm7 on the simulator's second engine (``engine: mujoco``, soft contacts,
+   ``world: table``: a table and a box; joints damped 5 N m s/rad), held in ``gravity``
+   mode, pushed sideways at the flange (30 N for 0.1 s on ``rnea_simulator/apply_wrench``):
+   how far it yields, how fast it moves and how still it is at the end are printed.
 
 The simulator (Pinocchio's ABA, not our code) runs in lockstep at 1 kHz. DDS
 stays on this machine (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``). Exits 0
 when the drift and the RMS are below 1e-3 rad, the elastic arm tracks to 1e-3 rad
 and the model agrees with Pinocchio to 1e-9, the arm on the rocking base stays within 1e-3 rad
 with the IMU and drifts more than 0.05 rad without, identification improves the hold drift
-and the tracking RMS on the true robot 10x or more, and the five-bar holds within
-1e-6 rad and tracks within 5e-4 rad.
+and the tracking RMS on the true robot 10x or more, the five-bar holds within
+1e-6 rad and tracks within 5e-4 rad, and the pushed arm yields more than 0.05 rad and
+then moves less than 5e-3 rad in the last 0.5 s.
 """
 
 from __future__ import annotations
@@ -220,6 +225,48 @@ def run_five_bar(hold: float, track: float) -> bool:
                     and not sum(ctl.rejected.values()))
 
 
+PUSH = (0.0, 30.0, 0.0)  # N, world frame, at the flange's centre of mass, 0.1 s (phase 9)
+
+
+def run_mujoco_push(seconds: float) -> bool:
+    """Phase 9: arm7 on MuJoCo with a table, gravity mode, one push; True when it yielded
+    more than 0.05 rad and then settled (moved less than 5e-3 rad in the last 0.5 s)."""
+    from geometry_msgs.msg import WrenchStamped
+
+    from rnea_ros.nodes.harness import ClosedLoop
+
+    controller, simulator = launch_parameters("arm7")
+    simulator = {**simulator, "engine": "mujoco", "world": "table", "damping": [5.0]}
+    with ClosedLoop(controller, simulator, namespace="mujoco") as loop:
+        node = loop.simulator
+        assert node is not None
+        if not loop.run_for(0.3, wall_timeout=60.0):
+            print("[mujoco] the closed loop did not run (no DDS traffic?)")
+            return False
+        before = np.array(loop.probe.recording.q[-1])
+        publisher = loop.probe.create_publisher(WrenchStamped, "rnea_simulator/apply_wrench",
+                                                10)
+        loop.spin_until(lambda: node.wrench_sub.get_publisher_count() >= 1, 10.0)
+        msg = WrenchStamped()
+        msg.header.frame_id = "flange"
+        msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = PUSH
+        publisher.publish(msg)
+        loop.spin_until(lambda: node.pushes == 1, 10.0)
+        loop.run_for(seconds, wall_timeout=60 + 20 * seconds)
+        t = np.array(loop.probe.recording.t)
+        q = np.array(loop.probe.recording.q)
+        qd = np.array(loop.probe.recording.qd)
+        yielded = float(np.abs(q[-1] - before).max())
+        peak = float(np.abs(qd).max())
+        last = q[t > t[-1] - 0.5]
+        settled = float(np.abs(last - last[-1]).max())
+        print(f"\n[mujoco] arm7 on MuJoCo (soft contacts, world 'table'), gravity mode, "
+              f"pushed {PUSH[1]:.0f} N sideways at the flange for "
+              f"0.1 s: yielded {yielded:.3f} rad (peak speed {peak:.2f} rad/s), then held: "
+              f"moved {settled:.1e} rad in the last 0.5 s of {seconds:.1f} s")
+        return yielded > 0.05 and settled < 5e-3 and node.pushes == 1
+
+
 def plan_motion(model, q_start: np.ndarray):  # type: ignore[no-untyped-def]
     """Phase 4's minimum-time plan, solved before the loop starts (it would stall it)."""
     from rnea_ros.planning import Limits, plan_min_time
@@ -281,6 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="five-bar gravity-mode time [s] (phase 8)")
     parser.add_argument("--loop-track", type=float, default=3.0,
                         help="five-bar tracking time [s] (phase 8); 0 skips phase 8")
+    parser.add_argument("--mujoco", type=float, default=3.0,
+                        help="time after the push on MuJoCo [s] (phase 9); 0 skips it")
     args = parser.parse_args(argv)
     # rclpy only after the environment is set
     from rnea_ros.nodes.harness import ClosedLoop, track_sinusoid
@@ -353,14 +402,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.loop_track > 0:
         five_bar_ok = run_five_bar(args.loop_hold, args.loop_track)
         simulated += args.loop_hold + args.loop_track
+    mujoco_ok = True
+    if args.mujoco > 0:
+        mujoco_ok = run_mujoco_push(args.mujoco)
+        simulated += 0.3 + args.mujoco
     wall = time.monotonic() - started
     ok = (drift < TOLERANCE and rms < TOLERANCE and worst < 1e-9 and elastic_error < TOLERANCE
-          and planned_ok and identified_ok and rocking_ok and five_bar_ok)
+          and planned_ok and identified_ok and rocking_ok and five_bar_ok and mujoco_ok)
     rocking = ", held on the rocking base with the IMU (drifts without)" if args.rocking else ""
     simulated += 1.5 * max(args.rocking, 0.0)
     loop_text = (f", five-bar hold within {LOOP_HOLD_TOLERANCE:g} and tracking within "
                  f"{LOOP_TRACK_TOLERANCE:g} rad" if args.loop_track > 0 else "")
     identify_text = ", identification >= 10x better" if args.identify_periods > 0 else ""
+    loop_text += ", the pushed arm settled on MuJoCo" if args.mujoco > 0 else ""
     print(f"\n{'PASS' if ok else 'FAIL'}: drift and RMS below {TOLERANCE:g} rad, model within "
           f"1e-9 of Pinocchio{rocking}{identify_text}{loop_text} "
           f"({wall:.1f} s wall for "

@@ -33,6 +33,20 @@ their squares on the diagonal, REP-145: zeros -- a noise-free sensor -- read as
 "unknown"; ``imu.orientation: false`` marks the orientation as not provided,
 element 0 at -1, like a 6-axis IMU).
 
+Engines (``engine``): ``pinocchio`` (default: the above) or ``mujoco``
+(:class:`rnea_ros.simulation.mujoco_backend.MujocoSimulator`: the same URDF through
+MuJoCo's URDF compiler, soft contacts, mimic and loop closures as equality
+constraints; rigid, mimic and closed-loop robots on a fixed base, the IMU too). Same
+topics, parameters, diagnostics, ``/clock``, watchdog and limit checks. With MuJoCo:
+``world`` (an MJCF file, or a name in ``config/worlds/``) is merged into the scene,
+``contacts: false`` turns contact off, ``viewer: true`` opens MuJoCo's passive viewer,
+and ``~/apply_wrench`` (``geometry_msgs/WrenchStamped``) pushes the link named in
+``header.frame_id``: force and torque in the world frame at the link's centre of mass,
+for ``wrench_duration`` seconds of simulated time (each message replaces the push on its
+link; an unknown link, a non-finite wrench or another engine: one warning line, counted
+on ``/diagnostics``). The logic (which plant, initial state, IMU noise) lives in
+:mod:`rnea_ros.simulation.factory`; parameters in ``rnea_ros/params/simulator.yaml``.
+
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
 real time with the last command (zero effort once ``command_timeout`` has
 passed without one, on the robot's time: the steps taken since the last
@@ -57,12 +71,14 @@ loop, each command stepping it.
 
 from __future__ import annotations
 
-import math
+import os
+import sys
 import time
 from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -70,116 +86,37 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 
-from rnea_ros.control.config import (
-    ParameterSpec,
-    load_loop_model,
-    load_model,
-    per_joint,
-    resolve_path,
-    urdf_source,
-)
+from rnea_ros.control.config import load_loop_model, load_model, urdf_source
 from rnea_ros.control.diagnostics import (
     DIAGNOSTICS_WINDOW,
     SlidingWindow,
     TimeoutEpisodes,
     status_name,
 )
-from rnea_ros.control.imu import quaternion_matrix, rotation_exp
-from rnea_ros.core.coupling.loop_kinematics import loop_residual, solve_loops
-from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE
-from rnea_ros.core.elastic.model import elastic_model
-from rnea_ros.core.errors import (
-    JointNameError,
-    LoopClosureError,
-    ParameterError,
-    RneaError,
-    options,
-)
-from rnea_ros.core.model.payload import Payload, with_payload
-from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.core.errors import JointNameError, ParameterError, RneaError, options
 from rnea_ros.mimic import check_actuated
-from rnea_ros.nodes.common import declare, note_robot, run, steady_timer
-from rnea_ros.simulation import (
-    INTEGRATORS,
-    ElasticSimulator,
-    ImuSensor,
-    LoopSimulator,
-    RockingBase,
-    Simulator,
+from rnea_ros.nodes.common import note_robot, run, steady_timer
+from rnea_ros.nodes.parameters import declare, watch
+from rnea_ros.oracle import PinocchioOracle
+from rnea_ros.parameters import ParameterSpec, load_table
+from rnea_ros.simulation import ElasticSimulator, ImuSensor, LoopSimulator, Simulator
+from rnea_ros.simulation.factory import (
+    ImuNoise,
+    carry_state,
+    initial_positions,
+    make_base,
+    make_simulator,
 )
+from rnea_ros.simulation.mujoco_backend import MujocoSimulator
 
 NODE_NAME = "rnea_simulator"
 # Lockstep: the state is resent after RESEND_AFTER of firings of a RESEND_PERIOD timer
 # without a command (or a state) [s].
 RESEND_PERIOD, RESEND_AFTER = 0.05, 0.5
+VIEWER_PERIOD = 1.0 / 30.0  # MuJoCo's viewer refresh [s]
 
-SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = {
-    "robot_description": ParameterSpec("", "URDF XML of the robot; empty: read urdf_path", True),
-    "urdf_path": ParameterSpec("", "URDF file when robot_description is empty", True),
-    "inertia_check": ParameterSpec("strict", "'strict' or 'warn' for non-physical inertias",
-                                   True),
-    "elastic_file": ParameterSpec(
-        "", "YAML side file with elastic joints and motors: simulate link and motor states "
-        "(RK4, our recursive forward dynamics); motors published as '<joint>_motor'", True),
-    "loops_file": ParameterSpec(
-        "", "closed loops of a robot whose URDF is the spanning tree (loop file); '' = <urdf "
-        "stem>.loops.yaml next to urdf_path when it exists, 'none' = no loops", True),
-    "publish_passive": ParameterSpec(
-        False, "closed loops: also publish the passive joints on joint_states (encoders on "
-        "the passive joints; effort 0)", True),
-    "loops.baumgarte_kp": ParameterSpec(
-        2500.0, "closed loops: Baumgarte position gain of every cut-joint constraint, against "
-        "drift off the closed configuration [1/s^2]", True),
-    "loops.baumgarte_kd": ParameterSpec(
-        100.0, "closed loops: Baumgarte velocity gain [1/s] (2500, 100: critically damped, "
-        "20 ms)", True),
-    "joints": ParameterSpec([""], "joints of the effort command array, in order; [''] = all "
-                            "(closed loops: the active joints)", True),
-    "rate": ParameterSpec(1000.0, "integration rate [Hz]", True),
-    "integrator": ParameterSpec("semi_implicit", "'semi_implicit' (symplectic Euler) or 'rk4'",
-                                True),
-    "damping": ParameterSpec([0.0], "viscous joint damping, per joint or one [N m s/rad]", True),
-    "friction": ParameterSpec([0.0], "Coulomb joint friction, per joint or one [N m]", True),
-    "initial_positions": ParameterSpec(
-        [0.0], "initial q, per joint or one [rad or m]; closed loops: per active joint (the "
-        "passive ones solved in the loop file's reference assembly mode) or a closed "
-        "configuration of every tree joint", True),
-    "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2]", True),
-    "payload.link": ParameterSpec("", "link carrying a payload; empty: none"),
-    "payload.mass": ParameterSpec(0.0, "payload mass [kg]"),
-    "payload.com": ParameterSpec([0.0, 0.0, 0.0], "payload COM in the link frame [m]"),
-    "payload.inertia": ParameterSpec([0.0] * 6, "payload inertia about its COM: xx yy zz xy xz "
-                                     "yz [kg m^2]"),
-    "publish_clock": ParameterSpec(False, "publish /clock with the simulated time", True),
-    "lockstep": ParameterSpec(False, "advance one step per received command", True),
-    "command_timeout": ParameterSpec(0.5, "apply zero effort after this long without a "
-                                     "command (real-time mode) [s]", True),
-    "wait_for_command": ParameterSpec(True, "hold still (brakes on, time stopped) until the "
-                                      "first command arrives (real-time mode)", True),
-    "base_motion.roll_amplitude": ParameterSpec(0.0, "rocking base: roll amplitude [rad]", True),
-    "base_motion.roll_frequency": ParameterSpec(0.5, "roll frequency [Hz]", True),
-    "base_motion.pitch_amplitude": ParameterSpec(0.0, "pitch amplitude [rad]", True),
-    "base_motion.pitch_frequency": ParameterSpec(0.5, "pitch frequency [Hz]", True),
-    "base_motion.heave_amplitude": ParameterSpec(0.0, "vertical heave amplitude [m]", True),
-    "base_motion.heave_frequency": ParameterSpec(0.5, "heave frequency [Hz]", True),
-    "base_motion.roll_offset": ParameterSpec(0.0, "static roll of the base (a slope) [rad]",
-                                             True),
-    "base_motion.pitch_offset": ParameterSpec(0.0, "static pitch of the base [rad]", True),
-    "imu.enable": ParameterSpec(False, "publish sensor_msgs/Imu on 'imu'", True),
-    "imu.link": ParameterSpec("", "link the IMU frame is; empty: the root link", True),
-    "imu.frame_id": ParameterSpec("", "header.frame_id; empty: the link's name", True),
-    "imu.orientation": ParameterSpec(True, "publish the orientation estimate (false: "
-                                     "covariance element 0 at -1, not provided)", True),
-    "imu.noise.orientation": ParameterSpec(0.0, "orientation noise, std. dev. [rad]", True),
-    "imu.noise.angular_velocity": ParameterSpec(0.0, "gyroscope noise, std. dev. [rad/s]",
-                                                True),
-    "imu.noise.linear_acceleration": ParameterSpec(
-        0.0, "accelerometer noise, std. dev. [m/s^2]", True),
-    "imu.seed": ParameterSpec(0, "seed of the noise", True),
-    "publish_mimic_joints": ParameterSpec(
-        True, "also publish the mimic followers (URDF <mimic>) on joint_states, positions and "
-        "velocities from their leaders, zero effort", True),
-}
+# rnea_ros/params/simulator.yaml (rnea_ros.parameters): types, defaults, ranges, units.
+SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = load_table("simulator")
 
 
 class SimulatorNode(Node):
@@ -201,18 +138,13 @@ class SimulatorNode(Node):
             raise ParameterError(f"parameter 'joints': {options(wrong)} {what}; valid: "
                                  f"{options(valid)}")
         self.command_index = np.array([model.joint_index(j) for j in names])
-        if v["integrator"] not in INTEGRATORS:
-            raise ParameterError(f"parameter 'integrator' is '{v['integrator']}'; valid: "
-                                 f"{INTEGRATORS}")
-        if not float(v["rate"]) > 0.0:
-            raise ParameterError("parameter 'rate' must be > 0 Hz")
         self.values = v
         self.urdf = urdf_source(v)
         self.links = model
         self.n = model.nv
-        self.base = self.make_base(v)
-        self.sim = self.make_simulator(v, model)
-        self.sim.reset(self.initial_positions(v, model))
+        self.base = make_base(v)
+        self.sim = make_simulator(v, model, self.loops, self.urdf, self.base)
+        self.sim.reset(initial_positions(v, model, self.loops))
         self.published = (np.arange(model.nv) if self.loops is None else np.concatenate(
             [self.loops.active_index, self.loops.passive_index if v["publish_passive"]
              else np.zeros(0, dtype=np.int64)]))
@@ -220,7 +152,7 @@ class SimulatorNode(Node):
         self.imu: ImuSensor | None = None
         self.imu_pub = None
         if v["imu.enable"]:
-            if not isinstance(self.sim, Simulator) or self.loops is not None:
+            if isinstance(self.sim, ElasticSimulator) or self.loops is not None:
                 raise ParameterError("parameter 'imu.enable': not supported with "
                                      "'elastic_file' or a loop file (elastic and "
                                      "closed-loop robots run on a fixed base)")
@@ -229,17 +161,15 @@ class SimulatorNode(Node):
                 model.link_frame(link)
             except JointNameError as exc:
                 raise ParameterError(f"parameter 'imu.link': {exc}") from None
-            self.imu = ImuSensor(self.sim.engine, link, model.gravity)
+            self.imu = ImuSensor(self.imu_oracle(self.sim), link, model.gravity)
             self.imu_frame_id = str(v["imu.frame_id"]) or link
-            self.imu_noise = np.array([float(v["imu.noise.orientation"]),
-                                       float(v["imu.noise.angular_velocity"]),
-                                       float(v["imu.noise.linear_acceleration"])])
-            if not np.all(np.isfinite(self.imu_noise)) or np.any(self.imu_noise < 0.0):
-                raise ParameterError("parameters 'imu.noise.*' must be finite and >= 0")
-            self.imu_rng = np.random.default_rng(int(v["imu.seed"]))
+            self.imu_noise = ImuNoise(np.array([float(v["imu.noise.orientation"]),
+                                                float(v["imu.noise.angular_velocity"]),
+                                                float(v["imu.noise.linear_acceleration"])]),
+                                      int(v["imu.seed"]))
             self.imu_msg = Imu()
             self.imu_msg.header.frame_id = self.imu_frame_id
-            var = self.imu_noise**2
+            var = self.imu_noise.sigma**2
             self.imu_msg.orientation_covariance = \
                 np.diag([var[0]] * 3).ravel() if v["imu.orientation"] else \
                 np.array([-1.0] + [0.0] * 8)
@@ -265,92 +195,90 @@ class SimulatorNode(Node):
             else None
         self.command_sub = self.create_subscription(
             Float64MultiArray, "effort_controller/commands", self.on_command, 10)
-        self.add_on_set_parameters_callback(self.on_set_parameters)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         steady_timer(self, 1.0, self.publish_diagnostics)
         self.last_publish_wall = -np.inf
+        self.wrench_duration = float(v["wrench_duration"])  # (>= 0: the table)
+        self.pushes = 0
+        self.rejected_wrenches = 0
+        self.wrench_sub = self.create_subscription(WrenchStamped, "~/apply_wrench",
+                                                   self.on_wrench, 10)
+        self.viewer: Any = None
+        if v["viewer"]:
+            self.viewer_restart()
+            steady_timer(self, VIEWER_PERIOD, self.viewer_sync)
         if self.lockstep:
             steady_timer(self, RESEND_PERIOD, self.resend)
         else:
             steady_timer(self, self.sim.dt, self.on_tick)
+        watch(self, SIMULATOR_PARAMETERS, self.on_set_parameters)
 
-    @staticmethod
-    def make_base(v: dict[str, Any]) -> RockingBase:
-        names = ("roll_amplitude", "roll_frequency", "pitch_amplitude", "pitch_frequency",
-                 "heave_amplitude", "heave_frequency", "roll_offset", "pitch_offset")
-        return RockingBase(**{n: float(v[f"base_motion.{n}"]) for n in names})
-
-    def initial_positions(self, v: dict[str, Any], model: RobotModel) -> np.ndarray:
-        """``initial_positions`` as a tree configuration; closed loops: active positions
-        (one value, or one per active joint) with the passive joints solved, or every tree
-        joint (then it must close the loops)."""
-        loops = self.loops
-        if loops is None:
-            return per_joint(v, "initial_positions", model.nv, -math.inf)
-        given = np.asarray(v["initial_positions"], dtype=np.float64).ravel()
-        if given.size == model.nv and model.nv != loops.n_active:
-            error = float(np.abs(loop_residual(loops, given)).max())
-            if not error <= CLOSURE_TOLERANCE:
-                raise ParameterError(
-                    f"parameter 'initial_positions' (every tree joint) does not close the loops "
-                    f"of '{model.name}' (constraint error {error:.3g} m or rad): give the "
-                    f"{loops.n_active} active positions ({options(loops.active_names)}), the "
-                    "passive ones are solved")
-            return given
-        active = per_joint(v, "initial_positions", loops.n_active, -math.inf)
+    def on_wrench(self, msg: WrenchStamped) -> None:
+        """A push (engine mujoco): ``msg.wrench`` [N, N m] in the world frame at the centre
+        of mass of link ``msg.header.frame_id``, for ``wrench_duration`` of simulated time;
+        bad ones (another engine, an unknown link, non-finite) rejected with one line."""
+        f, t = msg.wrench.force, msg.wrench.torque
+        link = msg.header.frame_id
         try:
-            return solve_loops(loops, active)
-        except LoopClosureError as exc:
-            raise ParameterError(f"parameter 'initial_positions': {exc}") from None
+            if not isinstance(self.sim, MujocoSimulator):
+                raise ParameterError(f"~/apply_wrench on '{link}': pushes need parameter "
+                                     "'engine' = 'mujoco'")
+            self.sim.apply_wrench(link, np.array([f.x, f.y, f.z]), np.array([t.x, t.y, t.z]),
+                                  self.wrench_duration)
+        except RneaError as exc:
+            self.rejected_wrenches += 1
+            self.get_logger().warning(f"rejected wrench: {exc.args[0] if exc.args else exc}",
+                                      throttle_duration_sec=1.0)
+            return
+        self.pushes += 1
 
-    def make_simulator(self, v: dict[str, Any], model: RobotModel
-                       ) -> Simulator | ElasticSimulator:
-        payload = None
-        if v["payload.link"]:
-            payload = Payload(v["payload.link"], float(v["payload.mass"]),
-                              tuple(v["payload.com"]), tuple(v["payload.inertia"]))
-            with_payload(model, payload)  # validates
-        if v["elastic_file"]:  # our forward dynamics: Pinocchio has no geared rotors
-            links = model.replace(viscous=per_joint(v, "damping", model.nv),
-                                  coulomb=per_joint(v, "friction", model.nv))
-            if payload is not None:
-                links = with_payload(links, payload)
-            if self.base.moving:
-                raise ParameterError("parameters 'base_motion.*': a moving base is not "
-                                     "supported with 'elastic_file'")
-            elastic = elastic_model(links, resolve_path(str(v["elastic_file"])))
-            return ElasticSimulator(elastic, dt=1.0 / float(v["rate"]))
-        if self.loops is not None:  # Pinocchio's constrained dynamics
-            if self.base.moving:
-                raise ParameterError("parameters 'base_motion.*': a moving base is not "
-                                     "supported with a loop file")
-            return LoopSimulator(
-                self.urdf, self.loops, dt=1.0 / float(v["rate"]), integrator=v["integrator"],
-                damping=per_joint(v, "damping", model.nv, -math.inf),
-                friction=per_joint(v, "friction", model.nv, -math.inf), payload=payload,
-                baumgarte=(float(v["loops.baumgarte_kp"]), float(v["loops.baumgarte_kd"])))
-        return Simulator(self.urdf, model, dt=1.0 / float(v["rate"]), integrator=v["integrator"],
-                         damping=per_joint(v, "damping", model.nv, -math.inf),
-                         friction=per_joint(v, "friction", model.nv, -math.inf),
-                         payload=payload, base=self.base)
+    def viewer_restart(self) -> None:
+        """(Re)open MuJoCo's passive viewer on the current plant (``viewer: true``); one
+        error line (and no viewer) without a display or on another engine."""
+        if not self.values["viewer"]:
+            return
+        if self.viewer is not None:
+            self.viewer.close()
+            self.viewer = None
+        if not isinstance(self.sim, MujocoSimulator):
+            self.get_logger().error("parameter 'viewer': MuJoCo's viewer needs engine 'mujoco'")
+            return
+        if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or
+                                                     os.environ.get("WAYLAND_DISPLAY")):
+            # (MuJoCo's GLFW would end the process: "could not initialize GLFW")
+            self.get_logger().error("parameter 'viewer': no display (DISPLAY is not set): "
+                                    "running without MuJoCo's viewer")
+            return
+        try:
+            import mujoco.viewer
+
+            self.viewer = mujoco.viewer.launch_passive(self.sim.mjm, self.sim.mjd)
+        except Exception as exc:  # no display, no OpenGL: the simulation runs on
+            self.get_logger().error(f"parameter 'viewer': MuJoCo's viewer did not open: {exc}")
+
+    def viewer_sync(self) -> None:
+        if self.viewer is not None and self.viewer.is_running():
+            self.viewer.sync()
+
+    def imu_oracle(self, sim: object) -> PinocchioOracle:
+        """The Pinocchio model the IMU reads from (the MuJoCo backend: one for it alone)."""
+        if isinstance(sim, Simulator):
+            return sim.engine
+        return PinocchioOracle(self.urdf, self.links)
 
     def on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
         """Runtime payload changes (an object picked up); other parameters are read-only."""
         values = dict(self.values)
         values.update({p.name: p.value for p in params})
         try:
-            sim = self.make_simulator(values, self.links)
+            sim = make_simulator(values, self.links, self.loops, self.urdf, self.base)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        if isinstance(sim, ElasticSimulator) and isinstance(self.sim, ElasticSimulator):
-            sim.x, sim.t0 = self.sim.x.copy(), self.sim.t
-        elif isinstance(sim, Simulator) and isinstance(self.sim, Simulator):
-            sim.reset(self.sim.q, self.sim.qd, self.sim.t)
-            sim.qdd = self.sim.qdd
-            if self.imu is not None:  # the same sensor on the new engine (payload)
-                self.imu = ImuSensor(sim.engine, self.imu_frame_link(), sim.model.gravity)
-        sim.effort = self.sim.effort
+        carry_state(self.sim, sim)
+        if self.imu is not None and isinstance(sim, Simulator):  # the sensor on the new engine
+            self.imu = ImuSensor(sim.engine, self.imu_frame_link(), sim.model.gravity)
         self.sim, self.values = sim, values
+        self.viewer_restart()
         return SetParametersResult(successful=True)
 
     def on_command(self, msg: Float64MultiArray) -> None:
@@ -407,18 +335,13 @@ class SimulatorNode(Node):
     def publish_imu(self, sec: int, nanosec: int) -> None:
         """What the IMU reads at the current state (the last step's joint accelerations)."""
         sim, imu = self.sim, self.imu
-        assert isinstance(sim, Simulator) and imu is not None and self.imu_pub is not None
+        assert not isinstance(sim, ElasticSimulator) and imu is not None
+        assert self.imu_pub is not None
         t = sim.t
         _, p = self.base.pose(t)
         quat, w, f = imu.read(sim.q, sim.qd, sim.qdd, self.base.motion(t), p)
-        sigma = self.imu_noise
-        if sigma.any():
-            rng = self.imu_rng
-            if sigma[0] > 0.0:  # a small rotation about a random axis, in the sensor frame
-                R = quaternion_matrix(*quat) @ rotation_exp(rng.normal(0.0, sigma[0], 3))
-                quat = imu.pin.Quaternion(R).coeffs()
-            w = w + rng.normal(0.0, sigma[1], 3)
-            f = f + rng.normal(0.0, sigma[2], 3)
+        quat, w, f = self.imu_noise.apply(quat, w, f,
+                                          lambda R: imu.pin.Quaternion(R).coeffs())
         msg = self.imu_msg
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
         o = msg.orientation
@@ -491,7 +414,16 @@ class SimulatorNode(Node):
                   f"command timeouts ({window})": str(recent["timeouts"]),
                   "steps with zero effort (command timeout)": str(timeouts.steps)}
         diverged = getattr(self.sim, "diverged", 0)
-        if isinstance(self.sim, Simulator):
+        values["engine"] = str(self.values["engine"])
+        if isinstance(self.sim, MujocoSimulator):
+            values.update({"steps at a joint limit": str(self.sim.stops),
+                           "diverged steps (not taken)": str(diverged),
+                           "contacts": str(int(self.sim.mjd.ncon)),
+                           "pushes": str(self.pushes),
+                           "rejected wrenches": str(self.rejected_wrenches)})
+            if self.loops is not None:
+                values["loop closure error [m or rad]"] = f"{self.sim.closure_error():.3e}"
+        elif isinstance(self.sim, Simulator):
             values.update({"steps at a joint limit": str(self.sim.stops),
                            "diverged steps (not taken)": str(diverged)})
             if self.sim.base is not None:

@@ -1,0 +1,386 @@
+"""MuJoCo as the simulator's second engine: soft contacts, a world, pushes.
+
+:class:`MujocoSimulator` has the interface of :class:`~rnea_ros.simulation.Simulator`
+(``q``, ``qd``, ``qdd``, ``effort``, ``t``, ``step``, ``reset``, ``stops``,
+``diverged``, ``follower_state``) so the simulator node and the tests run either
+engine. The model is built from the same URDF by MuJoCo's URDF compiler
+(``mujoco.MjSpec``), with what a URDF cannot say added in code:
+
+- ``<compiler discardvisual fusestatic="false" boundmass boundinertia>``: collision
+  geoms only, every URDF link (a flange too) stays a body, so a wrench can name it;
+  a massless link (a universal joint's cross) gets 1 ug and 1e-14 kg m^2;
+- a ``motor`` actuator (gear 1, no control range: the node clamps to the URDF's
+  effort limits) on each joint of our model (closed loops: the active joints);
+- per joint: ``armature`` from our model (URDF + drives file), ``damping`` and
+  ``frictionloss`` from the simulator's ``damping``/``friction`` (MuJoCo's dry
+  friction is a constraint with stiction, Pinocchio backend's ``sign(qd)`` has none);
+- mimic followers (URDF ``<mimic>``, which MuJoCo's URDF compiler ignores): an
+  equality ``joint`` constraint ``q_f = offset + multiplier q_leader``;
+- closed loops (our loop file): each cut joint as equality constraints between two
+  sites at the cut frames -- ``connect`` at the frame origin (revolute and
+  spherical cuts; a spatial revolute cut a second ``connect`` on its axis, as the
+  Pinocchio backend does), ``weld`` for a weld cut;
+- contacts: the robot's geoms collide with the world, not with each other
+  (``contype 2, conaffinity 1``; the world's defaults ``1, 1``); ``contacts=False``
+  disables contact altogether (``limits=False`` the joint limits);
+- a world (``world=``: an MJCF file) attached to the scene under the prefix
+  ``world/`` (its bodies, geoms, assets, defaults);
+- gravity from the model (base frame = MuJoCo's world), time step ``dt``, and
+  the integrator: ``semi_implicit`` -> MuJoCo's ``Euler`` (semi-implicit Euler,
+  damping implicit), ``rk4`` -> ``RK4``.
+
+Joint limits are MuJoCo's own soft limit constraints (a step with one active is
+counted in ``stops``). Equality constraints are soft too; ours are made stiff
+(time constant ``2 dt``, impedance 0.9999): a held five-bar's loop stays closed to
+~4e-9 m and drifts ~3e-6 rad in 3 s (MuJoCo's defaults: 3e-4 m and 0.2 rad).
+A step whose result is not finite is not taken (counted in ``diverged``; the
+state stays, at rest). Pushes: :meth:`MujocoSimulator.apply_wrench` (world frame,
+at the link's centre of mass: MuJoCo's ``xfrc_applied``) for a duration.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.core.coupling.loop_kinematics import loop_residual
+from rnea_ros.core.coupling.loops import ClosedLoopModel
+from rnea_ros.core.errors import JointNameError, ModelError, ParameterError, StateError, options
+from rnea_ros.core.model.payload import Payload
+from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.simulation.rigid import INTEGRATORS
+
+Array = NDArray[np.float64]
+AXIS_POINT = 0.1  # [m] second point on a spatial revolute cut's axis (as the Pinocchio backend)
+WORLD_PREFIX = "world/"
+ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1  # robot geoms: touch the world, not each other
+EQUALITY_TIMECONST_STEPS, EQUALITY_IMPEDANCE = 2.0, 0.9999  # loops and mimic couplings
+MASS_FLOOR, INERTIA_FLOOR = 1e-9, 1e-14  # [kg], [kg m^2]: MuJoCo refuses massless moving links
+
+
+@dataclass
+class Push:
+    """A wrench held on a body for ``steps`` more steps: ``[f (3), torque (3)]`` [N, N m]
+    in the world frame, at the body's centre of mass."""
+
+    body: int
+    wrench: Array
+    steps: int
+
+
+def _import_mujoco() -> Any:
+    try:
+        import mujoco
+    except ImportError as exc:  # optional dependency (the 'simulator' extra)
+        raise ParameterError(f"engine 'mujoco' needs the mujoco package (pip install "
+                             f"'rnea_ros[simulator]'): {exc}") from None
+    return mujoco
+
+
+def urdf_text(urdf: str | Path) -> str:
+    """The URDF's XML (``urdf``: a path or the XML itself)."""
+    text = str(urdf)
+    if text.lstrip().startswith("<"):
+        return text
+    return Path(text).read_text()
+
+
+def world_path(world: str | Path) -> Path:
+    """An MJCF world file: a path, or a name of ``config/worlds/`` (``table`` ->
+    ``config/worlds/table.xml``); :class:`ParameterError` listing the shipped worlds."""
+    from rnea_ros.samples import share_directory
+
+    worlds = share_directory() / "config" / "worlds"
+    text = str(world)
+    path = Path(text)
+    if path.is_file():
+        return path
+    named = worlds / (text if text.endswith(".xml") else f"{text}.xml")
+    if named.is_file():
+        return named
+    shipped = sorted(p.stem for p in worlds.glob("*.xml")) if worlds.is_dir() else []
+    raise ParameterError(f"world '{text}': no such file; shipped worlds: {options(shipped)}")
+
+
+class MujocoSimulator:
+    """The robot of ``urdf``/``model`` (and ``loops``) in MuJoCo; see the module."""
+
+    def __init__(self, urdf: str | Path, model: RobotModel, *, dt: float = 1e-3,
+                 integrator: str = "semi_implicit", damping: Array | None = None,
+                 friction: Array | None = None, payload: Payload | None = None,
+                 loops: ClosedLoopModel | None = None, world: str | Path | None = None,
+                 contacts: bool = True, limits: bool = True) -> None:
+        if integrator not in INTEGRATORS:
+            raise ParameterError(f"integrator '{integrator}' is not one of {INTEGRATORS}")
+        if not dt > 0.0:
+            raise ParameterError(f"time step {dt} must be > 0")
+        mj = _import_mujoco()
+        self.mj = mj
+        self.model = model
+        self.loops = loops
+        self.base = None  # a moving base is the Pinocchio backend's alone
+        self.dt = dt
+        self.integrator = integrator
+        n = model.nv
+        self.damping = np.zeros(n) if damping is None else np.asarray(damping, float)
+        self.friction = np.zeros(n) if friction is None else np.asarray(friction, float)
+        spec = self._spec(urdf, payload, world, contacts, limits)
+        try:
+            self.mjm = spec.compile()
+        except Exception as exc:  # mujoco raises ValueError with the compiler's message
+            raise ModelError(f"MuJoCo cannot compile the robot '{model.name}': {exc}") from None
+        self.mjd = mj.MjData(self.mjm)
+        # Views of MuJoCo's state (an attribute access builds a new array: 10 us a step).
+        d = self.mjd
+        self._qpos, self._qvel, self._qacc = d.qpos, d.qvel, d.qacc
+        self._ctrl, self._xfrc = d.ctrl, d.xfrc_applied
+        self._pushed = False
+        self.qadr = np.array([self.mjm.joint(j).qposadr[0] for j in model.joint_names])
+        self.dadr = np.array([self.mjm.joint(j).dofadr[0] for j in model.joint_names])
+        self.followers = [(self.mjm.joint(f).qposadr[0], self.mjm.joint(f).dofadr[0],
+                           model.joint_index(c.leader), c.multiplier, c.offset)
+                          for f, c in model.mimic_joints.items()]
+        # Joint limits (MuJoCo's soft ones: a step at or beyond one counts in ``stops``).
+        jids = [self.mjm.joint(j).id for j in model.joint_names]
+        self.limited = np.array([k for k, j in enumerate(jids) if self.mjm.jnt_limited[j]],
+                                dtype=np.int64)
+        self.lower = np.array([self.mjm.jnt_range[jids[k]][0] for k in self.limited])
+        self.upper = np.array([self.mjm.jnt_range[jids[k]][1] for k in self.limited])
+        self.q, self.qd, self.qdd = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.effort = np.zeros(n)
+        self.t0, self.steps = 0.0, 0
+        self.stops = 0
+        self.diverged = 0
+        self.pushes: dict[int, Push] = {}
+        self.reset(loops.q_reference if loops is not None else np.zeros(n))
+
+    # -- building -------------------------------------------------------------------------
+    def _spec(self, urdf: str | Path, payload: Payload | None, world: str | Path | None,
+              contacts: bool, limits: bool) -> Any:
+        mj, model = self.mj, self.model
+        try:
+            spec = mj.MjSpec.from_string(urdf_text(urdf))
+        except Exception as exc:
+            raise ModelError(f"MuJoCo cannot read the URDF of '{model.name}': {exc}") from None
+        spec.compiler.discardvisual = True
+        spec.compiler.fusestatic = False
+        # A massless link between two joints (a universal joint's cross: Delta's legs) is
+        # fine for Pinocchio and us, not for MuJoCo ("mass and inertia of moving bodies
+        # must be larger than mjMINVAL"): such links get these bounds (1 ug, 1e-14 kg m^2;
+        # 1 mg made a held Gough-Stewart drift 60x more).
+        spec.compiler.boundmass, spec.compiler.boundinertia = MASS_FLOOR, INERTIA_FLOOR
+        spec.option.timestep = self.dt
+        spec.option.gravity = [float(g) for g in model.gravity]
+        spec.option.integrator = (mj.mjtIntegrator.mjINT_EULER if self.integrator ==
+                                  "semi_implicit" else mj.mjtIntegrator.mjINT_RK4)
+        if not contacts:
+            spec.option.disableflags |= int(mj.mjtDisableBit.mjDSBL_CONTACT)
+        for geom in spec.geoms:
+            geom.contype, geom.conaffinity = ROBOT_CONTYPE, ROBOT_CONAFFINITY
+        joints = {j.name: j for j in spec.joints}
+        for k, name in enumerate(model.joint_names):
+            if name not in joints:
+                raise ModelError(f"joint '{name}' of '{model.name}' is not in MuJoCo's model of "
+                                 f"the URDF; MuJoCo's joints: {options(joints)}")
+            joint = joints[name]
+            joint.armature = float(model.armature[k])
+            joint.damping = float(self.damping[k])
+            joint.frictionloss = float(self.friction[k])
+        if not limits:  # (the agreement test: free motion through the URDF limits)
+            for joint in spec.joints:
+                joint.limited = mj.mjtLimited.mjLIMITED_FALSE
+        actuated = (model.joint_names if self.loops is None else self.loops.active_names)
+        for name in actuated:
+            spec.add_actuator(name=f"{name}_motor", target=name,
+                              trntype=mj.mjtTrn.mjTRN_JOINT, gear=[1.0, 0, 0, 0, 0, 0])
+        self.actuated = np.array([model.joint_index(j) for j in actuated], dtype=np.int64)
+        for follower, coupling in model.mimic_joints.items():
+            self._stiff(spec.add_equality(type=mj.mjtEq.mjEQ_JOINT, name1=follower,
+                                          name2=coupling.leader,
+                                          data=[coupling.offset, coupling.multiplier] + [0.0] * 9))
+        if self.loops is not None:
+            self._close_loops(spec, self.loops)
+        if payload is not None and payload.mass > 0.0:
+            self._add_payload(spec, payload)
+        if world is not None and str(world):
+            path = world_path(world)
+            try:
+                child = mj.MjSpec.from_file(str(path))
+                spec.attach(child, prefix=WORLD_PREFIX, frame=spec.worldbody.add_frame())
+            except Exception as exc:
+                raise ParameterError(f"world '{path}': MuJoCo cannot load it: {exc}") from None
+        return spec
+
+    def _body_link(self, body: int) -> str:
+        """The link whose frame is body ``body``'s own (-1: the root link)."""
+        model = self.model
+        if body < 0:
+            return model.root_link
+        for name, frame in model.frames.items():
+            if frame.body == body and np.allclose(frame.translation, 0.0) and \
+                    np.allclose(frame.rotation, np.eye(3)):
+                return name
+        raise ModelError(f"body {body} of '{model.name}' has no link frame")
+
+    def _close_loops(self, spec: Any, loops: ClosedLoopModel) -> None:
+        from rnea_ros.loop_oracle import planar_loop
+
+        mj = self.mj
+        bodies = {b.name: b for b in spec.bodies}
+        for l, loop in enumerate(loops.loops):
+            if loop.type == "prismatic":
+                raise ModelError(f"loop '{loop.name}': no MuJoCo equality for a prismatic cut")
+            points = [0.0] if loop.type != "revolute" or planar_loop(loops, l) else \
+                [0.0, AXIS_POINT]
+            for k, offset in enumerate(points):
+                sites = []
+                for side in (1, 2):
+                    body, R, p = loops.cut_frame(l, side)
+                    link = self._body_link(body)
+                    quat = np.zeros(4)
+                    mj.mju_mat2Quat(quat, np.ascontiguousarray(R).ravel())
+                    site = bodies[link].add_site(name=f"cut_{loop.name}_{k}_{side}",
+                                                 pos=list(p + offset * R[:, 2]), quat=list(quat))
+                    sites.append(site.name)
+                kind = mj.mjtEq.mjEQ_WELD if loop.type == "weld" else mj.mjtEq.mjEQ_CONNECT
+                self._stiff(spec.add_equality(type=kind, objtype=mj.mjtObj.mjOBJ_SITE,
+                                              name1=sites[0], name2=sites[1],
+                                              name=f"loop_{loop.name}_{k}"))
+
+    def _stiff(self, equality: Any) -> None:
+        """A stiff equality constraint: time constant ``2 dt`` (MuJoCo's stable minimum),
+        impedance 0.9999 (MuJoCo's defaults, 0.02 s and 0.9, let a held five-bar drift
+        0.2 rad in 3 s: the soft constraint's sag biases a neutral equilibrium)."""
+        equality.solref = [EQUALITY_TIMECONST_STEPS * self.dt, 1.0]
+        equality.solimp = [EQUALITY_IMPEDANCE, EQUALITY_IMPEDANCE, 0.001, 0.5, 2.0]
+
+    def _add_payload(self, spec: Any, payload: Payload) -> None:
+        bodies = {b.name: b for b in spec.bodies}
+        frame = self.model.link_frame(payload.link)  # JointNameError for an unknown link
+        link = self._body_link(frame.body)
+        com = frame.rotation @ np.asarray(payload.com, float) + frame.translation
+        xx, yy, zz, xy, xz, yz = (float(x) for x in payload.inertia)
+        inertia = frame.rotation @ np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) @ \
+            frame.rotation.T
+        floor = 1e-9 * max(payload.mass, 1.0)  # MuJoCo wants a positive definite inertia
+        full = [inertia[0, 0] + floor, inertia[1, 1] + floor, inertia[2, 2] + floor,
+                inertia[0, 1], inertia[0, 2], inertia[1, 2]]
+        body = bodies[link].add_body(name="payload", pos=list(com))
+        body.mass = float(payload.mass)
+        body.fullinertia = full
+        body.explicitinertial = True
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def t(self) -> float:
+        """Simulated time [s]."""
+        return self.t0 + self.steps * self.dt
+
+    def reset(self, q: Array, qd: Array | None = None, t: float = 0.0) -> None:
+        """Set the state (our coordinates; mimic followers from their leaders)."""
+        mj, d = self.mj, self.mjd
+        mj.mj_resetData(self.mjm, d)
+        q = np.array(q, dtype=np.float64)
+        qd = np.zeros(self.model.nv) if qd is None else np.array(qd, dtype=np.float64)
+        d.qpos[self.qadr], d.qvel[self.dadr] = q, qd
+        for qa, da, leader, mult, off in self.followers:
+            d.qpos[qa], d.qvel[da] = mult * q[leader] + off, mult * qd[leader]
+        mj.mj_forward(self.mjm, d)
+        self.q, self.qd = q, qd
+        self.qdd = np.asarray(d.qacc[self.dadr], dtype=np.float64).copy()
+        self.t0, self.steps = t, 0
+        self.pushes.clear()
+
+    def follower_state(self) -> tuple[list[str], Array, Array]:
+        """Names, positions and velocities of the mimic followers (MuJoCo's own, held to
+        their leaders by the equality constraints)."""
+        d = self.mjd
+        names = list(self.model.mimic_joints)
+        return (names, np.array([d.qpos[f[0]] for f in self.followers]),
+                np.array([d.qvel[f[1]] for f in self.followers]))
+
+    def closure_error(self) -> float:
+        """Largest loop constraint error (our residual of eq. 3) [m or rad]."""
+        if self.loops is None:
+            return 0.0
+        return float(np.abs(loop_residual(self.loops, self.q)).max())
+
+    def touching(self) -> list[tuple[str, str]]:
+        """``(robot link, world body)`` of each contact between the robot and the world."""
+        m, d = self.mjm, self.mjd
+        pairs = []
+        for c in d.contact[:d.ncon]:
+            a, b = (m.body(m.geom_bodyid[g]).name for g in (c.geom1, c.geom2))
+            if a.startswith(WORLD_PREFIX) != b.startswith(WORLD_PREFIX):
+                pairs.append((b, a) if a.startswith(WORLD_PREFIX) else (a, b))
+        return pairs
+
+    # -- pushes --------------------------------------------------------------------------
+    def link_body(self, link: str) -> int:
+        """MuJoCo body id of URDF link ``link`` (:class:`JointNameError` listing the links)."""
+        body = self.mjm.body(link).id if link in self._link_names() else -1
+        if body < 0:
+            raise JointNameError(f"unknown link '{link}' in model '{self.model.name}'; valid "
+                                 f"links: {options(self._link_names())}")
+        return int(body)
+
+    def _link_names(self) -> list[str]:
+        names = [self.mjm.body(b).name for b in range(1, self.mjm.nbody)]
+        return [n for n in names if n and not n.startswith(WORLD_PREFIX) and n != "payload"]
+
+    def apply_wrench(self, link: str, force: Array, torque: Array, duration: float) -> None:
+        """Push link ``link`` with ``force`` [N] and ``torque`` [N m] (world frame, at the
+        link's centre of mass) for ``duration`` [s] of simulated time (rounded to steps;
+        replaces a push still acting on that link). :class:`StateError` for a non-finite
+        wrench or duration, :class:`JointNameError` for an unknown link."""
+        body = self.link_body(link)
+        wrench = np.r_[np.asarray(force, float), np.asarray(torque, float)]
+        if wrench.shape != (6,) or not np.all(np.isfinite(wrench)):
+            raise StateError(f"wrench on '{link}' must be 6 finite values, got {wrench!r}")
+        if not (math.isfinite(duration) and duration >= 0.0):
+            raise StateError(f"wrench duration must be finite and >= 0 s, got {duration}")
+        self.pushes[body] = Push(body, wrench, round(duration / self.dt))
+
+    # -- stepping ------------------------------------------------------------------------
+    def step(self, tau: Array) -> None:
+        """Advance by ``dt`` with the effort ``tau`` (our model order; closed loops: tree
+        order, the passive entries ignored) held."""
+        tau = np.asarray(tau, dtype=np.float64)
+        if tau.shape != (self.model.nv,) or not math.isfinite(float(tau.sum())):
+            raise StateError(f"effort must be {self.model.nv} finite values, got {tau!r}")
+        qpos, qvel, d = self._qpos, self._qvel, self.mjd
+        self._ctrl[:] = tau[self.actuated]
+        if self.pushes or self._pushed:
+            self._apply_pushes()
+        before, time_before = qpos.copy(), d.time
+        self.mj.mj_step(self.mjm, d)
+        if math.isfinite(float(qpos.sum()) + float(qvel.sum())):  # (a NaN or inf propagates)
+            q = qpos[self.qadr]
+            self.q, self.qd, self.qdd = q, qvel[self.dadr], self._qacc[self.dadr]
+            if self.limited.size and (np.any(q[self.limited] <= self.lower) or
+                                      np.any(q[self.limited] >= self.upper)):
+                self.stops += 1
+        else:  # not taken: the last state, at rest
+            qpos[:], qvel[:], d.time = before, 0.0, time_before
+            self.mj.mj_forward(self.mjm, d)
+            self.qd = np.zeros(self.model.nv)
+            self.diverged += 1
+        self.effort = tau
+        self.steps += 1
+
+    def _apply_pushes(self) -> None:
+        """This step's pushes into MuJoCo's ``xfrc_applied`` (ended ones dropped)."""
+        xfrc = self._xfrc
+        xfrc[:] = 0.0
+        for body, push in list(self.pushes.items()):
+            if push.steps <= 0:
+                del self.pushes[body]
+                continue
+            xfrc[body] = push.wrench
+            push.steps -= 1
+        self._pushed = bool(self.pushes)
