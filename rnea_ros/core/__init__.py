@@ -16,6 +16,7 @@ at this level only what everything shares: ``spatial`` (3D/spatial algebra),
 checks), ``errors``.
 """
 
+from rnea_ros.core.coupling.loop_build import build_loops
 from rnea_ros.core.coupling.loop_dynamics import (
     loop_forward_dynamics,
     loop_forward_dynamics_batch,
@@ -201,6 +202,7 @@ __all__ = [
     "apply_drive_parameters",
     "body_poses",
     "body_velocities",
+    "build_loops",
     "center_of_mass",
     "center_of_mass_velocity",
     "centroidal_momentum",
