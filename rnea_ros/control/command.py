@@ -37,7 +37,9 @@ from numpy.typing import NDArray
 from rnea_ros.control.joint_state import MERGED, intake
 from rnea_ros.control.rate_limit import bounded_dt
 from rnea_ros.control.rate_limit import slew as slew_toward
-from rnea_ros.core._jit import FastCall, fixed_base, jit, jit_entry, scratch
+from rnea_ros.core._algebra import fixed_base
+from rnea_ros.core._compile import FastCall, jit, jit_entry, scratch
+from rnea_ros.core._layout import RW_COLS
 from rnea_ros.core.dynamics.rnea import _gravity_call, rnea_pass
 
 Array = NDArray[np.float64]
@@ -141,7 +143,6 @@ def gravity_command(fp: Array, g: Array, state: Array, window: float, threshold:
                   output_dt(stamp, now, output_stamp, output_wall, receipt_dt), out)
 
 
-_RNEA_COLS = 30  # rnea_pass's work array (n, 30)
 
 
 @jit_entry
@@ -163,7 +164,7 @@ def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, in
     the output is at ``stamp`` (see :func:`output_dt`).
     """
     n = fp.shape[0]
-    work = scratch(n, _RNEA_COLS)
+    work = scratch(n, RW_COLS)
     q, qd, tau = state[0], state[1], state[3]
     rnea_pass(fp, q_ref, qd_ref, qdd_ref, fixed_base(g), work[:0], False, True, tau, work)
     for i in range(n):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import jit
+from rnea_ros.core._compile import jit
 from rnea_ros.core.errors import StateError
 
 Array = NDArray[np.float64]

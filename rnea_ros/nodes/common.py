@@ -35,7 +35,7 @@ from std_msgs.msg import Float64MultiArray
 
 import rnea_ros
 from rnea_ros.control.config import ParameterSpec
-from rnea_ros.core._jit import vec3
+from rnea_ros.core._algebra import vec3
 from rnea_ros.core.errors import RneaError
 
 

@@ -11,23 +11,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_AXIS,
-    PRISMATIC,
-    add3,
-    cross,
-    inertia_times,
-    jit,
-    jit_entry,
-    kind,
-    mat3,
-    mtv,
-    parent,
-    put3,
-    scale3,
-    scratch,
-    vec3,
-)
+from rnea_ros.core._algebra import add3, cross, inertia_times, mat3, mtv, put3, scale3, vec3
+from rnea_ros.core._compile import jit, jit_entry, scratch
+from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind, parent
 from rnea_ros.core.coupling._loop_jit import (
     L_NROWS,
     L_ROW,

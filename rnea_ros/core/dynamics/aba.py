@@ -26,18 +26,19 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._expansion import (
-    FREE_FLYER,
-    K_IV,
-    K_KIND,
-    K_NQ,
-    K_NV,
-    add_corr,
-    expand_motion,
-    expand_q,
-    joint_corr,
+from rnea_ros.core._algebra import (
+    add3,
+    cross,
+    inertia_times,
+    joint_transform,
+    mtv,
+    scale3,
+    sign,
+    vec3,
 )
-from rnea_ros.core._jit import (
+from rnea_ros.core._compile import FastCall, jit, jit_entry, scratch, tree_scratch, tree_vector
+from rnea_ros.core._expansion import add_corr, expand_motion, expand_q, joint_corr
+from rnea_ros.core._layout import (
     F_ARMATURE,
     F_AXIS,
     F_COULOMB,
@@ -45,24 +46,15 @@ from rnea_ros.core._jit import (
     F_IO,
     F_MASS,
     F_VISCOUS,
+    FREE_FLYER,
+    K_IV,
+    K_KIND,
+    K_NQ,
+    K_NV,
     N_FLOATS,
     PRISMATIC,
-    FastCall,
-    add3,
-    cross,
-    inertia_times,
-    jit,
-    jit_entry,
-    joint_transform,
     kind,
-    mtv,
     parent,
-    scale3,
-    scratch,
-    sign,
-    tree_scratch,
-    tree_vector,
-    vec3,
 )
 from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.inputs import (

@@ -6,11 +6,11 @@ Same RNEA as :mod:`rnea_ros.core.dynamics.rnea` (Featherstone's RNEA, Table
 throughput: one kernel call walks all ``N`` samples, reads ``Q[k, i]`` in
 place (no per-sample array views, whose reference counting cost more than a
 joint's arithmetic), keeps one ``(n, 30)`` work array, and is compiled with
-fused multiply-adds (:func:`~rnea_ros.core._jit.jit_fma`; results move by
+fused multiply-adds (:func:`~rnea_ros.core._compile.jit_fma`; results move by
 rounding only, ~1e-16 relative) with its tuple helpers inlined. Revolute
 joints about ``+-x/y/z`` add their velocity on one coordinate (``S qd = +-qd
 e_k``) instead of a full 3-vector product; sin and cos come from
-:func:`~rnea_ros.core._jit.sincos`. Gravity uses composite first moments
+:func:`~rnea_ros.core._algebra.sincos`. Gravity uses composite first moments
 (:func:`gravity_row`).
 
 Shapes: ``Q, QD, QDD, TAU`` (N, n), C-contiguous float64; ``g`` (3,).
@@ -21,7 +21,24 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
+from rnea_ros.core._algebra import (
+    Mat,
+    Vec,
+    add3,
+    axis_rotation,
+    cross,
+    dot3,
+    inertia_times,
+    mm,
+    mtv,
+    mv,
+    rotate_about_coordinate_axis,
+    scale3,
+    sign,
+    sincos,
+)
+from rnea_ros.core._compile import inline, jit_fma
+from rnea_ros.core._layout import (
     F_ARMATURE,
     F_AXIS,
     F_COULOMB,
@@ -35,29 +52,20 @@ from rnea_ros.core._jit import (
     PRISMATIC,
     REVOLUTE,
     REVOLUTE_X,
-    Mat,
-    Vec,
-    add3,
-    axis_rotation,
-    cross,
-    dot3,
-    inertia_times,
-    inline,
-    jit_fma,
-    mm,
-    mtv,
-    mv,
-    rotate_about_coordinate_axis,
-    scale3,
-    sign,
-    sincos,
+    RW_A,
+    RW_COLS,
+    RW_DW,
+    RW_F,
+    RW_N,
+    RW_P,
+    RW_R,
+    RW_V,
+    RW_W,
 )
 
 Array = NDArray[np.float64]
 
 # Work array columns (per body), as in rnea.py.
-_W_R, _W_P, _W_W, _W_V, _W_DW, _W_A, _W_N, _W_F = 0, 9, 12, 15, 18, 21, 24, 27
-_W_COLS = 30
 
 # Leaf tuple helpers inlined, so the kernels' FMA contraction reaches them.
 _add3, _scale3, _dot3, _cross = (inline(f) for f in (add3, scale3, dot3, cross))
@@ -92,7 +100,7 @@ def _set3(a: Array, i: int, k: int, x: tuple[float, float, float]) -> None:
 
 @inline
 def _joint_transform(fp: Array, i: int, q: float) -> tuple[Mat, Vec]:
-    """``joint_transform`` of ``_jit`` with its :func:`~rnea_ros.core._jit.sincos`."""
+    """``joint_transform`` of ``_algebra`` with its :func:`~rnea_ros.core._algebra.sincos`."""
     R0 = _get9(fp, i, F_R)
     p0 = _get3(fp, i, F_P)
     u = _get3(fp, i, F_AXIS)
@@ -135,18 +143,18 @@ def rnea_row(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive
     zero = (0.0, 0.0, 0.0)
     for i in range(n):  # poses first: independent of each other, they overlap
         R, p = _joint_transform(fp, i, Q[k, i])
-        _set9(work, i, _W_R, R)
-        _set3(work, i, _W_P, p)
+        _set9(work, i, RW_R, R)
+        _set3(work, i, RW_P, p)
     for i in range(n):
         jk = int(fp[i, F_KIND])
         par = int(fp[i, F_PARENT])
         qd, qdd = QD[k, i], QDD[k, i]
-        R, p = _get9(work, i, _W_R), _get3(work, i, _W_P)
+        R, p = _get9(work, i, RW_R), _get3(work, i, RW_P)
         if par < 0:
             w, v, dw, a = zero, zero, zero, _mtv(R, (-g[0], -g[1], -g[2]))
         else:
-            w_p, v_p = _get3(work, par, _W_W), _get3(work, par, _W_V)
-            dw_p, a_p = _get3(work, par, _W_DW), _get3(work, par, _W_A)
+            w_p, v_p = _get3(work, par, RW_W), _get3(work, par, RW_V)
+            dw_p, a_p = _get3(work, par, RW_DW), _get3(work, par, RW_A)
             w = _mtv(R, w_p)
             v = _mtv(R, _add3(v_p, _cross(w_p, p)))
             dw = _mtv(R, dw_p)
@@ -169,16 +177,16 @@ def rnea_row(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive
             a = _add3(a, _add3(_scale3(u, qdd), _cross(w, s)))
         n1, f1 = _inertia_times(fp, i, dw, a)
         n2, f2 = _inertia_times(fp, i, w, v)
-        _set3(work, i, _W_W, w)
-        _set3(work, i, _W_V, v)
-        _set3(work, i, _W_DW, dw)
-        _set3(work, i, _W_A, a)
-        _set3(work, i, _W_N, _add3(n1, _add3(_cross(w, n2), _cross(v, f2))))
-        _set3(work, i, _W_F, _add3(f1, _cross(w, f2)))
+        _set3(work, i, RW_W, w)
+        _set3(work, i, RW_V, v)
+        _set3(work, i, RW_DW, dw)
+        _set3(work, i, RW_A, a)
+        _set3(work, i, RW_N, _add3(n1, _add3(_cross(w, n2), _cross(v, f2))))
+        _set3(work, i, RW_F, _add3(f1, _cross(w, f2)))
     total = 0.0
     for i in range(n - 1, -1, -1):
         jk = int(fp[i, F_KIND])
-        nb, fb = _get3(work, i, _W_N), _get3(work, i, _W_F)
+        nb, fb = _get3(work, i, RW_N), _get3(work, i, RW_F)
         u = _get3(fp, i, F_AXIS)
         if jk >= REVOLUTE_X:
             ax = jk - REVOLUTE_X
@@ -194,11 +202,11 @@ def rnea_row(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive
         total += t
         par = int(fp[i, F_PARENT])
         if par >= 0:
-            R = _get9(work, i, _W_R)
+            R = _get9(work, i, RW_R)
             Rf = _mv(R, fb)
-            Rn = _add3(_mv(R, nb), _cross(_get3(work, i, _W_P), Rf))
-            _set3(work, par, _W_N, _add3(_get3(work, par, _W_N), Rn))
-            _set3(work, par, _W_F, _add3(_get3(work, par, _W_F), Rf))
+            Rn = _add3(_mv(R, nb), _cross(_get3(work, i, RW_P), Rf))
+            _set3(work, par, RW_N, _add3(_get3(work, par, RW_N), Rn))
+            _set3(work, par, RW_F, _add3(_get3(work, par, RW_F), Rf))
     return total
 
 
@@ -209,7 +217,7 @@ _rnea_row = inline(rnea_row)
 def rnea_rows(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array, drive: bool,
               TAU: Array) -> bool:
     """:func:`rnea_row` on every row (inlined); whether every torque is finite."""
-    work = np.empty((fp.shape[0], _W_COLS))
+    work = np.empty((fp.shape[0], RW_COLS))
     total = 0.0
     for k in range(Q.shape[0]):
         total += _rnea_row(fp, Q, QD, QDD, k, g, drive, TAU, work)
@@ -233,17 +241,17 @@ def gravity_row(fp: Array, Q: Array, k: int, g: Array, TAU: Array, work: Array) 
     n = fp.shape[0]
     for i in range(n):
         R, p = _joint_transform(fp, i, Q[k, i])
-        _set9(work, i, _W_R, R)
-        _set3(work, i, _W_P, p)
+        _set9(work, i, RW_R, R)
+        _set3(work, i, RW_P, p)
         par = int(fp[i, F_PARENT])
-        a_p = (-g[0], -g[1], -g[2]) if par < 0 else _get3(work, par, _W_A)
-        _set3(work, i, _W_A, _mtv(R, a_p))
-        _set3(work, i, _W_N, _get3(fp, i, F_H))
-        work[i, _W_F] = fp[i, F_MASS]
+        a_p = (-g[0], -g[1], -g[2]) if par < 0 else _get3(work, par, RW_A)
+        _set3(work, i, RW_A, _mtv(R, a_p))
+        _set3(work, i, RW_N, _get3(fp, i, F_H))
+        work[i, RW_F] = fp[i, F_MASS]
     total = 0.0
     for i in range(n - 1, -1, -1):
         jk = int(fp[i, F_KIND])
-        h, m, a = _get3(work, i, _W_N), work[i, _W_F], _get3(work, i, _W_A)
+        h, m, a = _get3(work, i, RW_N), work[i, RW_F], _get3(work, i, RW_A)
         u = _get3(fp, i, F_AXIS)
         if jk >= REVOLUTE_X:
             ax = jk - REVOLUTE_X
@@ -256,9 +264,9 @@ def gravity_row(fp: Array, Q: Array, k: int, g: Array, TAU: Array, work: Array) 
         total += t
         par = int(fp[i, F_PARENT])
         if par >= 0:
-            hp = _add3(_mv(_get9(work, i, _W_R), h), _scale3(_get3(work, i, _W_P), m))
-            _set3(work, par, _W_N, _add3(_get3(work, par, _W_N), hp))
-            work[par, _W_F] += m
+            hp = _add3(_mv(_get9(work, i, RW_R), h), _scale3(_get3(work, i, RW_P), m))
+            _set3(work, par, RW_N, _add3(_get3(work, par, RW_N), hp))
+            work[par, RW_F] += m
     return total
 
 
@@ -268,7 +276,7 @@ _gravity_row = inline(gravity_row)
 @jit_fma
 def gravity_rows(fp: Array, Q: Array, g: Array, TAU: Array) -> bool:
     """:func:`gravity_row` on every row (inlined); whether every torque is finite."""
-    work = np.empty((fp.shape[0], _W_COLS))
+    work = np.empty((fp.shape[0], RW_COLS))
     total = 0.0
     for k in range(Q.shape[0]):
         total += _gravity_row(fp, Q, k, g, TAU, work)

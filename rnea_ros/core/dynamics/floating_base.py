@@ -54,8 +54,31 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._expansion import K_NQ, K_NV, expand_state, gather
-from rnea_ros.core._jit import (
+from rnea_ros.core._algebra import (
+    Mat,
+    Vec,
+    add3,
+    cross,
+    dot3,
+    joint_transform,
+    mat3,
+    mtv,
+    mv,
+    put3,
+    put9,
+    scale3,
+    sign,
+    sub3,
+    vec3,
+)
+from rnea_ros.core._compile import FastCall, jit, jit_entry, tree_scratch, tree_vector
+from rnea_ros.core._expansion import expand_state, gather
+from rnea_ros.core._layout import (
+    CW_H,
+    CW_IO,
+    CW_M,
+    CW_P,
+    CW_R,
     F_ARMATURE,
     F_AXIS,
     F_COULOMB,
@@ -64,30 +87,12 @@ from rnea_ros.core._jit import (
     F_MASS,
     F_R,
     F_VISCOUS,
+    K_NQ,
+    K_NV,
     N_FLOATS,
     PRISMATIC,
-    FastCall,
-    Mat,
-    Vec,
-    add3,
-    cross,
-    dot3,
-    jit,
-    jit_entry,
-    joint_transform,
     kind,
-    mat3,
-    mtv,
-    mv,
     parent,
-    put3,
-    put9,
-    scale3,
-    sign,
-    sub3,
-    tree_scratch,
-    tree_vector,
-    vec3,
 )
 from rnea_ros.core.dynamics.crba import _composite_to_parent
 from rnea_ros.core.dynamics.moving_base import base_vectors
@@ -100,7 +105,6 @@ Array = NDArray[np.float64]
 
 # Work columns per body (row n: the base). The first 25 are crba's layout, so that
 # crba's composite transform (eq. 95) applies as is.
-_W_R, _W_P, _W_M, _W_H, _W_IO = 0, 9, 12, 13, 16  # pose; composite m, h, I_o (3x3)
 _W_W, _W_V = 25, 28  # twist (w, v)
 _W_ZW, _W_ZA = 31, 34  # zeta (eq. 89)
 _W_BN, _W_BF = 37, 40  # beta^c (n, f) (eq. 90, 96)
@@ -116,9 +120,9 @@ _B_M, _B_H, _B_IO, _B_W, _B_V, _B_G, _B_N, _B_F = 0, 1, 4, 10, 13, 16, 19, 22
 def _composite_times(work: Array, i: int, w: Vec, v: Vec) -> tuple[Vec, Vec]:
     """Composite inertia ``I^c_i`` (m, h, I_o in ``work``) times the motion ``(w, v)``:
     the force ``(I_o w + h x v, m v - h x w)``."""
-    m = work[i, _W_M]
-    h = vec3(work, i, _W_H)
-    return add3(mv(mat3(work, i, _W_IO), w), cross(h, v)), sub3(scale3(v, m), cross(h, w))
+    m = work[i, CW_M]
+    h = vec3(work, i, CW_H)
+    return add3(mv(mat3(work, i, CW_IO), w), cross(h, v)), sub3(scale3(v, m), cross(h, w))
 
 
 @jit
@@ -174,16 +178,16 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
     m0 = base[0, _B_M]
     h0 = vec3(base, 0, _B_H)
     xx, yy, zz, xy, xz, yz = base[0, _B_IO:_B_IO + 6]
-    work[b, _W_M] = m0
-    put3(work, b, _W_H, h0)
-    put9(work, b, _W_IO, (xx, xy, xz, xy, yy, yz, xz, yz, zz))
+    work[b, CW_M] = m0
+    put3(work, b, CW_H, h0)
+    put9(work, b, CW_IO, (xx, xy, xz, xy, yy, yz, xz, yz, zz))
     n0, f0 = _composite_times(work, b, w0, v0)
     put3(work, b, _W_BN, sub3(vec3(base, 0, _B_N), add3(cross(w0, n0), cross(v0, f0))))
     put3(work, b, _W_BF, sub3(vec3(base, 0, _B_F), cross(w0, f0)))
     for i in range(r0, n):
         R, p = joint_transform(fp, i, q[i])
-        put9(work, i, _W_R, R)
-        put3(work, i, _W_P, p)
+        put9(work, i, CW_R, R)
+        put3(work, i, CW_P, p)
         par = parent(fp, i)
         if par < r0:
             par = b
@@ -204,10 +208,10 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
         put3(work, i, _W_V, v)
         put3(work, i, _W_ZW, zw)
         put3(work, i, _W_ZA, za)
-        work[i, _W_M] = fp[i, F_MASS]
-        put3(work, i, _W_H, vec3(fp, i, F_H))
+        work[i, CW_M] = fp[i, F_MASS]
+        put3(work, i, CW_H, vec3(fp, i, F_H))
         xx, yy, zz, xy, xz, yz = fp[i, F_IO:F_IO + 6]
-        put9(work, i, _W_IO, (xx, xy, xz, xy, yy, yz, xz, yz, zz))
+        put9(work, i, CW_IO, (xx, xy, xz, xy, yy, yz, xz, yz, zz))
         ni, fi = _composite_times(work, i, w, v)  # I v
         bn = sub3((0.0, 0.0, 0.0), add3(cross(w, ni), cross(v, fi)))  # -(v x* I v)
         bf = sub3((0.0, 0.0, 0.0), cross(w, fi))
@@ -224,14 +228,14 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
         zn, zf = _composite_times(work, i, vec3(work, i, _W_ZW), vec3(work, i, _W_ZA))
         dn = sub3(vec3(work, i, _W_BN), zn)
         df = sub3(vec3(work, i, _W_BF), zf)
-        R = mat3(work, i, _W_R)
+        R = mat3(work, i, CW_R)
         Rf = mv(R, df)
-        Rn = add3(mv(R, dn), cross(vec3(work, i, _W_P), Rf))
+        Rn = add3(mv(R, dn), cross(vec3(work, i, CW_P), Rf))
         put3(work, par, _W_BN, add3(vec3(work, par, _W_BN), Rn))
         put3(work, par, _W_BF, add3(vec3(work, par, _W_BF), Rf))
         _composite_to_parent(work, i, par)
     # Eq. 97: the base's (fictitious) acceleration from f_0 = 0.
-    ok, dw0, acc0 = _rigid_solve(work[b, _W_M], vec3(work, b, _W_H), mat3(work, b, _W_IO),
+    ok, dw0, acc0 = _rigid_solve(work[b, CW_M], vec3(work, b, CW_H), mat3(work, b, CW_IO),
                                  vec3(work, b, _W_BN), vec3(work, b, _W_BF))
     if not ok:
         return False
@@ -243,8 +247,8 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
         par = parent(fp, i)
         if par < r0:
             par = b
-        R = mat3(work, i, _W_R)
-        p = vec3(work, i, _W_P)
+        R = mat3(work, i, CW_R)
+        p = vec3(work, i, CW_P)
         dw_p, a_p = vec3(work, par, _W_DW), vec3(work, par, _W_A)
         dw = add3(mtv(R, dw_p), vec3(work, i, _W_ZW))
         a = add3(mtv(R, add3(a_p, cross(dw_p, p))), vec3(work, i, _W_ZA))

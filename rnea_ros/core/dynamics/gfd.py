@@ -47,21 +47,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_ARMATURE,
-    F_AXIS,
-    F_COULOMB,
-    F_VISCOUS,
-    PRISMATIC,
-    FastCall,
+from rnea_ros.core._algebra import (
     Motion,
     dot3,
     fcross,
-    jit,
-    jit_entry,
     joint_motion,
     joint_transform,
-    kind,
     madd,
     mat3,
     mcross,
@@ -69,14 +60,35 @@ from rnea_ros.core._jit import (
     minertia,
     mput,
     mscale,
-    parent,
     put3,
     put9,
-    scratch,
     sign,
     to_child,
     to_parent,
     vec3,
+)
+from rnea_ros.core._compile import FastCall, jit, jit_entry, scratch
+from rnea_ros.core._layout import (
+    F_ARMATURE,
+    F_AXIS,
+    F_COULOMB,
+    F_VISCOUS,
+    GW_A,
+    GW_COLS,
+    GW_F,
+    GW_FD,
+    GW_FDD,
+    GW_G,
+    GW_GD,
+    GW_GDD,
+    GW_J,
+    GW_K,
+    GW_P,
+    GW_R,
+    GW_V,
+    PRISMATIC,
+    kind,
+    parent,
 )
 from rnea_ros.core.inputs import (
     body_wrenches,
@@ -92,9 +104,6 @@ Array = NDArray[np.float64]
 
 # Work columns per body: pose, motion v, a, j, k, gravity G, G_dot, G_ddot, and force
 # F, F_dot, F_ddot (6 each).
-_W_R, _W_P, _W_V, _W_A, _W_J, _W_K = 0, 9, 12, 18, 24, 30
-_W_G, _W_GD, _W_GDD, _W_F, _W_FD, _W_FDD = 36, 42, 48, 54, 60, 66
-_W_COLS = 72
 
 
 @jit
@@ -113,20 +122,20 @@ def gfd_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Arr
     nothing = (zero, zero)
     for i in range(n):
         R, p = joint_transform(fp, i, q[i])
-        put9(work, i, _W_R, R)
-        put3(work, i, _W_P, p)
+        put9(work, i, GW_R, R)
+        put3(work, i, GW_P, p)
         par = parent(fp, i)
         if par < 0:
             Xv, A, J, K = nothing, nothing, nothing, nothing
             XG, XGd, XGdd = to_child(R, p, (zero, (-g[0], -g[1], -g[2]))), nothing, nothing
         else:
-            Xv = to_child(R, p, mget(work, par, _W_V))
-            A = to_child(R, p, mget(work, par, _W_A))
-            J = to_child(R, p, mget(work, par, _W_J))
-            K = to_child(R, p, mget(work, par, _W_K)) if second else nothing
-            XG = to_child(R, p, mget(work, par, _W_G))
-            XGd = to_child(R, p, mget(work, par, _W_GD))
-            XGdd = to_child(R, p, mget(work, par, _W_GDD)) if second else nothing
+            Xv = to_child(R, p, mget(work, par, GW_V))
+            A = to_child(R, p, mget(work, par, GW_A))
+            J = to_child(R, p, mget(work, par, GW_J))
+            K = to_child(R, p, mget(work, par, GW_K)) if second else nothing
+            XG = to_child(R, p, mget(work, par, GW_G))
+            XGd = to_child(R, p, mget(work, par, GW_GD))
+            XGdd = to_child(R, p, mget(work, par, GW_GDD)) if second else nothing
         s1 = joint_motion(fp, i, qd[i])
         s2 = joint_motion(fp, i, qdd[i])
         s3 = joint_motion(fp, i, qddd[i])
@@ -141,13 +150,13 @@ def gfd_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Arr
         if use_fext:
             f = madd(f, mscale(_wrench(fext, i), -1.0))
             fd = madd(fd, mscale(_wrench(fext_dot, i), -1.0))
-        mput(work, i, _W_V, v)
-        mput(work, i, _W_A, a)
-        mput(work, i, _W_J, j)
-        mput(work, i, _W_G, G)
-        mput(work, i, _W_GD, Gd)
-        mput(work, i, _W_F, f)
-        mput(work, i, _W_FD, fd)
+        mput(work, i, GW_V, v)
+        mput(work, i, GW_A, a)
+        mput(work, i, GW_J, j)
+        mput(work, i, GW_G, G)
+        mput(work, i, GW_GD, Gd)
+        mput(work, i, GW_F, f)
+        mput(work, i, GW_FD, fd)
         if second:
             s4 = joint_motion(fp, i, qdddd[i])
             k = madd(madd(K, mscale(mcross(J, s1), 2.0)),
@@ -160,13 +169,13 @@ def gfd_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Arr
             fdd = madd(fdd, madd(mscale(fcross(a, Ia), 2.0), fcross(v, Ij)))
             if use_fext:
                 fdd = madd(fdd, mscale(_wrench(fext_ddot, i), -1.0))
-            mput(work, i, _W_K, k)
-            mput(work, i, _W_GDD, Gdd)
-            mput(work, i, _W_FDD, fdd)
+            mput(work, i, GW_K, k)
+            mput(work, i, GW_GDD, Gdd)
+            mput(work, i, GW_FDD, fdd)
     total = 0.0
     for i in range(n - 1, -1, -1):
-        F, Fd = mget(work, i, _W_F), mget(work, i, _W_FD)
-        Fdd = mget(work, i, _W_FDD) if second else nothing
+        F, Fd = mget(work, i, GW_F), mget(work, i, GW_FD)
+        Fdd = mget(work, i, GW_FDD) if second else nothing
         u = vec3(fp, i, F_AXIS)
         lin = kind(fp, i) == PRISMATIC
         t0 = dot3(u, F[1] if lin else F[0])
@@ -180,23 +189,23 @@ def gfd_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Arr
             total += tau_ddot[i]
         par = parent(fp, i)
         if par >= 0:
-            R, p = mat3(work, i, _W_R), vec3(work, i, _W_P)
+            R, p = mat3(work, i, GW_R), vec3(work, i, GW_P)
             s1 = joint_motion(fp, i, qd[i])
-            mput(work, par, _W_F, madd(mget(work, par, _W_F), to_parent(R, p, F)))
-            mput(work, par, _W_FD, madd(mget(work, par, _W_FD),
+            mput(work, par, GW_F, madd(mget(work, par, GW_F), to_parent(R, p, F)))
+            mput(work, par, GW_FD, madd(mget(work, par, GW_FD),
                                         to_parent(R, p, madd(Fd, fcross(s1, F)))))
             if second:
                 s2 = joint_motion(fp, i, qdd[i])
                 inner = madd(madd(Fdd, mscale(fcross(s1, Fd), 2.0)),
                              madd(fcross(s1, fcross(s1, F)), fcross(s2, F)))
-                mput(work, par, _W_FDD, madd(mget(work, par, _W_FDD), to_parent(R, p, inner)))
+                mput(work, par, GW_FDD, madd(mget(work, par, GW_FDD), to_parent(R, p, inner)))
     return bool(np.isfinite(total))
 
 
 @jit
 def _gfd_batch(fp: Array, Q: Array, QD: Array, QDD: Array, QDDD: Array, QDDDD: Array, g: Array,
                second: bool, TAU: Array, TAU_D: Array, TAU_DD: Array) -> bool:
-    work = np.empty((Q.shape[1], _W_COLS))
+    work = np.empty((Q.shape[1], GW_COLS))
     none = np.empty((0, 6))
     ok = True
     for s in range(Q.shape[0]):
@@ -217,7 +226,7 @@ def _gfd_fast(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array,
     n = fp.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or qddd.shape[0] != n:
         return False
-    work = scratch(n, _W_COLS)
+    work = scratch(n, GW_COLS)
     none = work[:0]
     return gfd_pass(fp, q, qd, qdd, qddd, qddd, g, none, none, none, False, False, tau,
                     tau_dot, tau_dot, work)
@@ -276,7 +285,7 @@ def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: objec
 def _gfd_call(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Array, g: Array,
               fext: Array, fext_dot: Array, fext_ddot: Array, use_fext: bool, second: bool,
               tau: Array, tau_dot: Array, tau_ddot: Array) -> bool:
-    work = np.empty((q.shape[0], _W_COLS))
+    work = np.empty((q.shape[0], GW_COLS))
     return gfd_pass(fp, q, qd, qdd, qddd, qdddd, g, fext, fext_dot, fext_ddot, use_fext,
                     second, tau, tau_dot, tau_ddot, work)
 

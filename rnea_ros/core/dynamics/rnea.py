@@ -27,14 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_ARMATURE,
-    F_AXIS,
-    F_COULOMB,
-    F_VISCOUS,
-    PRISMATIC,
+from rnea_ros.core._algebra import (
     Base,
-    FastCall,
     add3,
     base_tuple,
     body_force,
@@ -42,22 +36,33 @@ from rnea_ros.core._jit import (
     cross,
     dot3,
     fixed_base,
-    inline,
-    jit,
-    jit_entry,
-    jit_entry_fma,
-    jit_fma,
     joint_transform,
-    kind,
     mat3,
     mv,
-    parent,
     put3,
     put9,
-    scratch,
     sign,
     sub3,
     vec3,
+)
+from rnea_ros.core._compile import FastCall, inline, jit, jit_entry, jit_entry_fma, jit_fma, scratch
+from rnea_ros.core._layout import (
+    F_ARMATURE,
+    F_AXIS,
+    F_COULOMB,
+    F_VISCOUS,
+    PRISMATIC,
+    RW_A,
+    RW_COLS,
+    RW_DW,
+    RW_F,
+    RW_N,
+    RW_P,
+    RW_R,
+    RW_V,
+    RW_W,
+    kind,
+    parent,
 )
 from rnea_ros.core.dynamics.batch_kernels import gravity_row, gravity_rows, rnea_rows
 from rnea_ros.core.dynamics.moving_base import BaseMotion, base_state
@@ -74,8 +79,6 @@ from rnea_ros.core.model.robot_model import RobotModel
 Array = NDArray[np.float64]
 
 # Work array columns (per body).
-_W_R, _W_P, _W_W, _W_V, _W_DW, _W_A, _W_N, _W_F = 0, 9, 12, 15, 18, 21, 24, 27
-_W_COLS = 30
 _gravity_row = inline(gravity_row)
 # The forward step inlined at IR level: as fast as the step written out in place.
 _child_motion, _body_force = inline(child_motion), inline(body_force)
@@ -111,26 +114,26 @@ def forward_pass(fp: Array, q: Array, qd: Array, qdd: Array, base: Base,
     for i in range(n):
         # Forward pass: velocities and accelerations (Caron's pseudo-code).
         R, p = joint_transform(fp, i, q[i])
-        put9(work, i, _W_R, R)
-        put3(work, i, _W_P, p)
+        put9(work, i, RW_R, R)
+        put3(work, i, RW_P, p)
         par = parent(fp, i)
         if par < 0:
             w_p, v_p, dw_p, a_p = w0, v0, dw0, a0
         else:
-            w_p, v_p = vec3(work, par, _W_W), vec3(work, par, _W_V)
-            dw_p, a_p = vec3(work, par, _W_DW), vec3(work, par, _W_A)
+            w_p, v_p = vec3(work, par, RW_W), vec3(work, par, RW_V)
+            dw_p, a_p = vec3(work, par, RW_DW), vec3(work, par, RW_A)
         w, v, dw, a = _child_motion(fp, i, R, p, w_p, v_p, dw_p, a_p, qd[i], qdd[i])
         # Body force f = I a + v x* I v - f_ext.
         nb, fb = _body_force(fp, i, w, v, dw, a)
         if use_fext:
             fb = sub3(fb, vec3(fext, i, 0))
             nb = sub3(nb, vec3(fext, i, 3))
-        put3(work, i, _W_W, w)
-        put3(work, i, _W_V, v)
-        put3(work, i, _W_DW, dw)
-        put3(work, i, _W_A, a)
-        put3(work, i, _W_N, nb)
-        put3(work, i, _W_F, fb)
+        put3(work, i, RW_W, w)
+        put3(work, i, RW_V, v)
+        put3(work, i, RW_DW, dw)
+        put3(work, i, RW_A, a)
+        put3(work, i, RW_N, nb)
+        put3(work, i, RW_F, fb)
 
 
 @jit
@@ -141,8 +144,8 @@ def backward_pass(fp: Array, qd: Array, qdd: Array, drive: bool, tau: Array,
     total = 0.0
     for i in range(n - 1, -1, -1):
         # Backward pass: project on the joint axis, pass the wrench to the parent.
-        nb = vec3(work, i, _W_N)
-        fb = vec3(work, i, _W_F)
+        nb = vec3(work, i, RW_N)
+        fb = vec3(work, i, RW_F)
         u = vec3(fp, i, F_AXIS)
         t = dot3(u, nb) if kind(fp, i) != PRISMATIC else dot3(u, fb)
         if drive:
@@ -152,11 +155,11 @@ def backward_pass(fp: Array, qd: Array, qdd: Array, drive: bool, tau: Array,
         total += t
         par = parent(fp, i)
         if par >= 0:
-            R = mat3(work, i, _W_R)
+            R = mat3(work, i, RW_R)
             Rf = mv(R, fb)
-            Rn = add3(mv(R, nb), cross(vec3(work, i, _W_P), Rf))
-            put3(work, par, _W_N, add3(vec3(work, par, _W_N), Rn))
-            put3(work, par, _W_F, add3(vec3(work, par, _W_F), Rf))
+            Rn = add3(mv(R, nb), cross(vec3(work, i, RW_P), Rf))
+            put3(work, par, RW_N, add3(vec3(work, par, RW_N), Rn))
+            put3(work, par, RW_F, add3(vec3(work, par, RW_F), Rf))
     return bool(np.isfinite(total))
 
 
@@ -170,7 +173,7 @@ def _rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array)
     n = fp.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
         return False
-    work = scratch(n, _W_COLS)
+    work = scratch(n, RW_COLS)
     return rnea_pass(fp, q, qd, qdd, fixed_base(g), work[:0], False, True, tau, work)
 
 
@@ -180,13 +183,13 @@ def _rnea_general_call(fp: Array, q: Array, qd: Array, qdd: Array, base: Array,
                        want_wrenches: bool) -> bool:
     """The general entry: ``base`` (12,) is ``[w0, v0, dw0, a0]`` (see :func:`rnea_pass`)."""
     n = q.shape[0]
-    work = np.empty((n, _W_COLS))
+    work = np.empty((n, RW_COLS))
     ok = rnea_pass(fp, q, qd, qdd, base_tuple(base), fext, use_fext, drive, tau, work)
     if want_wrenches:
         for i in range(n):
             for k in range(3):
-                wrenches[i, k] = work[i, _W_F + k]
-                wrenches[i, 3 + k] = work[i, _W_N + k]
+                wrenches[i, k] = work[i, RW_F + k]
+                wrenches[i, 3 + k] = work[i, RW_N + k]
     return ok
 
 
@@ -206,7 +209,7 @@ def _gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
     n = fp.shape[0]
     if q.shape[0] != n or g.shape[0] != 3:
         return False
-    work = scratch(n, _W_COLS)
+    work = scratch(n, RW_COLS)
     return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
 
 

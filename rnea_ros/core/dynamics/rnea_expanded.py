@@ -19,18 +19,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._expansion import (
-    K_NQ,
-    K_NV,
-    expand_q,
-    expand_state,
-    gather,
-)
-from rnea_ros.core._jit import (
-    N_FLOATS,
+from rnea_ros.core._algebra import base_tuple, fixed_base
+from rnea_ros.core._compile import (
     FastCall,
-    base_tuple,
-    fixed_base,
     inline,
     jit_entry,
     jit_entry_fma,
@@ -38,6 +29,8 @@ from rnea_ros.core._jit import (
     tree_scratch,
     tree_vector,
 )
+from rnea_ros.core._expansion import expand_q, expand_state, gather
+from rnea_ros.core._layout import K_NQ, K_NV, N_FLOATS, RW_COLS, RW_F, RW_N
 from rnea_ros.core.dynamics.batch_kernels import gravity_row, rnea_row
 from rnea_ros.core.dynamics.moving_base import BaseMotion, base_state
 from rnea_ros.core.dynamics.rnea import rnea_pass
@@ -52,8 +45,6 @@ from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 
-_W_COLS = 30  # the RNEA work array's columns (rnea.py)
-_W_N, _W_F = 24, 27
 _gravity_row = inline(gravity_row)
 _rnea_row = inline(rnea_row)
 _expand_q, _expand_state, _gather = inline(expand_q), inline(expand_state), inline(gather)
@@ -83,7 +74,7 @@ def _rnea_call(fp: Array, km: Array, q: Array, v: Array, a: Array, g: Array,
     qk, vk, ak, tk = tree_vector(nk), tree_vector(nk), tree_vector(nk), tree_vector(nk)
     if not _expand_state(fp, km, q, v, a, fpx, qk, vk, ak):
         return False
-    work = tree_scratch(nk, _W_COLS)
+    work = tree_scratch(nk, RW_COLS)
     rnea_pass(fpx, qk, vk, ak, fixed_base(g), work[:0], False, False, tk, work)
     return bool(np.isfinite(_gather(fp, km, tk, v, a, True, tau)))
 
@@ -107,15 +98,15 @@ def _general_call(fp: Array, km: Array, body_row: NDArray[np.int64], q: Array, v
     if use_fext:
         for b in range(body_row.shape[0]):
             fk[int(body_row[b]), :] = fext[b, :]
-    work = np.empty((nk, _W_COLS))
+    work = np.empty((nk, RW_COLS))
     rnea_pass(fpx, qk, vk, ak, base_tuple(base), fk, use_fext, False, tk, work)
     ok = bool(np.isfinite(gather(fp, km, tk, v, a, drive, tau)))
     if want_wrenches:
         for b in range(first_row.shape[0]):
             k = int(first_row[b])
             for c in range(3):
-                wrenches[b, c] = work[k, _W_F + c]
-                wrenches[b, 3 + c] = work[k, _W_N + c]
+                wrenches[b, c] = work[k, RW_F + c]
+                wrenches[b, 3 + c] = work[k, RW_N + c]
     return ok
 
 
@@ -130,7 +121,7 @@ def _gravity_call(fp: Array, km: Array, q: Array, g: Array, tau: Array) -> bool:
     qk, tk = tree_vector(nk), tree_vector(nk)
     if not _expand_q(fp, km, q, fpx, qk):
         return False
-    work = tree_scratch(nk, _W_COLS)
+    work = tree_scratch(nk, RW_COLS)
     _gravity_row(fpx, qk.reshape((1, nk)), 0, g, tk.reshape((1, nk)), work)
     return bool(np.isfinite(_gather(fp, km, tk, q[:0], q[:0], False, tau)))
 
@@ -160,7 +151,7 @@ def rnea_tree_rows(fp: Array, km: Array, Q: Array, V: Array, A: Array, g: Array,
     QK, VK, AK, TK = np.empty((1, nk)), np.empty((1, nk)), np.empty((1, nk)), np.empty((1, nk))
     qk, vk, ak, tk = QK[0], VK[0], AK[0], TK[0]  # views made once
     q, v, a, tau = np.empty(nq), np.empty(nv), np.empty(nv), np.empty(nv)
-    work = np.empty((nk, _W_COLS))
+    work = np.empty((nk, RW_COLS))
     total = 0.0
     for s in range(Q.shape[0]):
         _row_in(Q, s, q)
@@ -182,7 +173,7 @@ def gravity_tree_rows(fp: Array, km: Array, Q: Array, g: Array, TAU: Array) -> b
     QK, TK = np.empty((1, nk)), np.empty((1, nk))
     qk, tk = QK[0], TK[0]
     q, tau = np.empty(nq), np.empty(TAU.shape[1])
-    work = np.empty((nk, _W_COLS))
+    work = np.empty((nk, RW_COLS))
     total = 0.0
     for s in range(Q.shape[0]):
         _row_in(Q, s, q)

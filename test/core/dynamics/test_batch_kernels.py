@@ -10,7 +10,8 @@ import pytest
 from trees import random_tree
 
 from rnea_ros.core import errors
-from rnea_ros.core._jit import F_KIND, PRISMATIC, REVOLUTE, REVOLUTE_X, STACK_ROWS
+from rnea_ros.core._compile import STACK_ROWS
+from rnea_ros.core._layout import F_KIND, PRISMATIC, REVOLUTE, REVOLUTE_X
 from rnea_ros.core.dynamics.rnea import (
     gravity_batch,
     gravity_pass,
