@@ -35,23 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.trajectory import point_derivatives
-from rnea_ros.core._algebra import (
-    Motion,
-    dot3,
-    fcross,
-    joint_motion,
-    madd,
-    mat3,
-    mcross,
-    mget,
-    minertia,
-    mput,
-    to_child,
-    to_parent,
-    vec3,
-)
-from rnea_ros.core._compile import jit, jit_entry, scratch
-from rnea_ros.core._layout import (
+from rnea_ros.core.kernels import (
     F_ARMATURE,
     F_AXIS,
     GW_COLS,
@@ -62,10 +46,26 @@ from rnea_ros.core._layout import (
     GW_P,
     GW_R,
     PRISMATIC,
+    Motion,
+    dot3,
+    fcross,
+    gfd_pass,
+    jit,
+    jit_entry,
+    joint_motion,
     kind,
+    madd,
+    mat3,
+    mcross,
+    mget,
+    minertia,
+    mput,
     parent,
+    scratch,
+    to_child,
+    to_parent,
+    vec3,
 )
-from rnea_ros.core.dynamics.gfd import gfd_pass
 
 Array = NDArray[np.float64]
 

@@ -28,8 +28,9 @@ from rnea_ros.control.scaling_kernels import (
 )
 from rnea_ros.control.trajectory import JointTrajectory
 from rnea_ros.core._layout import GW_COLS
+from rnea_ros.core.dynamics._gfd_jit import gfd_pass
 from rnea_ros.core.dynamics.crba import mass_matrix
-from rnea_ros.core.dynamics.gfd import gfd_pass, rnea_derivative, rnea_derivative_batch
+from rnea_ros.core.dynamics.gfd import rnea_derivative, rnea_derivative_batch
 from rnea_ros.core.model.robot_model import RobotModel
 
 URDF = "package://rnea_ros/urdf/arm7.urdf"

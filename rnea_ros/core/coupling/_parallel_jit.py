@@ -3,7 +3,7 @@
 One sample: platform pose, twist and acceleration in; per leg the inverse
 geometric model (closed form) and the joint rates from its Jacobian (eq. 63-64);
 the legs' inverse dynamics ``Gamma_i`` by our RNEA, one pass over all legs as
-one forest model (:func:`~rnea_ros.core.dynamics.batch_kernels.rnea_row`); the
+one forest model (:func:`~rnea_ros.core.dynamics._rnea_jit.rnea_row`); the
 legs' dynamics carried to the platform (``J_vi^T J_i^-T Gamma_i``, eq. 66) and
 the active forces ``Gamma = J_p^T [F_p + sum ...]`` (eq. 66) by one small linear
 solve with ``J_p^-1`` (eq. 60, 62). Allocation-free per call: tuples and stack
@@ -52,7 +52,7 @@ from rnea_ros.core.coupling._parallel_legs import (
     quaternion_matrix,
     solve_in_place,
 )
-from rnea_ros.core.dynamics.batch_kernels import rnea_row
+from rnea_ros.core.dynamics._rnea_jit import rnea_row
 
 Array = NDArray[np.float64]
 _rnea_row = inline(rnea_row)

@@ -41,7 +41,7 @@ from rnea_ros.core._algebra import (
 )
 from rnea_ros.core._compile import jit_fma
 from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind
-from rnea_ros.core.dynamics.batch_kernels import _joint_transform
+from rnea_ros.core.dynamics._rnea_jit import _joint_transform
 
 Array = NDArray[np.float64]
 

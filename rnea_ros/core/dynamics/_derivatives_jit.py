@@ -103,7 +103,7 @@ from rnea_ros.core._layout import (
     kind,
     parent,
 )
-from rnea_ros.core.dynamics.gfd import gfd_pass
+from rnea_ros.core.dynamics._gfd_jit import gfd_pass
 
 Array = NDArray[np.float64]
 CArray = NDArray[np.complex128]

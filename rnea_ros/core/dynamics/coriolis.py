@@ -81,7 +81,7 @@ from rnea_ros.core._layout import (
     kind,
     parent,
 )
-from rnea_ros.core.dynamics.rnea import rnea_pass
+from rnea_ros.core.dynamics._rnea_jit import rnea_pass
 from rnea_ros.core.inputs import joint_vector, raise_non_finite
 from rnea_ros.core.model.robot_model import RobotModel
 

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 from rnea_ros.core._algebra import add3, cross, dot3, fixed_base, put3, scale3, vec3
 from rnea_ros.core._compile import FastCall, jit, jit_entry, scratch
 from rnea_ros.core._layout import RW_COLS, RW_DW, RW_F, RW_N, RW_W
-from rnea_ros.core.dynamics.rnea import backward_pass, forward_pass
+from rnea_ros.core.dynamics._rnea_jit import backward_pass, forward_pass
 from rnea_ros.core.elastic.model import (
     E_D,
     E_ELASTIC,

@@ -1,9 +1,16 @@
-"""Throughput kernels: RNEA and gravity over many samples (``rnea_batch``,
-``gravity_batch``, ``nonlinear_effects_batch``) and the gravity of ``gravity_torques``.
+"""Numba kernels of :mod:`rnea_ros.core.dynamics.rnea` (the face: equations, checks,
+dispatch): the per-call passes and entries, and the throughput kernels of the batch forms.
 
-Same RNEA as :mod:`rnea_ros.core.dynamics.rnea` (Featherstone's RNEA, Table
-5.1; gravity as the fictitious base acceleration ``-g``), written for
-throughput: one kernel call walks all ``N`` samples, reads ``Q[k, i]`` in
+**Per call.** :func:`rnea_pass` = :func:`forward_pass` + :func:`backward_pass`
+(Featherstone Table 5.1; Caron's pseudo-code) over the work array ``RW_*``
+(:mod:`rnea_ros.core._layout`); :func:`gravity_pass` by composite first moments.
+Entries (what the face calls through :class:`~rnea_ros.core._compile.FastCall`):
+:func:`rnea_call` (1 kHz: drive terms, fixed base), :func:`rnea_general_call`
+(moving base, external wrenches, joint wrenches), :func:`gravity_call`.
+
+**Throughput** (``rnea_batch``, ``gravity_batch``, ``nonlinear_effects_batch``, and
+the gravity of ``gravity_torques``): the same RNEA written for throughput: one
+kernel call walks all ``N`` samples, reads ``Q[k, i]`` in
 place (no per-sample array views, whose reference counting cost more than a
 joint's arithmetic), keeps one ``(n, 30)`` work array, and is compiled with
 fused multiply-adds (:func:`~rnea_ros.core._compile.jit_fma`; results move by
@@ -13,7 +20,8 @@ e_k``) instead of a full 3-vector product; sin and cos come from
 :func:`~rnea_ros.core._algebra.sincos`. Gravity uses composite first moments
 (:func:`gravity_row`).
 
-Shapes: ``Q, QD, QDD, TAU`` (N, n), C-contiguous float64; ``g`` (3,).
+Shapes: ``q, qd, qdd, tau`` (n,); batch ``Q, QD, QDD, TAU`` (N, n), C-contiguous
+float64; ``g`` (3,); ``fp`` the packed model (n, 30).
 """
 
 from __future__ import annotations
@@ -22,22 +30,33 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._algebra import (
+    Base,
     Mat,
     Vec,
     add3,
     axis_rotation,
+    base_tuple,
+    body_force,
+    child_motion,
     cross,
     dot3,
+    fixed_base,
     inertia_times,
+    joint_transform,
+    mat3,
     mm,
     mtv,
     mv,
+    put3,
+    put9,
     rotate_about_coordinate_axis,
     scale3,
     sign,
     sincos,
+    sub3,
+    vec3,
 )
-from rnea_ros.core._compile import inline, jit_fma
+from rnea_ros.core._compile import inline, jit, jit_entry, jit_entry_fma, jit_fma, scratch
 from rnea_ros.core._layout import (
     F_ARMATURE,
     F_AXIS,
@@ -61,11 +80,13 @@ from rnea_ros.core._layout import (
     RW_R,
     RW_V,
     RW_W,
+    kind,
+    parent,
 )
 
 Array = NDArray[np.float64]
 
-# Work array columns (per body), as in rnea.py.
+# ---------------------------------------------------------------- throughput (batch) kernels
 
 # Leaf tuple helpers inlined, so the kernels' FMA contraction reaches them.
 _add3, _scale3, _dot3, _cross = (inline(f) for f in (add3, scale3, dot3, cross))
@@ -281,3 +302,152 @@ def gravity_rows(fp: Array, Q: Array, g: Array, TAU: Array) -> bool:
     for k in range(Q.shape[0]):
         total += _gravity_row(fp, Q, k, g, TAU, work)
     return bool(np.isfinite(total))
+
+
+# ---------------------------------------------------------------- per-call passes and entries
+# The forward step inlined at IR level: as fast as the step written out in place.
+_child_motion, _body_force = inline(child_motion), inline(body_force)
+
+
+@jit
+def rnea_pass(fp: Array, q: Array, qd: Array, qdd: Array, base: Base,
+              fext: Array, use_fext: bool, drive: bool, tau: Array, work: Array) -> bool:
+    """One RNEA evaluation into ``tau``; ``work`` (n, 30) holds per-body state.
+
+    ``base`` is the base's motion ``(w0, v0, dw0, a0)`` in the base frame, gravity
+    folded into ``a0`` (:func:`fixed_base`, :func:`~.moving_base.base_state`).
+
+    ``drive`` adds armature and friction (Khalil eq. 31). After the call,
+    ``work[i, 24:30]`` is the wrench ``(n, f)`` transmitted through joint ``i``
+    onto body ``i``, in body ``i``'s frame. Returns whether ``tau`` is finite.
+    """
+    forward_pass(fp, q, qd, qdd, base, fext, use_fext, work)
+    return backward_pass(fp, qd, qdd, drive, tau, work)
+
+
+@jit
+def forward_pass(fp: Array, q: Array, qd: Array, qdd: Array, base: Base,
+                 fext: Array, use_fext: bool, work: Array) -> None:
+    """RNEA's forward pass: poses, ``w, v, dw, a`` and body forces ``(n, f)`` into ``work``.
+
+    The recursion starts from the base's motion ``base = (w0, v0, dw0, a0)``
+    (Khalil 2010 §7.1: ``V_0`` and ``dV_0`` are its initial values; a fixed
+    base has ``w0 = v0 = dw0 = 0`` and ``a0 = -g``).
+    """
+    n = q.shape[0]
+    w0, v0, dw0, a0 = base
+    for i in range(n):
+        # Forward pass: velocities and accelerations (Caron's pseudo-code).
+        R, p = joint_transform(fp, i, q[i])
+        put9(work, i, RW_R, R)
+        put3(work, i, RW_P, p)
+        par = parent(fp, i)
+        if par < 0:
+            w_p, v_p, dw_p, a_p = w0, v0, dw0, a0
+        else:
+            w_p, v_p = vec3(work, par, RW_W), vec3(work, par, RW_V)
+            dw_p, a_p = vec3(work, par, RW_DW), vec3(work, par, RW_A)
+        w, v, dw, a = _child_motion(fp, i, R, p, w_p, v_p, dw_p, a_p, qd[i], qdd[i])
+        # Body force f = I a + v x* I v - f_ext.
+        nb, fb = _body_force(fp, i, w, v, dw, a)
+        if use_fext:
+            fb = sub3(fb, vec3(fext, i, 0))
+            nb = sub3(nb, vec3(fext, i, 3))
+        put3(work, i, RW_W, w)
+        put3(work, i, RW_V, v)
+        put3(work, i, RW_DW, dw)
+        put3(work, i, RW_A, a)
+        put3(work, i, RW_N, nb)
+        put3(work, i, RW_F, fb)
+
+
+@jit
+def backward_pass(fp: Array, qd: Array, qdd: Array, drive: bool, tau: Array,
+                  work: Array) -> bool:
+    """RNEA's backward pass over the body forces in ``work``; whether ``tau`` is finite."""
+    n = qd.shape[0]
+    total = 0.0
+    for i in range(n - 1, -1, -1):
+        # Backward pass: project on the joint axis, pass the wrench to the parent.
+        nb = vec3(work, i, RW_N)
+        fb = vec3(work, i, RW_F)
+        u = vec3(fp, i, F_AXIS)
+        t = dot3(u, nb) if kind(fp, i) != PRISMATIC else dot3(u, fb)
+        if drive:
+            t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * sign(qd[i])
+                  + fp[i, F_VISCOUS] * qd[i])
+        tau[i] = t
+        total += t
+        par = parent(fp, i)
+        if par >= 0:
+            R = mat3(work, i, RW_R)
+            Rf = mv(R, fb)
+            Rn = add3(mv(R, nb), cross(vec3(work, i, RW_P), Rf))
+            put3(work, par, RW_N, add3(vec3(work, par, RW_N), Rn))
+            put3(work, par, RW_F, add3(vec3(work, par, RW_F), Rf))
+    return bool(np.isfinite(total))
+
+
+@jit_entry
+def rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array) -> bool:
+    """The 1 kHz entry: drive terms, no external wrenches (six arguments to unbox).
+
+    Also checks the vector lengths, so the Python side need not; False means
+    a wrong length or a non-finite result.
+    """
+    n = fp.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
+        return False
+    work = scratch(n, RW_COLS)
+    return rnea_pass(fp, q, qd, qdd, fixed_base(g), work[:0], False, True, tau, work)
+
+
+@jit
+def rnea_general_call(fp: Array, q: Array, qd: Array, qdd: Array, base: Array,
+                       fext: Array, use_fext: bool, drive: bool, tau: Array, wrenches: Array,
+                       want_wrenches: bool) -> bool:
+    """The general entry: ``base`` (12,) is ``[w0, v0, dw0, a0]`` (see :func:`rnea_pass`)."""
+    n = q.shape[0]
+    work = np.empty((n, RW_COLS))
+    ok = rnea_pass(fp, q, qd, qdd, base_tuple(base), fext, use_fext, drive, tau, work)
+    if want_wrenches:
+        for i in range(n):
+            for k in range(3):
+                wrenches[i, k] = work[i, RW_F + k]
+                wrenches[i, 3 + k] = work[i, RW_N + k]
+    return ok
+
+
+@jit_fma
+def gravity_pass(fp: Array, q: Array, g: Array, tau: Array,
+                 work: Array) -> bool:
+    """``g(q)`` into ``tau``: :func:`rnea_pass` with ``qd = qdd = 0`` and no drive terms,
+    by composite first moments (:func:`gravity_row`); whether ``tau``
+    is finite. ``q``, ``tau`` C-contiguous (n,), ``work`` (n, 30)."""
+    n = q.shape[0]
+    return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
+
+
+@jit_entry_fma
+def gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
+    """The 1 kHz entry of :func:`gravity_pass`; False: wrong length or non-finite result."""
+    n = fp.shape[0]
+    if q.shape[0] != n or g.shape[0] != 3:
+        return False
+    work = scratch(n, RW_COLS)
+    return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
+
+
+__all__ = [
+    "backward_pass",
+    "forward_pass",
+    "gravity_call",
+    "gravity_pass",
+    "gravity_row",
+    "gravity_rows",
+    "rnea_call",
+    "rnea_general_call",
+    "rnea_pass",
+    "rnea_row",
+    "rnea_rows",
+]
