@@ -31,8 +31,8 @@ from rnea_ros.core.coupling._loop_jit import (
     workspace_rows,
 )
 from rnea_ros.core.coupling._loop_kinematics_jit import closed_state
+from rnea_ros.core.dynamics._crba_jit import crba_pass
 from rnea_ros.core.dynamics._rnea_jit import backward_pass
-from rnea_ros.core.dynamics.crba import crba_pass
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
