@@ -108,9 +108,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.joint_state import ClockWatch
-from rnea_ros.core._jit import joint_transform
 from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.errors import JointNameError, ParameterError, options
+from rnea_ros.core.kernels import joint_transform
 from rnea_ros.core.model.robot_model import Frame, RobotModel
 
 Array = NDArray[np.float64]

@@ -60,9 +60,9 @@ from rnea_ros.control.scaling_kernels import (
     scaling_step,
 )
 from rnea_ros.control.trajectory import JointTrajectory
-from rnea_ros.core._jit import FastCall, jit
 from rnea_ros.core.errors import ParameterError, StateError
 from rnea_ros.core.inputs import raise_non_finite
+from rnea_ros.core.kernels import FastCall, jit
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]

@@ -11,9 +11,9 @@ Layout (one concept per folder, one algorithm per module): ``model/`` (the
 model and its builders), ``dynamics/`` (rigid-body algorithms), ``elastic/``
 (mixed rigid/elastic joints), ``coupling/`` (closed loops: ``rc.load_loops``,
 ``rc.solve_loops``, ``rc.loop_rnea``...; parallel robots: ``rc.GoughStewart``...);
-at this level only what everything shares: ``spatial`` (3D/spatial algebra),
-``_jit`` (compiled-kernel helpers and the packed model), ``inputs`` (argument
-checks), ``errors``.
+at this level only what everything shares: ``spatial`` (3D/spatial algebra), the
+compiled layer (``_compile``: compile policy; ``_layout``: every shared array layout;
+``_algebra``: tuple and spatial helpers), ``inputs`` (argument checks), ``errors``.
 """
 
 from rnea_ros.core.coupling.loop_build import build_loops

@@ -38,17 +38,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_ARMATURE,
-    F_COULOMB,
-    F_P,
-    F_R,
-    F_VISCOUS,
+from rnea_ros.core._algebra import (
     Mat,
     Motion,
     Vec,
     add3,
-    jit,
     joint_motion,
     mat3,
     mcross,
@@ -56,8 +50,27 @@ from rnea_ros.core._jit import (
     mv,
     put3,
     put9,
+    quaternion_matrix,
     sign,
     vec3,
+)
+from rnea_ros.core._compile import jit
+from rnea_ros.core._layout import (
+    F_ARMATURE,
+    F_COULOMB,
+    F_P,
+    F_R,
+    F_VISCOUS,
+    FREE_FLYER,
+    INNER,
+    K_IQ,
+    K_IV,
+    K_KIND,
+    K_MULT,
+    K_OFFSET,
+    OWN,
+    PLANAR,
+    SUB_COUNT,
 )
 from rnea_ros.core.model.joints import UNIT_TOLERANCE
 
@@ -66,23 +79,6 @@ if TYPE_CHECKING:
 
 Array = NDArray[np.float64]
 
-K_KIND, K_IQ, K_IV, K_MULT, K_OFFSET, K_NQ, K_NV = 0, 1, 2, 3, 4, 5, 6
-K_COLS = 7
-OWN, INNER, FREE_FLYER, PLANAR, SPHERICAL = 0, 1, 2, 3, 4
-SUB_COUNT = {FREE_FLYER: 6, PLANAR: 3, SPHERICAL: 3}
-ANCHOR_KINDS = {"free-flyer": FREE_FLYER, "planar": PLANAR, "spherical": SPHERICAL}
-
-
-@jit
-def quaternion_matrix(x: float, y: float, z: float, w: float) -> Mat:
-    """Rotation matrix of the unit quaternion ``(x, y, z, w)`` (Eigen's formula)."""
-    tx, ty, tz = 2.0 * x, 2.0 * y, 2.0 * z
-    twx, twy, twz = tx * w, ty * w, tz * w
-    txx, txy, txz = tx * x, ty * x, tz * x
-    tyy, tyz, tzz = ty * y, tz * y, tz * z
-    return (1.0 - (tyy + tzz), txy - twz, txz + twy,
-            txy + twz, 1.0 - (txx + tzz), tyz - twx,
-            txz - twy, tyz + twx, 1.0 - (txx + tyy))
 
 
 @jit
@@ -245,11 +241,9 @@ def gather(fp: Array, km: Array, tk: Array, v: Array, a: Array, drive: bool,
 
 
 __all__ = [
-    "ANCHOR_KINDS", "FREE_FLYER", "INNER", "K_COLS", "K_IQ", "K_IV", "K_KIND", "K_MULT",
-    "K_NQ", "K_NV", "K_OFFSET", "OWN", "PLANAR", "SPHERICAL", "SUB_COUNT",
     "add_corr", "expand", "expand_motion", "expand_q", "expand_state",
     "gather",
-    "joint_corr", "joint_pose", "joint_rows", "pair_cross", "quaternion_matrix",
+    "joint_corr", "joint_pose", "joint_rows", "pair_cross",
     "velocity_matrix", "write_anchor",
 ]
 

@@ -35,8 +35,8 @@ from std_msgs.msg import Float64MultiArray
 
 import rnea_ros
 from rnea_ros.control.config import ParameterSpec
-from rnea_ros.core._jit import vec3
 from rnea_ros.core.errors import RneaError
+from rnea_ros.core.kernels import vec3
 
 
 def declare(node: Node, specs: Mapping[str, ParameterSpec]) -> dict[str, Any]:

@@ -27,8 +27,10 @@ from rnea_ros.control.scaling_kernels import (
     mass_times,
 )
 from rnea_ros.control.trajectory import JointTrajectory
+from rnea_ros.core._layout import GW_COLS
+from rnea_ros.core.dynamics._gfd_jit import gfd_pass
 from rnea_ros.core.dynamics.crba import mass_matrix
-from rnea_ros.core.dynamics.gfd import _W_COLS, gfd_pass, rnea_derivative, rnea_derivative_batch
+from rnea_ros.core.dynamics.gfd import rnea_derivative, rnea_derivative_batch
 from rnea_ros.core.model.robot_model import RobotModel
 
 URDF = "package://rnea_ros/urdf/arm7.urdf"
@@ -285,7 +287,7 @@ def test_mass_times_and_gravity_part_against_mass_matrix_and_rnea() -> None:
     n = model.nv
     for _ in range(20):
         q, qd, qdd, qddd, x = (rng.uniform(-2, 2, n) for _ in range(5))
-        work = np.empty((n, _W_COLS))
+        work = np.empty((n, GW_COLS))
         tau, tau_dot, out = np.empty(n), np.empty(n), np.empty(n)
         gfd_pass(model.kernel_floats, q, qd, qdd, qddd, qddd, model.gravity, work[:0],
                  work[:0], work[:0], False, False, tau, tau_dot, tau_dot, work)

@@ -8,6 +8,7 @@ import pytest
 from multidof import random_configurations, random_multidof_tree
 
 from rnea_ros.core import _expansion as ex
+from rnea_ros.core import _layout as lay
 
 
 @pytest.mark.parametrize("root", ["free-flyer", "planar", "spherical"])
@@ -24,7 +25,7 @@ def test_closed_form_corr_is_the_sum_of_cross_products(root: str) -> None:
         general, closed = np.zeros(fp.shape[0]), np.zeros(fp.shape[0])
         for first, count in rows:
             ex.pair_cross(fp, first, count, vk, vk, general)
-            ex.joint_corr(int(km[first, ex.K_KIND]), v, int(km[first, ex.K_IV]), closed, first)
+            ex.joint_corr(int(km[first, lay.K_KIND]), v, int(km[first, lay.K_IV]), closed, first)
         assert np.allclose(closed, general, rtol=0, atol=1e-14)
         assert np.any(closed != 0.0)
 

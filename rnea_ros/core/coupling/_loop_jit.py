@@ -53,26 +53,23 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_AXIS,
-    PRISMATIC,
+from rnea_ros.core._algebra import (
     Mat,
     Vec,
     add3,
     cross,
-    jit,
     joint_transform,
-    kind,
     mat3,
     mm,
     mtv,
     mv,
-    parent,
     put3,
     put9,
     sub3,
     vec3,
 )
+from rnea_ros.core._compile import jit
+from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind, parent
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -11,29 +11,27 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
+from rnea_ros.core._algebra import (
     Motion,
     Vec,
     add3,
     body_force,
     child_motion,
     cross,
-    jit,
-    jit_entry,
     joint_transform,
     mat3,
     mcross,
     mm,
     mtv,
     mv,
-    parent,
     put3,
     put9,
-    scratch,
     sub3,
     to_child,
     vec3,
 )
+from rnea_ros.core._compile import jit, jit_entry, scratch
+from rnea_ros.core._layout import parent
 from rnea_ros.core.coupling._loop_jit import (
     BUDGET,
     CLOSED,

@@ -23,17 +23,13 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_AXIS,
-    PRISMATIC,
+from rnea_ros.core._algebra import (
     Mat,
     Vec,
     add3,
     axis_rotation,
     cross,
     dot3,
-    jit_fma,
-    kind,
     mat3,
     mm,
     mtv,
@@ -43,7 +39,9 @@ from rnea_ros.core._jit import (
     sub3,
     vec3,
 )
-from rnea_ros.core.dynamics.batch_kernels import _joint_transform
+from rnea_ros.core._compile import jit_fma
+from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind
+from rnea_ros.core.dynamics._rnea_jit import _joint_transform
 
 Array = NDArray[np.float64]
 

@@ -26,7 +26,7 @@ import time
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall
+from rnea_ros.core._compile import FastCall
 from rnea_ros.core.coupling import _loop_jit as kj
 from rnea_ros.core.coupling import _loop_kinematics_jit as kk
 from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE, ClosedLoopModel

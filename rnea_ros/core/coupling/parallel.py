@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall
+from rnea_ros.core._compile import FastCall
 from rnea_ros.core.coupling import _parallel_jit as pk
 from rnea_ros.core.coupling import _parallel_legs as lk
 from rnea_ros.core.coupling.parallel_model import ParallelRobot, quaternion_of

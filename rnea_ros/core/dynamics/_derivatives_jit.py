@@ -63,16 +63,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_ARMATURE,
-    F_AXIS,
-    F_COULOMB,
-    F_H,
-    F_IO,
-    F_MASS,
-    F_VISCOUS,
-    PRISMATIC,
-    REVOLUTE_X,
+from rnea_ros.core._algebra import (
     Mat,
     Motion,
     Vec,
@@ -80,9 +71,7 @@ from rnea_ros.core._jit import (
     cross,
     dot3,
     fcross,
-    jit,
     joint_transform,
-    kind,
     madd,
     mat3,
     mcross,
@@ -92,7 +81,6 @@ from rnea_ros.core._jit import (
     mscale,
     mtv,
     mv,
-    parent,
     put3,
     put9,
     scale3,
@@ -101,7 +89,21 @@ from rnea_ros.core._jit import (
     to_parent,
     vec3,
 )
-from rnea_ros.core.dynamics.gfd import gfd_pass
+from rnea_ros.core._compile import jit
+from rnea_ros.core._layout import (
+    F_ARMATURE,
+    F_AXIS,
+    F_COULOMB,
+    F_H,
+    F_IO,
+    F_MASS,
+    F_VISCOUS,
+    PRISMATIC,
+    REVOLUTE_X,
+    kind,
+    parent,
+)
+from rnea_ros.core.dynamics._gfd_jit import gfd_pass
 
 Array = NDArray[np.float64]
 CArray = NDArray[np.complex128]

@@ -42,10 +42,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
+from rnea_ros.core._algebra import (
+    Motion,
+    fcross,
+    joint_motion,
+    joint_transform,
+    madd,
+    mcross,
+    mget,
+    minertia,
+    mput,
+    mscale,
+    put3,
+    put9,
+    to_child,
+    to_parent,
+    vec3,
+)
+from rnea_ros.core._compile import jit
 from rnea_ros.core._expansion import (
-    FREE_FLYER,
-    K_KIND,
-    SUB_COUNT,
     expand,
     expand_motion,
     expand_q,
@@ -54,32 +69,19 @@ from rnea_ros.core._expansion import (
     pair_cross,
     velocity_matrix,
 )
-from rnea_ros.core._jit import (
+from rnea_ros.core._layout import (
     F_AXIS,
     F_H,
     F_IO,
     F_MASS,
+    FREE_FLYER,
+    K_KIND,
     PRISMATIC,
-    Motion,
-    fcross,
-    jit,
-    joint_motion,
-    joint_transform,
+    SUB_COUNT,
     kind,
-    madd,
-    mcross,
-    mget,
-    minertia,
-    mput,
-    mscale,
     parent,
-    put3,
-    put9,
-    to_child,
-    to_parent,
-    vec3,
 )
-from rnea_ros.core.dynamics.rnea import rnea_pass
+from rnea_ros.core.dynamics._rnea_jit import rnea_pass
 from rnea_ros.core.inputs import joint_vector, raise_non_finite
 from rnea_ros.core.model.robot_model import RobotModel
 

@@ -41,13 +41,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall, jit
+from rnea_ros.core._compile import FastCall, jit
+from rnea_ros.core._layout import GW_COLS
 from rnea_ros.core.dynamics._derivatives_jit import (
     W_COLS,
     derivatives_pass,
     tau_dot_sensitivities_pass,
 )
-from rnea_ros.core.dynamics.gfd import _W_COLS as GFD_COLS
 from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import (
     body_wrenches,
@@ -261,7 +261,7 @@ def _sensitivities_call(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array,
         fp, q, qd, qdd, qddd, g, fext, fext_dot, use_fext, _COMPLEX_STEP, tau_dot, out,
         np.empty((4, n), dtype=np.complex128), np.empty((fext.shape[0], 6), dtype=np.complex128),
         np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS), dtype=np.complex128),
-        np.empty((n, GFD_COLS)), np.empty((3, n)))
+        np.empty((n, GW_COLS)), np.empty((3, n)))
 
 
 @jit
@@ -271,7 +271,7 @@ def _sensitivities_batch(fp: Array, Q: Array, QD: Array, QDD: Array, QDDD: Array
     xc, fc = np.empty((4, n), dtype=np.complex128), np.empty((0, 6), dtype=np.complex128)
     Dc, work_c = np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS),
                                                                    dtype=np.complex128)
-    work_g, scratch, none = np.empty((n, GFD_COLS)), np.empty((3, n)), np.empty((0, 6))
+    work_g, scratch, none = np.empty((n, GW_COLS)), np.empty((3, n)), np.empty((0, 6))
     ok = True
     for s in range(Q.shape[0]):
         ok = tau_dot_sensitivities_pass(fp, Q[s], QD[s], QDD[s], QDDD[s], g, none, none, False,

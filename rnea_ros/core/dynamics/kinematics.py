@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core._algebra import joint_transform, vec3
 from rnea_ros.core._expansion import expand
-from rnea_ros.core._jit import F_AXIS, PRISMATIC, joint_transform, kind, parent, vec3
+from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind, parent
 from rnea_ros.core.dynamics.crba import mass_matrix
 from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import gravity_vector, joint_vector

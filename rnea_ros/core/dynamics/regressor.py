@@ -33,26 +33,23 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_AXIS,
-    PRISMATIC,
+from rnea_ros.core._algebra import (
     Mat,
     Vec,
     add3,
     child_motion,
     cross,
-    jit,
     joint_transform,
-    kind,
     mat3,
     mm,
     mv,
-    parent,
     put3,
     put9,
     sign,
     vec3,
 )
+from rnea_ros.core._compile import jit
+from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind, parent
 from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import gravity_vector, joint_batch, joint_vector, raise_non_finite
 from rnea_ros.core.model.robot_model import RobotModel

@@ -25,8 +25,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import jit
-from rnea_ros.core.dynamics.rnea import _W_COLS
+from rnea_ros.core._compile import jit
+from rnea_ros.core._layout import RW_COLS
 from rnea_ros.core.elastic.model import E_D, E_INDEX, E_K, ElasticModel
 from rnea_ros.core.elastic.rnea import check_finite, elastic_pass, motor_vector
 from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector
@@ -61,7 +61,7 @@ def _assemble(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array
               thetad: Array, g: Array, fext: Array, use_fext: bool, A: Array,
               zeta: Array) -> bool:
     n, ne = q.shape[0], theta.shape[0]
-    work = np.empty((n, _W_COLS))
+    work = np.empty((n, RW_COLS))
     tau, tau_link = np.empty(n), np.empty(n)
     zn, ze = np.zeros(n), np.zeros(ne)
     ok = elastic_pass(fp, ep, mp, q, theta, qd, thetad, zn, ze, g, fext, use_fext,

@@ -33,21 +33,11 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_ARMATURE,
-    F_AXIS,
-    F_COULOMB,
-    F_VISCOUS,
-    PRISMATIC,
-    cross,
-    jit,
-    joint_transform,
-    kind,
-    parent,
-    sign,
-    vec3,
-)
-from rnea_ros.core.dynamics.aba import _body_inertia, _plucker
+from rnea_ros.core._algebra import cross, joint_transform, sign, vec3
+from rnea_ros.core._compile import jit
+from rnea_ros.core._layout import F_ARMATURE, F_AXIS, F_COULOMB, F_VISCOUS, PRISMATIC, kind, parent
+from rnea_ros.core.dynamics._aba_jit import body_inertia as _body_inertia
+from rnea_ros.core.dynamics._aba_jit import plucker as _plucker
 from rnea_ros.core.elastic.model import (
     E_D,
     E_INDEX,

@@ -35,28 +35,10 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    FastCall,
-    add3,
-    cross,
-    dot3,
-    fixed_base,
-    jit,
-    jit_entry,
-    put3,
-    scale3,
-    scratch,
-    vec3,
-)
-from rnea_ros.core.dynamics.rnea import (
-    _W_COLS,
-    _W_DW,
-    _W_F,
-    _W_N,
-    _W_W,
-    backward_pass,
-    forward_pass,
-)
+from rnea_ros.core._algebra import add3, cross, dot3, fixed_base, put3, scale3, vec3
+from rnea_ros.core._compile import FastCall, jit, jit_entry, scratch
+from rnea_ros.core._layout import RW_COLS, RW_DW, RW_F, RW_N, RW_W
+from rnea_ros.core.dynamics._rnea_jit import backward_pass, forward_pass
 from rnea_ros.core.elastic.model import (
     E_D,
     E_ELASTIC,
@@ -103,10 +85,10 @@ def elastic_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Ar
         psid, psidd = (qd[j], qdd[j]) if k < 0 else (thetad[k], thetadd[k])
         z_dw = 0.0
         if c >= 0:
-            w_c = vec3(work, c, _W_W)
-            z_dw = dot3(z, vec3(work, c, _W_DW))
+            w_c = vec3(work, c, RW_W)
+            z_dw = dot3(z, vec3(work, c, RW_DW))
             spin = add3(scale3(z, psidd), cross(w_c, scale3(z, psid)))
-            put3(work, c, _W_N, add3(vec3(work, c, _W_N), scale3(spin, eta * Iz)))
+            put3(work, c, RW_N, add3(vec3(work, c, RW_N), scale3(spin, eta * Iz)))
         tau[j] = eta * Iz * (z_dw + eta * psidd)
     ok = backward_pass(fp, qd, qdd, True, tau_link, work)
     for j in range(n):
@@ -128,13 +110,13 @@ def _elastic_call(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: A
     if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or theta.shape[0] != ne
             or thetad.shape[0] != ne or thetadd.shape[0] != ne or g.shape[0] != 3):
         return False  # the caller explains
-    work = scratch(n, _W_COLS)
+    work = scratch(n, RW_COLS)
     ok = elastic_pass(fp, ep, mp, q, theta, qd, thetad, qdd, thetadd, g, fext, use_fext,
                       tau, tau_link, work)
     for i in range(wrenches.shape[0]):
         for k in range(3):
-            wrenches[i, k] = work[i, _W_F + k]
-            wrenches[i, 3 + k] = work[i, _W_N + k]
+            wrenches[i, k] = work[i, RW_F + k]
+            wrenches[i, 3 + k] = work[i, RW_N + k]
     return ok
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core import _jit
-from rnea_ros.core._expansion import (
+from rnea_ros.core import _layout
+from rnea_ros.core._layout import (
     ANCHOR_KINDS,
     INNER,
     K_COLS,
@@ -99,9 +99,9 @@ def build_kernel_tree(
     body_of = np.array([max(r.body, 0) for r in rows], dtype=np.int64)
     drive_of = np.array([max(r.drive, 0) for r in rows], dtype=np.int64)
     axes = np.array([r.axis for r in rows], dtype=np.float64)
-    floats = _jit.pack_model(
+    floats = _layout.pack_model(
         np.array([r.parent for r in rows], dtype=np.int64),
-        np.array([_jit.joint_kind(r.prismatic, u) for r, u in zip(rows, axes, strict=True)],
+        np.array([_layout.joint_kind(r.prismatic, u) for r, u in zip(rows, axes, strict=True)],
                  dtype=np.int64),
         np.array([r.R for r in rows], dtype=np.float64),
         np.array([r.p for r in rows], dtype=np.float64), axes,

@@ -1,4 +1,4 @@
-"""The batch kernels (rnea_ros.core.dynamics.batch_kernels) against the per-call RNEA,
+"""The batch kernels (rnea_ros.core.dynamics._rnea_jit) against the per-call RNEA,
 whose code path is separate (its own joint-motion and gravity code, libm's sin and cos):
 random trees with general axes and with +-x/y/z axes (the batch kernels' one-coordinate
 branch), armature and friction; composite-moment gravity equals RNEA at rest."""
@@ -10,10 +10,11 @@ import pytest
 from trees import random_tree
 
 from rnea_ros.core import errors
-from rnea_ros.core._jit import F_KIND, PRISMATIC, REVOLUTE, REVOLUTE_X, STACK_ROWS
+from rnea_ros.core._compile import STACK_ROWS
+from rnea_ros.core._layout import F_KIND, PRISMATIC, REVOLUTE, REVOLUTE_X
+from rnea_ros.core.dynamics._rnea_jit import gravity_pass
 from rnea_ros.core.dynamics.rnea import (
     gravity_batch,
-    gravity_pass,
     gravity_torques,
     nonlinear_effects,
     nonlinear_effects_batch,
