@@ -15,7 +15,7 @@ Two entry points, one call each:
   reference ``(q, qd, qdd)``.
 
 They compute what the numpy code they replaced computed (three
-``rnea_derivative_batch`` calls and ``(60, m, n)`` arrays; ``rnea_derivative`` and
+``rnea_time_derivative_batch`` calls and ``(60, m, n)`` arrays; ``rnea_time_derivative`` and
 ``mass_matrix(q) @ q'`` per state), with the same arithmetic where it decides: the
 grid test evaluates ``tau(S)`` and ``tau_dot(S)`` in the same order, and only
 ``g(q)``, ``dg/dq q'`` and ``M q'`` come from a different (shorter) pass, equal up to

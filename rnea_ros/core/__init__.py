@@ -58,10 +58,10 @@ from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch
 from rnea_ros.core.dynamics.derivatives import (
     joint_wrench_derivatives,
     joint_wrench_derivatives_batch,
-    rnea_derivative_sensitivities,
-    rnea_derivative_sensitivities_batch,
     rnea_derivatives,
     rnea_derivatives_batch,
+    rnea_time_derivative_sensitivities,
+    rnea_time_derivative_sensitivities_batch,
 )
 from rnea_ros.core.dynamics.floating_base import (
     FreeFloatingResult,
@@ -70,10 +70,10 @@ from rnea_ros.core.dynamics.floating_base import (
 )
 from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.dynamics.gfd import (
-    rnea_derivative,
-    rnea_derivative_batch,
-    rnea_second_derivative,
-    rnea_second_derivative_batch,
+    rnea_second_time_derivative,
+    rnea_second_time_derivative_batch,
+    rnea_time_derivative,
+    rnea_time_derivative_batch,
 )
 from rnea_ros.core.dynamics.kinematics import (
     body_poses,
@@ -273,14 +273,14 @@ __all__ = [
     "regressor_parameters",
     "rnea",
     "rnea_batch",
-    "rnea_derivative",
-    "rnea_derivative_batch",
-    "rnea_derivative_sensitivities",
-    "rnea_derivative_sensitivities_batch",
     "rnea_derivatives",
     "rnea_derivatives_batch",
-    "rnea_second_derivative",
-    "rnea_second_derivative_batch",
+    "rnea_second_time_derivative",
+    "rnea_second_time_derivative_batch",
+    "rnea_time_derivative",
+    "rnea_time_derivative_batch",
+    "rnea_time_derivative_sensitivities",
+    "rnea_time_derivative_sensitivities_batch",
     "rnea_with_wrenches",
     "solve_loops",
     "solve_loops_batch",

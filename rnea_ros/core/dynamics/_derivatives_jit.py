@@ -53,7 +53,7 @@ The internal joint wrench in body ``i``'s frame, ``W_i = X_i* F_i``, has
 
 The kernels are generic in the scalar type: run on complex arrays they
 differentiate themselves by complex step (used for the time derivative of
-the sensitivities, :func:`rnea_ros.core.dynamics.derivatives.rnea_derivative_sensitivities`).
+the sensitivities, :func:`rnea_ros.core.dynamics.derivatives.rnea_time_derivative_sensitivities`).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ internal joint wrenches' derivatives, and the sensitivities of ``tau_dot``.
   w.r.t. ``q, qd, qdd`` (Barman ch. III, step 9: ``F_jp,i``, ``tau_jp,i``, ``,i'``,
   ``,i''``, eq. 3.72-3.91), so that joint reaction forces can be optimisation
   constraints.
-* :func:`rnea_derivative_sensitivities` -- ``tau_dot`` from the gfd recursion
-  (:func:`~rnea_ros.core.dynamics.gfd.rnea_derivative`) and its derivatives
+* :func:`rnea_time_derivative_sensitivities` -- ``tau_dot`` from the gfd recursion
+  (:func:`~rnea_ros.core.dynamics.gfd.rnea_time_derivative`) and its derivatives
   w.r.t. ``q, qd, qdd, qddd``. With ``x = (q, qd, qdd)`` and ``tau_dot = tau_x(x) x_dot``,
   symmetry of second derivatives gives::
 
@@ -280,19 +280,19 @@ def _sensitivities_batch(fp: Array, Q: Array, QD: Array, QDD: Array, QDDD: Array
     return ok
 
 
-def rnea_derivative_sensitivities(model: RobotModel, q: object, v: object, a: object, j: object,
-                                  *, gravity: object | None = None, fext: object | None = None,
-                                  fext_dot: object | None = None
-                                  ) -> tuple[Array, Array, Array, Array, Array]:
+def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, a: object,
+                                       j: object, *, gravity: object | None = None,
+                                       fext: object | None = None, fext_dot: object | None = None
+                                       ) -> tuple[Array, Array, Array, Array, Array]:
     """``(tau_dot (n,), d tau_dot/dq, /dqd, /dqdd, /dqddd (n, n))``.
 
-    ``tau_dot`` is :func:`~rnea_ros.core.dynamics.gfd.rnea_derivative`'s (jerk ``j``),
+    ``tau_dot`` is :func:`~rnea_ros.core.dynamics.gfd.rnea_time_derivative`'s (jerk ``j``),
     with armature ``Ia qddd`` and viscous ``Fv qdd`` terms; ``fext`` (n, 6) are
     body-frame wrenches and ``fext_dot`` their body-frame rates. See the module
     docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
     armature). The four matrices are views of one (4, n, n) block.
     """
-    model.require_one_dof("rnea_derivative_sensitivities")
+    model.require_one_dof("rnea_time_derivative_sensitivities")
     q = joint_vector(model, q, "q")
     v = joint_vector(model, v, "qd")
     a = joint_vector(model, a, "qdd")
@@ -309,10 +309,10 @@ def rnea_derivative_sensitivities(model: RobotModel, q: object, v: object, a: ob
     return tau_dot, out[0], out[1], out[2], out[3]
 
 
-def rnea_derivative_sensitivities_batch(model: RobotModel, q: object, v: object, a: object,
-                                        j: object, *, gravity: object | None = None
-                                        ) -> tuple[Array, Array, Array, Array, Array]:
-    """:func:`rnea_derivative_sensitivities` over N samples: (N, n) inputs give
+def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: object, a: object,
+                                             j: object, *, gravity: object | None = None
+                                             ) -> tuple[Array, Array, Array, Array, Array]:
+    """:func:`rnea_time_derivative_sensitivities` over N samples: (N, n) inputs give
     ``tau_dot`` (N, n) and four (N, n, n)."""
     Q, V, A = _batch_inputs(model, q, v, a)
     J = joint_batch(model, j, "qddd", Q.shape[0])
@@ -327,8 +327,8 @@ def rnea_derivative_sensitivities_batch(model: RobotModel, q: object, v: object,
 __all__ = [
     "joint_wrench_derivatives",
     "joint_wrench_derivatives_batch",
-    "rnea_derivative_sensitivities",
-    "rnea_derivative_sensitivities_batch",
     "rnea_derivatives",
     "rnea_derivatives_batch",
+    "rnea_time_derivative_sensitivities",
+    "rnea_time_derivative_sensitivities_batch",
 ]

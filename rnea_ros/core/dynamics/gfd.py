@@ -77,9 +77,9 @@ _gfd_fast_call = FastCall(gfd_call)
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 
 
-def rnea_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object, *,
-                    gravity: object | None = None, fext: object | None = None,
-                    fext_dot: object | None = None) -> tuple[Array, Array]:
+def rnea_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object, *,
+                         gravity: object | None = None, fext: object | None = None,
+                         fext_dot: object | None = None) -> tuple[Array, Array]:
     """``(tau, tau_dot)`` (n,) from positions to jerks; ``fext``/``fext_dot`` (n, 6)."""
     if fext is None and fext_dot is None:  # lean path, as rnea()'s
         q, qd, qdd, qddd = _asc(q, _f64), _asc(qd, _f64), _asc(qdd, _f64), _asc(qddd, _f64)
@@ -88,16 +88,16 @@ def rnea_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd:
             g = model.gravity if gravity is None else gravity_vector(model, gravity)
             if _gfd_fast_call.call(model.kernel_floats, q, qd, qdd, qddd, g, tau, tau_dot):
                 return tau, tau_dot
-        model.require_one_dof("rnea_derivative")  # (their kernel rows never match q, qd)
+        model.require_one_dof("rnea_time_derivative")  # (their kernel rows never match q, qd)
         raise_bad_input(model, q=q, qd=qd, qdd=qdd, qddd=qddd)
     tau, tau_dot, _ = _evaluate(model, q, qd, qdd, qddd, None, gravity, fext, fext_dot, None)
     return tau, tau_dot
 
 
-def rnea_second_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
-                           qdddd: object, *, gravity: object | None = None,
-                           fext: object | None = None, fext_dot: object | None = None,
-                           fext_ddot: object | None = None) -> tuple[Array, Array, Array]:
+def rnea_second_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
+                                qdddd: object, *, gravity: object | None = None,
+                                fext: object | None = None, fext_dot: object | None = None,
+                                fext_ddot: object | None = None) -> tuple[Array, Array, Array]:
     """``(tau, tau_dot, tau_ddot)`` (n,) from positions to snaps (4th derivatives)."""
     return _evaluate(model, q, qd, qdd, qddd, qdddd, gravity, fext, fext_dot, fext_ddot)
 
@@ -105,7 +105,7 @@ def rnea_second_derivative(model: RobotModel, q: object, qd: object, qdd: object
 def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
               qdddd: object | None, gravity: object | None, fext: object | None,
               fext_dot: object | None, fext_ddot: object | None) -> tuple[Array, Array, Array]:
-    model.require_one_dof("rnea_derivative/rnea_second_derivative")
+    model.require_one_dof("rnea_time_derivative/rnea_second_time_derivative")
     second = qdddd is not None
     args = {"q": joint_vector(model, q, "q"), "qd": joint_vector(model, qd, "qd"),
             "qdd": joint_vector(model, qdd, "qdd"), "qddd": joint_vector(model, qddd, "qddd")}
@@ -123,10 +123,10 @@ def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: objec
     return tau, tau_dot, tau_ddot
 
 
-def rnea_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
-                          *, gravity: object | None = None) -> tuple[Array, Array]:
-    """:func:`rnea_derivative` over N samples: (N, n) inputs give two (N, n) arrays."""
-    model.require_one_dof("rnea_derivative_batch")
+def rnea_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
+                               *, gravity: object | None = None) -> tuple[Array, Array]:
+    """:func:`rnea_time_derivative` over N samples: (N, n) inputs give two (N, n) arrays."""
+    model.require_one_dof("rnea_time_derivative_batch")
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD = (joint_batch(model, x, name, Q.shape[0])
                      for x, name in ((qd, "qd"), (qdd, "qdd"), (qddd, "qddd")))
@@ -137,11 +137,11 @@ def rnea_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object,
     return TAU, TAU_D
 
 
-def rnea_second_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object,
-                                 qddd: object, qdddd: object, *,
-                                 gravity: object | None = None) -> tuple[Array, Array, Array]:
-    """:func:`rnea_second_derivative` over N samples: (N, n) inputs give three (N, n)."""
-    model.require_one_dof("rnea_second_derivative_batch")
+def rnea_second_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object,
+                                      qddd: object, qdddd: object, *,
+                                      gravity: object | None = None) -> tuple[Array, Array, Array]:
+    """:func:`rnea_second_time_derivative` over N samples: (N, n) inputs give three (N, n)."""
+    model.require_one_dof("rnea_second_time_derivative_batch")
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD, QDDDD = (joint_batch(model, x, name, Q.shape[0]) for x, name in
                             ((qd, "qd"), (qdd, "qdd"), (qddd, "qddd"), (qdddd, "qdddd")))

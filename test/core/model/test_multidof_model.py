@@ -169,11 +169,11 @@ def test_state_errors_name_sizes_and_joints() -> None:
 
 
 @pytest.mark.parametrize("call", [
-    lambda m, q, v: rc.rnea_derivative(m, q, v, v, v),
-    lambda m, q, v: rc.rnea_second_derivative(m, q, v, v, v, v),
+    lambda m, q, v: rc.rnea_time_derivative(m, q, v, v, v),
+    lambda m, q, v: rc.rnea_second_time_derivative(m, q, v, v, v, v),
     lambda m, q, v: rc.rnea_derivatives(m, q, v, v),
     lambda m, q, v: rc.joint_wrench_derivatives(m, q, v, v),
-    lambda m, q, v: rc.rnea_derivative_sensitivities(m, q, v, v, v),
+    lambda m, q, v: rc.rnea_time_derivative_sensitivities(m, q, v, v, v),
     lambda m, q, v: rc.joint_torque_regressor(m, q, v, v),
     lambda m, q, v: rc.regressor_parameters(m),
     lambda m, q, v: rc.elastic_model(m, []),
