@@ -103,18 +103,26 @@ ZERO = (0.0, 0.0, 0.0)
 
 # ------------------------------------------------------------------ geometry
 @jit
+def put_world_pose(fp: Array, P: Array, i: int, Rl: Mat, pl: Vec) -> None:
+    """Body ``i``'s world pose into ``P[i]`` (rotation row-major, origin) from its joint
+    transform ``(Rl, pl)`` and its parent's pose, already in ``P`` (the recursion
+    ``^0T_i = ^0T_parent ^parentT_i``)."""
+    par = parent(fp, i)
+    if par < 0:
+        put9(P, i, W_R, Rl)
+        put3(P, i, W_P, pl)
+    else:
+        Rp = mat3(P, par, W_R)
+        put9(P, i, W_R, mm(Rp, Rl))
+        put3(P, i, W_P, add3(vec3(P, par, W_P), mv(Rp, pl)))
+
+
+@jit
 def body_poses(fp: Array, q: Array, P: Array) -> None:
     """World poses of the bodies into ``P`` (n, 12): rotation (row-major), origin."""
     for i in range(q.shape[0]):
         Rl, pl = joint_transform(fp, i, q[i])
-        par = parent(fp, i)
-        if par < 0:
-            put9(P, i, W_R, Rl)
-            put3(P, i, W_P, pl)
-        else:
-            Rp = mat3(P, par, W_R)
-            put9(P, i, W_R, mm(Rp, Rl))
-            put3(P, i, W_P, add3(vec3(P, par, W_P), mv(Rp, pl)))
+        put_world_pose(fp, P, i, Rl, pl)
 
 
 @jit
