@@ -10,8 +10,8 @@ from numpy.typing import NDArray
 
 from rnea_ros.core._compile import jit
 from rnea_ros.core._layout import RW_COLS
+from rnea_ros.core.elastic._rnea_jit import elastic_pass
 from rnea_ros.core.elastic.model import E_D, E_INDEX, E_K
-from rnea_ros.core.elastic.rnea import elastic_pass
 
 Array = NDArray[np.float64]
 
@@ -35,6 +35,8 @@ def applied_rows(ep: Array, q: Array, theta: Array, qd: Array, thetad: Array, ta
 def assemble(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array,
              thetad: Array, g: Array, fext: Array, use_fext: bool, A: Array,
              zeta: Array) -> bool:
+    """The block matrix ``A`` (columns from unit accelerations, no gravity) and the bias
+    ``zeta`` of the mixed rigid/elastic system; whether every evaluation was finite."""
     n, ne = q.shape[0], theta.shape[0]
     work = np.empty((n, RW_COLS))
     tau, tau_link = np.empty(n), np.empty(n)
