@@ -49,8 +49,8 @@ from rnea_ros.core.coupling._parallel_legs import (
     leg_bias,
     leg_inverse_geometry,
     leg_poses,
-    quaternion_matrix,
     solve_in_place,
+    unit_quaternion_matrix,
 )
 from rnea_ros.core.dynamics._rnea_jit import rnea_row
 
@@ -83,7 +83,7 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
     m = gm.shape[0]
     p = (x[0], x[1], x[2])
     if kind_ == KIND_UPS:
-        ok, R = quaternion_matrix(x[3], x[4], x[5], x[6])
+        ok, R = unit_quaternion_matrix(x[3], x[4], x[5], x[6])
         if not ok:
             return BAD_QUATERNION * STATUS_LEG
         v, w = (xd[0], xd[1], xd[2]), (xd[3], xd[4], xd[5])
