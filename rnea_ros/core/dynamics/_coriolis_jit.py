@@ -26,7 +26,7 @@ from rnea_ros.core._algebra import (
     vec3,
 )
 from rnea_ros.core._compile import jit
-from rnea_ros.core._expansion import (
+from rnea_ros.core._expansion_jit import (
     expand_motion,
     expand_q,
     gather,

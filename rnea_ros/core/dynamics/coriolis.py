@@ -25,7 +25,7 @@ with ``v`` the body velocities (from ``qd``), ``w`` those from ``x`` and
 Expanding the sums over ancestors gives Echeandia & Wensing's two cases
 (``j`` in the subtree of ``i``, and ``j`` an ancestor of ``i``) term by term.
 
-Both run on the kernel tree (:mod:`rnea_ros.core._expansion`; for a model of
+Both run on the kernel tree (:mod:`rnea_ros.core.expansion`; for a model of
 1-DoF joints, the model itself). A multi-DoF joint's sub-joints use the
 velocity of the joint's body in ``dS = v x S`` (Pinocchio's
 ``computeCoriolisMatrix``: one ``dS`` per joint, with ``v`` after the whole
@@ -46,11 +46,6 @@ from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
 from rnea_ros.core._algebra import joint_transform
-from rnea_ros.core._expansion import (
-    expand,
-    joint_rows,
-    velocity_matrix,
-)
 from rnea_ros.core._layout import (
     F_AXIS,
     F_H,
@@ -64,6 +59,7 @@ from rnea_ros.core.dynamics._coriolis_jit import (
     coriolis_product_pass,
     coriolis_tree_pass,
 )
+from rnea_ros.core.expansion import expand, joint_rows, velocity_matrix
 from rnea_ros.core.inputs import joint_vector, raise_non_finite
 from rnea_ros.core.model.robot_model import RobotModel
 
