@@ -34,9 +34,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control._rate_limit_jit import bounded_dt
+from rnea_ros.control._rate_limit_jit import slew as slew_toward
 from rnea_ros.control.joint_state import MERGED, intake
-from rnea_ros.control.rate_limit import bounded_dt
-from rnea_ros.control.rate_limit import slew as slew_toward
 from rnea_ros.core.kernels import (
     RW_COLS,
     FastCall,

@@ -23,7 +23,7 @@ reads it): columns ``K_*``, row kinds :data:`OWN`, :data:`INNER` and the anchors
   :mod:`rnea_ros.control.command`): pose ``R`` (9) ``p`` (3), velocity ``w, v``,
   acceleration ``dw, a``, then the body force ``n, f`` (Featherstone Table 5.1).
 * ``GW_*`` (n, GW_COLS = 72): the gravity-and-derivatives pass of
-  :mod:`rnea_ros.core.dynamics.gfd` (also :mod:`rnea_ros.control.scaling_kernels`
+  :mod:`rnea_ros.core.dynamics.gfd` (also :mod:`rnea_ros.control._rate_limit_jit`
   and :mod:`rnea_ros.core.dynamics.derivatives`): pose, ``V``, ``A``, ``J``, ``K``
   and the forces ``G, Gd, Gdd, F, Fd, Fdd`` as 6-vectors (angular, linear).
 * ``CW_*`` (composite rigid body, CRBA and the floating-base kernels): pose, then
