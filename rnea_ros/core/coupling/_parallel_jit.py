@@ -7,7 +7,7 @@ one forest model (:func:`~rnea_ros.core.dynamics._rnea_jit.rnea_row`); the
 legs' dynamics carried to the platform (``J_vi^T J_i^-T Gamma_i``, eq. 66) and
 the active forces ``Gamma = J_p^T [F_p + sum ...]`` (eq. 66) by one small linear
 solve with ``J_p^-1`` (eq. 60, 62). Allocation-free per call: tuples and stack
-scratch (see :mod:`rnea_ros.core._jit`); FMA-compiled like the batch RNEA.
+scratch (see :mod:`rnea_ros.core._compile`); FMA-compiled like the batch RNEA.
 
 Data layout and the leg kernels: :mod:`._parallel_legs`.
 
