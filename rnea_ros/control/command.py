@@ -34,9 +34,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control._rate_limit_jit import bounded_dt
+from rnea_ros.control._rate_limit_jit import slew as slew_toward
 from rnea_ros.control.joint_state import MERGED, intake
-from rnea_ros.control.rate_limit import bounded_dt
-from rnea_ros.control.rate_limit import slew as slew_toward
 from rnea_ros.core.kernels import (
     RW_COLS,
     FastCall,
@@ -163,11 +163,16 @@ def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, in
     ``tau = ID(q_ref, qd_ref, qdd_ref) + Kp (q_ref - q) + Kd (qd_ref - qd)`` into
     ``state[3]``, with ``q, qd = state[0], state[1]`` (the merged state),
     ``gains`` (2, n) = ``[Kp; Kd]`` and ID
-    :func:`~rnea_ros.core.dynamics.rnea.rnea_pass` with its drive terms (the
+    :func:`~rnea_ros.core.kernels.rnea_pass` with its drive terms (the
     model's armature and friction, if it has any), as
     :class:`~rnea_ros.control.laws.InverseDynamicsPD` computes it. The arguments
     up to ``last`` stay with a configuration (the controller binds them once);
     the output is at ``stamp`` (see :func:`output_dt`).
+
+    Twin: :class:`rnea_ros.control.laws.InverseDynamicsPD` is the same law as a
+    pipeline stage (also on a moving base); this is its fused form.
+    ``test_fused_inverse_dynamics_equals_the_general_pipeline``
+    (test/control/test_command.py) keeps the two equal: change both or neither.
     """
     n = fp.shape[0]
     work = scratch(n, RW_COLS)

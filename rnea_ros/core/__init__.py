@@ -13,7 +13,9 @@ model and its builders), ``dynamics/`` (rigid-body algorithms), ``elastic/``
 ``rc.solve_loops``, ``rc.loop_rnea``...; parallel robots: ``rc.GoughStewart``...);
 at this level only what everything shares: ``spatial`` (3D/spatial algebra), the
 compiled layer (``_compile``: compile policy; ``_layout``: every shared array layout;
-``_algebra``: tuple and spatial helpers), ``inputs`` (argument checks), ``errors``.
+``_algebra``: tuple and spatial helpers; ``kernels``: its public API for code outside
+core), ``expansion`` (user coordinates <-> kernel tree), ``inputs`` (argument checks),
+``errors``.
 """
 
 from rnea_ros.core.coupling.loop_build import build_loops

@@ -12,9 +12,9 @@ an axis along ``+-x/y/z`` of the joint frame, whose rotation costs a third of
 the general one (as Pinocchio's ``JointModelRX/RY/RZ``).
 
 **The kernel map** ``km`` (nk, K_COLS) of a model with multi-DoF or mimic joints
-(:mod:`rnea_ros.core.model.kernel_tree` builds it, :mod:`rnea_ros.core._expansion`
+(:mod:`rnea_ros.core.model.kernel_tree` builds it, :mod:`rnea_ros.core.expansion`
 reads it): columns ``K_*``, row kinds :data:`OWN`, :data:`INNER` and the anchors
-:data:`FREE_FLYER`, :data:`PLANAR`, :data:`SPHERICAL` (see ``_expansion``).
+:data:`FREE_FLYER`, :data:`PLANAR`, :data:`SPHERICAL` (see ``expansion``).
 
 **Work arrays** shared by more than one kernel module (one row per body):
 
@@ -23,7 +23,7 @@ reads it): columns ``K_*``, row kinds :data:`OWN`, :data:`INNER` and the anchors
   :mod:`rnea_ros.control.command`): pose ``R`` (9) ``p`` (3), velocity ``w, v``,
   acceleration ``dw, a``, then the body force ``n, f`` (Featherstone Table 5.1).
 * ``GW_*`` (n, GW_COLS = 72): the gravity-and-derivatives pass of
-  :mod:`rnea_ros.core.dynamics.gfd` (also :mod:`rnea_ros.control.scaling_kernels`
+  :mod:`rnea_ros.core.dynamics.gfd` (also :mod:`rnea_ros.control._rate_limit_jit`
   and :mod:`rnea_ros.core.dynamics.derivatives`): pose, ``V``, ``A``, ``J``, ``K``
   and the forces ``G, Gd, Gdd, F, Fd, Fdd`` as 6-vectors (angular, linear).
 * ``CW_*`` (composite rigid body, CRBA and the floating-base kernels): pose, then
@@ -56,7 +56,7 @@ F_PARENT = 28  # parent body index, -1 for the base
 F_KIND = 29  # joint kind
 N_FLOATS = 30
 
-# ---- the kernel map km (multi-DoF and mimic joints), see rnea_ros.core._expansion
+# ---- the kernel map km (multi-DoF and mimic joints), see rnea_ros.core.expansion
 K_KIND, K_IQ, K_IV, K_MULT, K_OFFSET, K_NQ, K_NV = 0, 1, 2, 3, 4, 5, 6
 K_COLS = 7
 OWN, INNER, FREE_FLYER, PLANAR, SPHERICAL = 0, 1, 2, 3, 4

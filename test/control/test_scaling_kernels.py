@@ -1,4 +1,4 @@
-"""The compiled time scaling (rnea_ros.control.scaling_kernels) against the numpy
+"""The compiled time scaling (rnea_ros.control._rate_limit_jit) against the numpy
 implementation it replaced, kept below as a reference copy (``OldTimeScaling``:
 rnea_ros/control/rate_limit.py at commit 19c0c05, unchanged but for names; the
 trajectory's ``old_derivatives`` is in test_trajectory.py): the same speeds,
@@ -15,9 +15,7 @@ import numpy as np
 import pytest
 from test_trajectory import old_derivatives
 
-from rnea_ros.control.config import default_values, load_model
-from rnea_ros.control.rate_limit import TimeScaling
-from rnea_ros.control.scaling_kernels import (
+from rnea_ros.control._rate_limit_jit import (
     NONE_BINDING,
     W_A,
     W_A_DOT,
@@ -26,6 +24,8 @@ from rnea_ros.control.scaling_kernels import (
     grid_search,
     mass_times,
 )
+from rnea_ros.control.config import default_values, load_model
+from rnea_ros.control.rate_limit import TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
 from rnea_ros.core._layout import GW_COLS
 from rnea_ros.core.dynamics._gfd_jit import gfd_pass
@@ -279,7 +279,7 @@ def test_the_grid_search_finds_the_first_feasible_grid_speed() -> None:
 def test_mass_times_and_gravity_part_against_mass_matrix_and_rnea() -> None:
     """M(q) x on the poses of gfd_pass against mass_matrix @ x; the gravity part
     (g(q), dg/dq q') against RNEA's tau and tau_dot with gravity minus without."""
-    from rnea_ros.control.scaling_kernels import gravity_part
+    from rnea_ros.control._rate_limit_jit import gravity_part
 
     model = arm7(True)
     rigid = model.without_friction()

@@ -1,7 +1,7 @@
 """Compiled kernels of the closed-loop algorithms (Khalil 2010 §2.2 and §4).
 
 Everything here works on arrays only: the tree's packed model ``fp`` (see
-:mod:`rnea_ros.core._jit`), the packed loops ``lp`` (one row per loop, columns
+:mod:`rnea_ros.core._layout`), the packed loops ``lp`` (one row per loop, columns
 ``L_*`` below, built by :class:`~rnea_ros.core.coupling.loops.ClosedLoopModel`)
 and ``perm`` (n,), the tree joints reordered as ``[active..., passive...]``.
 
@@ -368,7 +368,7 @@ WS_COLS = 32  # columns of the per-call scratch (a compile-time constant for _ji
 def _carve(typingctx: Any, buf: Any, offset: Any, rows: Any, cols: Any) -> Any:
     """A C-contiguous ``(rows, cols)`` float64 view of ``buf``'s data from element
     ``offset`` on: the array struct filled in directly (no reshape checks, no
-    meminfo: valid while ``buf`` is, like :func:`~rnea_ros.core._jit.scratch`)."""
+    meminfo: valid while ``buf`` is, like :func:`~rnea_ros.core._compile.scratch`)."""
     if not isinstance(buf, types.Array) or buf.dtype != types.float64 or buf.layout != "C":
         return None
     aryty = types.Array(types.float64, 2, "C")

@@ -7,7 +7,7 @@ one forest model (:func:`~rnea_ros.core.dynamics._rnea_jit.rnea_row`); the
 legs' dynamics carried to the platform (``J_vi^T J_i^-T Gamma_i``, eq. 66) and
 the active forces ``Gamma = J_p^T [F_p + sum ...]`` (eq. 66) by one small linear
 solve with ``J_p^-1`` (eq. 60, 62). Allocation-free per call: tuples and stack
-scratch (see :mod:`rnea_ros.core._jit`); FMA-compiled like the batch RNEA.
+scratch (see :mod:`rnea_ros.core._compile`); FMA-compiled like the batch RNEA.
 
 Data layout and the leg kernels: :mod:`._parallel_legs`.
 
@@ -49,8 +49,8 @@ from rnea_ros.core.coupling._parallel_legs import (
     leg_bias,
     leg_inverse_geometry,
     leg_poses,
-    quaternion_matrix,
     solve_in_place,
+    unit_quaternion_matrix,
 )
 from rnea_ros.core.dynamics._rnea_jit import rnea_row
 
@@ -83,7 +83,7 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
     m = gm.shape[0]
     p = (x[0], x[1], x[2])
     if kind_ == KIND_UPS:
-        ok, R = quaternion_matrix(x[3], x[4], x[5], x[6])
+        ok, R = unit_quaternion_matrix(x[3], x[4], x[5], x[6])
         if not ok:
             return BAD_QUATERNION * STATUS_LEG
         v, w = (xd[0], xd[1], xd[2]), (xd[3], xd[4], xd[5])

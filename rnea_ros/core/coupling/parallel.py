@@ -77,7 +77,7 @@ def _gravity(robot: ParallelRobot, gravity: object | None) -> Array:
 def _rotation(robot: ParallelRobot, x: Array) -> Array:
     if robot.nx == 3:
         return robot.orientation
-    _, R = lk.quaternion_matrix(float(x[3]), float(x[4]), float(x[5]), float(x[6]))
+    _, R = lk.unit_quaternion_matrix(float(x[3]), float(x[4]), float(x[5]), float(x[6]))
     return np.array(R).reshape(3, 3)
 
 

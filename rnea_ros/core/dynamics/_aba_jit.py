@@ -3,7 +3,7 @@ Khalil eq. 32-52, checks and dispatch): :func:`aba_pass`, the three recursions o
 6x6 Plucker transforms ``X`` and articulated inertias ``IA`` (n, 36) and the per-body
 vectors (n, 32); entries :func:`aba_call` (per call, stack scratch), :func:`aba_rows`
 (batch), :func:`aba_tree_rows` / :func:`aba_tree_call` (the kernel tree of multi-DoF
-joints, :mod:`rnea_ros.core._expansion`).
+joints, :mod:`rnea_ros.core.expansion`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from rnea_ros.core._algebra import (
     vec3,
 )
 from rnea_ros.core._compile import jit, jit_entry, scratch, tree_scratch, tree_vector
-from rnea_ros.core._expansion import add_corr, expand_motion, expand_q, joint_corr
+from rnea_ros.core._expansion_jit import add_corr, expand_motion, expand_q, joint_corr
 from rnea_ros.core._layout import (
     F_ARMATURE,
     F_AXIS,

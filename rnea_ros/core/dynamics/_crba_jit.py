@@ -22,7 +22,7 @@ from rnea_ros.core._algebra import (
     vec3,
 )
 from rnea_ros.core._compile import jit
-from rnea_ros.core._expansion import expand_q
+from rnea_ros.core._expansion_jit import expand_q
 from rnea_ros.core._layout import (
     CW_COLS,
     CW_H,

@@ -29,7 +29,7 @@ from rnea_ros.core._algebra import (
     vec3,
 )
 from rnea_ros.core._compile import jit, jit_entry, tree_scratch, tree_vector
-from rnea_ros.core._expansion import expand_state, gather
+from rnea_ros.core._expansion_jit import expand_state, gather
 from rnea_ros.core._layout import (
     CW_H,
     CW_IO,
@@ -249,7 +249,7 @@ def free_floating_call(fp: Array, km: Array, body_row: NDArray[np.int64], r0: in
                        q: Array, v: Array, a: Array, g: Array, base: Array, fext: Array,
                        use_fext: bool, tau: Array, acc: Array) -> int:
     """Khalil §7.2 on the kernel tree (any joints, mimic followers too): expand the
-    state (:func:`~rnea_ros.core._expansion.expand_state`), run
+    state (:func:`~rnea_ros.core._expansion_jit.expand_state`), run
     :func:`free_floating_pass` on rows ``r0..``, fold the torques back
     (``tau = G^T tau_k`` + armature and friction at the user's ``v, a``: eq. 100).
 

@@ -2,9 +2,9 @@
 gravity through the kernel tree of a model with multi-DoF or mimic joints.
 
 Each entry copies the packed rows, places the anchors at ``q`` and expands the
-coordinates (:mod:`rnea_ros.core._expansion`), runs the unchanged kernels of
+coordinates (:mod:`rnea_ros.core.expansion`), runs the unchanged kernels of
 :mod:`~rnea_ros.core.dynamics._rnea_jit` and folds the result back with
-:func:`~rnea_ros.core._expansion.gather`. Entries: :func:`tree_rnea_call`,
+:func:`~rnea_ros.core._expansion_jit.gather`. Entries: :func:`tree_rnea_call`,
 :func:`tree_general_call`, :func:`tree_gravity_call`; batch kernels
 :func:`rnea_tree_rows`, :func:`gravity_tree_rows`.
 """
@@ -23,7 +23,7 @@ from rnea_ros.core._compile import (
     tree_scratch,
     tree_vector,
 )
-from rnea_ros.core._expansion import expand_q, expand_state, gather
+from rnea_ros.core._expansion_jit import expand_q, expand_state, gather
 from rnea_ros.core._layout import K_NQ, K_NV, N_FLOATS, RW_COLS, RW_F, RW_N
 from rnea_ros.core.dynamics._rnea_jit import gravity_row, rnea_pass, rnea_row
 

@@ -13,7 +13,7 @@ modelled. Shapes: ``q`` (nq,), ``qd, tau`` (nv,), ``fext`` (nbodies, 6)
 ``[force, torque]`` applied to each body in its frame; batch forms (N, nq) /
 (N, nv).
 
-Multi-DoF joints: ABA on the kernel tree (:mod:`rnea_ros.core._expansion`),
+Multi-DoF joints: ABA on the kernel tree (:mod:`rnea_ros.core.expansion`),
 whose sub-joint accelerations are ``a - corr(v)``: the result is
 ``a = a_kernel + corr(v)``, and the torque handed to a sub-joint is
 ``tau - Ia corr(v)`` so that its armature acts on ``a``. Mimic joints couple

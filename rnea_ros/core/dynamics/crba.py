@@ -8,7 +8,7 @@ sweep by accumulating each subtree into a composite body. The armature
 of Khalil eq. 31. ``M`` is symmetric positive definite, shape (nv, nv).
 
 Models with multi-DoF or mimic joints: CRBA on the kernel tree
-(:mod:`rnea_ros.core._expansion`) gives ``M_k`` in kernel velocities, and
+(:mod:`rnea_ros.core.expansion`) gives ``M_k`` in kernel velocities, and
 ``M = G^T M_k G`` (``v_k = G v``; the kinetic energy is the same in both). A
 multi-DoF joint needs no correction here: its sub-joint velocities are ``v``
 and its intermediate bodies are massless and coincident, so the sub-joint rows

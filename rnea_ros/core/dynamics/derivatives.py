@@ -32,6 +32,11 @@ derivative is 0 wherever ``qd != 0``; at ``qd = 0`` it is not differentiable and
 0 is returned). External wrenches ``fext`` (n, 6) are ``[force, torque]`` fixed
 in each body's frame (they turn with the body, which the ``q`` derivatives
 account for). Fixed-base trees only (no floating base yet).
+
+Kernels: :mod:`~rnea_ros.core.dynamics._derivatives_jit` (``derivatives_pass``,
+``tau_dot_sensitivities_pass``; entries ``derivatives_call`` behind the ``FastCall``
+below, ``derivatives_general_call``, ``derivatives_rows``, ``sensitivities_call``,
+``sensitivities_rows``).
 """
 
 from __future__ import annotations
@@ -41,12 +46,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._compile import FastCall, jit
-from rnea_ros.core._layout import GW_COLS
+from rnea_ros.core._compile import FastCall
 from rnea_ros.core.dynamics._derivatives_jit import (
-    W_COLS,
-    derivatives_pass,
-    tau_dot_sensitivities_pass,
+    derivatives_call,
+    derivatives_general_call,
+    derivatives_rows,
+    sensitivities_call,
+    sensitivities_rows,
 )
 from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import (
@@ -65,63 +71,9 @@ AnyArray = NDArray[Any]  # float64, or complex128 for the complex step
 _NO_W2 = np.zeros((0, 6))
 _NO_W3 = np.zeros((0, 6, 0))
 _NO_W3B = np.zeros((1, 0, 6))
-_COMPLEX_STEP = 1e-20
 
 
-@jit
-def _derivatives_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, out: Array) -> bool:
-    """The per-call entry (no wrenches, drive terms): ``out`` (3, n, n), uninitialised,
-    gets ``dq, dv, M``. Checks the lengths; False: wrong length or non-finite result."""
-    n = fp.shape[0]
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
-        return False
-    if out.shape[0] != 3 or out.shape[1] != n or out.shape[2] != n:
-        return False
-    for c in range(3):
-        for i in range(n):
-            for k in range(n):
-                out[c, i, k] = 0.0
-    work = np.empty((n + 1, W_COLS))
-    tau = np.empty(n)
-    none2 = np.empty((0, 6))  # C-contiguous like the other entries': one compiled signature
-    none3 = np.empty((0, 6, 0))
-    return derivatives_pass(fp, q, qd, qdd, g, none2, False, True, tau, out[0], out[1], out[2],
-                            False, none2, none3, none3, none3, work)
-
-
-@jit
-def _derivatives_general(fp: Array, q: AnyArray, qd: AnyArray, qdd: AnyArray, g: Array,
-                         fext: AnyArray, use_fext: bool, drive: bool, tau: AnyArray,
-                         dq: AnyArray, dv: AnyArray, M: AnyArray, want_wrenches: bool,
-                         W: AnyArray, dWq: AnyArray, dWv: AnyArray, dWa: AnyArray) -> bool:
-    """Any-input entry, float64 or complex128 (complex step) state and outputs."""
-    work = np.empty((q.shape[0] + 1, W_COLS), dtype=q.dtype)
-    return derivatives_pass(fp, q, qd, qdd, g, fext, use_fext, drive, tau, dq, dv, M,
-                            want_wrenches, W, dWq, dWv, dWa, work)
-
-
-@jit
-def _derivatives_batch(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array, fext: Array,
-                       use_fext: bool, DQ: Array, DV: Array, MM: Array, want_wrenches: bool,
-                       W: Array, DWQ: Array, DWV: Array, DWA: Array) -> bool:
-    """Loop over samples with one work array; outputs zero on entry. ``fext`` is
-    (1, n or 0, 6), shared by every sample, or (N, n, 6), one per sample."""
-    n = Q.shape[1]
-    work = np.empty((n + 1, W_COLS))
-    tau = np.empty(n)
-    ok = True
-    for s in range(Q.shape[0]):
-        f = fext[s if fext.shape[0] > 1 else 0]
-        if want_wrenches:
-            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, f, use_fext, True, tau, DQ[s],
-                                  DV[s], MM[s], True, W[s], DWQ[s], DWV[s], DWA[s], work) and ok
-        else:
-            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, f, use_fext, True, tau, DQ[s],
-                                  DV[s], MM[s], False, W[0], DWQ[0], DWV[0], DWA[0], work) and ok
-    return ok
-
-
-_fast = FastCall(_derivatives_call)
+_fast = FastCall(derivatives_call)
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 
 
@@ -183,8 +135,8 @@ def _general(model: RobotModel, q: object, v: object, a: object, gravity: object
         dWq, dWv, dWa = np.zeros((n, 6, n)), np.zeros((n, 6, n)), np.zeros((n, 6, n))
     else:
         W, dWq, dWv, dWa = _NO_W2, _NO_W3, _NO_W3, _NO_W3
-    if not _derivatives_general(model.kernel_floats, q, v, a, g, f, use_fext, True, tau, dq, dv,
-                                M, want_wrenches, W, dWq, dWv, dWa):
+    if not derivatives_general_call(model.kernel_floats, q, v, a, g, f, use_fext, True, tau,
+                                    dq, dv, M, want_wrenches, W, dWq, dWv, dWa):
         raise_non_finite(model, q=q, qd=v, qdd=a)
     return tau, dq, dv, M, W, dWq, dWv, dWa
 
@@ -223,10 +175,10 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
     use_fext = fext is not None
     f = _batch_wrenches(model, fext, N)
     out = np.zeros((3, N, n, n))
-    if not _derivatives_batch(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
-                              use_fext, out[0], out[1], out[2], False, np.zeros((1, n, 6)),
-                              np.zeros((1, n, 6, n)), np.zeros((1, n, 6, n)),
-                              np.zeros((1, n, 6, n))):
+    if not derivatives_rows(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
+                            use_fext, out[0], out[1], out[2], False, np.zeros((1, n, 6)),
+                            np.zeros((1, n, 6, n)), np.zeros((1, n, 6, n)),
+                            np.zeros((1, n, 6, n))):
         raise_non_finite(model, q=Q, qd=V, qdd=A)
     return out[0], out[1], out[2]
 
@@ -245,39 +197,11 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
     W = np.empty((N, n, 6))
     dW = np.zeros((3, N, n, 6, n))
     scratch = np.zeros((N, n, n))
-    if not _derivatives_batch(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
-                              use_fext, scratch, scratch.copy(), scratch.copy(), True, W,
-                              dW[0], dW[1], dW[2]):
+    if not derivatives_rows(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
+                            use_fext, scratch, scratch.copy(), scratch.copy(), True, W,
+                            dW[0], dW[1], dW[2]):
         raise_non_finite(model, q=Q, qd=V, qdd=A)
     return W, dW[0], dW[1], dW[2]
-
-
-@jit
-def _sensitivities_call(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array,
-                        fext: Array, fext_dot: Array, use_fext: bool, tau_dot: Array,
-                        out: Array) -> bool:
-    n = q.shape[0]
-    return tau_dot_sensitivities_pass(
-        fp, q, qd, qdd, qddd, g, fext, fext_dot, use_fext, _COMPLEX_STEP, tau_dot, out,
-        np.empty((4, n), dtype=np.complex128), np.empty((fext.shape[0], 6), dtype=np.complex128),
-        np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS), dtype=np.complex128),
-        np.empty((n, GW_COLS)), np.empty((3, n)))
-
-
-@jit
-def _sensitivities_batch(fp: Array, Q: Array, QD: Array, QDD: Array, QDDD: Array, g: Array,
-                         TAU_DOT: Array, OUT: Array) -> bool:
-    n = Q.shape[1]
-    xc, fc = np.empty((4, n), dtype=np.complex128), np.empty((0, 6), dtype=np.complex128)
-    Dc, work_c = np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS),
-                                                                   dtype=np.complex128)
-    work_g, scratch, none = np.empty((n, GW_COLS)), np.empty((3, n)), np.empty((0, 6))
-    ok = True
-    for s in range(Q.shape[0]):
-        ok = tau_dot_sensitivities_pass(fp, Q[s], QD[s], QDD[s], QDDD[s], g, none, none, False,
-                                        _COMPLEX_STEP, TAU_DOT[s], OUT[s], xc, fc, Dc, work_c,
-                                        work_g, scratch) and ok
-    return ok
 
 
 def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, a: object,
@@ -303,8 +227,8 @@ def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, 
     f = body_wrenches(model, fext) if fext is not None else np.zeros((n, 6))
     fd = body_wrenches(model, fext_dot, "fext_dot") if fext_dot is not None else np.zeros((n, 6))
     tau_dot, out = np.empty(n), np.empty((4, n, n))
-    if not _sensitivities_call(model.kernel_floats, q, v, a, j, g, f if use_fext else _NO_W2,
-                               fd if use_fext else _NO_W2, use_fext, tau_dot, out):
+    if not sensitivities_call(model.kernel_floats, q, v, a, j, g, f if use_fext else _NO_W2,
+                              fd if use_fext else _NO_W2, use_fext, tau_dot, out):
         raise_non_finite(model, q=q, qd=v, qdd=a, qddd=j)
     return tau_dot, out[0], out[1], out[2], out[3]
 
@@ -318,8 +242,8 @@ def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: ob
     J = joint_batch(model, j, "qddd", Q.shape[0])
     N, n = Q.shape
     tau_dot, out = np.empty((N, n)), np.empty((N, 4, n, n))
-    if not _sensitivities_batch(model.kernel_floats, Q, V, A, J, gravity_vector(model, gravity),
-                                tau_dot, out):
+    if not sensitivities_rows(model.kernel_floats, Q, V, A, J, gravity_vector(model, gravity),
+                              tau_dot, out):
         raise_non_finite(model, q=Q, qd=V, qdd=A, qddd=J)
     return tau_dot, out[:, 0], out[:, 1], out[:, 2], out[:, 3]
 

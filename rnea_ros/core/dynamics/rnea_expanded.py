@@ -4,7 +4,7 @@ The unchanged kernels of :mod:`~rnea_ros.core.dynamics._rnea_jit` run on the mod
 (:mod:`rnea_ros.core.model.kernel_tree`): a copy of the packed rows with each
 multi-DoF joint's anchor placed at ``placement o pose(q)``, kernel coordinates
 ``q_k``, ``v_k = G v`` and ``a_k = G a - corr(v)``
-(:mod:`rnea_ros.core._expansion`), and the result folded back,
+(:mod:`rnea_ros.core.expansion`), and the result folded back,
 ``tau = G^T tau_k`` plus armature and friction per velocity coordinate
 (Khalil eq. 31). ``G`` holds the mimic multipliers, so a leader receives
 ``multiplier * tau_follower`` (exact: the coupling is a constant linear map).

@@ -4,7 +4,7 @@ Each 1-DoF joint and each mimic follower is one row, as it always was; a
 multi-DoF joint becomes its chain of sub-joints (:data:`~.joints.SUB_JOINTS`):
 the first (the *anchor*) at the joint's placement, which the kernels' callers
 replace by ``placement o pose(q)`` at every call
-(:func:`~rnea_ros.core._expansion.write_anchor`), the others at the identity;
+(:func:`~rnea_ros.core._expansion_jit.write_anchor`), the others at the identity;
 intermediate bodies are massless and the last row carries the body's inertia.
 Rows are in body order, a joint's sub-joints consecutive, so ``parent[k] < k``
 still holds. A model of 1-DoF joints only packs exactly as before (one row per
@@ -42,7 +42,7 @@ IntArray = NDArray[np.int64]
 @dataclass(frozen=True)
 class KernelTree:
     """``floats`` (nk, 30) and ``map`` (nk, 7) for the kernels (see
-    :mod:`~rnea_ros.core._expansion`); ``first_row``/``last_row`` (nbodies,): each
+    :mod:`~rnea_ros.core.expansion`); ``first_row``/``last_row`` (nbodies,): each
     body's joint's first kernel row and the row carrying its inertia."""
 
     floats: Array

@@ -1,4 +1,6 @@
-"""Compiled kernels of the predictive time scaling
+"""Numba kernels of :mod:`rnea_ros.control.rate_limit` (the face: :class:`SlewLimiter`,
+:class:`TimeScaling`, their checks and docs): the slew limit (:func:`bounded_dt`,
+:func:`slew`, :func:`slew_step`) and the predictive time scaling
 (:class:`rnea_ros.control.rate_limit.TimeScaling`).
 
 Two entry points, one call each:
@@ -308,3 +310,35 @@ def scaling_step(fp: Array, g: Array, rate_max: Array, times: Array, C: Array, f
         out[1, j] = q1 * speed
         out[2, j] = B[D_Q2, j] * sd2 + q1 * acc
     return s, speed, acc
+
+
+@jit
+def bounded_dt(stamp_dt: float, receipt_dt: float) -> float:
+    """The slew limiter's time step [s]: the stamp interval ``stamp_dt``, never more than
+    the receipt interval ``receipt_dt`` on the receiver's clock (a sender's stamps cannot
+    loosen the limit); NaN if either is (a held command)."""
+    if receipt_dt < stamp_dt or np.isnan(receipt_dt):  # the smaller; NaN if either
+        return receipt_dt
+    return stamp_dt
+
+
+@jit
+def slew(previous: float, target: float, step: float) -> tuple[float, bool]:
+    """``previous`` moved towards ``target`` by at most ``step``, and whether the bound
+    acted (``|target - previous| > step``; not a float round-off of an unbound move)."""
+    change = target - previous
+    if change > step:
+        return previous + step, True
+    if change < -step:
+        return previous - step, True
+    return target, False
+
+
+@jit
+def slew_step(tau: Array, previous: Array, rate: Array, dt: float, out: Array) -> int:
+    """``out = previous + clip(tau - previous, +-rate dt)``; returns how many were limited."""
+    limited = 0
+    for i in range(tau.shape[0]):
+        out[i], bound = slew(previous[i], tau[i], rate[i] * dt)
+        limited += bound
+    return limited
