@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rnea_ros.core.dynamics.gfd import rnea_derivative_batch
+from rnea_ros.core.dynamics.gfd import rnea_time_derivative_batch
 from rnea_ros.core.dynamics.rnea import gravity_batch, rnea_batch
 from rnea_ros.samples import load_robot, sample_urdf
 
@@ -38,11 +38,11 @@ def model_throughput(samples: int) -> float:
     Q, QD, QDD, QDDD = (rng.uniform(-1, 1, (samples, model.nv)) for _ in range(4))
     rnea_batch(model, Q[:10], QD[:10], QDD[:10])
     gravity_batch(model, Q[:10])
-    rnea_derivative_batch(model, Q[:10], QD[:10], QDD[:10], QDDD[:10])
+    rnea_time_derivative_batch(model, Q[:10], QD[:10], QDD[:10], QDDD[:10])
     start = time.perf_counter()
     rnea_batch(model, Q, QD, QDD)
     gravity_batch(model, Q)
-    rnea_derivative_batch(model, Q, QD, QDD, QDDD)
+    rnea_time_derivative_batch(model, Q, QD, QDD, QDDD)
     return samples / (time.perf_counter() - start)
 
 

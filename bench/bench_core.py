@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from rnea_ros.core.dynamics.gfd import rnea_derivative
+from rnea_ros.core.dynamics.gfd import rnea_time_derivative
 from rnea_ros.core.dynamics.rnea import gravity_torques, rnea, rnea_batch
 from rnea_ros.core.elastic.fd import forward_dynamics
 from rnea_ros.core.elastic.hybrid import forward_dynamics_recursive
@@ -89,7 +89,7 @@ def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float,
         pin.computeRNEADerivatives(pm, pd, pq, pv, pa)
         return pd.dtau_dq @ pv + pd.dtau_dv @ pa + pin.crba(pm, pd, pq) @ pj
 
-    gfd = lambda: rnea_derivative(model, q, qd, qdd, qddd)  # noqa: E731
+    gfd = lambda: rnea_time_derivative(model, q, qd, qdd, qddd)  # noqa: E731
     ours_rnea = lambda: rnea(model, q, qd, qdd)  # noqa: E731
     gfd(), chain_rule()
     t_gfd, t_rnea = best_time(gfd, 20000), best_time(ours_rnea, 20000)

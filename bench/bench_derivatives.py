@@ -26,9 +26,9 @@ import pinocchio as pin
 
 from rnea_ros.core.dynamics.derivatives import (
     joint_wrench_derivatives,
-    rnea_derivative_sensitivities,
     rnea_derivatives,
     rnea_derivatives_batch,
+    rnea_time_derivative_sensitivities,
 )
 from rnea_ros.core.dynamics.rnea import rnea
 from rnea_ros.oracle import PinocchioOracle
@@ -85,7 +85,7 @@ def bench_robot(name: str, samples: int, calls: int) -> list[Row]:
                  f"pin/ours >= {BATCH} (got {t_loop / t_batch:.2f})", t_loop / t_batch >= BATCH))
 
     wrench = lambda: joint_wrench_derivatives(model, q, qd, qdd)  # noqa: E731
-    sens = lambda: rnea_derivative_sensitivities(model, q, qd, qdd, qddd)  # noqa: E731
+    sens = lambda: rnea_time_derivative_sensitivities(model, q, qd, qdd, qddd)  # noqa: E731
     ours_rnea = lambda: rnea(model, q, qd, qdd)  # noqa: E731
     pin_rnea = lambda: pin.rnea(pm, pd, pq, pv, pa)  # noqa: E731
     for f in (wrench, sens, ours_rnea, pin_rnea):

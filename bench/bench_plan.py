@@ -71,7 +71,7 @@ def thesis() -> None:
 
 
 def dense_ratios(model: rc.RobotModel, q, qd, qdd, qddd, tau_max, rate_max):  # type: ignore[no-untyped-def]
-    tau, tau_dot = rc.rnea_derivative_batch(model, q, qd, qdd, qddd)
+    tau, tau_dot = rc.rnea_time_derivative_batch(model, q, qd, qdd, qddd)
     return np.abs(tau / tau_max).max(), np.abs(tau_dot / rate_max).max()
 
 

@@ -15,7 +15,7 @@ fingers); the consumers here use it only as a consistency check.
   constant, the generalized forces of the mimic model and their time
   derivatives are ``G^T`` those of the tree at the mapped state (virtual work):
   ``tau = G^T tau_tree`` and ``tau_dot = G^T tau_dot_tree``. The core's
-  ``rnea_derivative`` does not take mimic models yet (it raises
+  ``rnea_time_derivative`` does not take mimic models yet (it raises
   ``ModelError``), so ``rnea-bag`` computes ``tau_dot`` this way.
 """
 

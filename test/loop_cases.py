@@ -94,7 +94,7 @@ def random_mechanism(seed: int, cut: str) -> Mechanism:
     else:
         R2, p2 = Rb.T @ Ra, Rb.T @ (pa - pb)
         loop = rc.Loop("cut", cut, tips[0], tips[1], xyz2=tuple(p2), rpy2=rpy_from_matrix(R2))
-    return Mechanism(text, rc.ClosedLoopModel(tree, (loop,), (joints[0][0],)))
+    return Mechanism(text, rc.build_loops(tree, (loop,), (joints[0][0],)))
 
 
 # ---------------------------------------------------------------- states

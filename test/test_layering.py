@@ -90,6 +90,6 @@ def test_flat_namespace_lists_what_it_exports() -> None:
     missing = [name for name in rc.__all__ if not hasattr(rc, name)]
     assert not missing
     for name in ("load_urdf", "from_dh", "from_mdh", "rnea", "gravity_torques", "mass_matrix",
-                 "aba", "forward_dynamics", "coriolis_matrix", "rnea_derivative", "rnea_batch",
+                 "aba", "forward_dynamics", "coriolis_matrix", "rnea_time_derivative", "rnea_batch",
                  "elastic_rnea", "elastic_model", "RneaError", "StateError"):
         assert name in rc.__all__, name

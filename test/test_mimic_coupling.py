@@ -57,7 +57,7 @@ def test_unfolded_tree_is_the_mimic_false_model_and_gives_tau_and_tau_dot(name: 
         tau = rc.rnea(model, q[k], qd[k], qdd[k])
         assert relative_error(u.forces(rc.rnea(u.tree, x, v, a)), tau) < 1e-12
         # tau_dot = G^T tau_dot_tree: central differences along the motion
-        _, tau_dot = rc.rnea_derivative(u.tree, x, v, a, u.tangent(qddd[k]))
+        _, tau_dot = rc.rnea_time_derivative(u.tree, x, v, a, u.tangent(qddd[k]))
         h = 1e-6
         ahead = rc.rnea(model, q[k] + h * qd[k], qd[k] + h * qdd[k], qdd[k] + h * qddd[k])
         behind = rc.rnea(model, q[k] - h * qd[k], qd[k] - h * qdd[k], qdd[k] - h * qddd[k])

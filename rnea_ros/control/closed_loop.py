@@ -53,6 +53,7 @@ from numpy.typing import NDArray
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.controller import Oracle, RejectedState, Result, TorqueController
 from rnea_ros.control.laws import Stage, Step
+from rnea_ros.core.coupling.loop_build import build_loops
 from rnea_ros.core.coupling.loop_dynamics import loop_gravity, loop_rnea
 from rnea_ros.core.coupling.loop_kinematics import (
     loop_jacobian,
@@ -158,7 +159,7 @@ class LoopInverseDynamicsPD:
 
 def closed(loops: ClosedLoopModel, tree: RobotModel) -> ClosedLoopModel:
     """``loops`` on another tree of the same kinematics (gravity, payload, friction)."""
-    return ClosedLoopModel(tree, loops.loops, loops.active, loops.q_reference)
+    return build_loops(tree, loops.loops, loops.active, loops.q_reference)
 
 
 def wrapped(delta: Array, rotational: NDArray[np.bool_]) -> Array:

@@ -34,11 +34,19 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control._rate_limit_jit import bounded_dt
+from rnea_ros.control._rate_limit_jit import slew as slew_toward
 from rnea_ros.control.joint_state import MERGED, intake
-from rnea_ros.control.rate_limit import bounded_dt
-from rnea_ros.control.rate_limit import slew as slew_toward
-from rnea_ros.core._jit import FastCall, fixed_base, jit, jit_entry, scratch
-from rnea_ros.core.dynamics.rnea import _gravity_call, rnea_pass
+from rnea_ros.core.kernels import (
+    RW_COLS,
+    FastCall,
+    fixed_base,
+    gravity_call,
+    jit,
+    jit_entry,
+    rnea_pass,
+    scratch,
+)
 
 Array = NDArray[np.float64]
 Index = NDArray[np.int64]
@@ -136,12 +144,11 @@ def gravity_command(fp: Array, g: Array, state: Array, window: float, threshold:
         return status, 0, 0
     # g(q) by gravity_torques' own compiled entry (called, not inlined: its kernel is
     # compiled once for both, and the watchdog's hold needs that entry anyway).
-    _gravity_call(fp, state[0], g, state[3])
+    gravity_call(fp, state[0], g, state[3])
     return finish(state[3], index, bounds, last, slew,
                   output_dt(stamp, now, output_stamp, output_wall, receipt_dt), out)
 
 
-_RNEA_COLS = 30  # rnea_pass's work array (n, 30)
 
 
 @jit_entry
@@ -156,14 +163,19 @@ def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, in
     ``tau = ID(q_ref, qd_ref, qdd_ref) + Kp (q_ref - q) + Kd (qd_ref - qd)`` into
     ``state[3]``, with ``q, qd = state[0], state[1]`` (the merged state),
     ``gains`` (2, n) = ``[Kp; Kd]`` and ID
-    :func:`~rnea_ros.core.dynamics.rnea.rnea_pass` with its drive terms (the
+    :func:`~rnea_ros.core.kernels.rnea_pass` with its drive terms (the
     model's armature and friction, if it has any), as
     :class:`~rnea_ros.control.laws.InverseDynamicsPD` computes it. The arguments
     up to ``last`` stay with a configuration (the controller binds them once);
     the output is at ``stamp`` (see :func:`output_dt`).
+
+    Twin: :class:`rnea_ros.control.laws.InverseDynamicsPD` is the same law as a
+    pipeline stage (also on a moving base); this is its fused form.
+    ``test_fused_inverse_dynamics_equals_the_general_pipeline``
+    (test/control/test_command.py) keeps the two equal: change both or neither.
     """
     n = fp.shape[0]
-    work = scratch(n, _RNEA_COLS)
+    work = scratch(n, RW_COLS)
     q, qd, tau = state[0], state[1], state[3]
     rnea_pass(fp, q_ref, qd_ref, qdd_ref, fixed_base(g), work[:0], False, True, tau, work)
     for i in range(n):

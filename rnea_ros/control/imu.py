@@ -108,9 +108,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.joint_state import ClockWatch
-from rnea_ros.core._jit import joint_transform
 from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.errors import JointNameError, ParameterError, options
+from rnea_ros.core.kernels import joint_transform
+from rnea_ros.core.model.configuration import quaternion_matrix as core_quaternion_matrix
 from rnea_ros.core.model.robot_model import Frame, RobotModel
 
 Array = NDArray[np.float64]
@@ -325,11 +326,9 @@ def rotation_exp(phi: Array) -> Array:
 
 
 def quaternion_matrix(x: float, y: float, z: float, w: float) -> Array:
-    """Rotation (3, 3) of the unit quaternion ``[x, y, z, w]``."""
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    """Rotation (3, 3) of the unit quaternion ``[x, y, z, w]``: the core's
+    :func:`~rnea_ros.core.model.configuration.quaternion_matrix`, by components."""
+    return core_quaternion_matrix(np.array([x, y, z, w], dtype=np.float64))
 
 
 # --------------------------------------------------------------------- samples

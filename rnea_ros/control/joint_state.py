@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall, jit, jit_entry
+from rnea_ros.core.kernels import FastCall, jit, jit_entry
 
 Array = NDArray[np.float64]
 

@@ -133,7 +133,12 @@ class Reference:
 
 class InverseDynamicsPD:
     """``tau += ID(q_d, qd_d, qdd_d) + Kp (q_d - q) + Kd (qd_d - qd)`` (ID on the moving
-    base when ``step.base_motion`` is set: the reference is relative to the base)."""
+    base when ``step.base_motion`` is set: the reference is relative to the base).
+
+    Twin: :func:`rnea_ros.control.command.inverse_dynamics_command` writes the same law
+    fused into one compiled kernel (fixed base), which the controller runs instead of
+    this stage when it can. ``test_fused_inverse_dynamics_equals_the_general_pipeline``
+    (test/control/test_command.py) keeps the two equal: change both or neither."""
 
     def __init__(self, kp: Array, kd: Array) -> None:
         self.kp, self.kd = kp, kd

@@ -47,7 +47,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.control.scaling_kernels import (
+from rnea_ros.control._rate_limit_jit import (
     B_ROWS,
     D_Q,
     D_Q1,
@@ -56,48 +56,18 @@ from rnea_ros.control.scaling_kernels import (
     NONE_BINDING,
     NOT_FINITE,
     W_ROWS,
+    bounded_dt,
     feasible_speed_kernel,
     scaling_step,
+    slew_step,
 )
 from rnea_ros.control.trajectory import JointTrajectory
-from rnea_ros.core._jit import FastCall, jit
 from rnea_ros.core.errors import ParameterError, StateError
 from rnea_ros.core.inputs import raise_non_finite
+from rnea_ros.core.kernels import FastCall
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
-
-
-@jit
-def bounded_dt(stamp_dt: float, receipt_dt: float) -> float:
-    """The slew limiter's time step [s]: the stamp interval ``stamp_dt``, never more than
-    the receipt interval ``receipt_dt`` on the receiver's clock (a sender's stamps cannot
-    loosen the limit); NaN if either is (a held command)."""
-    if receipt_dt < stamp_dt or np.isnan(receipt_dt):  # the smaller; NaN if either
-        return receipt_dt
-    return stamp_dt
-
-
-@jit
-def slew(previous: float, target: float, step: float) -> tuple[float, bool]:
-    """``previous`` moved towards ``target`` by at most ``step``, and whether the bound
-    acted (``|target - previous| > step``; not a float round-off of an unbound move)."""
-    change = target - previous
-    if change > step:
-        return previous + step, True
-    if change < -step:
-        return previous - step, True
-    return target, False
-
-
-@jit
-def slew_step(tau: Array, previous: Array, rate: Array, dt: float, out: Array) -> int:
-    """``out = previous + clip(tau - previous, +-rate dt)``; returns how many were limited."""
-    limited = 0
-    for i in range(tau.shape[0]):
-        out[i], bound = slew(previous[i], tau[i], rate[i] * dt)
-        limited += bound
-    return limited
 
 
 _slew_fast = FastCall(slew_step)
@@ -155,7 +125,7 @@ class SlewLimiter:
 class TimeScaling:
     """Predictive time scaling of a reference trajectory (see the module docstring).
 
-    The work is two compiled calls (:mod:`rnea_ros.control.scaling_kernels`): the
+    The work is two compiled calls (:mod:`rnea_ros.control._rate_limit_jit`): the
     feasible-speed search every ``update_period``, and one step per joint state."""
 
     def __init__(self, model: RobotModel, tau_max: Array, tau_dot_max: Array, *,
@@ -183,7 +153,7 @@ class TimeScaling:
         self.constraint = "none"
         self.t_prev: float | None = None
         self.last_update = -math.inf
-        # The kernels' arrays (scaling_kernels' layouts), built once.
+        # The kernels' arrays (_rate_limit_jit's layouts), built once.
         n = model.nv
         S = self.grid[:, None, None]
         self._grid = np.ascontiguousarray(np.stack([S, S**2, S**3]).reshape(3, -1))

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import jit
 from rnea_ros.core.errors import StateError
+from rnea_ros.core.kernels import jit
 
 Array = NDArray[np.float64]
 KernelArrays = tuple[Array, Array, Array]  # times (K,), coefficients (K-1, 6, n), first point (n,)

@@ -11,11 +11,14 @@ Layout (one concept per folder, one algorithm per module): ``model/`` (the
 model and its builders), ``dynamics/`` (rigid-body algorithms), ``elastic/``
 (mixed rigid/elastic joints), ``coupling/`` (closed loops: ``rc.load_loops``,
 ``rc.solve_loops``, ``rc.loop_rnea``...; parallel robots: ``rc.GoughStewart``...);
-at this level only what everything shares: ``spatial`` (3D/spatial algebra),
-``_jit`` (compiled-kernel helpers and the packed model), ``inputs`` (argument
-checks), ``errors``.
+at this level only what everything shares: ``spatial`` (3D/spatial algebra), the
+compiled layer (``_compile``: compile policy; ``_layout``: every shared array layout;
+``_algebra``: tuple and spatial helpers; ``kernels``: its public API for code outside
+core), ``expansion`` (user coordinates <-> kernel tree), ``inputs`` (argument checks),
+``errors``.
 """
 
+from rnea_ros.core.coupling.loop_build import build_loops
 from rnea_ros.core.coupling.loop_dynamics import (
     loop_forward_dynamics,
     loop_forward_dynamics_batch,
@@ -58,10 +61,10 @@ from rnea_ros.core.dynamics.crba import mass_matrix, mass_matrix_batch
 from rnea_ros.core.dynamics.derivatives import (
     joint_wrench_derivatives,
     joint_wrench_derivatives_batch,
-    rnea_derivative_sensitivities,
-    rnea_derivative_sensitivities_batch,
     rnea_derivatives,
     rnea_derivatives_batch,
+    rnea_time_derivative_sensitivities,
+    rnea_time_derivative_sensitivities_batch,
 )
 from rnea_ros.core.dynamics.floating_base import (
     FreeFloatingResult,
@@ -70,10 +73,10 @@ from rnea_ros.core.dynamics.floating_base import (
 )
 from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.dynamics.gfd import (
-    rnea_derivative,
-    rnea_derivative_batch,
-    rnea_second_derivative,
-    rnea_second_derivative_batch,
+    rnea_second_time_derivative,
+    rnea_second_time_derivative_batch,
+    rnea_time_derivative,
+    rnea_time_derivative_batch,
 )
 from rnea_ros.core.dynamics.kinematics import (
     body_poses,
@@ -202,6 +205,7 @@ __all__ = [
     "apply_drive_parameters",
     "body_poses",
     "body_velocities",
+    "build_loops",
     "center_of_mass",
     "center_of_mass_velocity",
     "centroidal_momentum",
@@ -273,14 +277,14 @@ __all__ = [
     "regressor_parameters",
     "rnea",
     "rnea_batch",
-    "rnea_derivative",
-    "rnea_derivative_batch",
-    "rnea_derivative_sensitivities",
-    "rnea_derivative_sensitivities_batch",
     "rnea_derivatives",
     "rnea_derivatives_batch",
-    "rnea_second_derivative",
-    "rnea_second_derivative_batch",
+    "rnea_second_time_derivative",
+    "rnea_second_time_derivative_batch",
+    "rnea_time_derivative",
+    "rnea_time_derivative_batch",
+    "rnea_time_derivative_sensitivities",
+    "rnea_time_derivative_sensitivities_batch",
     "rnea_with_wrenches",
     "solve_loops",
     "solve_loops_batch",

@@ -34,8 +34,8 @@ from rclpy.timer import Timer
 from std_msgs.msg import Float64MultiArray
 
 import rnea_ros
-from rnea_ros.core._jit import vec3
 from rnea_ros.core.errors import RneaError
+from rnea_ros.core.kernels import vec3
 from rnea_ros.nodes.parameters import declare as declare  # (re-exported)
 
 

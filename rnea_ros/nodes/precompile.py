@@ -162,8 +162,8 @@ def precompile_tools() -> float:
     X = np.zeros((2, model.nv))
     rc.rnea_batch(model, X, X, X)
     rc.rnea_derivatives_batch(model, X, X, X)
-    rc.rnea_derivative_batch(model, X, X, X, X)
-    rc.rnea_derivative_sensitivities_batch(model, X, X, X, X)
+    rc.rnea_time_derivative_batch(model, X, X, X, X)
+    rc.rnea_time_derivative_sensitivities_batch(model, X, X, X, X)
     rc.joint_wrench_derivatives_batch(model, X, X, X)
     rc.joint_torque_regressor_batch(model, X, X, X, drives=False)
     return time.monotonic() - started

@@ -10,7 +10,7 @@ Joints are the model's coordinates: with mimic joints (URDF ``<mimic>``) the
 followers have no limit of their own here, and the force limit of joint ``j``
 is on the wrench of the body it moves (``model.joint_body[j]``). The planner
 itself (:func:`rnea_ros.planning.optimize.plan_min_time`) refuses mimic models:
-its sensitivities (``rnea_derivative_sensitivities``,
+its sensitivities (``rnea_time_derivative_sensitivities``,
 ``joint_wrench_derivatives``) do not take them yet.
 """
 

@@ -81,7 +81,7 @@ class Plan:
     def dynamics(self, t: Array) -> tuple[Array, Array, Array]:
         """``(tau, tau_dot, |F|)`` (N, n) at times t: torques, rates, internal force norms."""
         q, qd, qdd, qddd = self.spline.derivatives(t)
-        tau, tau_dot = rc.rnea_derivative_batch(self.model, q, qd, qdd, qddd)
+        tau, tau_dot = rc.rnea_time_derivative_batch(self.model, q, qd, qdd, qddd)
         force = np.array([np.linalg.norm(rc.rnea_with_wrenches(self.model, *x)[1][:, :3], axis=1)
                           for x in zip(q, qd, qdd, strict=True)])
         return tau, tau_dot, force
@@ -219,7 +219,7 @@ def dense_check(problem: Problem, x: Array) -> tuple[DenseCheck, Array]:
     ratios: dict[str, Array] = {"velocity": np.abs(qd) / lim.velocity,
                                 "torque": np.abs(tau) / lim.torque}
     if np.isfinite(lim.torque_rate).any():
-        tau_dot = rc.rnea_derivative_batch(model, q, qd, qdd, qddd)[1]
+        tau_dot = rc.rnea_time_derivative_batch(model, q, qd, qdd, qddd)[1]
         ratios["torque_rate"] = np.abs(tau_dot) / lim.torque_rate
     if np.isfinite(lim.force).any():
         force = np.array([np.linalg.norm(rc.rnea_with_wrenches(model, *s)[1][:, :3], axis=1)

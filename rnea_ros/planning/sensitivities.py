@@ -30,7 +30,7 @@ def torque(model: RobotModel, Q: Array, V: Array, A: Array) -> tuple[Array, Arra
 def torque_rate(model: RobotModel, Q: Array, V: Array, A: Array,
                 J: Array) -> tuple[Array, Array, Array, Array, Array]:
     """``(tau_dot, d_dq, d_dqd, d_dqdd, d_dqddd)``: (N, n) and four (N, n, n)."""
-    return rc.rnea_derivative_sensitivities_batch(model, Q, V, A, J)
+    return rc.rnea_time_derivative_sensitivities_batch(model, Q, V, A, J)
 
 
 def wrenches(model: RobotModel, Q: Array, V: Array, A: Array) -> tuple[Array, Array, Array, Array]:

@@ -77,7 +77,7 @@ def test_inverse_dynamics_is_the_closed_loop_id_of_the_reference_plus_pd() -> No
     q_d, qd_d, qdd_d = ctl.reference.trajectory.sample(1.4)
     q_ref = rc.solve_loops(FIVE_BAR, q_d)
     model = FIVE_BAR.tree.without_friction()
-    loops = rc.ClosedLoopModel(model, FIVE_BAR.loops, FIVE_BAR.active, FIVE_BAR.q_reference)
+    loops = rc.build_loops(model, FIVE_BAR.loops, FIVE_BAR.active, FIVE_BAR.q_reference)
     expected = rc.loop_rnea(loops, q_ref, qd_d, qdd_d) + 50.0 * (q_d - measured) + \
         5.0 * (qd_d - velocity)
     assert np.allclose(result.command, expected, rtol=1e-12, atol=1e-12)
@@ -246,7 +246,7 @@ def test_payload_and_gravity_apply_to_the_closed_loop_model() -> None:
     qa = np.array([0.1, -0.1])
     result = ctl.joint_state(names(FIVE_BAR), qa, [], 1.0, 0.0)
     heavier = rc.with_payload(FIVE_BAR.tree, rc.Payload("tool", 1.0))
-    loops = rc.ClosedLoopModel(heavier, FIVE_BAR.loops, FIVE_BAR.active, FIVE_BAR.q_reference)
+    loops = rc.build_loops(heavier, FIVE_BAR.loops, FIVE_BAR.active, FIVE_BAR.q_reference)
     expected = rc.loop_gravity(loops, rc.solve_loops(FIVE_BAR, qa))
     assert np.allclose(result.command, expected, atol=1e-12)
     assert not np.allclose(expected, rc.loop_gravity(FIVE_BAR, rc.solve_loops(FIVE_BAR, qa)))

@@ -110,7 +110,7 @@ def test_without_time_scaling_the_limit_is_violated() -> None:
 def test_the_slew_counter_counts_only_a_bound_that_acted() -> None:
     """A move within rate * dt is not 'limited', even where previous + (tau - previous)
     rounds to something other than tau (found planning: 0.1 -> 1e-17)."""
-    from rnea_ros.control.rate_limit import slew_step
+    from rnea_ros.control._rate_limit_jit import slew_step
 
     out = np.zeros(3)
     previous = np.array([0.1, 0.0, 0.0])

@@ -1,4 +1,4 @@
-"""The compiled time scaling (rnea_ros.control.scaling_kernels) against the numpy
+"""The compiled time scaling (rnea_ros.control._rate_limit_jit) against the numpy
 implementation it replaced, kept below as a reference copy (``OldTimeScaling``:
 rnea_ros/control/rate_limit.py at commit 19c0c05, unchanged but for names; the
 trajectory's ``old_derivatives`` is in test_trajectory.py): the same speeds,
@@ -15,9 +15,7 @@ import numpy as np
 import pytest
 from test_trajectory import old_derivatives
 
-from rnea_ros.control.config import default_values, load_model
-from rnea_ros.control.rate_limit import TimeScaling
-from rnea_ros.control.scaling_kernels import (
+from rnea_ros.control._rate_limit_jit import (
     NONE_BINDING,
     W_A,
     W_A_DOT,
@@ -26,9 +24,13 @@ from rnea_ros.control.scaling_kernels import (
     grid_search,
     mass_times,
 )
+from rnea_ros.control.config import default_values, load_model
+from rnea_ros.control.rate_limit import TimeScaling
 from rnea_ros.control.trajectory import JointTrajectory
+from rnea_ros.core._layout import GW_COLS
+from rnea_ros.core.dynamics._gfd_jit import gfd_pass
 from rnea_ros.core.dynamics.crba import mass_matrix
-from rnea_ros.core.dynamics.gfd import _W_COLS, gfd_pass, rnea_derivative, rnea_derivative_batch
+from rnea_ros.core.dynamics.gfd import rnea_time_derivative, rnea_time_derivative_batch
 from rnea_ros.core.model.robot_model import RobotModel
 
 URDF = "package://rnea_ros/urdf/arm7.urdf"
@@ -69,11 +71,11 @@ class OldTimeScaling:
         D = old_derivatives(trajectory, self.s + self.offsets)
         model, m, n = self.model, len(self.offsets), self.model.nv
         zero_g = np.zeros(3)
-        A, A_dot = rnea_derivative_batch(self.rigid, D[0], D[1], D[2], D[3], gravity=zero_g)
+        A, A_dot = rnea_time_derivative_batch(self.rigid, D[0], D[1], D[2], D[3], gravity=zero_g)
         still = np.zeros((m, n))
-        moving, moving_dot = rnea_derivative_batch(self.rigid, D[0], D[1], still, still)
-        no_g, no_g_dot = rnea_derivative_batch(self.rigid, D[0], D[1], still, still,
-                                               gravity=zero_g)
+        moving, moving_dot = rnea_time_derivative_batch(self.rigid, D[0], D[1], still, still)
+        no_g, no_g_dot = rnea_time_derivative_batch(self.rigid, D[0], D[1], still, still,
+                                                    gravity=zero_g)
         G = moving - no_g + model.coulomb * np.sign(D[1])
         G_dot = moving_dot - no_g_dot
         S = self.grid[:, None, None]
@@ -94,8 +96,8 @@ class OldTimeScaling:
     def _jerk_bounds(self, D):
         q, q1, q2, q3 = D
         sd, sdd = self.speed, self.acceleration
-        _, rate = rnea_derivative(self.model, q, q1 * sd, q2 * sd**2 + q1 * sdd,
-                                  q3 * sd**3 + 3 * q2 * sd * sdd)
+        _, rate = rnea_time_derivative(self.model, q, q1 * sd, q2 * sd**2 + q1 * sdd,
+                                       q3 * sd**3 + 3 * q2 * sd * sdd)
         b = mass_matrix(self.model, q) @ q1
         lo, hi = -math.inf, math.inf
         for i in np.flatnonzero(np.abs(b) > 1e-9):
@@ -166,7 +168,7 @@ def random_trajectory(rng: np.random.Generator, n: int, start: float) -> JointTr
 def peaks(model: RobotModel, traj: JointTrajectory) -> tuple[np.ndarray, np.ndarray]:
     """max |tau| and |tau_dot| per joint along the unscaled trajectory."""
     D = old_derivatives(traj, np.linspace(traj.times[0], traj.end_time, 200))
-    tau, rate = rnea_derivative_batch(model, D[0], D[1], D[2], D[3])
+    tau, rate = rnea_time_derivative_batch(model, D[0], D[1], D[2], D[3])
     return np.abs(tau).max(axis=0), np.abs(rate).max(axis=0)
 
 
@@ -277,7 +279,7 @@ def test_the_grid_search_finds_the_first_feasible_grid_speed() -> None:
 def test_mass_times_and_gravity_part_against_mass_matrix_and_rnea() -> None:
     """M(q) x on the poses of gfd_pass against mass_matrix @ x; the gravity part
     (g(q), dg/dq q') against RNEA's tau and tau_dot with gravity minus without."""
-    from rnea_ros.control.scaling_kernels import gravity_part
+    from rnea_ros.control._rate_limit_jit import gravity_part
 
     model = arm7(True)
     rigid = model.without_friction()
@@ -285,7 +287,7 @@ def test_mass_times_and_gravity_part_against_mass_matrix_and_rnea() -> None:
     n = model.nv
     for _ in range(20):
         q, qd, qdd, qddd, x = (rng.uniform(-2, 2, n) for _ in range(5))
-        work = np.empty((n, _W_COLS))
+        work = np.empty((n, GW_COLS))
         tau, tau_dot, out = np.empty(n), np.empty(n), np.empty(n)
         gfd_pass(model.kernel_floats, q, qd, qdd, qddd, qddd, model.gravity, work[:0],
                  work[:0], work[:0], False, False, tau, tau_dot, tau_dot, work)
@@ -293,7 +295,7 @@ def test_mass_times_and_gravity_part_against_mass_matrix_and_rnea() -> None:
         M = mass_matrix(model, q)
         assert relative(out, M @ x) < 1e-13
         gravity_part(rigid.kernel_floats, qd, model.gravity, work, tau, tau_dot)
-        with_g = rnea_derivative(rigid, q, qd, np.zeros(n), np.zeros(n))
-        without = rnea_derivative(rigid, q, qd, np.zeros(n), np.zeros(n), gravity=np.zeros(3))
+        with_g = rnea_time_derivative(rigid, q, qd, np.zeros(n), np.zeros(n))
+        without = rnea_time_derivative(rigid, q, qd, np.zeros(n), np.zeros(n), gravity=np.zeros(3))
         assert relative(tau, with_g[0] - without[0]) < 1e-12
         assert relative(tau_dot, with_g[1] - without[1]) < 1e-12

@@ -54,7 +54,7 @@ def test_grid_values_are_the_dynamics_of_the_spline() -> None:
     problem, x = _problem("two_link_rr", weight=0.0)
     q, qd, qdd, qddd = problem.states(x)
     v = problem.values(x)
-    tau, tau_dot = rc.rnea_derivative_batch(problem.model, q, qd, qdd, qddd)
+    tau, tau_dot = rc.rnea_time_derivative_batch(problem.model, q, qd, qdd, qddd)
     assert np.allclose(v.tau, tau, atol=1e-10) and np.allclose(v.tau_dot, tau_dot, atol=1e-9)
     force = np.array([np.linalg.norm(rc.rnea_with_wrenches(problem.model, *s)[1][:, :3],
                                      axis=1) ** 2 for s in zip(q, qd, qdd, strict=True)])

@@ -11,23 +11,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_AXIS,
-    PRISMATIC,
-    add3,
-    cross,
-    inertia_times,
-    jit,
-    jit_entry,
-    kind,
-    mat3,
-    mtv,
-    parent,
-    put3,
-    scale3,
-    scratch,
-    vec3,
-)
+from rnea_ros.core._algebra import add3, cross, inertia_times, mat3, mtv, put3, scale3, vec3
+from rnea_ros.core._compile import jit, jit_entry, scratch
+from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind, parent
 from rnea_ros.core.coupling._loop_jit import (
     L_NROWS,
     L_ROW,
@@ -45,8 +31,8 @@ from rnea_ros.core.coupling._loop_jit import (
     workspace_rows,
 )
 from rnea_ros.core.coupling._loop_kinematics_jit import closed_state
-from rnea_ros.core.dynamics.crba import crba_pass
-from rnea_ros.core.dynamics.rnea import backward_pass
+from rnea_ros.core.dynamics._crba_jit import crba_pass
+from rnea_ros.core.dynamics._rnea_jit import backward_pass
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]

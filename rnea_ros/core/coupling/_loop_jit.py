@@ -1,7 +1,7 @@
 """Compiled kernels of the closed-loop algorithms (Khalil 2010 §2.2 and §4).
 
 Everything here works on arrays only: the tree's packed model ``fp`` (see
-:mod:`rnea_ros.core._jit`), the packed loops ``lp`` (one row per loop, columns
+:mod:`rnea_ros.core._layout`), the packed loops ``lp`` (one row per loop, columns
 ``L_*`` below, built by :class:`~rnea_ros.core.coupling.loops.ClosedLoopModel`)
 and ``perm`` (n,), the tree joints reordered as ``[active..., passive...]``.
 
@@ -53,26 +53,23 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_AXIS,
-    PRISMATIC,
+from rnea_ros.core._algebra import (
     Mat,
     Vec,
     add3,
     cross,
-    jit,
     joint_transform,
-    kind,
     mat3,
     mm,
     mtv,
     mv,
-    parent,
     put3,
     put9,
     sub3,
     vec3,
 )
+from rnea_ros.core._compile import jit
+from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind, parent
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -106,18 +103,26 @@ ZERO = (0.0, 0.0, 0.0)
 
 # ------------------------------------------------------------------ geometry
 @jit
+def put_world_pose(fp: Array, P: Array, i: int, Rl: Mat, pl: Vec) -> None:
+    """Body ``i``'s world pose into ``P[i]`` (rotation row-major, origin) from its joint
+    transform ``(Rl, pl)`` and its parent's pose, already in ``P`` (the recursion
+    ``^0T_i = ^0T_parent ^parentT_i``)."""
+    par = parent(fp, i)
+    if par < 0:
+        put9(P, i, W_R, Rl)
+        put3(P, i, W_P, pl)
+    else:
+        Rp = mat3(P, par, W_R)
+        put9(P, i, W_R, mm(Rp, Rl))
+        put3(P, i, W_P, add3(vec3(P, par, W_P), mv(Rp, pl)))
+
+
+@jit
 def body_poses(fp: Array, q: Array, P: Array) -> None:
     """World poses of the bodies into ``P`` (n, 12): rotation (row-major), origin."""
     for i in range(q.shape[0]):
         Rl, pl = joint_transform(fp, i, q[i])
-        par = parent(fp, i)
-        if par < 0:
-            put9(P, i, W_R, Rl)
-            put3(P, i, W_P, pl)
-        else:
-            Rp = mat3(P, par, W_R)
-            put9(P, i, W_R, mm(Rp, Rl))
-            put3(P, i, W_P, add3(vec3(P, par, W_P), mv(Rp, pl)))
+        put_world_pose(fp, P, i, Rl, pl)
 
 
 @jit
@@ -363,7 +368,7 @@ WS_COLS = 32  # columns of the per-call scratch (a compile-time constant for _ji
 def _carve(typingctx: Any, buf: Any, offset: Any, rows: Any, cols: Any) -> Any:
     """A C-contiguous ``(rows, cols)`` float64 view of ``buf``'s data from element
     ``offset`` on: the array struct filled in directly (no reshape checks, no
-    meminfo: valid while ``buf`` is, like :func:`~rnea_ros.core._jit.scratch`)."""
+    meminfo: valid while ``buf`` is, like :func:`~rnea_ros.core._compile.scratch`)."""
     if not isinstance(buf, types.Array) or buf.dtype != types.float64 or buf.layout != "C":
         return None
     aryty = types.Array(types.float64, 2, "C")

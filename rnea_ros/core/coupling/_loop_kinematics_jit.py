@@ -11,29 +11,25 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
+from rnea_ros.core._algebra import (
     Motion,
     Vec,
     add3,
     body_force,
     child_motion,
     cross,
-    jit,
-    jit_entry,
     joint_transform,
     mat3,
     mcross,
-    mm,
     mtv,
-    mv,
-    parent,
     put3,
     put9,
-    scratch,
     sub3,
     to_child,
     vec3,
 )
+from rnea_ros.core._compile import jit, jit_entry, scratch
+from rnea_ros.core._layout import parent
 from rnea_ros.core.coupling._loop_jit import (
     BUDGET,
     CLOSED,
@@ -67,6 +63,7 @@ from rnea_ros.core.coupling._loop_jit import (
     constraint_jacobian,
     factor_passive,
     loop_poses,
+    put_world_pose,
     qr_factor,
     qr_solve,
     residual,
@@ -89,14 +86,7 @@ def pose_pass(fp: Array, q: Array, work: Array, P: Array) -> None:
         Rl, pl = joint_transform(fp, i, q[i])
         put9(work, i, W_R, Rl)
         put3(work, i, W_P, pl)
-        par = parent(fp, i)
-        if par < 0:
-            put9(P, i, W_R, Rl)
-            put3(P, i, W_P, pl)
-        else:
-            Rp = mat3(P, par, W_R)
-            put9(P, i, W_R, mm(Rp, Rl))
-            put3(P, i, W_P, add3(vec3(P, par, W_P), mv(Rp, pl)))
+        put_world_pose(fp, P, i, Rl, pl)
 
 
 @jit

@@ -3,11 +3,11 @@
 One sample: platform pose, twist and acceleration in; per leg the inverse
 geometric model (closed form) and the joint rates from its Jacobian (eq. 63-64);
 the legs' inverse dynamics ``Gamma_i`` by our RNEA, one pass over all legs as
-one forest model (:func:`~rnea_ros.core.dynamics.batch_kernels.rnea_row`); the
+one forest model (:func:`~rnea_ros.core.dynamics._rnea_jit.rnea_row`); the
 legs' dynamics carried to the platform (``J_vi^T J_i^-T Gamma_i``, eq. 66) and
 the active forces ``Gamma = J_p^T [F_p + sum ...]`` (eq. 66) by one small linear
 solve with ``J_p^-1`` (eq. 60, 62). Allocation-free per call: tuples and stack
-scratch (see :mod:`rnea_ros.core._jit`); FMA-compiled like the batch RNEA.
+scratch (see :mod:`rnea_ros.core._compile`); FMA-compiled like the batch RNEA.
 
 Data layout and the leg kernels: :mod:`._parallel_legs`.
 
@@ -24,21 +24,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    add3,
-    cross,
-    dot3,
-    inline,
-    jit_entry_fma,
-    jit_fma,
-    mat3,
-    mtv,
-    mv,
-    scale3,
-    scratch,
-    sub3,
-    vec3,
-)
+from rnea_ros.core._algebra import add3, cross, dot3, mat3, mtv, mv, scale3, sub3, vec3
+from rnea_ros.core._compile import inline, jit_entry_fma, jit_fma, scratch
+from rnea_ros.core._layout import RW_COLS
 from rnea_ros.core.coupling._parallel_legs import (
     BAD_QUATERNION,
     G_ACTIVE,
@@ -61,17 +49,16 @@ from rnea_ros.core.coupling._parallel_legs import (
     leg_bias,
     leg_inverse_geometry,
     leg_poses,
-    quaternion_matrix,
     solve_in_place,
+    unit_quaternion_matrix,
 )
-from rnea_ros.core.dynamics.batch_kernels import rnea_row
+from rnea_ros.core.dynamics._rnea_jit import rnea_row
 
 Array = NDArray[np.float64]
 _rnea_row = inline(rnea_row)
 
 BATCH_SAMPLE = 4096  # batch status: status + BATCH_SAMPLE * sample
 MAX_LEGS = 6
-_W_COLS = 30  # RNEA work columns (rnea.py's layout)
 _Q_COLS = 3 * MAX_LEGS
 _J_COLS = 12  # per leg: the rows of J_i^-1 and P_i
 _M_COLS = 7
@@ -96,7 +83,7 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
     m = gm.shape[0]
     p = (x[0], x[1], x[2])
     if kind_ == KIND_UPS:
-        ok, R = quaternion_matrix(x[3], x[4], x[5], x[6])
+        ok, R = unit_quaternion_matrix(x[3], x[4], x[5], x[6])
         if not ok:
             return BAD_QUATERNION * STATUS_LEG
         v, w = (xd[0], xd[1], xd[2]), (xd[3], xd[4], xd[5])
@@ -192,7 +179,7 @@ def inverse_dynamics_call(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
     if (x.shape[0] != nx or xd.shape[0] != nv or xdd.shape[0] != nv or g.shape[0] != 3
             or tau.shape[0] != m or m != nv or fp.shape[0] != 3 * m):
         return NOT_FINITE * STATUS_LEG + STATUS_LEG - 1
-    work = scratch(3 * m, _W_COLS)
+    work = scratch(3 * m, RW_COLS)
     Q, QD = scratch(1, _Q_COLS), scratch(1, _Q_COLS)
     QDD, TAU = scratch(1, _Q_COLS), scratch(1, _Q_COLS)
     J = scratch(m, _J_COLS)
@@ -204,7 +191,7 @@ def inverse_dynamics_call(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
 @jit_fma
 def _buffers(m: int) -> tuple[Array, Array, Array, Array, Array, Array, Array]:
     """Heap scratch for the analysis and batch kernels (see :func:`platform_id`)."""
-    return (np.empty((3 * m, _W_COLS)), np.empty((1, 3 * m)), np.empty((1, 3 * m)),
+    return (np.empty((3 * m, RW_COLS)), np.empty((1, 3 * m)), np.empty((1, 3 * m)),
             np.empty((1, 3 * m)), np.empty((1, 3 * m)), np.empty((m, _J_COLS)),
             np.empty((6, _M_COLS)))
 

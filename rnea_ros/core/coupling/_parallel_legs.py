@@ -23,29 +23,29 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_AXIS,
-    PRISMATIC,
+from rnea_ros.core._algebra import (
     Mat,
     Vec,
     add3,
     axis_rotation,
     cross,
     dot3,
-    jit_fma,
-    kind,
     mat3,
     mm,
     mtv,
     mv,
+    quaternion_matrix,
     scale3,
     sincos,
     sub3,
     vec3,
 )
-from rnea_ros.core.dynamics.batch_kernels import _joint_transform
+from rnea_ros.core._compile import inline, jit_fma
+from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind
+from rnea_ros.core.dynamics._rnea_jit import _joint_transform
 
 Array = NDArray[np.float64]
+_quaternion_matrix = inline(quaternion_matrix)  # with this module's FMA contraction
 
 KIND_UPS = 0  # Gough-Stewart: 6-DoF platform, legs U-P(-S)
 KIND_RUU = 1  # Delta: translating platform, legs R-U(-U)
@@ -130,18 +130,14 @@ def two_angles(w1: Vec, w2: Vec, p: Vec, q: Vec) -> tuple[bool, float, float]:
 
 
 @jit_fma
-def quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> tuple[bool, Mat]:
-    """Rotation of the unit quaternion ``(qx, qy, qz, qw)``; False if its norm is not 1."""
+def unit_quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> tuple[bool, Mat]:
+    """Rotation of the quaternion ``(qx, qy, qz, qw)`` normalised
+    (:func:`~rnea_ros.core._algebra.quaternion_matrix`); False if its norm is not 1."""
     n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     ok = abs(n - 1.0) <= 1e-6
     if n > 0.0:
         qx, qy, qz, qw = qx / n, qy / n, qz / n, qw / n
-    xx, yy, zz = qx * qx, qy * qy, qz * qz
-    xy, xz, yz = qx * qy, qx * qz, qy * qz
-    wx, wy, wz = qw * qx, qw * qy, qw * qz
-    return ok, (1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy),
-                2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx),
-                2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy))
+    return ok, _quaternion_matrix(qx, qy, qz, qw)
 
 
 @jit_fma

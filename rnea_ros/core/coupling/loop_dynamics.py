@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall
+from rnea_ros.core._compile import FastCall
 from rnea_ros.core.coupling import _loop_dynamics_jit as kd
 from rnea_ros.core.coupling import _loop_jit as kj
 from rnea_ros.core.coupling.loop_kinematics import (

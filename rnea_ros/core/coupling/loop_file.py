@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from rnea_ros.core.coupling.loop_build import build_loops
 from rnea_ros.core.coupling.loops import LOOP_TYPES, ClosedLoopModel, Loop
 from rnea_ros.core.errors import LoopError, options
 from rnea_ros.core.model.robot_model import RobotModel
@@ -136,7 +137,7 @@ def load_loops(model: RobotModel, source: LoopSource) -> ClosedLoopModel:
     :class:`LoopFile`)."""
     spec = read_loop_file(source)
     try:
-        return ClosedLoopModel(model, spec.loops, spec.active, spec.reference)
+        return build_loops(model, spec.loops, spec.active, spec.reference)
     except LoopError as exc:
         if isinstance(source, (str, Path)):
             raise LoopError(f"loop file '{source}': {exc}") from None

@@ -26,7 +26,7 @@ import time
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall
+from rnea_ros.core._compile import FastCall
 from rnea_ros.core.coupling import _loop_jit as kj
 from rnea_ros.core.coupling import _loop_kinematics_jit as kk
 from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE, ClosedLoopModel
@@ -150,8 +150,7 @@ def budget_failure(model: ClosedLoopModel, qa: Array, budget: int, seconds: floa
 
 def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None = None, *,
                 tol: float = NEWTON_TOLERANCE, max_iter: int = NEWTON_ITERATIONS,
-                budget: int | None = None, seconds: float | None = None,
-                _checked: bool = True) -> Array:
+                budget: int | None = None, seconds: float | None = None) -> Array:
     """Tree configuration ``q`` (n,) closing every loop with the active joints at
     ``q_active`` (N,): the passive joints solved from eq. 3.
 
@@ -182,11 +181,28 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
         tree_vector(model, q0, "guess")
     cap = UNBOUNDED if budget is None else int(budget)
     q, status, info, spent = _solve(model, qa, q0, float(tol), int(max_iter), cap, seconds)
-    if status != kj.CLOSED and (_checked or status != kj.SINGULAR):
+    if status != kj.CLOSED:
         active_vector(model, qa, "q_active")  # name a non-finite input first
         tree_vector(model, q0, "guess")
         if status == kj.BUDGET:
             raise LoopBudgetError(budget_failure(model, qa, cap, seconds, spent))
+        raise LoopClosureError(closure_failure(model, qa, status, info))
+    return q
+
+
+def polish_closure(model: ClosedLoopModel, q: object) -> Array:
+    """``q`` (n,), closed to :data:`CLOSURE_TOLERANCE`, closed to :data:`NEWTON_TOLERANCE`
+    by Newton on the passive joints (the active ones held): the builder's reference.
+
+    Unlike :func:`solve_loops`, a closed but singular result is returned (the builder's
+    mobility check then names the passive joints the active ones do not determine);
+    :class:`LoopClosureError` if Newton cannot close the loops.
+    """
+    q0 = tree_vector(model, q, "q")
+    qa = q0[model.active_index]
+    q, status, info, _ = _solve(model, qa, q0, NEWTON_TOLERANCE, NEWTON_ITERATIONS, UNBOUNDED,
+                                None)
+    if status not in (kj.CLOSED, kj.SINGULAR):
         raise LoopClosureError(closure_failure(model, qa, status, info))
     return q
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rnea_ros.core import spatial
+from rnea_ros.core.coupling.loop_build import build_loops
 from rnea_ros.core.coupling.loops import ClosedLoopModel, Loop, rpy_from_matrix
 from rnea_ros.core.errors import LoopError
 from rnea_ros.core.model.mdh import MDHLink, from_mdh
@@ -95,7 +96,7 @@ def from_mdh_loops(links: Sequence[MDHLink], *, loops: int, active: Sequence[str
             names.append(joint_names[int(a) - 1])
         else:
             names.append(str(a))
-    return ClosedLoopModel(tree, tuple(cut_loops), tuple(names), reference)
+    return build_loops(tree, tuple(cut_loops), tuple(names), reference)
 
 
 __all__ = ["from_mdh_loops"]

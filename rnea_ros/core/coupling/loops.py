@@ -20,10 +20,13 @@ and ``rpy`` [rad] (URDF's roll-pitch-yaw) in its link's frame.
 
 The tree joints are split into ``active`` (actuated, independent coordinates
 ``q_a``) and passive ones ``q_p``, ``q_tr = [q_a; q_p]`` (eq. 2, in the tree's
-joint order here). :class:`ClosedLoopModel` checks the description: links and
-joints exist, every loop closes at the reference configuration (``q = 0``
-unless given), the active joints are exactly as many as the mechanism's
-mobility and determine the passive ones there.
+joint order here). :class:`ClosedLoopModel` is plain data (like Pinocchio's
+``Model``): it checks that links and joints exist and packs the loops for the
+kernels, nothing numerical. Its builders (:func:`~.loop_build.build_loops`,
+``rc.load_loops``, ``rc.from_mdh_loops``) check what needs the kinematics: every
+loop closes at the reference configuration (``q = 0`` unless given), the active
+joints are exactly as many as the mechanism's mobility and determine the passive
+ones there.
 """
 
 from __future__ import annotations
@@ -48,7 +51,6 @@ LOOP_TYPES = {"spherical": 3, "revolute": 5, "prismatic": 5, "weld": 6}
 _TYPE_CODES = {"spherical": kj.SPHERICAL, "revolute": kj.REVOLUTE,
                "prismatic": kj.PRISMATIC_CUT, "weld": kj.WELD}
 CLOSURE_TOLERANCE = 1e-6  # [m], [rad]: how far from closed the reference configuration may be
-RANK_TOLERANCE = 1e-9  # singular values below this fraction of the largest are zero
 TREE_JOINTS = ("revolute", "continuous", "prismatic")
 
 
@@ -130,16 +132,25 @@ def rpy_from_matrix(R: Array) -> tuple[float, float, float]:
 class ClosedLoopModel:
     """Immutable closed-loop mechanism: ``tree`` + ``loops`` (cut joints) + ``active`` joints.
 
+    Plain data: build it with :func:`~.loop_build.build_loops` (or
+    ``rc.load_loops``, ``rc.from_mdh_loops``), which closes the reference, measures
+    the mobility and finds the planar loops; constructed directly it checks only
+    that the links and joints exist.
+
     ``reference`` is a closed tree configuration (mapping joint name -> value,
     or an (n,) array; unlisted joints 0) near which the loops are solved by
-    default and at which the description is checked; ``None`` means ``q = 0``.
+    default and at which the builder checks the description; ``None`` means
+    ``q = 0``. ``q_reference`` (n,) is that configuration closed to machine
+    precision (the builder's; empty, the default: ``reference`` as given).
+    ``mobility`` is the mechanism's degrees of freedom ``n - rank K`` at the
+    reference (the builder's; ``None``: not measured). ``planar``: the revolute
+    cuts whose loop is planar, which keep only their 2 in-plane rows (the builder's).
 
     Derived (read-only): ``n`` tree joints, ``n_active`` (N), ``n_constraints``
     (m, rows of eq. 4 over all loops, loop after loop: :data:`LOOP_TYPES` rows per
-    cut, but only the 2 in-plane rows for a revolute cut in a planar loop, whose
-    other rows vanish identically), ``mobility`` (degrees of freedom), ``active_index`` (N,)
+    cut, but only the 2 in-plane rows for a ``planar`` revolute cut, whose
+    other rows vanish identically), ``active_index`` (N,)
     and ``passive_index`` (n - N,) into the tree's joint order,
-    ``q_reference`` (n,) the reference closed to machine precision,
     ``constraint_rows`` (B + 1,) row offsets of each loop, ``active_period`` (N,)
     ``2 pi`` for a continuous active joint (its angle is taken modulo a turn), else 0.
     """
@@ -148,17 +159,18 @@ class ClosedLoopModel:
     loops: tuple[Loop, ...]
     active: tuple[str, ...]
     reference: Mapping[str, float] | Array | None = None
+    q_reference: Array = field(default_factory=lambda: np.empty(0), repr=False)
+    mobility: int | None = None
+    planar: tuple[int, ...] = ()
     name: str = field(init=False)
     n: int = field(init=False)
     n_active: int = field(init=False)
     n_constraints: int = field(init=False)
-    mobility: int = field(init=False)
     active_index: IntArray = field(init=False, repr=False)
     passive_index: IntArray = field(init=False, repr=False)
     permutation: IntArray = field(init=False, repr=False)
     active_period: Array = field(init=False, repr=False)
     constraint_rows: IntArray = field(init=False, repr=False)
-    q_reference: Array = field(init=False, repr=False)
     loop_floats: Array = field(init=False, repr=False)
     kernel_arrays: tuple[Array, Array, IntArray, Array] = field(init=False, repr=False)
 
@@ -190,10 +202,11 @@ class ClosedLoopModel:
         set_(self, "permutation", _frozen(active + passive, np.int64))
         set_(self, "active_period", _frozen([2 * math.pi if tree.joint_types[j] == "continuous"
                                              else 0.0 for j in active], np.float64))
-        self._pack(())
-        self._close_reference()
-        self._check_mobility()
-        self._pack(self._planar_loops())
+        q = (reference_vector(tree, self.reference) if np.size(self.q_reference) == 0
+             else reference_vector(tree, self.q_reference))
+        set_(self, "q_reference", _frozen(q))
+        set_(self, "planar", self._check_planar())
+        self._pack(self.planar)
 
     # ---------------------------------------------------------------- checks
     def _check_tree(self) -> None:
@@ -245,6 +258,15 @@ class ClosedLoopModel:
                             "passive joints")
         return index
 
+    def _check_planar(self) -> tuple[int, ...]:
+        planar = tuple(int(l) for l in self.planar)
+        for l in planar:
+            if not 0 <= l < len(self.loops) or self.loops[l].type != "revolute":
+                revolute = [str(k) for k, loop in enumerate(self.loops) if loop.type == "revolute"]
+                raise LoopError(f"model '{self.tree.name}': planar loop {l} is not the index of "
+                                f"a revolute cut; revolute cuts: {options(revolute)}")
+        return planar
+
     def _pack(self, planar: tuple[int, ...]) -> None:
         """``loop_floats`` (B, L_COLS + n), see :mod:`._loop_jit`; the loops ``planar``
         keep only their in-plane rows."""
@@ -273,77 +295,6 @@ class ClosedLoopModel:
                                                    self.permutation, tree.gravity))
         object.__setattr__(self, "constraint_rows", _frozen(rows, np.int64))
         object.__setattr__(self, "n_constraints", row)
-
-    def _close_reference(self) -> None:
-        from rnea_ros.core.coupling.loop_kinematics import (
-            loop_residual,  # the kernels' Python side
-            solve_loops,
-        )
-        tree = self.tree
-        q0 = reference_vector(tree, self.reference)
-        e = loop_residual(self, q0)
-        for l, loop in enumerate(self.loops):
-            rows = e[self.constraint_rows[l]:self.constraint_rows[l + 1]]
-            if not float(np.abs(rows).max()) <= CLOSURE_TOLERANCE:
-                where = ("at q = 0 (give a closed configuration as 'reference')"
-                         if self.reference is None else "at the given reference configuration")
-                raise LoopError(
-                    f"loop '{loop.name}' ({loop.type} cut joint between '{loop.link1}' and "
-                    f"'{loop.link2}') does not close {where}: constraint error "
-                    f"{float(np.abs(rows).max()):.3g} (m or rad), tolerance {CLOSURE_TOLERANCE:g}")
-        object.__setattr__(self, "q_reference", _frozen(q0))
-        q = solve_loops(self, q0[self.active_index], guess=q0, _checked=False)
-        object.__setattr__(self, "q_reference", _frozen(q))
-
-    def _check_mobility(self) -> None:
-        from rnea_ros.core.coupling.loop_kinematics import loop_constraint_jacobian
-        tree = self.tree
-        K = loop_constraint_jacobian(self, self.q_reference)
-        s = np.linalg.svd(K, compute_uv=False)
-        rank = int(np.sum(s > RANK_TOLERANCE * max(float(s[0]), 1e-300))) if s.size else 0
-        mobility = tree.nv - rank
-        object.__setattr__(self, "mobility", mobility)
-        N = self.n_active
-        active_names = options([tree.joint_names[j] for j in self.active_index])
-        if N > mobility:
-            raise LoopError(
-                f"model '{tree.name}': {N} active joints ({active_names}) but the mechanism's "
-                f"mobility is {mobility} ({tree.nv} tree joints, {rank} independent loop "
-                f"constraints of {self.n_constraints})")
-        Kp = K[:, self.passive_index]
-        sp = np.linalg.svd(Kp, compute_uv=False)
-        if N < mobility or sp[-1] <= kj.SINGULAR_RATIO * max(float(sp[0]), 1e-300):
-            # A passive joint the actives do not determine: the null direction of K_p.
-            _, _, vt = np.linalg.svd(Kp)
-            free = np.abs(vt[-1]) > 1e-6 * np.abs(vt[-1]).max()
-            names = [tree.joint_names[j] for j in self.passive_index[free]]
-            why = (f"{N} active joints for a mobility of {mobility}" if N < mobility else
-                   "the reference configuration is singular or the active joints are dependent")
-            raise LoopError(
-                f"model '{tree.name}': the active joints ({active_names}) do not determine the "
-                f"passive joints {options(names)} ({why}); make one of them active")
-
-    def _planar_loops(self) -> tuple[int, ...]:
-        """Revolute cuts whose loop is planar at the (closed) reference: every loop joint
-        revolute about an axis parallel to the cut's, or prismatic normal to it."""
-        from rnea_ros.core.dynamics.kinematics import body_poses
-        tree = self.tree
-        R, _ = body_poses(tree, self.q_reference)
-        planar = []
-        for l, loop in enumerate(self.loops):
-            if loop.type != "revolute":
-                continue
-            lp = self.loop_floats[l]
-            b = int(lp[kj.L_BODY1])
-            z = lp[kj.L_R1:kj.L_R1 + 9].reshape(3, 3)[:, 2]
-            z = R[b] @ z if b >= 0 else z
-            ok = True
-            for j in np.flatnonzero(lp[kj.L_COLS:]):
-                along = abs(float((R[j] @ tree.axis[j]) @ z))
-                ok &= abs(along - (0.0 if tree.joint_types[j] == "prismatic" else 1.0)) <= 1e-12
-            if ok:
-                planar.append(l)
-        return tuple(planar)
 
     # ------------------------------------------------------------- helpers
     @property

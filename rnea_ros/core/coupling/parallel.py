@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall
+from rnea_ros.core._compile import FastCall
 from rnea_ros.core.coupling import _parallel_jit as pk
 from rnea_ros.core.coupling import _parallel_legs as lk
 from rnea_ros.core.coupling.parallel_model import ParallelRobot, quaternion_of
@@ -77,7 +77,7 @@ def _gravity(robot: ParallelRobot, gravity: object | None) -> Array:
 def _rotation(robot: ParallelRobot, x: Array) -> Array:
     if robot.nx == 3:
         return robot.orientation
-    _, R = lk.quaternion_matrix(float(x[3]), float(x[4]), float(x[5]), float(x[6]))
+    _, R = lk.unit_quaternion_matrix(float(x[3]), float(x[4]), float(x[5]), float(x[6]))
     return np.array(R).reshape(3, 3)
 
 

@@ -6,7 +6,8 @@ wrenches), ``crba`` (mass matrix), ``coriolis`` (C and C·x), ``aba``
 ``gfd`` (τ̇ and τ̈ by differentiating the recursion, Guarino Lo Bianco 2009),
 ``kinematics`` (poses, twists, energies), ``momentum`` (centre of mass,
 centroidal momentum), ``moving_base`` (Khalil §7.1), ``floating_base`` (§7.2);
-``batch_kernels`` holds the throughput kernels behind ``rnea``'s batch forms and
-its gravity, ``rnea_expanded`` their entries on the kernel tree of models with
-multi-DoF or mimic joints.
+``rnea_expanded`` runs RNEA on the kernel tree of models with multi-DoF or mimic
+joints. Each algorithm ``X.py`` is the readable face (equations, checks, dispatch);
+its numba kernels live in ``_X_jit.py`` beside it (``rnea.py`` / ``_rnea_jit.py``,
+including the batch kernels).
 """

@@ -53,7 +53,7 @@ The internal joint wrench in body ``i``'s frame, ``W_i = X_i* F_i``, has
 
 The kernels are generic in the scalar type: run on complex arrays they
 differentiate themselves by complex step (used for the time derivative of
-the sensitivities, :func:`rnea_ros.core.dynamics.derivatives.rnea_derivative_sensitivities`).
+the sensitivities, :func:`rnea_ros.core.dynamics.derivatives.rnea_time_derivative_sensitivities`).
 """
 
 from __future__ import annotations
@@ -63,16 +63,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_ARMATURE,
-    F_AXIS,
-    F_COULOMB,
-    F_H,
-    F_IO,
-    F_MASS,
-    F_VISCOUS,
-    PRISMATIC,
-    REVOLUTE_X,
+from rnea_ros.core._algebra import (
     Mat,
     Motion,
     Vec,
@@ -80,9 +71,7 @@ from rnea_ros.core._jit import (
     cross,
     dot3,
     fcross,
-    jit,
     joint_transform,
-    kind,
     madd,
     mat3,
     mcross,
@@ -92,7 +81,6 @@ from rnea_ros.core._jit import (
     mscale,
     mtv,
     mv,
-    parent,
     put3,
     put9,
     scale3,
@@ -101,7 +89,22 @@ from rnea_ros.core._jit import (
     to_parent,
     vec3,
 )
-from rnea_ros.core.dynamics.gfd import gfd_pass
+from rnea_ros.core._compile import jit
+from rnea_ros.core._layout import (
+    F_ARMATURE,
+    F_AXIS,
+    F_COULOMB,
+    F_H,
+    F_IO,
+    F_MASS,
+    F_VISCOUS,
+    GW_COLS,
+    PRISMATIC,
+    REVOLUTE_X,
+    kind,
+    parent,
+)
+from rnea_ros.core.dynamics._gfd_jit import gfd_pass
 
 Array = NDArray[np.float64]
 CArray = NDArray[np.complex128]
@@ -416,4 +419,89 @@ def tau_dot_sensitivities_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd:
             out[3, i, k] = Dc[2, i, k].real
         out[2, i, i] += fp[i, F_VISCOUS]
         out[3, i, i] += fp[i, F_ARMATURE]
+    return ok
+
+
+# ---- entries of the face (rnea_ros.core.dynamics.derivatives)
+COMPLEX_STEP = 1e-20  # the sensitivities' complex step
+
+
+@jit
+def derivatives_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, out: Array) -> bool:
+    """The per-call entry (no wrenches, drive terms): ``out`` (3, n, n), uninitialised,
+    gets ``dq, dv, M``. Checks the lengths; False: wrong length or non-finite result."""
+    n = fp.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
+        return False
+    if out.shape[0] != 3 or out.shape[1] != n or out.shape[2] != n:
+        return False
+    for c in range(3):
+        for i in range(n):
+            for k in range(n):
+                out[c, i, k] = 0.0
+    work = np.empty((n + 1, W_COLS))
+    tau = np.empty(n)
+    none2 = np.empty((0, 6))  # C-contiguous like the other entries': one compiled signature
+    none3 = np.empty((0, 6, 0))
+    return derivatives_pass(fp, q, qd, qdd, g, none2, False, True, tau, out[0], out[1], out[2],
+                            False, none2, none3, none3, none3, work)
+
+
+@jit
+def derivatives_general_call(fp: Array, q: Arr, qd: Arr, qdd: Arr, g: Array,
+                             fext: Arr, use_fext: bool, drive: bool, tau: Arr,
+                             dq: Arr, dv: Arr, M: Arr, want_wrenches: bool,
+                             W: Arr, dWq: Arr, dWv: Arr, dWa: Arr) -> bool:
+    """Any-input entry, float64 or complex128 (complex step) state and outputs."""
+    work = np.empty((q.shape[0] + 1, W_COLS), dtype=q.dtype)
+    return derivatives_pass(fp, q, qd, qdd, g, fext, use_fext, drive, tau, dq, dv, M,
+                            want_wrenches, W, dWq, dWv, dWa, work)
+
+
+@jit
+def derivatives_rows(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array, fext: Array,
+                     use_fext: bool, DQ: Array, DV: Array, MM: Array, want_wrenches: bool,
+                     W: Array, DWQ: Array, DWV: Array, DWA: Array) -> bool:
+    """Loop over samples with one work array; outputs zero on entry. ``fext`` is
+    (1, n or 0, 6), shared by every sample, or (N, n, 6), one per sample."""
+    n = Q.shape[1]
+    work = np.empty((n + 1, W_COLS))
+    tau = np.empty(n)
+    ok = True
+    for s in range(Q.shape[0]):
+        f = fext[s if fext.shape[0] > 1 else 0]
+        if want_wrenches:
+            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, f, use_fext, True, tau, DQ[s],
+                                  DV[s], MM[s], True, W[s], DWQ[s], DWV[s], DWA[s], work) and ok
+        else:
+            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, f, use_fext, True, tau, DQ[s],
+                                  DV[s], MM[s], False, W[0], DWQ[0], DWV[0], DWA[0], work) and ok
+    return ok
+
+
+@jit
+def sensitivities_call(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array,
+                       fext: Array, fext_dot: Array, use_fext: bool, tau_dot: Array,
+                       out: Array) -> bool:
+    n = q.shape[0]
+    return tau_dot_sensitivities_pass(
+        fp, q, qd, qdd, qddd, g, fext, fext_dot, use_fext, COMPLEX_STEP, tau_dot, out,
+        np.empty((4, n), dtype=np.complex128), np.empty((fext.shape[0], 6), dtype=np.complex128),
+        np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS), dtype=np.complex128),
+        np.empty((n, GW_COLS)), np.empty((3, n)))
+
+
+@jit
+def sensitivities_rows(fp: Array, Q: Array, QD: Array, QDD: Array, QDDD: Array, g: Array,
+                       TAU_DOT: Array, OUT: Array) -> bool:
+    n = Q.shape[1]
+    xc, fc = np.empty((4, n), dtype=np.complex128), np.empty((0, 6), dtype=np.complex128)
+    Dc, work_c = np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS),
+                                                                   dtype=np.complex128)
+    work_g, scratch, none = np.empty((n, GW_COLS)), np.empty((3, n)), np.empty((0, 6))
+    ok = True
+    for s in range(Q.shape[0]):
+        ok = tau_dot_sensitivities_pass(fp, Q[s], QD[s], QDD[s], QDDD[s], g, none, none, False,
+                                        COMPLEX_STEP, TAU_DOT[s], OUT[s], xc, fc, Dc, work_c,
+                                        work_g, scratch) and ok
     return ok

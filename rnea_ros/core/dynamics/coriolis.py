@@ -25,7 +25,7 @@ with ``v`` the body velocities (from ``qd``), ``w`` those from ``x`` and
 Expanding the sums over ancestors gives Echeandia & Wensing's two cases
 (``j`` in the subtree of ``i``, and ``j`` an ancestor of ``i``) term by term.
 
-Both run on the kernel tree (:mod:`rnea_ros.core._expansion`; for a model of
+Both run on the kernel tree (:mod:`rnea_ros.core.expansion`; for a model of
 1-DoF joints, the model itself). A multi-DoF joint's sub-joints use the
 velocity of the joint's body in ``dS = v x S`` (Pinocchio's
 ``computeCoriolisMatrix``: one ``dS`` per joint, with ``v`` after the whole
@@ -34,6 +34,9 @@ product that changes ``a`` on the joint's body by ``d = sum_{j>k} (S_j v_j) x
 (S_k x_k)``, which lies in the joint's motion subspace, so it is one more RNEA
 pass, ``M_k delta`` with ``delta = S^T d``. Mimic followers: ``C = G^T C_k G``
 (``v_k = G v``, a constant coupling).
+
+Kernels: :mod:`~rnea_ros.core.dynamics._coriolis_jit` (``coriolis_product_pass``,
+``coriolis_tree_pass``).
 """
 
 from __future__ import annotations
@@ -42,44 +45,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
-from rnea_ros.core._expansion import (
-    FREE_FLYER,
-    K_KIND,
-    SUB_COUNT,
-    expand,
-    expand_motion,
-    expand_q,
-    gather,
-    joint_rows,
-    pair_cross,
-    velocity_matrix,
-)
-from rnea_ros.core._jit import (
+from rnea_ros.core._algebra import joint_transform
+from rnea_ros.core._layout import (
     F_AXIS,
     F_H,
     F_IO,
     F_MASS,
     PRISMATIC,
-    Motion,
-    fcross,
-    jit,
-    joint_motion,
-    joint_transform,
     kind,
-    madd,
-    mcross,
-    mget,
-    minertia,
-    mput,
-    mscale,
     parent,
-    put3,
-    put9,
-    to_child,
-    to_parent,
-    vec3,
 )
-from rnea_ros.core.dynamics.rnea import rnea_pass
+from rnea_ros.core.dynamics._coriolis_jit import (
+    coriolis_product_pass,
+    coriolis_tree_pass,
+)
+from rnea_ros.core.expansion import expand, joint_rows, velocity_matrix
 from rnea_ros.core.inputs import joint_vector, raise_non_finite
 from rnea_ros.core.model.robot_model import RobotModel
 
@@ -188,81 +168,6 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     return np.asarray(C, dtype=np.float64)
 
 
-# Work columns: pose (R 9, p 3), v, w, a (6 each), force (6).
-_R, _P, _V, _WX, _A, _F, _COLS = 0, 9, 12, 18, 24, 30, 36
-
-
-@jit
-def _coriolis_product(fp: Array, q: Array, qd: Array, x: Array, out: Array) -> bool:
-    n = q.shape[0]
-    work = np.zeros((n, _COLS))
-    zero: Motion = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
-    for i in range(n):
-        R, p = joint_transform(fp, i, q[i])
-        put9(work, i, _R, R)
-        put3(work, i, _P, p)
-        par = parent(fp, i)
-        v, w, a = zero, zero, zero
-        if par >= 0:
-            v = to_child(R, p, mget(work, par, _V))
-            w = to_child(R, p, mget(work, par, _WX))
-            a = to_child(R, p, mget(work, par, _A))
-        v = madd(v, joint_motion(fp, i, qd[i]))
-        w = madd(w, joint_motion(fp, i, x[i]))
-        a = madd(a, mcross(v, joint_motion(fp, i, x[i])))
-        Iw, Iv = minertia(fp, i, w), minertia(fp, i, v)
-        B = madd(madd(fcross(v, Iw), mscale(minertia(fp, i, mcross(v, w)), -1.0)),
-                 fcross(w, Iv))
-        mput(work, i, _V, v)
-        mput(work, i, _WX, w)
-        mput(work, i, _A, a)
-        mput(work, i, _F, madd(minertia(fp, i, a), mscale(B, 0.5)))
-    total = 0.0
-    for i in range(n - 1, -1, -1):
-        f = mget(work, i, _F)
-        S = joint_motion(fp, i, 1.0)
-        out[i] = (S[0][0] * f[0][0] + S[0][1] * f[0][1] + S[0][2] * f[0][2]
-                  + S[1][0] * f[1][0] + S[1][1] * f[1][1] + S[1][2] * f[1][2])
-        total += out[i]
-        par = parent(fp, i)
-        if par >= 0:
-            R = (work[i, 0], work[i, 1], work[i, 2], work[i, 3], work[i, 4], work[i, 5],
-                 work[i, 6], work[i, 7], work[i, 8])
-            mput(work, par, _F, madd(mget(work, par, _F), to_parent(R, vec3(work, i, _P), f)))
-    return bool(np.isfinite(total))
-
-
-SUB_COUNT_FF = SUB_COUNT[FREE_FLYER]
-
-
-@jit
-def _coriolis_tree(fp: Array, km: Array, q: Array, qd: Array, x: Array, out: Array) -> bool:
-    """``G^T (C_k x_k + M_k delta)`` on the kernel tree (see the module docstring)."""
-    nk = fp.shape[0]
-    fpx = fp.copy()
-    qk, vk, xk = np.empty(nk), np.empty(nk), np.empty(nk)
-    if not expand_q(fp, km, q, fpx, qk):
-        return False
-    expand_motion(km, qd, vk)
-    expand_motion(km, x, xk)
-    ck = np.empty(nk)
-    ok = _coriolis_product(fpx, qk, vk, xk, ck)
-    delta = np.zeros(nk)
-    for k in range(nk):
-        kind_k = int(km[k, K_KIND])
-        if kind_k >= FREE_FLYER:
-            pair_cross(fpx, k, SUB_COUNT_FF if kind_k == FREE_FLYER else 3, xk, vk, delta)
-    for k in range(nk):
-        delta[k] = -delta[k]  # d = sum_{j>k} (S_j v_j) x (S_k x_k) = -P(x, v)
-    td = np.empty(nk)
-    zero3 = (0.0, 0.0, 0.0)
-    rnea_pass(fpx, qk, np.zeros(nk), delta, (zero3, zero3, zero3, zero3), np.zeros((0, 6)),
-              False, False, td, np.empty((nk, 30)))
-    for k in range(nk):
-        ck[k] += td[k]
-    return bool(np.isfinite(gather(fp, km, ck, qd, qd, False, out))) and ok
-
-
 def coriolis_product(model: RobotModel, q: object, qd: object, x: object) -> Array:
     """``C(q, qd) x`` (nv,), the Christoffel-consistent ``C`` of :func:`coriolis_matrix`,
     in O(n) without forming it; ``C(q, qd) qd`` is the velocity part of RNEA."""
@@ -271,9 +176,9 @@ def coriolis_product(model: RobotModel, q: object, qd: object, x: object) -> Arr
     x = joint_vector(model, x, "x")
     out = np.empty(model.nv)
     if model.expanded:
-        if not _coriolis_tree(model.kernel_floats, model.kernel_map, q, qd, x, out):
+        if not coriolis_tree_pass(model.kernel_floats, model.kernel_map, q, qd, x, out):
             raise_non_finite(model, q=q, qd=qd, x=x)
         return out
-    if not _coriolis_product(model.kernel_floats, q, qd, x, out):
+    if not coriolis_product_pass(model.kernel_floats, q, qd, x, out):
         raise_non_finite(model, q=q, qd=qd, x=x)
     return out

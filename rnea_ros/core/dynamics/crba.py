@@ -8,11 +8,14 @@ sweep by accumulating each subtree into a composite body. The armature
 of Khalil eq. 31. ``M`` is symmetric positive definite, shape (nv, nv).
 
 Models with multi-DoF or mimic joints: CRBA on the kernel tree
-(:mod:`rnea_ros.core._expansion`) gives ``M_k`` in kernel velocities, and
+(:mod:`rnea_ros.core.expansion`) gives ``M_k`` in kernel velocities, and
 ``M = G^T M_k G`` (``v_k = G v``; the kinetic energy is the same in both). A
 multi-DoF joint needs no correction here: its sub-joint velocities are ``v``
 and its intermediate bodies are massless and coincident, so the sub-joint rows
 are ``S_k^T`` of the same composite force.
+
+Kernels: :mod:`~rnea_ros.core.dynamics._crba_jit` (``crba_pass``; entries ``crba_call``,
+``crba_rows``, ``crba_tree_rows``).
 """
 
 from __future__ import annotations
@@ -20,149 +23,19 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._expansion import K_IV, K_MULT, expand_q
-from rnea_ros.core._jit import (
-    F_ARMATURE,
-    F_AXIS,
-    F_H,
-    F_IO,
-    F_MASS,
-    PRISMATIC,
-    FastCall,
-    add3,
-    cross,
-    dot3,
-    jit,
-    joint_transform,
-    kind,
-    mat3,
-    mv,
-    parent,
-    put3,
-    put9,
-    scale3,
-    vec3,
+from rnea_ros.core._compile import FastCall
+from rnea_ros.core.dynamics._crba_jit import (
+    crba_call,
+    crba_rows,
+    crba_tree_rows,
 )
 from rnea_ros.core.inputs import joint_batch, joint_vector, raise_non_finite
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 
-# Work columns: pose (R, p) and the composite inertia (m, h, I_o as a full 3x3).
-_W_R, _W_P, _W_M, _W_H, _W_IO = 0, 9, 12, 13, 16
-_W_COLS = 25
 
-
-@jit
-def _composite_to_parent(work: Array, i: int, par: int) -> None:
-    """Add composite body ``i``'s inertia, moved into frame ``par``, to body ``par``'s.
-
-    With ``(R, p)`` the pose of ``i`` in ``par``, ``hr = R h``:
-    ``m' = m``, ``h' = hr + m p``,
-    ``I_o' = R I_o R^T - m [p]x^2 - [p]x [hr]x - [hr]x [p]x``.
-    """
-    R = mat3(work, i, _W_R)
-    p = vec3(work, i, _W_P)
-    m = work[i, _W_M]
-    hr = mv(R, vec3(work, i, _W_H))
-    work[par, _W_M] += m
-    put3(work, par, _W_H, add3(vec3(work, par, _W_H), add3(hr, scale3(p, m))))
-    pp = dot3(p, p)
-    ph = dot3(p, hr)
-    for r in range(3):
-        for c in range(3):
-            rir = 0.0  # (R I_o R^T)[r, c]
-            for a in range(3):
-                for b in range(3):
-                    rir += R[3 * r + a] * work[i, _W_IO + 3 * a + b] * R[3 * c + b]
-            # -m [p]x^2 = m (|p|^2 1 - p p^T); -([p]x[hr]x + [hr]x[p]x) = 2 p.hr 1 - hr p^T - p hr^T
-            eye = 1.0 if r == c else 0.0
-            shift = m * (pp * eye - p[r] * p[c]) + 2.0 * ph * eye - hr[r] * p[c] - p[r] * hr[c]
-            work[par, _W_IO + 3 * r + c] += rir + shift
-
-
-@jit
-def crba_pass(fp: Array, q: Array, M: Array, work: Array) -> bool:
-    """Fill ``M`` (n, n) at ``q``; ``work`` is (n, 25). Returns whether ``M`` is finite."""
-    n = q.shape[0]
-    for i in range(n):
-        R, p = joint_transform(fp, i, q[i])
-        put9(work, i, _W_R, R)
-        put3(work, i, _W_P, p)
-        work[i, _W_M] = fp[i, F_MASS]
-        put3(work, i, _W_H, vec3(fp, i, F_H))
-        xx, yy, zz, xy, xz, yz = fp[i, F_IO:F_IO + 6]
-        put9(work, i, _W_IO, (xx, xy, xz, xy, yy, yz, xz, yz, zz))
-    total = 0.0
-    for i in range(n - 1, -1, -1):
-        u = vec3(fp, i, F_AXIS)
-        m = work[i, _W_M]
-        h = vec3(work, i, _W_H)
-        # F = I^C_i S_i, the force that accelerates the subtree at unit qdd_i.
-        if kind(fp, i) == PRISMATIC:
-            nf, ff = cross(h, u), scale3(u, m)
-            M[i, i] = dot3(u, ff) + fp[i, F_ARMATURE]
-        else:
-            Io = mat3(work, i, _W_IO)
-            nf, ff = mv(Io, u), cross(u, h)  # -h x u
-            M[i, i] = dot3(u, nf) + fp[i, F_ARMATURE]
-        total += M[i, i]
-        j = i
-        while parent(fp, j) >= 0:  # F_j = X_j^T F, up to the root
-            R = mat3(work, j, _W_R)
-            ff = mv(R, ff)
-            nf = add3(mv(R, nf), cross(vec3(work, j, _W_P), ff))
-            j = parent(fp, j)
-            uj = vec3(fp, j, F_AXIS)
-            M[i, j] = dot3(uj, ff) if kind(fp, j) == PRISMATIC else dot3(uj, nf)
-            M[j, i] = M[i, j]
-            total += M[i, j]
-        par = parent(fp, i)
-        if par >= 0:
-            _composite_to_parent(work, i, par)
-    return bool(np.isfinite(total))
-
-
-@jit
-def _crba_call(fp: Array, q: Array, M: Array) -> bool:
-    M[:, :] = 0.0
-    return crba_pass(fp, q, M, np.empty((q.shape[0], _W_COLS)))
-
-
-@jit
-def _crba_batch(fp: Array, Q: Array, M: Array) -> bool:
-    work = np.empty((Q.shape[1], _W_COLS))
-    M[:, :, :] = 0.0
-    ok = True
-    for k in range(Q.shape[0]):
-        ok = crba_pass(fp, Q[k], M[k], work) and ok
-    return ok
-
-
-@jit
-def _crba_tree(fp: Array, km: Array, Q: Array, M: Array) -> bool:
-    """``M[s] = G^T M_k(Q[s]) G`` for every sample; False: a quaternion off the unit
-    sphere or a non-finite matrix."""
-    nk = fp.shape[0]
-    fpx = fp.copy()
-    qk = np.empty(nk)
-    Mk = np.empty((nk, nk))
-    work = np.empty((nk, _W_COLS))
-    ok = True
-    for s in range(Q.shape[0]):
-        if not expand_q(fp, km, Q[s], fpx, qk):
-            return False
-        Mk[:, :] = 0.0
-        ok = crba_pass(fpx, qk, Mk, work) and ok
-        M[s, :, :] = 0.0
-        for a in range(nk):
-            ia, ma = int(km[a, K_IV]), km[a, K_MULT]
-            for b in range(nk):
-                M[s, ia, int(km[b, K_IV])] += ma * km[b, K_MULT] * Mk[a, b]
-    return ok
-
-
-_crba_fast = FastCall(_crba_call)
+_crba_fast = FastCall(crba_call)
 
 
 def mass_matrix(model: RobotModel, q: object) -> Array:
@@ -182,9 +55,9 @@ def mass_matrix_batch(model: RobotModel, q: object) -> Array:
     Q = joint_batch(model, q, "q")
     M = np.empty((Q.shape[0], model.nv, model.nv))
     if model.expanded:
-        if not _crba_tree(model.kernel_floats, model.kernel_map, Q, M):
+        if not crba_tree_rows(model.kernel_floats, model.kernel_map, Q, M):
             raise_non_finite(model, q=Q)
         return M
-    if not _crba_batch(model.kernel_floats, Q, M):
+    if not crba_rows(model.kernel_floats, Q, M):
         raise_non_finite(model, q=Q)
     return M

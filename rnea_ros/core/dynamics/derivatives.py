@@ -11,8 +11,8 @@ internal joint wrenches' derivatives, and the sensitivities of ``tau_dot``.
   w.r.t. ``q, qd, qdd`` (Barman ch. III, step 9: ``F_jp,i``, ``tau_jp,i``, ``,i'``,
   ``,i''``, eq. 3.72-3.91), so that joint reaction forces can be optimisation
   constraints.
-* :func:`rnea_derivative_sensitivities` -- ``tau_dot`` from the gfd recursion
-  (:func:`~rnea_ros.core.dynamics.gfd.rnea_derivative`) and its derivatives
+* :func:`rnea_time_derivative_sensitivities` -- ``tau_dot`` from the gfd recursion
+  (:func:`~rnea_ros.core.dynamics.gfd.rnea_time_derivative`) and its derivatives
   w.r.t. ``q, qd, qdd, qddd``. With ``x = (q, qd, qdd)`` and ``tau_dot = tau_x(x) x_dot``,
   symmetry of second derivatives gives::
 
@@ -32,6 +32,11 @@ derivative is 0 wherever ``qd != 0``; at ``qd = 0`` it is not differentiable and
 0 is returned). External wrenches ``fext`` (n, 6) are ``[force, torque]`` fixed
 in each body's frame (they turn with the body, which the ``q`` derivatives
 account for). Fixed-base trees only (no floating base yet).
+
+Kernels: :mod:`~rnea_ros.core.dynamics._derivatives_jit` (``derivatives_pass``,
+``tau_dot_sensitivities_pass``; entries ``derivatives_call`` behind the ``FastCall``
+below, ``derivatives_general_call``, ``derivatives_rows``, ``sensitivities_call``,
+``sensitivities_rows``).
 """
 
 from __future__ import annotations
@@ -41,13 +46,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import FastCall, jit
+from rnea_ros.core._compile import FastCall
 from rnea_ros.core.dynamics._derivatives_jit import (
-    W_COLS,
-    derivatives_pass,
-    tau_dot_sensitivities_pass,
+    derivatives_call,
+    derivatives_general_call,
+    derivatives_rows,
+    sensitivities_call,
+    sensitivities_rows,
 )
-from rnea_ros.core.dynamics.gfd import _W_COLS as GFD_COLS
 from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import (
     body_wrenches,
@@ -65,63 +71,9 @@ AnyArray = NDArray[Any]  # float64, or complex128 for the complex step
 _NO_W2 = np.zeros((0, 6))
 _NO_W3 = np.zeros((0, 6, 0))
 _NO_W3B = np.zeros((1, 0, 6))
-_COMPLEX_STEP = 1e-20
 
 
-@jit
-def _derivatives_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, out: Array) -> bool:
-    """The per-call entry (no wrenches, drive terms): ``out`` (3, n, n), uninitialised,
-    gets ``dq, dv, M``. Checks the lengths; False: wrong length or non-finite result."""
-    n = fp.shape[0]
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
-        return False
-    if out.shape[0] != 3 or out.shape[1] != n or out.shape[2] != n:
-        return False
-    for c in range(3):
-        for i in range(n):
-            for k in range(n):
-                out[c, i, k] = 0.0
-    work = np.empty((n + 1, W_COLS))
-    tau = np.empty(n)
-    none2 = np.empty((0, 6))  # C-contiguous like the other entries': one compiled signature
-    none3 = np.empty((0, 6, 0))
-    return derivatives_pass(fp, q, qd, qdd, g, none2, False, True, tau, out[0], out[1], out[2],
-                            False, none2, none3, none3, none3, work)
-
-
-@jit
-def _derivatives_general(fp: Array, q: AnyArray, qd: AnyArray, qdd: AnyArray, g: Array,
-                         fext: AnyArray, use_fext: bool, drive: bool, tau: AnyArray,
-                         dq: AnyArray, dv: AnyArray, M: AnyArray, want_wrenches: bool,
-                         W: AnyArray, dWq: AnyArray, dWv: AnyArray, dWa: AnyArray) -> bool:
-    """Any-input entry, float64 or complex128 (complex step) state and outputs."""
-    work = np.empty((q.shape[0] + 1, W_COLS), dtype=q.dtype)
-    return derivatives_pass(fp, q, qd, qdd, g, fext, use_fext, drive, tau, dq, dv, M,
-                            want_wrenches, W, dWq, dWv, dWa, work)
-
-
-@jit
-def _derivatives_batch(fp: Array, Q: Array, QD: Array, QDD: Array, g: Array, fext: Array,
-                       use_fext: bool, DQ: Array, DV: Array, MM: Array, want_wrenches: bool,
-                       W: Array, DWQ: Array, DWV: Array, DWA: Array) -> bool:
-    """Loop over samples with one work array; outputs zero on entry. ``fext`` is
-    (1, n or 0, 6), shared by every sample, or (N, n, 6), one per sample."""
-    n = Q.shape[1]
-    work = np.empty((n + 1, W_COLS))
-    tau = np.empty(n)
-    ok = True
-    for s in range(Q.shape[0]):
-        f = fext[s if fext.shape[0] > 1 else 0]
-        if want_wrenches:
-            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, f, use_fext, True, tau, DQ[s],
-                                  DV[s], MM[s], True, W[s], DWQ[s], DWV[s], DWA[s], work) and ok
-        else:
-            ok = derivatives_pass(fp, Q[s], QD[s], QDD[s], g, f, use_fext, True, tau, DQ[s],
-                                  DV[s], MM[s], False, W[0], DWQ[0], DWV[0], DWA[0], work) and ok
-    return ok
-
-
-_fast = FastCall(_derivatives_call)
+_fast = FastCall(derivatives_call)
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 
 
@@ -183,8 +135,8 @@ def _general(model: RobotModel, q: object, v: object, a: object, gravity: object
         dWq, dWv, dWa = np.zeros((n, 6, n)), np.zeros((n, 6, n)), np.zeros((n, 6, n))
     else:
         W, dWq, dWv, dWa = _NO_W2, _NO_W3, _NO_W3, _NO_W3
-    if not _derivatives_general(model.kernel_floats, q, v, a, g, f, use_fext, True, tau, dq, dv,
-                                M, want_wrenches, W, dWq, dWv, dWa):
+    if not derivatives_general_call(model.kernel_floats, q, v, a, g, f, use_fext, True, tau,
+                                    dq, dv, M, want_wrenches, W, dWq, dWv, dWa):
         raise_non_finite(model, q=q, qd=v, qdd=a)
     return tau, dq, dv, M, W, dWq, dWv, dWa
 
@@ -223,10 +175,10 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
     use_fext = fext is not None
     f = _batch_wrenches(model, fext, N)
     out = np.zeros((3, N, n, n))
-    if not _derivatives_batch(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
-                              use_fext, out[0], out[1], out[2], False, np.zeros((1, n, 6)),
-                              np.zeros((1, n, 6, n)), np.zeros((1, n, 6, n)),
-                              np.zeros((1, n, 6, n))):
+    if not derivatives_rows(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
+                            use_fext, out[0], out[1], out[2], False, np.zeros((1, n, 6)),
+                            np.zeros((1, n, 6, n)), np.zeros((1, n, 6, n)),
+                            np.zeros((1, n, 6, n))):
         raise_non_finite(model, q=Q, qd=V, qdd=A)
     return out[0], out[1], out[2]
 
@@ -245,54 +197,26 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
     W = np.empty((N, n, 6))
     dW = np.zeros((3, N, n, 6, n))
     scratch = np.zeros((N, n, n))
-    if not _derivatives_batch(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
-                              use_fext, scratch, scratch.copy(), scratch.copy(), True, W,
-                              dW[0], dW[1], dW[2]):
+    if not derivatives_rows(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
+                            use_fext, scratch, scratch.copy(), scratch.copy(), True, W,
+                            dW[0], dW[1], dW[2]):
         raise_non_finite(model, q=Q, qd=V, qdd=A)
     return W, dW[0], dW[1], dW[2]
 
 
-@jit
-def _sensitivities_call(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array,
-                        fext: Array, fext_dot: Array, use_fext: bool, tau_dot: Array,
-                        out: Array) -> bool:
-    n = q.shape[0]
-    return tau_dot_sensitivities_pass(
-        fp, q, qd, qdd, qddd, g, fext, fext_dot, use_fext, _COMPLEX_STEP, tau_dot, out,
-        np.empty((4, n), dtype=np.complex128), np.empty((fext.shape[0], 6), dtype=np.complex128),
-        np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS), dtype=np.complex128),
-        np.empty((n, GFD_COLS)), np.empty((3, n)))
-
-
-@jit
-def _sensitivities_batch(fp: Array, Q: Array, QD: Array, QDD: Array, QDDD: Array, g: Array,
-                         TAU_DOT: Array, OUT: Array) -> bool:
-    n = Q.shape[1]
-    xc, fc = np.empty((4, n), dtype=np.complex128), np.empty((0, 6), dtype=np.complex128)
-    Dc, work_c = np.empty((3, n, n), dtype=np.complex128), np.empty((n + 1, W_COLS),
-                                                                   dtype=np.complex128)
-    work_g, scratch, none = np.empty((n, GFD_COLS)), np.empty((3, n)), np.empty((0, 6))
-    ok = True
-    for s in range(Q.shape[0]):
-        ok = tau_dot_sensitivities_pass(fp, Q[s], QD[s], QDD[s], QDDD[s], g, none, none, False,
-                                        _COMPLEX_STEP, TAU_DOT[s], OUT[s], xc, fc, Dc, work_c,
-                                        work_g, scratch) and ok
-    return ok
-
-
-def rnea_derivative_sensitivities(model: RobotModel, q: object, v: object, a: object, j: object,
-                                  *, gravity: object | None = None, fext: object | None = None,
-                                  fext_dot: object | None = None
-                                  ) -> tuple[Array, Array, Array, Array, Array]:
+def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, a: object,
+                                       j: object, *, gravity: object | None = None,
+                                       fext: object | None = None, fext_dot: object | None = None
+                                       ) -> tuple[Array, Array, Array, Array, Array]:
     """``(tau_dot (n,), d tau_dot/dq, /dqd, /dqdd, /dqddd (n, n))``.
 
-    ``tau_dot`` is :func:`~rnea_ros.core.dynamics.gfd.rnea_derivative`'s (jerk ``j``),
+    ``tau_dot`` is :func:`~rnea_ros.core.dynamics.gfd.rnea_time_derivative`'s (jerk ``j``),
     with armature ``Ia qddd`` and viscous ``Fv qdd`` terms; ``fext`` (n, 6) are
     body-frame wrenches and ``fext_dot`` their body-frame rates. See the module
     docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
     armature). The four matrices are views of one (4, n, n) block.
     """
-    model.require_one_dof("rnea_derivative_sensitivities")
+    model.require_one_dof("rnea_time_derivative_sensitivities")
     q = joint_vector(model, q, "q")
     v = joint_vector(model, v, "qd")
     a = joint_vector(model, a, "qdd")
@@ -303,23 +227,23 @@ def rnea_derivative_sensitivities(model: RobotModel, q: object, v: object, a: ob
     f = body_wrenches(model, fext) if fext is not None else np.zeros((n, 6))
     fd = body_wrenches(model, fext_dot, "fext_dot") if fext_dot is not None else np.zeros((n, 6))
     tau_dot, out = np.empty(n), np.empty((4, n, n))
-    if not _sensitivities_call(model.kernel_floats, q, v, a, j, g, f if use_fext else _NO_W2,
-                               fd if use_fext else _NO_W2, use_fext, tau_dot, out):
+    if not sensitivities_call(model.kernel_floats, q, v, a, j, g, f if use_fext else _NO_W2,
+                              fd if use_fext else _NO_W2, use_fext, tau_dot, out):
         raise_non_finite(model, q=q, qd=v, qdd=a, qddd=j)
     return tau_dot, out[0], out[1], out[2], out[3]
 
 
-def rnea_derivative_sensitivities_batch(model: RobotModel, q: object, v: object, a: object,
-                                        j: object, *, gravity: object | None = None
-                                        ) -> tuple[Array, Array, Array, Array, Array]:
-    """:func:`rnea_derivative_sensitivities` over N samples: (N, n) inputs give
+def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: object, a: object,
+                                             j: object, *, gravity: object | None = None
+                                             ) -> tuple[Array, Array, Array, Array, Array]:
+    """:func:`rnea_time_derivative_sensitivities` over N samples: (N, n) inputs give
     ``tau_dot`` (N, n) and four (N, n, n)."""
     Q, V, A = _batch_inputs(model, q, v, a)
     J = joint_batch(model, j, "qddd", Q.shape[0])
     N, n = Q.shape
     tau_dot, out = np.empty((N, n)), np.empty((N, 4, n, n))
-    if not _sensitivities_batch(model.kernel_floats, Q, V, A, J, gravity_vector(model, gravity),
-                                tau_dot, out):
+    if not sensitivities_rows(model.kernel_floats, Q, V, A, J, gravity_vector(model, gravity),
+                              tau_dot, out):
         raise_non_finite(model, q=Q, qd=V, qdd=A, qddd=J)
     return tau_dot, out[:, 0], out[:, 1], out[:, 2], out[:, 3]
 
@@ -327,8 +251,8 @@ def rnea_derivative_sensitivities_batch(model: RobotModel, q: object, v: object,
 __all__ = [
     "joint_wrench_derivatives",
     "joint_wrench_derivatives_batch",
-    "rnea_derivative_sensitivities",
-    "rnea_derivative_sensitivities_batch",
     "rnea_derivatives",
     "rnea_derivatives_batch",
+    "rnea_time_derivative_sensitivities",
+    "rnea_time_derivative_sensitivities_batch",
 ]

@@ -40,6 +40,10 @@ last two terms); Coulomb friction ``Fs sign(qd)`` has zero derivative wherever
 ``qd != 0`` and is left out of the derivatives. Shapes: joint vectors (n,),
 wrenches and their derivatives (n, 6) ``[force, torque]`` per body in its
 frame; batch forms (N, n).
+
+Kernels: :mod:`~rnea_ros.core.dynamics._gfd_jit` (``gfd_pass`` over the work array
+``GW_*`` of :mod:`rnea_ros.core._layout`; entries ``gfd_call``, ``gfd_general_call``,
+``gfd_batch``).
 """
 
 from __future__ import annotations
@@ -47,36 +51,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_ARMATURE,
-    F_AXIS,
-    F_COULOMB,
-    F_VISCOUS,
-    PRISMATIC,
-    FastCall,
-    Motion,
-    dot3,
-    fcross,
-    jit,
-    jit_entry,
-    joint_motion,
-    joint_transform,
-    kind,
-    madd,
-    mat3,
-    mcross,
-    mget,
-    minertia,
-    mput,
-    mscale,
-    parent,
-    put3,
-    put9,
-    scratch,
-    sign,
-    to_child,
-    to_parent,
-    vec3,
+from rnea_ros.core._compile import FastCall
+from rnea_ros.core.dynamics._gfd_jit import (
+    gfd_batch,
+    gfd_call,
+    gfd_general_call,
 )
 from rnea_ros.core.inputs import (
     body_wrenches,
@@ -90,146 +69,17 @@ from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 
-# Work columns per body: pose, motion v, a, j, k, gravity G, G_dot, G_ddot, and force
-# F, F_dot, F_ddot (6 each).
-_W_R, _W_P, _W_V, _W_A, _W_J, _W_K = 0, 9, 12, 18, 24, 30
-_W_G, _W_GD, _W_GDD, _W_F, _W_FD, _W_FDD = 36, 42, 48, 54, 60, 66
-_W_COLS = 72
-
-
-@jit
-def _wrench(fext: Array, i: int) -> Motion:
-    """A ``[force, torque]`` row as a force ``(n, f)``."""
-    return vec3(fext, i, 3), vec3(fext, i, 0)
-
-
-@jit
-def gfd_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Array, g: Array,
-             fext: Array, fext_dot: Array, fext_ddot: Array, use_fext: bool, second: bool,
-             tau: Array, tau_dot: Array, tau_ddot: Array, work: Array) -> bool:
-    """``tau``, ``tau_dot`` and, when ``second``, ``tau_ddot``; ``work`` is (n, 72)."""
-    n = q.shape[0]
-    zero = (0.0, 0.0, 0.0)
-    nothing = (zero, zero)
-    for i in range(n):
-        R, p = joint_transform(fp, i, q[i])
-        put9(work, i, _W_R, R)
-        put3(work, i, _W_P, p)
-        par = parent(fp, i)
-        if par < 0:
-            Xv, A, J, K = nothing, nothing, nothing, nothing
-            XG, XGd, XGdd = to_child(R, p, (zero, (-g[0], -g[1], -g[2]))), nothing, nothing
-        else:
-            Xv = to_child(R, p, mget(work, par, _W_V))
-            A = to_child(R, p, mget(work, par, _W_A))
-            J = to_child(R, p, mget(work, par, _W_J))
-            K = to_child(R, p, mget(work, par, _W_K)) if second else nothing
-            XG = to_child(R, p, mget(work, par, _W_G))
-            XGd = to_child(R, p, mget(work, par, _W_GD))
-            XGdd = to_child(R, p, mget(work, par, _W_GDD)) if second else nothing
-        s1 = joint_motion(fp, i, qd[i])
-        s2 = joint_motion(fp, i, qdd[i])
-        s3 = joint_motion(fp, i, qddd[i])
-        v = madd(Xv, s1)
-        a = madd(madd(A, s2), mcross(v, s1))
-        j = madd(madd(madd(J, mcross(A, s1)), s3), madd(mcross(a, s1), mcross(v, s2)))
-        G = XG
-        Gd = madd(XGd, mcross(G, s1))
-        Iv, Ia, Ij = minertia(fp, i, v), minertia(fp, i, a), minertia(fp, i, j)
-        f = madd(madd(Ia, minertia(fp, i, G)), fcross(v, Iv))
-        fd = madd(madd(Ij, minertia(fp, i, Gd)), madd(fcross(a, Iv), fcross(v, Ia)))
-        if use_fext:
-            f = madd(f, mscale(_wrench(fext, i), -1.0))
-            fd = madd(fd, mscale(_wrench(fext_dot, i), -1.0))
-        mput(work, i, _W_V, v)
-        mput(work, i, _W_A, a)
-        mput(work, i, _W_J, j)
-        mput(work, i, _W_G, G)
-        mput(work, i, _W_GD, Gd)
-        mput(work, i, _W_F, f)
-        mput(work, i, _W_FD, fd)
-        if second:
-            s4 = joint_motion(fp, i, qdddd[i])
-            k = madd(madd(K, mscale(mcross(J, s1), 2.0)),
-                     madd(mcross(mcross(A, s1), s1), mcross(A, s2)))
-            k = madd(madd(k, s4), madd(mcross(j, s1), madd(mscale(mcross(a, s2), 2.0),
-                                                           mcross(v, s3))))
-            Gdd = madd(madd(XGdd, mcross(Gd, s1)),
-                       madd(mcross(G, s2), mcross(madd(Gd, mscale(mcross(G, s1), -1.0)), s1)))
-            fdd = madd(minertia(fp, i, madd(k, Gdd)), fcross(j, Iv))
-            fdd = madd(fdd, madd(mscale(fcross(a, Ia), 2.0), fcross(v, Ij)))
-            if use_fext:
-                fdd = madd(fdd, mscale(_wrench(fext_ddot, i), -1.0))
-            mput(work, i, _W_K, k)
-            mput(work, i, _W_GDD, Gdd)
-            mput(work, i, _W_FDD, fdd)
-    total = 0.0
-    for i in range(n - 1, -1, -1):
-        F, Fd = mget(work, i, _W_F), mget(work, i, _W_FD)
-        Fdd = mget(work, i, _W_FDD) if second else nothing
-        u = vec3(fp, i, F_AXIS)
-        lin = kind(fp, i) == PRISMATIC
-        t0 = dot3(u, F[1] if lin else F[0])
-        t1 = dot3(u, Fd[1] if lin else Fd[0])
-        Ia, Fv = fp[i, F_ARMATURE], fp[i, F_VISCOUS]
-        tau[i] = t0 + Ia * qdd[i] + Fv * qd[i] + fp[i, F_COULOMB] * sign(qd[i])
-        tau_dot[i] = t1 + Ia * qddd[i] + Fv * qdd[i]
-        total += tau[i] + tau_dot[i]
-        if second:
-            tau_ddot[i] = dot3(u, Fdd[1] if lin else Fdd[0]) + Ia * qdddd[i] + Fv * qddd[i]
-            total += tau_ddot[i]
-        par = parent(fp, i)
-        if par >= 0:
-            R, p = mat3(work, i, _W_R), vec3(work, i, _W_P)
-            s1 = joint_motion(fp, i, qd[i])
-            mput(work, par, _W_F, madd(mget(work, par, _W_F), to_parent(R, p, F)))
-            mput(work, par, _W_FD, madd(mget(work, par, _W_FD),
-                                        to_parent(R, p, madd(Fd, fcross(s1, F)))))
-            if second:
-                s2 = joint_motion(fp, i, qdd[i])
-                inner = madd(madd(Fdd, mscale(fcross(s1, Fd), 2.0)),
-                             madd(fcross(s1, fcross(s1, F)), fcross(s2, F)))
-                mput(work, par, _W_FDD, madd(mget(work, par, _W_FDD), to_parent(R, p, inner)))
-    return bool(np.isfinite(total))
-
-
-@jit
-def _gfd_batch(fp: Array, Q: Array, QD: Array, QDD: Array, QDDD: Array, QDDDD: Array, g: Array,
-               second: bool, TAU: Array, TAU_D: Array, TAU_DD: Array) -> bool:
-    work = np.empty((Q.shape[1], _W_COLS))
-    none = np.empty((0, 6))
-    ok = True
-    for s in range(Q.shape[0]):
-        ok = gfd_pass(fp, Q[s], QD[s], QDD[s], QDDD[s], QDDDD[s] if second else QDDD[s], g,
-                      none, none, none, False, second, TAU[s], TAU_D[s],
-                      TAU_DD[s] if second else TAU_D[s], work) and ok
-    return ok
-
-
 def _wrench_or_empty(model: RobotModel, x: object | None, name: str) -> Array:
     return body_wrenches(model, x, name) if x is not None else np.zeros((model.nv, 6))
 
 
-@jit_entry
-def _gfd_fast(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array, tau: Array,
-              tau_dot: Array) -> bool:
-    """The control-rate entry of ``(tau, tau_dot)``: no wrenches, lengths checked here."""
-    n = fp.shape[0]
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or qddd.shape[0] != n:
-        return False
-    work = scratch(n, _W_COLS)
-    none = work[:0]
-    return gfd_pass(fp, q, qd, qdd, qddd, qddd, g, none, none, none, False, False, tau,
-                    tau_dot, tau_dot, work)
-
-
-_gfd_fast_call = FastCall(_gfd_fast)
+_gfd_fast_call = FastCall(gfd_call)
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 
 
-def rnea_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object, *,
-                    gravity: object | None = None, fext: object | None = None,
-                    fext_dot: object | None = None) -> tuple[Array, Array]:
+def rnea_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object, *,
+                         gravity: object | None = None, fext: object | None = None,
+                         fext_dot: object | None = None) -> tuple[Array, Array]:
     """``(tau, tau_dot)`` (n,) from positions to jerks; ``fext``/``fext_dot`` (n, 6)."""
     if fext is None and fext_dot is None:  # lean path, as rnea()'s
         q, qd, qdd, qddd = _asc(q, _f64), _asc(qd, _f64), _asc(qdd, _f64), _asc(qddd, _f64)
@@ -238,16 +88,16 @@ def rnea_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd:
             g = model.gravity if gravity is None else gravity_vector(model, gravity)
             if _gfd_fast_call.call(model.kernel_floats, q, qd, qdd, qddd, g, tau, tau_dot):
                 return tau, tau_dot
-        model.require_one_dof("rnea_derivative")  # (their kernel rows never match q, qd)
+        model.require_one_dof("rnea_time_derivative")  # (their kernel rows never match q, qd)
         raise_bad_input(model, q=q, qd=qd, qdd=qdd, qddd=qddd)
     tau, tau_dot, _ = _evaluate(model, q, qd, qdd, qddd, None, gravity, fext, fext_dot, None)
     return tau, tau_dot
 
 
-def rnea_second_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
-                           qdddd: object, *, gravity: object | None = None,
-                           fext: object | None = None, fext_dot: object | None = None,
-                           fext_ddot: object | None = None) -> tuple[Array, Array, Array]:
+def rnea_second_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
+                                qdddd: object, *, gravity: object | None = None,
+                                fext: object | None = None, fext_dot: object | None = None,
+                                fext_ddot: object | None = None) -> tuple[Array, Array, Array]:
     """``(tau, tau_dot, tau_ddot)`` (n,) from positions to snaps (4th derivatives)."""
     return _evaluate(model, q, qd, qdd, qddd, qdddd, gravity, fext, fext_dot, fext_ddot)
 
@@ -255,7 +105,7 @@ def rnea_second_derivative(model: RobotModel, q: object, qd: object, qdd: object
 def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
               qdddd: object | None, gravity: object | None, fext: object | None,
               fext_dot: object | None, fext_ddot: object | None) -> tuple[Array, Array, Array]:
-    model.require_one_dof("rnea_derivative/rnea_second_derivative")
+    model.require_one_dof("rnea_time_derivative/rnea_second_time_derivative")
     second = qdddd is not None
     args = {"q": joint_vector(model, q, "q"), "qd": joint_vector(model, qd, "qd"),
             "qdd": joint_vector(model, qdd, "qdd"), "qddd": joint_vector(model, qddd, "qddd")}
@@ -265,46 +115,38 @@ def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: objec
     fe, fe_dot, fe_ddot = (_wrench_or_empty(model, x, name) for x, name in
                            ((fext, "fext"), (fext_dot, "fext_dot"), (fext_ddot, "fext_ddot")))
     tau, tau_dot, tau_ddot = (np.empty(model.nv) for _ in range(3))
-    if not _gfd_call(model.kernel_floats, args["q"], args["qd"], args["qdd"], args["qddd"],
-                     args.get("qdddd", args["qddd"]), gravity_vector(model, gravity),
-                     fe, fe_dot, fe_ddot, use_fext, second, tau, tau_dot, tau_ddot):
+    if not gfd_general_call(model.kernel_floats, args["q"], args["qd"], args["qdd"],
+                            args["qddd"], args.get("qdddd", args["qddd"]),
+                            gravity_vector(model, gravity), fe, fe_dot, fe_ddot, use_fext,
+                            second, tau, tau_dot, tau_ddot):
         raise_non_finite(model, **args)
     return tau, tau_dot, tau_ddot
 
 
-@jit
-def _gfd_call(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Array, g: Array,
-              fext: Array, fext_dot: Array, fext_ddot: Array, use_fext: bool, second: bool,
-              tau: Array, tau_dot: Array, tau_ddot: Array) -> bool:
-    work = np.empty((q.shape[0], _W_COLS))
-    return gfd_pass(fp, q, qd, qdd, qddd, qdddd, g, fext, fext_dot, fext_ddot, use_fext,
-                    second, tau, tau_dot, tau_ddot, work)
-
-
-def rnea_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
-                          *, gravity: object | None = None) -> tuple[Array, Array]:
-    """:func:`rnea_derivative` over N samples: (N, n) inputs give two (N, n) arrays."""
-    model.require_one_dof("rnea_derivative_batch")
+def rnea_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
+                               *, gravity: object | None = None) -> tuple[Array, Array]:
+    """:func:`rnea_time_derivative` over N samples: (N, n) inputs give two (N, n) arrays."""
+    model.require_one_dof("rnea_time_derivative_batch")
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD = (joint_batch(model, x, name, Q.shape[0])
                      for x, name in ((qd, "qd"), (qdd, "qdd"), (qddd, "qddd")))
     TAU, TAU_D = np.empty_like(Q), np.empty_like(Q)
-    if not _gfd_batch(model.kernel_floats, Q, QD, QDD, QDDD, QDDD,
-                      gravity_vector(model, gravity), False, TAU, TAU_D, TAU_D):
+    if not gfd_batch(model.kernel_floats, Q, QD, QDD, QDDD, QDDD,
+                     gravity_vector(model, gravity), False, TAU, TAU_D, TAU_D):
         raise_non_finite(model, q=Q, qd=QD, qdd=QDD, qddd=QDDD)
     return TAU, TAU_D
 
 
-def rnea_second_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object,
-                                 qddd: object, qdddd: object, *,
-                                 gravity: object | None = None) -> tuple[Array, Array, Array]:
-    """:func:`rnea_second_derivative` over N samples: (N, n) inputs give three (N, n)."""
-    model.require_one_dof("rnea_second_derivative_batch")
+def rnea_second_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object,
+                                      qddd: object, qdddd: object, *,
+                                      gravity: object | None = None) -> tuple[Array, Array, Array]:
+    """:func:`rnea_second_time_derivative` over N samples: (N, n) inputs give three (N, n)."""
+    model.require_one_dof("rnea_second_time_derivative_batch")
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD, QDDDD = (joint_batch(model, x, name, Q.shape[0]) for x, name in
                             ((qd, "qd"), (qdd, "qdd"), (qddd, "qddd"), (qdddd, "qdddd")))
     TAU, TAU_D, TAU_DD = np.empty_like(Q), np.empty_like(Q), np.empty_like(Q)
-    if not _gfd_batch(model.kernel_floats, Q, QD, QDD, QDDD, QDDDD,
-                      gravity_vector(model, gravity), True, TAU, TAU_D, TAU_DD):
+    if not gfd_batch(model.kernel_floats, Q, QD, QDD, QDDD, QDDDD,
+                     gravity_vector(model, gravity), True, TAU, TAU_D, TAU_DD):
         raise_non_finite(model, q=Q, qd=QD, qdd=QDD, qddd=QDDD, qdddd=QDDDD)
     return TAU, TAU_D, TAU_DD

@@ -7,7 +7,7 @@ forward recursion of RNEA's first pass, Khalil 2010 eq. 13); ``kinetic_energy``
 ``potential_energy``
 ``V = -sum_i m_i g . c_i`` with ``c_i`` the COM of body ``i`` in the base frame.
 Multi-DoF and mimic joints: the poses of the kernel tree's rows
-(:mod:`rnea_ros.core._expansion`), each body's from the row carrying it.
+(:mod:`rnea_ros.core.expansion`), each body's from the row carrying it.
 Shapes: ``q`` (nq,), ``qd`` (nv,).
 """
 
@@ -16,10 +16,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._expansion import expand
-from rnea_ros.core._jit import F_AXIS, PRISMATIC, joint_transform, kind, parent, vec3
+from rnea_ros.core._algebra import joint_transform, vec3
+from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind, parent
 from rnea_ros.core.dynamics.crba import mass_matrix
 from rnea_ros.core.errors import StateError
+from rnea_ros.core.expansion import expand
 from rnea_ros.core.inputs import gravity_vector, joint_vector
 from rnea_ros.core.model.robot_model import RobotModel
 

@@ -20,6 +20,10 @@ for prismatic joints; a free-flyer's six entries are the wrench ``[force;
 torque]`` on its body, in the body frame (Pinocchio's order). Models with
 multi-DoF or mimic joints run the same kernels on their kernel tree
 (:mod:`~rnea_ros.core.dynamics.rnea_expanded`).
+
+Kernels: :mod:`~rnea_ros.core.dynamics._rnea_jit` -- each ``FastCall`` below names
+its entry (``rnea_call``, ``rnea_general_call``, ``gravity_call``); the batch forms call
+``rnea_rows`` / ``gravity_rows`` directly.
 """
 
 from __future__ import annotations
@@ -27,39 +31,15 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    F_ARMATURE,
-    F_AXIS,
-    F_COULOMB,
-    F_VISCOUS,
-    PRISMATIC,
-    Base,
-    FastCall,
-    add3,
-    base_tuple,
-    body_force,
-    child_motion,
-    cross,
-    dot3,
-    fixed_base,
-    inline,
-    jit,
-    jit_entry,
-    jit_entry_fma,
-    jit_fma,
-    joint_transform,
-    kind,
-    mat3,
-    mv,
-    parent,
-    put3,
-    put9,
-    scratch,
-    sign,
-    sub3,
-    vec3,
+from rnea_ros.core._compile import FastCall
+from rnea_ros.core.dynamics import rnea_expanded as expanded
+from rnea_ros.core.dynamics._rnea_jit import (
+    gravity_call,
+    gravity_rows,
+    rnea_call,
+    rnea_general_call,
+    rnea_rows,
 )
-from rnea_ros.core.dynamics.batch_kernels import gravity_row, gravity_rows, rnea_rows
 from rnea_ros.core.dynamics.moving_base import BaseMotion, base_state
 from rnea_ros.core.inputs import (
     body_wrenches,
@@ -73,148 +53,11 @@ from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 
-# Work array columns (per body).
-_W_R, _W_P, _W_W, _W_V, _W_DW, _W_A, _W_N, _W_F = 0, 9, 12, 15, 18, 21, 24, 27
-_W_COLS = 30
-_gravity_row = inline(gravity_row)
-# The forward step inlined at IR level: as fast as the step written out in place.
-_child_motion, _body_force = inline(child_motion), inline(body_force)
-
-
-@jit
-def rnea_pass(fp: Array, q: Array, qd: Array, qdd: Array, base: Base,
-              fext: Array, use_fext: bool, drive: bool, tau: Array, work: Array) -> bool:
-    """One RNEA evaluation into ``tau``; ``work`` (n, 30) holds per-body state.
-
-    ``base`` is the base's motion ``(w0, v0, dw0, a0)`` in the base frame, gravity
-    folded into ``a0`` (:func:`fixed_base`, :func:`~.moving_base.base_state`).
-
-    ``drive`` adds armature and friction (Khalil eq. 31). After the call,
-    ``work[i, 24:30]`` is the wrench ``(n, f)`` transmitted through joint ``i``
-    onto body ``i``, in body ``i``'s frame. Returns whether ``tau`` is finite.
-    """
-    forward_pass(fp, q, qd, qdd, base, fext, use_fext, work)
-    return backward_pass(fp, qd, qdd, drive, tau, work)
-
-
-@jit
-def forward_pass(fp: Array, q: Array, qd: Array, qdd: Array, base: Base,
-                 fext: Array, use_fext: bool, work: Array) -> None:
-    """RNEA's forward pass: poses, ``w, v, dw, a`` and body forces ``(n, f)`` into ``work``.
-
-    The recursion starts from the base's motion ``base = (w0, v0, dw0, a0)``
-    (Khalil 2010 §7.1: ``V_0`` and ``dV_0`` are its initial values; a fixed
-    base has ``w0 = v0 = dw0 = 0`` and ``a0 = -g``).
-    """
-    n = q.shape[0]
-    w0, v0, dw0, a0 = base
-    for i in range(n):
-        # Forward pass: velocities and accelerations (Caron's pseudo-code).
-        R, p = joint_transform(fp, i, q[i])
-        put9(work, i, _W_R, R)
-        put3(work, i, _W_P, p)
-        par = parent(fp, i)
-        if par < 0:
-            w_p, v_p, dw_p, a_p = w0, v0, dw0, a0
-        else:
-            w_p, v_p = vec3(work, par, _W_W), vec3(work, par, _W_V)
-            dw_p, a_p = vec3(work, par, _W_DW), vec3(work, par, _W_A)
-        w, v, dw, a = _child_motion(fp, i, R, p, w_p, v_p, dw_p, a_p, qd[i], qdd[i])
-        # Body force f = I a + v x* I v - f_ext.
-        nb, fb = _body_force(fp, i, w, v, dw, a)
-        if use_fext:
-            fb = sub3(fb, vec3(fext, i, 0))
-            nb = sub3(nb, vec3(fext, i, 3))
-        put3(work, i, _W_W, w)
-        put3(work, i, _W_V, v)
-        put3(work, i, _W_DW, dw)
-        put3(work, i, _W_A, a)
-        put3(work, i, _W_N, nb)
-        put3(work, i, _W_F, fb)
-
-
-@jit
-def backward_pass(fp: Array, qd: Array, qdd: Array, drive: bool, tau: Array,
-                  work: Array) -> bool:
-    """RNEA's backward pass over the body forces in ``work``; whether ``tau`` is finite."""
-    n = qd.shape[0]
-    total = 0.0
-    for i in range(n - 1, -1, -1):
-        # Backward pass: project on the joint axis, pass the wrench to the parent.
-        nb = vec3(work, i, _W_N)
-        fb = vec3(work, i, _W_F)
-        u = vec3(fp, i, F_AXIS)
-        t = dot3(u, nb) if kind(fp, i) != PRISMATIC else dot3(u, fb)
-        if drive:
-            t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * sign(qd[i])
-                  + fp[i, F_VISCOUS] * qd[i])
-        tau[i] = t
-        total += t
-        par = parent(fp, i)
-        if par >= 0:
-            R = mat3(work, i, _W_R)
-            Rf = mv(R, fb)
-            Rn = add3(mv(R, nb), cross(vec3(work, i, _W_P), Rf))
-            put3(work, par, _W_N, add3(vec3(work, par, _W_N), Rn))
-            put3(work, par, _W_F, add3(vec3(work, par, _W_F), Rf))
-    return bool(np.isfinite(total))
-
-
-@jit_entry
-def _rnea_call(fp: Array, q: Array, qd: Array, qdd: Array, g: Array, tau: Array) -> bool:
-    """The 1 kHz entry: drive terms, no external wrenches (six arguments to unbox).
-
-    Also checks the vector lengths, so the Python side need not; False means
-    a wrong length or a non-finite result.
-    """
-    n = fp.shape[0]
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or g.shape[0] != 3:
-        return False
-    work = scratch(n, _W_COLS)
-    return rnea_pass(fp, q, qd, qdd, fixed_base(g), work[:0], False, True, tau, work)
-
-
-@jit
-def _rnea_general_call(fp: Array, q: Array, qd: Array, qdd: Array, base: Array,
-                       fext: Array, use_fext: bool, drive: bool, tau: Array, wrenches: Array,
-                       want_wrenches: bool) -> bool:
-    """The general entry: ``base`` (12,) is ``[w0, v0, dw0, a0]`` (see :func:`rnea_pass`)."""
-    n = q.shape[0]
-    work = np.empty((n, _W_COLS))
-    ok = rnea_pass(fp, q, qd, qdd, base_tuple(base), fext, use_fext, drive, tau, work)
-    if want_wrenches:
-        for i in range(n):
-            for k in range(3):
-                wrenches[i, k] = work[i, _W_F + k]
-                wrenches[i, 3 + k] = work[i, _W_N + k]
-    return ok
-
-
-@jit_fma
-def gravity_pass(fp: Array, q: Array, g: Array, tau: Array,
-                 work: Array) -> bool:
-    """``g(q)`` into ``tau``: :func:`rnea_pass` with ``qd = qdd = 0`` and no drive terms,
-    by composite first moments (:func:`~.batch_kernels.gravity_row`); whether ``tau``
-    is finite. ``q``, ``tau`` C-contiguous (n,), ``work`` (n, 30)."""
-    n = q.shape[0]
-    return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
-
-
-@jit_entry_fma
-def _gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
-    """The 1 kHz entry of :func:`gravity_pass`; False: wrong length or non-finite result."""
-    n = fp.shape[0]
-    if q.shape[0] != n or g.shape[0] != 3:
-        return False
-    work = scratch(n, _W_COLS)
-    return bool(np.isfinite(_gravity_row(fp, q.reshape((1, n)), 0, g, tau.reshape((1, n)), work)))
-
-
 _NO_WRENCH = np.zeros((0, 6))
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty  # global lookups are cheaper
-_rnea_fast = FastCall(_rnea_call)
-_rnea_general = FastCall(_rnea_general_call)
-_gravity_fast = FastCall(_gravity_call)
+_rnea_fast = FastCall(rnea_call)
+_rnea_general = FastCall(rnea_general_call)
+_gravity_fast = FastCall(gravity_call)
 
 
 def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
@@ -378,12 +221,7 @@ def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
     return tau
 
 
-# The kernel-tree path reuses rnea_pass above, so it is imported last (a cycle otherwise).
-from rnea_ros.core.dynamics import rnea_expanded as expanded  # noqa: E402
-
 __all__ = [
-    "backward_pass",
-    "forward_pass",
     "friction_torques",
     "gravity_batch",
     "gravity_torques",
@@ -391,6 +229,5 @@ __all__ = [
     "nonlinear_effects_batch",
     "rnea",
     "rnea_batch",
-    "rnea_pass",
     "rnea_with_wrenches",
 ]

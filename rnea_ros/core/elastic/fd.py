@@ -9,13 +9,15 @@ The equations of motion in the joint/motor coordinates ``x = [q; theta]``
                                         = tau_i                          rigid joint
                                 tau_me  = motor torques of the elastic joints
 
-are assembled with :func:`~rnea_ros.core.elastic.rnea.elastic_pass` (Algorithm 1):
+are assembled with :func:`~rnea_ros.core.elastic._rnea_jit.elastic_pass` (Algorithm 1):
 ``zeta`` with zero accelerations (eq. 32-33), column ``j`` of ``A`` with zero
 velocities, gravity and wrenches and ``xdd = e_j`` (eq. 34-35), taking an
 elastic joint's row from its link-side torque ``S^T f_b`` and its motor row from
 the motor torque less the spring. Then ``xdd = A^-1 ([tau_q; tau_me] - zeta)``
 (eq. 36). O(n^2) evaluations; :mod:`~rnea_ros.core.elastic.hybrid` is the O(n)
 recursive form, and both agree. Friction of the link joints is part of ``zeta``.
+
+Kernels: :mod:`~rnea_ros.core.elastic._fd_jit` (``assemble``, ``applied_rows``).
 """
 
 from __future__ import annotations
@@ -25,10 +27,9 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import jit
-from rnea_ros.core.dynamics.rnea import _W_COLS
-from rnea_ros.core.elastic.model import E_D, E_INDEX, E_K, ElasticModel
-from rnea_ros.core.elastic.rnea import check_finite, elastic_pass, motor_vector
+from rnea_ros.core.elastic._fd_jit import assemble
+from rnea_ros.core.elastic.model import ElasticModel
+from rnea_ros.core.elastic.rnea import check_finite, motor_vector
 from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector
 
 Array = NDArray[np.float64]
@@ -39,47 +40,6 @@ class Dynamics(NamedTuple):
 
     A: Array
     zeta: Array
-
-
-@jit
-def _rows(ep: Array, q: Array, theta: Array, qd: Array, thetad: Array, tau: Array,
-          tau_link: Array, springs: bool, out: Array) -> None:
-    """Eq. 32-35: the rows of ``[q; theta]`` from one Algorithm-1 evaluation."""
-    n = q.shape[0]
-    for i in range(n):
-        k = int(ep[i, E_INDEX])
-        if k < 0:
-            out[i] = tau[i]
-        else:
-            out[i] = tau_link[i]
-            spring = ep[i, E_K] * (theta[k] - q[i]) + ep[i, E_D] * (thetad[k] - qd[i])
-            out[n + k] = tau[i] - (0.0 if springs else spring)
-
-
-@jit
-def _assemble(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array,
-              thetad: Array, g: Array, fext: Array, use_fext: bool, A: Array,
-              zeta: Array) -> bool:
-    n, ne = q.shape[0], theta.shape[0]
-    work = np.empty((n, _W_COLS))
-    tau, tau_link = np.empty(n), np.empty(n)
-    zn, ze = np.zeros(n), np.zeros(ne)
-    ok = elastic_pass(fp, ep, mp, q, theta, qd, thetad, zn, ze, g, fext, use_fext,
-                      tau, tau_link, work)
-    _rows(ep, q, theta, qd, thetad, tau, tau_link, True, zeta)
-    g0 = np.zeros(3)
-    col = np.empty(n + ne)
-    for j in range(n + ne):
-        qdd, thetadd = np.zeros(n), np.zeros(ne)
-        if j < n:
-            qdd[j] = 1.0
-        else:
-            thetadd[j - n] = 1.0
-        ok = elastic_pass(fp, ep, mp, q, theta, zn, ze, qdd, thetadd, g0, fext, False,
-                          tau, tau_link, work) and ok
-        _rows(ep, q, theta, zn, ze, tau, tau_link, False, col)
-        A[:, j] = col
-    return ok
 
 
 def dynamics(model: ElasticModel, q: object, theta: object, qd: object, thetad: object, *,
@@ -93,9 +53,9 @@ def dynamics(model: ElasticModel, q: object, theta: object, qd: object, thetad: 
     A, zeta = np.empty((size, size)), np.empty(size)
     use_fext = fext is not None
     f = body_wrenches(links, fext) if use_fext else np.zeros((0, 6))
-    if not _assemble(model.unified.kernel_floats, model.joint_floats, model.motor_floats,
-                     args["q"], args["theta"], args["qd"], args["thetad"],
-                     gravity_vector(links, gravity), f, use_fext, A, zeta):
+    if not assemble(model.unified.kernel_floats, model.joint_floats, model.motor_floats,
+                    args["q"], args["theta"], args["qd"], args["thetad"],
+                    gravity_vector(links, gravity), f, use_fext, A, zeta):
         check_finite(model, **args)
     return Dynamics(0.5 * (A + A.T), zeta)
 

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.dynamics.gfd import rnea_second_derivative
+from rnea_ros.core.dynamics.gfd import rnea_second_time_derivative
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.elastic.rnea import elastic_rnea
 from rnea_ros.core.model.robot_model import RobotModel
@@ -86,7 +86,7 @@ class Feedforward:
         theta, thetad, thetadd = (np.asarray(x, dtype=np.float64)[e].copy()
                                   for x in (q, qd, qdd))
         if m.n_elastic:
-            tau_l, tau_l_dot, tau_l_ddot = rnea_second_derivative(
+            tau_l, tau_l_dot, tau_l_ddot = rnea_second_time_derivative(
                 m.unified, q, qd, qdd, qddd, qdddd, gravity=gravity)
             K = m.stiffness[e]
             theta += tau_l[e] / K

@@ -26,6 +26,9 @@ spring torque (eq. 28); for any other input the difference is what the spring
 would have to add. Shapes: ``q, qd, qdd`` (n,), ``theta, thetad, thetadd`` (n_e,)
 in the order of :attr:`ElasticModel.elastic_names`; ``fext`` (n, 6) wrenches
 ``[force, torque]`` applied to each body in its frame (hua's ``f_e``, eq. 20, 26).
+
+Kernels: :mod:`~rnea_ros.core.elastic._rnea_jit` (``elastic_pass``; the entry
+``elastic_call`` behind the ``FastCall`` below).
 """
 
 from __future__ import annotations
@@ -35,40 +38,9 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._jit import (
-    FastCall,
-    add3,
-    cross,
-    dot3,
-    fixed_base,
-    jit,
-    jit_entry,
-    put3,
-    scale3,
-    scratch,
-    vec3,
-)
-from rnea_ros.core.dynamics.rnea import (
-    _W_COLS,
-    _W_DW,
-    _W_F,
-    _W_N,
-    _W_W,
-    backward_pass,
-    forward_pass,
-)
-from rnea_ros.core.elastic.model import (
-    E_D,
-    E_ELASTIC,
-    E_INDEX,
-    E_K,
-    M_AXIS,
-    M_BODY,
-    M_ETA,
-    M_IZ,
-    M_JOINT,
-    ElasticModel,
-)
+from rnea_ros.core._compile import FastCall
+from rnea_ros.core.elastic._rnea_jit import elastic_call
+from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector
 
@@ -85,60 +57,7 @@ class ElasticTorques(NamedTuple):
     wrenches: Array
 
 
-@jit
-def elastic_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array,
-                 thetad: Array, qdd: Array, thetadd: Array, g: Array, fext: Array,
-                 use_fext: bool, tau: Array, tau_link: Array, work: Array) -> bool:
-    """Algorithm 1 into ``tau`` and ``tau_link``; ``work`` (n, 30) as :func:`rnea_pass`'s."""
-    n = q.shape[0]
-    forward_pass(fp, q, qd, qdd, fixed_base(g), fext, use_fext, work)
-    for j in range(n):
-        tau[j] = 0.0
-    for m in range(mp.shape[0]):  # rotor spin: eq. 23-25 on the carrier, eq. 27/29 terms
-        j = int(mp[m, M_JOINT])
-        c = int(mp[m, M_BODY])
-        eta, Iz = mp[m, M_ETA], mp[m, M_IZ]
-        z = vec3(mp, m, M_AXIS)
-        k = int(ep[j, E_INDEX])
-        psid, psidd = (qd[j], qdd[j]) if k < 0 else (thetad[k], thetadd[k])
-        z_dw = 0.0
-        if c >= 0:
-            w_c = vec3(work, c, _W_W)
-            z_dw = dot3(z, vec3(work, c, _W_DW))
-            spin = add3(scale3(z, psidd), cross(w_c, scale3(z, psid)))
-            put3(work, c, _W_N, add3(vec3(work, c, _W_N), scale3(spin, eta * Iz)))
-        tau[j] = eta * Iz * (z_dw + eta * psidd)
-    ok = backward_pass(fp, qd, qdd, True, tau_link, work)
-    for j in range(n):
-        k = int(ep[j, E_INDEX])
-        if k < 0:
-            tau[j] += tau_link[j]
-        else:
-            tau[j] += ep[j, E_K] * (theta[k] - q[j]) + ep[j, E_D] * (thetad[k] - qd[j])
-    return ok and bool(np.isfinite(tau.sum()))
-
-
-@jit_entry
-def _elastic_call(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array,
-                  thetad: Array, qdd: Array, thetadd: Array, g: Array, fext: Array,
-                  use_fext: bool, tau: Array, tau_link: Array, wrenches: Array) -> bool:
-    n, ne = fp.shape[0], 0
-    for i in range(n):
-        ne += int(ep[i, E_ELASTIC])
-    if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or theta.shape[0] != ne
-            or thetad.shape[0] != ne or thetadd.shape[0] != ne or g.shape[0] != 3):
-        return False  # the caller explains
-    work = scratch(n, _W_COLS)
-    ok = elastic_pass(fp, ep, mp, q, theta, qd, thetad, qdd, thetadd, g, fext, use_fext,
-                      tau, tau_link, work)
-    for i in range(wrenches.shape[0]):
-        for k in range(3):
-            wrenches[i, k] = work[i, _W_F + k]
-            wrenches[i, 3 + k] = work[i, _W_N + k]
-    return ok
-
-
-_fast = FastCall(_elastic_call)
+_fast = FastCall(elastic_call)
 _NO_WRENCH = np.zeros((0, 6))
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 
@@ -196,4 +115,4 @@ def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thet
     return ElasticTorques(tau, tau_link, out)
 
 
-__all__ = ["ElasticTorques", "check_finite", "elastic_pass", "elastic_rnea", "motor_vector"]
+__all__ = ["ElasticTorques", "check_finite", "elastic_rnea", "motor_vector"]

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core._algebra import quaternion_matrix as _quaternion_rows
 from rnea_ros.core.errors import ModelError, StateError, options
 from rnea_ros.core.model.robot_model import RobotModel
 
@@ -193,13 +194,10 @@ def quaternion_conjugate(a: Array) -> Array:
 
 
 def quaternion_matrix(a: Array) -> Array:
-    """The rotation (3, 3) of a unit quaternion ``[x, y, z, w]``."""
+    """The rotation (3, 3) of a unit quaternion ``[x, y, z, w]`` (the package's one
+    formula, :func:`rnea_ros.core._algebra.quaternion_matrix`, as an array)."""
     x, y, z, w = a
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(_quaternion_rows(float(x), float(y), float(z), float(w))).reshape(3, 3)
 
 
 def quaternion_exp(w: Array) -> Array:

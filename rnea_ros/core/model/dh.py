@@ -18,22 +18,22 @@ the fixed frame ``"<link>_frame"`` (``Tran(x, a_j) Rot(x, alpha_j)`` from it).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from rnea_ros.core import spatial
 from rnea_ros.core.errors import DHError
 from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, RobotModel, check_inertia
-from rnea_ros.core.model.tree import INF, JointSpec, LinkSpec, as_inertia, as_vector3, build_model
+from rnea_ros.core.model.tree import JointSpec, LinkSpec, TableRow, build_model
 
 
 @dataclass(frozen=True)
-class DHLink:
-    """One row of a standard DH table plus the link's inertial and drive data.
-
-    ``inertia`` is about the COM, in frame ``j`` axes: 3 (principal), 6
-    (xx, yy, zz, xy, xz, yz) or 9 numbers. Units: m, rad, kg, kg m^2.
+class DHLink(TableRow):
+    """One row of a standard DH table plus the link's inertial and drive data
+    (:class:`~rnea_ros.core.model.tree.TableRow`'s keywords: ``mass``, ``com``,
+    ``inertia``, names, limits, drive parameters; COM and inertia in frame ``j``).
+    Units: m, rad.
     """
 
     theta: float = 0.0
@@ -41,18 +41,6 @@ class DHLink:
     a: float = 0.0
     alpha: float = 0.0
     joint: str = "revolute"
-    mass: float = 0.0
-    com: Sequence[float] = (0.0, 0.0, 0.0)
-    inertia: Sequence[float] = field(default=(0.0, 0.0, 0.0))
-    name: str | None = None
-    link_name: str | None = None
-    effort_limit: float = INF
-    velocity_limit: float = INF
-    lower_limit: float = -INF
-    upper_limit: float = INF
-    armature: float = 0.0
-    coulomb: float = 0.0
-    viscous: float = 0.0
 
 
 def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "base_link",
@@ -74,17 +62,14 @@ def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "bas
         if not all(np.isfinite(v) for v in values):
             raise DHError(f"{where}: theta, d, a, alpha must be finite, got {values}")
         frame_name = f"{link_name}_frame"
-        com = as_vector3(row.com, f"{where} com", DHError)
-        inertia = as_inertia(row.inertia, where, DHError)
-        check_inertia(f"DH row {j}, link '{link_name}'", float(row.mass), com, inertia,
+        frame = row.link_spec(frame_name, where, DHError)
+        check_inertia(f"DH row {j}, link '{link_name}'", frame.mass, frame.com, frame.inertia,
                       inertia_check)
-        link_specs += [LinkSpec(link_name), LinkSpec(frame_name, float(row.mass), com, inertia)]
+        link_specs += [LinkSpec(link_name), frame]
         origin = spatial.compose(spatial.rotation(spatial.rot_z(row.theta)),
                                  spatial.translation(0.0, 0.0, row.d))
         joint_specs += [
-            JointSpec(joint_name, row.joint, previous, link_name, origin, np.array([0.0, 0, 1]),
-                      row.effort_limit, row.velocity_limit, row.lower_limit, row.upper_limit,
-                      row.armature, row.coulomb, row.viscous),
+            row.joint_spec(joint_name, row.joint, previous, link_name, origin),
             JointSpec(f"{link_name}_frame_joint", "fixed", link_name, frame_name,
                       spatial.compose(spatial.translation(row.a, 0.0, 0.0),
                                       spatial.rotation(spatial.rot_x(row.alpha)))),

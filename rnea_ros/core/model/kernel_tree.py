@@ -4,7 +4,7 @@ Each 1-DoF joint and each mimic follower is one row, as it always was; a
 multi-DoF joint becomes its chain of sub-joints (:data:`~.joints.SUB_JOINTS`):
 the first (the *anchor*) at the joint's placement, which the kernels' callers
 replace by ``placement o pose(q)`` at every call
-(:func:`~rnea_ros.core._expansion.write_anchor`), the others at the identity;
+(:func:`~rnea_ros.core._expansion_jit.write_anchor`), the others at the identity;
 intermediate bodies are massless and the last row carries the body's inertia.
 Rows are in body order, a joint's sub-joints consecutive, so ``parent[k] < k``
 still holds. A model of 1-DoF joints only packs exactly as before (one row per
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core import _jit
-from rnea_ros.core._expansion import (
+from rnea_ros.core import _layout
+from rnea_ros.core._layout import (
     ANCHOR_KINDS,
     INNER,
     K_COLS,
@@ -42,7 +42,7 @@ IntArray = NDArray[np.int64]
 @dataclass(frozen=True)
 class KernelTree:
     """``floats`` (nk, 30) and ``map`` (nk, 7) for the kernels (see
-    :mod:`~rnea_ros.core._expansion`); ``first_row``/``last_row`` (nbodies,): each
+    :mod:`~rnea_ros.core.expansion`); ``first_row``/``last_row`` (nbodies,): each
     body's joint's first kernel row and the row carrying its inertia."""
 
     floats: Array
@@ -99,9 +99,9 @@ def build_kernel_tree(
     body_of = np.array([max(r.body, 0) for r in rows], dtype=np.int64)
     drive_of = np.array([max(r.drive, 0) for r in rows], dtype=np.int64)
     axes = np.array([r.axis for r in rows], dtype=np.float64)
-    floats = _jit.pack_model(
+    floats = _layout.pack_model(
         np.array([r.parent for r in rows], dtype=np.int64),
-        np.array([_jit.joint_kind(r.prismatic, u) for r, u in zip(rows, axes, strict=True)],
+        np.array([_layout.joint_kind(r.prismatic, u) for r, u in zip(rows, axes, strict=True)],
                  dtype=np.int64),
         np.array([r.R for r in rows], dtype=np.float64),
         np.array([r.p for r in rows], dtype=np.float64), axes,

@@ -23,28 +23,28 @@ quaternion ``[x y z w]`` and ``v_j`` the angular velocity in ``R_j``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from rnea_ros.core import spatial
 from rnea_ros.core.errors import DHError
 from rnea_ros.core.model.robot_model import STANDARD_GRAVITY, RobotModel
-from rnea_ros.core.model.tree import INF, JointSpec, LinkSpec, as_inertia, as_vector3, build_model
+from rnea_ros.core.model.tree import JointSpec, LinkSpec, TableRow, build_model
 
 SIGMA_TYPES = {0: "revolute", 1: "prismatic", 2: "fixed"}
 ROW_TYPES = ("spherical",)  # joint_type values besides sigma's
 
 
 @dataclass(frozen=True)
-class MDHLink:
+class MDHLink(TableRow):
     """One row ``j`` of a Khalil-Kleinfinger table plus inertial and drive data.
 
     ``antecedent`` is ``a(j)``, the 1-based row of the antecedent link (0 = the
     base; ``None`` = the previous row). ``inertia`` is about the COM in frame
-    ``R_j`` axes: 3, 6 (xx, yy, zz, xy, xz, yz) or 9 numbers. Units: m, rad,
-    kg, kg m^2. ``armature``, ``coulomb``, ``viscous`` are Khalil eq. 31's
-    ``Ia_j``, ``Fs_j``, ``Fv_j``. ``joint_type="spherical"`` (with ``sigma = 0``)
+    ``R_j`` axes (:class:`~rnea_ros.core.model.tree.TableRow`'s keywords: ``mass``,
+    ``com``, ``inertia``, names, limits, drive parameters). Units: m, rad.
+    ``joint_type="spherical"`` (with ``sigma = 0``)
     makes the row a spherical joint (see the module docstring).
     """
 
@@ -56,18 +56,6 @@ class MDHLink:
     theta: float = 0.0
     r: float = 0.0
     antecedent: int | None = None
-    mass: float = 0.0
-    com: Sequence[float] = (0.0, 0.0, 0.0)
-    inertia: Sequence[float] = field(default=(0.0, 0.0, 0.0))
-    name: str | None = None
-    link_name: str | None = None
-    effort_limit: float = INF
-    velocity_limit: float = INF
-    lower_limit: float = -INF
-    upper_limit: float = INF
-    armature: float = 0.0
-    coulomb: float = 0.0
-    viscous: float = 0.0
     joint_type: str | None = None
 
 
@@ -103,14 +91,8 @@ def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "
             spatial.rotation(spatial.rot_z(row.theta)), spatial.translation(0.0, 0.0, row.r),
         ):
             origin = spatial.compose(origin, step)
-        link_specs.append(LinkSpec(link_names[j], float(row.mass),
-                                   as_vector3(row.com, f"{where} com", DHError),
-                                   as_inertia(row.inertia, where, DHError)))
-        joint_specs.append(JointSpec(
-            joint_name, row.joint_type or SIGMA_TYPES[row.sigma], link_names[antecedent],
-            link_names[j], origin,
-            np.array([0.0, 0.0, 1.0]), row.effort_limit, row.velocity_limit, row.lower_limit,
-            row.upper_limit, row.armature, row.coulomb, row.viscous,
-        ))
+        link_specs.append(row.link_spec(link_names[j], where, DHError))
+        joint_specs.append(row.joint_spec(joint_name, row.joint_type or SIGMA_TYPES[row.sigma],
+                                          link_names[antecedent], link_names[j], origin))
     return build_model(name, link_specs, joint_specs, gravity=gravity, error=DHError,
                        inertia_check=inertia_check)

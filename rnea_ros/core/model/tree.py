@@ -73,6 +73,45 @@ class JointSpec:
     mimic: tuple[str, float, float] | None = None  # (leader, multiplier, offset)
 
 
+@dataclass(frozen=True, kw_only=True)
+class TableRow:
+    """What a row of a standard DH table (:class:`~rnea_ros.core.model.dh.DHLink`) and of
+    a modified-DH one (:class:`~rnea_ros.core.model.mdh.MDHLink`) share besides the
+    geometry: the link's inertial data, names, limits and drive parameters (keywords).
+
+    ``com`` [m] and ``inertia`` (about the COM; 3 principal, 6 (xx, yy, zz, xy, xz, yz)
+    or 9 numbers [kg m^2]) are in the row's link frame; ``armature``, ``coulomb``,
+    ``viscous`` are Khalil eq. 31's ``Ia_j``, ``Fs_j``, ``Fv_j``.
+    """
+
+    mass: float = 0.0
+    com: Sequence[float] = (0.0, 0.0, 0.0)
+    inertia: Sequence[float] = field(default=(0.0, 0.0, 0.0))
+    name: str | None = None
+    link_name: str | None = None
+    effort_limit: float = INF
+    velocity_limit: float = INF
+    lower_limit: float = -INF
+    upper_limit: float = INF
+    armature: float = 0.0
+    coulomb: float = 0.0
+    viscous: float = 0.0
+
+    def link_spec(self, link: str, where: str, error: type[ModelError] = ModelError) -> LinkSpec:
+        """The link ``link`` carrying this row's mass, COM and inertia; ``error`` names
+        ``where`` for a malformed COM or inertia."""
+        return LinkSpec(link, float(self.mass), as_vector3(self.com, f"{where} com", error),
+                        as_inertia(self.inertia, where, error))
+
+    def joint_spec(self, name: str, type_: str, parent: str, child: str,
+                   origin: tuple[Array, Array]) -> JointSpec:
+        """Joint ``name`` about/along ``z`` of ``origin`` (its frame in ``parent``'s) with
+        this row's limits and drive parameters."""
+        return JointSpec(name, type_, parent, child, origin, np.array([0.0, 0.0, 1.0]),
+                         self.effort_limit, self.velocity_limit, self.lower_limit,
+                         self.upper_limit, self.armature, self.coulomb, self.viscous)
+
+
 def build_model(
     name: str,
     links: Sequence[LinkSpec],

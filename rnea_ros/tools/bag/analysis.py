@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core.coupling.loop_file import loop_file_path
-from rnea_ros.core.dynamics.gfd import rnea_derivative_batch
+from rnea_ros.core.dynamics.gfd import rnea_time_derivative_batch
 from rnea_ros.core.dynamics.rnea import gravity_batch, rnea_batch
 from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.robot_model import RobotModel
@@ -45,7 +45,7 @@ class Analysis:
         self.dynamics = dynamics
         self.joints = list(joints)
         # tau_dot of a mimic model: G^T tau_dot of its unfolded tree (the core's
-        # rnea_derivative refuses mimic models for now; see rnea_ros.mimic).
+        # rnea_time_derivative refuses mimic models for now; see rnea_ros.mimic).
         self.unfolded = (unfold(model) if isinstance(model, RobotModel) and model.mimic_joints
                          else None)
         n = model.nv
@@ -117,12 +117,12 @@ class Analysis:
             tau = rnea_batch(self.dynamics, q, qd, qdd)
             g = gravity_batch(self.dynamics, q)
             if self.unfolded is None:
-                _, tau_dot = rnea_derivative_batch(self.dynamics, q, qd, qdd, qddd)
+                _, tau_dot = rnea_time_derivative_batch(self.dynamics, q, qd, qdd, qddd)
             else:
                 u = self.unfolded
-                _, tau_dot_tree = rnea_derivative_batch(u.tree, u.configuration(q),
-                                                        u.tangent(qd), u.tangent(qdd),
-                                                        u.tangent(qddd))
+                _, tau_dot_tree = rnea_time_derivative_batch(u.tree, u.configuration(q),
+                                                             u.tangent(qd), u.tangent(qdd),
+                                                             u.tangent(qddd))
                 tau_dot = u.forces(tau_dot_tree)
         self.model_vs_measured.add(tau, effort)
         self.command_vs_measured.add(command, effort)

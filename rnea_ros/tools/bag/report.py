@@ -3,17 +3,41 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.tools.bag.statistics import rate_and_jitter
+from rnea_ros.tools.bag.options import Options
+from rnea_ros.tools.bag.reading import Joints
+from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker, rate_and_jitter
 
 Array = NDArray[np.float64]
 
-if TYPE_CHECKING:
-    from rnea_ros.tools.bag.analysis import Analysis
+
+class Analysed(Protocol):
+    """What the report reads of a finished analysis (an
+    :class:`rnea_ros.tools.bag.analysis.Analysis`, which imports this module, not the
+    other way round); it writes back only ``violations``."""
+
+    model: Joints
+    options: Options
+    joints: list[str]
+    plot: dict[str, list[Array]]
+    t0: float  # [s] the first analysed sample: the plots' and report's time origin
+    dt: float | None  # [s] the nominal state period
+    rate_limits: Array  # (n,) [N m/s or N/s]
+    has_commands: bool
+    period_sums: list[float]  # count, sum, sum of squares of the state periods
+    written: int
+    gaps: int
+    holes: int
+    segments: int
+    model_vs_measured: PairStats
+    command_vs_measured: PairStats
+    effort_violations: ViolationTracker
+    rate_violations: ViolationTracker
+    violations: list[Violation]
 
 
 def effort_unit(joint_type: str) -> str:
@@ -21,7 +45,7 @@ def effort_unit(joint_type: str) -> str:
     return "N" if joint_type == "prismatic" else "N m"
 
 
-def units(analysis: Analysis) -> str:
+def units(analysis: Analysed) -> str:
     """The robot's effort unit: ``N m``, ``N``, or ``N m / N`` for a mixed robot."""
     kinds = {effort_unit(t) for t in analysis.model.joint_types}
     return " / ".join(sorted(kinds, reverse=True))
@@ -105,7 +129,7 @@ class JointFigure:
         plt.close(self.fig)
 
 
-def plot_joints(analysis: Analysis) -> list[Path]:
+def plot_joints(analysis: Analysed) -> list[Path]:
     """One PNG per joint: measured vs model vs command, residual, tau_dot with limits.
 
     Time is from the first analysed sample (the bag's start), in seconds.
@@ -130,7 +154,7 @@ def plot_joints(analysis: Analysis) -> list[Path]:
     return paths
 
 
-def write_report(analysis: Analysis, stats: dict[str, Any], plots: list[Path]) -> Path:
+def write_report(analysis: Analysed, stats: dict[str, Any], plots: list[Path]) -> Path:
     """``report.md``: warnings, message statistics, residual tables, violations, plots."""
     model, opt = analysis.model, analysis.options
     unit = units(analysis)

@@ -27,7 +27,7 @@ def with_armature(model: rc.ClosedLoopModel, seed: int) -> rc.ClosedLoopModel:
     rng = np.random.default_rng(seed)
     scale = float(np.max(np.linalg.eigvalsh(model.tree.inertia).max()))
     tree = model.tree.replace(armature=rng.uniform(0.0, 2.0 * scale, model.n))
-    return rc.ClosedLoopModel(tree, model.loops, model.active, model.reference)
+    return rc.build_loops(tree, model.loops, model.active, model.reference)
 
 
 def check_against_pinocchio(urdf: str, model: rc.ClosedLoopModel, Q: np.ndarray,
@@ -105,8 +105,8 @@ def slider_crank() -> tuple[rc.ClosedLoopModel, rc.ClosedLoopModel, str]:
     cut_a = rc.Loop("slide", "prismatic", "slider", "base", rpy1=(0.0, half_pi, 0.0),
                     rpy2=(0.0, half_pi, 0.0))
     cut_b = rc.Loop("pin", "revolute", "rod", "slider", xyz1=(0.3, 0.0, 0.0))
-    model_a = rc.ClosedLoopModel(rc.load_urdf(text_a, gravity=g), (cut_a,), ("crank_joint",))
-    model_b = rc.ClosedLoopModel(rc.load_urdf(text_b, gravity=g), (cut_b,), ("crank_joint",))
+    model_a = rc.build_loops(rc.load_urdf(text_a, gravity=g), (cut_a,), ("crank_joint",))
+    model_b = rc.build_loops(rc.load_urdf(text_b, gravity=g), (cut_b,), ("crank_joint",))
     return model_a, model_b, text_b
 
 

@@ -3,6 +3,7 @@ typed errors for bad input (Khalil 2010 §2.2)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +52,7 @@ def test_python_description_equals_the_file(tree: rc.RobotModel) -> None:
     from_file = rc.load_loops(tree, ROOT / "urdf" / "four_bar.loops.yaml")
     loop = rc.Loop("coupler_rocker", "revolute", "coupler", "rocker", xyz1=(0.35, 0, 0),
                    xyz2=(0.3, 0, 0))
-    in_code = rc.ClosedLoopModel(tree, (loop,), ("crank_joint",))
+    in_code = rc.build_loops(tree, (loop,), ("crank_joint",))
     assert in_code.loops == from_file.loops
     np.testing.assert_array_equal(in_code.loop_floats, from_file.loop_floats)
     assert from_file.active_names == ("crank_joint",)
@@ -152,7 +153,7 @@ def test_more_active_joints_than_the_mobility(tree: rc.RobotModel) -> None:
 def test_too_few_active_joints_names_the_undetermined_passive_joints() -> None:
     model = load_loop_robot("five_bar")
     with pytest.raises(rc.LoopError, match="do not determine the passive joints") as error:
-        rc.ClosedLoopModel(model.tree, model.loops, ("left_motor",))
+        rc.build_loops(model.tree, model.loops, ("left_motor",))
     assert "mobility of 2" in str(error.value)
 
 
@@ -253,12 +254,31 @@ def test_kernel_scratch_layout_fits() -> None:
 def test_bad_reference_vectors(tree: rc.RobotModel) -> None:
     loops = rc.load_loops(tree, ROOT / "urdf" / "four_bar.loops.yaml").loops
     with pytest.raises(rc.LoopError, match=r"reference has shape \(2,\), expected \(3,\)"):
-        rc.ClosedLoopModel(tree, loops, ("crank_joint",), np.zeros(2))
+        rc.build_loops(tree, loops, ("crank_joint",), np.zeros(2))
     with pytest.raises(rc.LoopError, match="reference must map joint names"):
-        rc.ClosedLoopModel(tree, loops, ("crank_joint",), ["a", "b", "c"])
+        rc.build_loops(tree, loops, ("crank_joint",), ["a", "b", "c"])
     with pytest.raises(rc.LoopError, match="reference: 'crank' is not a joint"):
-        rc.ClosedLoopModel(tree, loops, ("crank_joint",), {"crank": 0.0})
+        rc.build_loops(tree, loops, ("crank_joint",), {"crank": 0.0})
     reference = {"crank_joint": 0.0}
-    model = rc.ClosedLoopModel(tree, loops, ("crank_joint",), reference)
+    model = rc.build_loops(tree, loops, ("crank_joint",), reference)
     reference["crank_joint"] = 1.0  # the model keeps its own copy
     assert model.reference == {"crank_joint": 0.0}
+
+
+def test_a_closed_loop_model_is_plain_data(tree: rc.RobotModel) -> None:
+    """Constructing a ClosedLoopModel runs no kinematics (no Newton, no SVD, issue 24):
+    it holds what it is given; its builders check closure and mobility."""
+    built = rc.load_loops(tree, ROOT / "urdf" / "four_bar.loops.yaml")
+    assert built.mobility == 1 and built.planar == (0,)
+    open_loop = dataclasses.replace(built.loops[0], xyz2=(0.31, 0.0, 0.0))
+    model = rc.ClosedLoopModel(tree, (open_loop,), ("crank_joint",))  # does not close at 0
+    assert model.mobility is None and model.planar == () and model.n_constraints == 5
+    np.testing.assert_array_equal(model.q_reference, np.zeros(3))
+    with pytest.raises(rc.LoopError, match="does not close at q = 0"):
+        rc.build_loops(tree, (open_loop,), ("crank_joint",))
+    again = rc.ClosedLoopModel(tree, built.loops, built.active, built.reference,
+                               built.q_reference, built.mobility, built.planar)
+    np.testing.assert_array_equal(again.loop_floats, built.loop_floats)
+    np.testing.assert_array_equal(again.q_reference, built.q_reference)
+    with pytest.raises(rc.LoopError, match="planar loop 1 is not the index of a revolute cut"):
+        rc.ClosedLoopModel(tree, built.loops, built.active, planar=(1,))

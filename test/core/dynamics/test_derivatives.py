@@ -24,12 +24,12 @@ from oracle import PinOracle, random_states, relative_error
 from rnea_ros.core.dynamics.derivatives import (
     joint_wrench_derivatives,
     joint_wrench_derivatives_batch,
-    rnea_derivative_sensitivities,
-    rnea_derivative_sensitivities_batch,
     rnea_derivatives,
     rnea_derivatives_batch,
+    rnea_time_derivative_sensitivities,
+    rnea_time_derivative_sensitivities_batch,
 )
-from rnea_ros.core.dynamics.gfd import rnea_derivative
+from rnea_ros.core.dynamics.gfd import rnea_time_derivative
 from rnea_ros.core.dynamics.rnea import rnea_with_wrenches
 from rnea_ros.core.errors import StateError
 from rnea_ros.core.model.robot_model import RobotModel
@@ -155,7 +155,7 @@ def _wrenches(m: RobotModel, fext: np.ndarray, q: np.ndarray, qd: np.ndarray,
 
 def _tau_dot(m: RobotModel, fext: np.ndarray, fext_dot: np.ndarray, q: np.ndarray,
              qd: np.ndarray, qdd: np.ndarray, j: np.ndarray) -> np.ndarray:
-    return rnea_derivative(m, q, qd, qdd, j, fext=fext, fext_dot=fext_dot)[1]
+    return rnea_time_derivative(m, q, qd, qdd, j, fext=fext, fext_dot=fext_dot)[1]
 
 
 def test_joint_wrench_derivatives_against_finite_differences(case: Case) -> None:
@@ -195,7 +195,7 @@ def test_tau_dot_sensitivities_against_finite_differences_of_gfd(case: Case) -> 
         j = rng.normal(0.0, 10.0, m.nv)
         fext = rng.normal(0.0, 10.0, (m.nv, 6))
         fext_dot = rng.normal(0.0, 10.0, (m.nv, 6))
-        tau_dot, d_dq, d_dv, d_da, d_dj = rnea_derivative_sensitivities(
+        tau_dot, d_dq, d_dv, d_da, d_dj = rnea_time_derivative_sensitivities(
             m, q, qd, qdd, j, fext=fext, fext_dot=fext_dot)
         gfd = partial(_tau_dot, m, fext, fext_dot)
         assert relative_error(tau_dot, gfd(q, qd, qdd, j)) <= 1e-13
@@ -213,17 +213,17 @@ def test_tau_dot_is_the_chain_rule_of_the_sensitivities(case: Case) -> None:
     for q, qd, qdd in list(zip(case.q, case.qd, case.qdd, strict=True))[:20]:
         j = rng.normal(0.0, 10.0, m.nv)
         dq, dv, M = rnea_derivatives(m, q, qd, qdd)
-        assert relative_error(dq @ qd + dv @ qdd + M @ j, rnea_derivative(m, q, qd, qdd, j)[1]) \
-            <= TOL
+        tau_dot = rnea_time_derivative(m, q, qd, qdd, j)[1]
+        assert relative_error(dq @ qd + dv @ qdd + M @ j, tau_dot) <= TOL
 
 
 def test_tau_dot_sensitivities_batch_equals_per_sample() -> None:
     model = load_robot("panda")
     q, qd, qdd = random_states(model, 4, seed=3)
     j = np.random.default_rng(1).normal(0.0, 5.0, q.shape)
-    batch = rnea_derivative_sensitivities_batch(model, q, qd, qdd, j)
+    batch = rnea_time_derivative_sensitivities_batch(model, q, qd, qdd, j)
     for s in range(4):
-        one = rnea_derivative_sensitivities(model, q[s], qd[s], qdd[s], j[s])
+        one = rnea_time_derivative_sensitivities(model, q[s], qd[s], qdd[s], j[s])
         for k in range(5):
             np.testing.assert_array_equal(batch[k][s], one[k])
 
@@ -241,7 +241,7 @@ def test_bad_input_is_a_state_error_naming_the_joint() -> None:
         joint_wrench_derivatives(model, np.zeros(n), np.zeros(n), np.zeros(n),
                                  fext=np.zeros((n, 3)))
     with pytest.raises(StateError, match="qddd"):
-        rnea_derivative_sensitivities(model, q * 0, q * 0, q * 0, np.zeros(2))
+        rnea_time_derivative_sensitivities(model, q * 0, q * 0, q * 0, np.zeros(2))
     with pytest.raises(StateError, match=rf"expected \(3, {n}\)"):
         rnea_derivatives_batch(model, np.zeros((3, n)), np.zeros((2, n)), np.zeros((3, n)))
 

@@ -15,10 +15,10 @@ from oracle import PinOracle, random_states, relative_error
 from trees import random_tree
 
 from rnea_ros.core.dynamics.gfd import (
-    rnea_derivative,
-    rnea_derivative_batch,
-    rnea_second_derivative,
-    rnea_second_derivative_batch,
+    rnea_second_time_derivative,
+    rnea_second_time_derivative_batch,
+    rnea_time_derivative,
+    rnea_time_derivative_batch,
 )
 from rnea_ros.core.dynamics.rnea import rnea
 from rnea_ros.core.errors import InertiaWarning, StateError
@@ -48,13 +48,13 @@ def test_tau_dot_matches_pinocchio_chain_rule(name: str) -> None:
     oracle = PinOracle(robot_urdf(name), model)
     q, qd, qdd = random_states(model, 1000, seed=2)
     qddd = rng.normal(0, 10, q.shape)
-    ours = [rnea_derivative(model, *s) for s in zip(q, qd, qdd, qddd, strict=True)]
+    ours = [rnea_time_derivative(model, *s) for s in zip(q, qd, qdd, qddd, strict=True)]
     tau, tau_dot = (np.array(x) for x in zip(*ours, strict=True))
     ref = np.array([chain_rule(oracle, *s) for s in zip(q, qd, qdd, qddd, strict=True)])
     assert relative_error(tau_dot, ref) <= 1e-9
     assert relative_error(tau, np.array([oracle.rnea(*s) for s in zip(q, qd, qdd, strict=True)])
                           ) <= 1e-9
-    batch_tau, batch_dot = rnea_derivative_batch(model, q, qd, qdd, qddd)
+    batch_tau, batch_dot = rnea_time_derivative_batch(model, q, qd, qdd, qddd)
     assert np.array_equal(batch_tau, tau) and np.array_equal(batch_dot, tau_dot)
 
 
@@ -74,12 +74,12 @@ def test_tau_ddot_matches_central_differences_of_tau_dot(seed: int) -> None:
     traj = sinusoid(model, seed)
     h = 1e-4
     for t in np.linspace(0, 2, 5):
-        tau, tau_dot, tau_ddot = rnea_second_derivative(model, *(traj(t, k) for k in range(5)))
-        plus = rnea_derivative(model, *(traj(t + h, k) for k in range(4)))[1]
-        minus = rnea_derivative(model, *(traj(t - h, k) for k in range(4)))[1]
+        tau, tau_dot, tau_ddot = rnea_second_time_derivative(model, *(traj(t, k) for k in range(5)))
+        plus = rnea_time_derivative(model, *(traj(t + h, k) for k in range(4)))[1]
+        minus = rnea_time_derivative(model, *(traj(t - h, k) for k in range(4)))[1]
         assert relative_error(tau_ddot, (plus - minus) / (2 * h)) <= 1e-6
         assert np.allclose(tau, rnea(model, *(traj(t, k) for k in range(3))), atol=1e-12)
-        assert np.allclose(tau_dot, rnea_derivative(model, *(traj(t, k) for k in range(4)))[1])
+        assert np.allclose(tau_dot, rnea_time_derivative(model, *(traj(t, k) for k in range(4)))[1])
 
 
 def test_derivatives_with_time_varying_external_wrenches() -> None:
@@ -92,7 +92,7 @@ def test_derivatives_with_time_varying_external_wrenches() -> None:
         return (W0 if order == 0 else 0) + W1 * 2.0**order * np.sin(2 * t + order * np.pi / 2)
     h = 1e-5
     for t in (0.1, 0.7):
-        _, tau_dot, tau_ddot = rnea_second_derivative(
+        _, tau_dot, tau_ddot = rnea_second_time_derivative(
             model, *(traj(t, k) for k in range(5)), fext=wrench(t, 0), fext_dot=wrench(t, 1),
             fext_ddot=wrench(t, 2))
 
@@ -107,8 +107,8 @@ def test_second_derivative_batch_equals_per_call() -> None:
     model = load_robot("stanford_arm")
     rng = np.random.default_rng(1)
     X = [rng.normal(size=(50, model.nv)) for _ in range(5)]
-    batch = rnea_second_derivative_batch(model, *X)
-    single = [rnea_second_derivative(model, *(x[k] for x in X)) for k in range(50)]
+    batch = rnea_second_time_derivative_batch(model, *X)
+    single = [rnea_second_time_derivative(model, *(x[k] for x in X)) for k in range(50)]
     for m in range(3):
         assert np.allclose(batch[m], np.array([s[m] for s in single]), rtol=0, atol=1e-12)
 
@@ -124,7 +124,7 @@ def test_stanford_arm_backward_difference_experiment() -> None:
         s = np.arange(0, T + Ts / 2, Ts) / T
         derivatives = [np.outer(quintic.deriv(k)(s) / T**k, q1 - q0) for k in range(4)]
         derivatives[0] += q0
-        tau, tau_dot = rnea_derivative_batch(model, *derivatives)
+        tau, tau_dot = rnea_time_derivative_batch(model, *derivatives)
         backward = (tau[1:] - tau[:-1]) / Ts  # eq. (36)
         errors.append(np.abs(tau_dot[1:] - backward).max(axis=0))
     errors = np.array(errors)
@@ -138,15 +138,15 @@ def test_bad_inputs() -> None:
     model = load_robot("stanford_arm")
     z = np.zeros(model.nv)
     with pytest.raises(StateError, match=r"qddd has shape \(5,\)"):
-        rnea_derivative(model, z, z, z, np.zeros(5))
+        rnea_time_derivative(model, z, z, z, np.zeros(5))
     bad = z.copy()
     bad[2] = np.nan
     with pytest.raises(StateError, match="qddd of joint 'joint3' is nan"):
-        rnea_derivative(model, z, z, z, bad)
+        rnea_time_derivative(model, z, z, z, bad)
     with pytest.raises(StateError, match="qdddd of joint 'joint3'"):
-        rnea_second_derivative(model, z, z, z, z, bad)
+        rnea_second_time_derivative(model, z, z, z, z, bad)
     with pytest.raises(StateError, match=r"fext_dot has shape \(6, 3\)"):
-        rnea_derivative(model, z, z, z, z, fext_dot=np.zeros((6, 3)))
+        rnea_time_derivative(model, z, z, z, z, fext_dot=np.zeros((6, 3)))
     with pytest.raises(StateError, match="qdd has shape"):
-        rnea_derivative_batch(model, np.zeros((3, 6)), np.zeros((3, 6)), np.zeros((2, 6)),
-                              np.zeros((3, 6)))
+        rnea_time_derivative_batch(model, np.zeros((3, 6)), np.zeros((3, 6)), np.zeros((2, 6)),
+                                   np.zeros((3, 6)))

@@ -8,7 +8,7 @@ import pytest
 from multidof import random_configurations, random_multidof_tree
 
 import rnea_ros.core as rc
-from rnea_ros.core import _jit
+from rnea_ros.core import _layout
 from rnea_ros.core.errors import DHError, ModelError, StateError, URDFError
 from rnea_ros.core.model.joints import MimicJoint
 from rnea_ros.core.model.tree import JointSpec, LinkSpec, build_model
@@ -41,9 +41,9 @@ def test_free_flyer_layout_is_pinocchios() -> None:
 def test_one_dof_models_pack_as_before() -> None:
     """The kernel tree of a 1-DoF model is the model itself: the same packed rows."""
     m = load_robot("stanford_arm")
-    kinds = np.array([_jit.joint_kind(t == "prismatic", u)
+    kinds = np.array([_layout.joint_kind(t == "prismatic", u)
                       for t, u in zip(m.joint_types, m.axis, strict=True)])
-    packed = _jit.pack_model(m.parent, kinds, m.placement_rotation, m.placement_translation,
+    packed = _layout.pack_model(m.parent, kinds, m.placement_rotation, m.placement_translation,
                              m.axis, m.mass, m.com, m.inertia, m.armature, m.coulomb, m.viscous)
     assert np.array_equal(packed, m.kernel_floats) and not m.expanded
     assert m.nq == m.nv == m.njoints and m.joint_body.tolist() == list(range(m.nbodies))
@@ -169,11 +169,11 @@ def test_state_errors_name_sizes_and_joints() -> None:
 
 
 @pytest.mark.parametrize("call", [
-    lambda m, q, v: rc.rnea_derivative(m, q, v, v, v),
-    lambda m, q, v: rc.rnea_second_derivative(m, q, v, v, v, v),
+    lambda m, q, v: rc.rnea_time_derivative(m, q, v, v, v),
+    lambda m, q, v: rc.rnea_second_time_derivative(m, q, v, v, v, v),
     lambda m, q, v: rc.rnea_derivatives(m, q, v, v),
     lambda m, q, v: rc.joint_wrench_derivatives(m, q, v, v),
-    lambda m, q, v: rc.rnea_derivative_sensitivities(m, q, v, v, v),
+    lambda m, q, v: rc.rnea_time_derivative_sensitivities(m, q, v, v, v),
     lambda m, q, v: rc.joint_torque_regressor(m, q, v, v),
     lambda m, q, v: rc.regressor_parameters(m),
     lambda m, q, v: rc.elastic_model(m, []),

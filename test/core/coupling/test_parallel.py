@@ -1,24 +1,96 @@
-"""Platform + legs dynamics (Khalil 2010 §5) against identities that share no code
-with it: closure of the loops, derivatives of the geometric models, eq. 55-56
-(the closed-loop formulation of §4 on the spanning tree), eq. 59's power
-balance, energy conservation along a trajectory and static equilibrium."""
+"""parallel.py: platform + legs dynamics (Khalil 2010 §5) of the sample Gough-Stewart
+and Delta robots.
+
+* Against Pinocchio's constrained dynamics. Pinocchio builds the same URDF spanning
+  tree with its own parser and closes the loops of the loop file with
+  ``RigidConstraintModel``s (CONTACT_3D at the Gough-Stewart's cut spherical joints,
+  CONTACT_6D at the Delta's welded brackets); ``pin.constraintDynamics`` then gives
+  the tree's accelerations under our active forces, which must be the motion we
+  asked for. Khalil's §5 gives no numerical example, so there are no paper numbers
+  to reproduce.
+* Against identities that share no code with it: closure of the loops, derivatives
+  of the geometric models, eq. 55-56 (the closed-loop formulation of §4 on the
+  spanning tree), eq. 59's power balance, energy conservation along a trajectory and
+  static equilibrium.
+
+Bad input: test_parallel_errors.py; against the closed-loop algorithms of
+loop_dynamics.py: test_parallel_vs_loops.py.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from oracle import relative_error
-from parallel_oracle import active_indices, load_sample, random_states, rotation_vector
+from parallel_oracle import (
+    PlatformOracle,
+    active_indices,
+    load_sample,
+    random_states,
+    rotation_vector,
+    sample_path,
+)
 
 import rnea_ros.core as rc
 from rnea_ros.core.coupling.parallel import _retract, _rotation
 from rnea_ros.core.coupling.parallel_model import quaternion_of
 
 NAMES = ("gough_stewart", "delta")
+COUNT = 40  # states per robot against Pinocchio
 
 
+# ------------------------------------------------------------ against Pinocchio
 @pytest.fixture(scope="module", params=NAMES)
-def case(request):
+def pin_case(request):
+    """A sample robot, its Pinocchio oracle and 40 random platform states."""
+    robot = load_sample(request.param)
+    oracle = PlatformOracle(robot, sample_path(request.param))
+    return robot, oracle, random_states(robot, COUNT, seed=3)
+
+
+def test_inverse_dynamics_reproduces_the_motion_under_pinocchio(pin_case) -> None:
+    """Our active forces, fed to pin.constraintDynamics, give back the platform's
+    acceleration and every tree joint's (legs and the joints on the platform)."""
+    robot, oracle, (X, XD, XDD) = pin_case
+    for x, xd, xdd in zip(X, XD, XDD, strict=True):
+        tau = rc.platform_inverse_dynamics(robot, x, xd, xdd)
+        q, qd, qdd = rc.platform_tree_state(robot, x, xd, xdd)
+        qdd_pin, platform = oracle.accelerations(q, qd, tau)
+        assert relative_error(qdd, qdd_pin) < 1e-9
+        assert relative_error(xdd, platform) < 1e-9
+
+
+def test_forward_dynamics_agrees_with_pinocchio(pin_case) -> None:
+    """Random active forces (about the gravity-holding ones): our platform acceleration
+    (eq. 58 inverted) is Pinocchio's."""
+    robot, oracle, (X, XD, _) = pin_case
+    rng = np.random.default_rng(7)
+    for x, xd in zip(X, XD, strict=True):
+        hold = rc.platform_inverse_dynamics(robot, x, np.zeros(robot.nv), np.zeros(robot.nv))
+        tau = hold * (1.0 + rng.normal(0.0, 0.3, robot.nv)) + rng.normal(0.0, 2.0, robot.nv)
+        xdd = rc.platform_forward_dynamics(robot, x, xd, tau)
+        q, qd, _ = rc.platform_tree_state(robot, x, xd)
+        _, platform = oracle.accelerations(q, qd, tau)
+        assert relative_error(xdd, platform) < 1e-9
+        assert relative_error(rc.platform_inverse_dynamics(robot, x, xd, xdd), tau) < 1e-12
+
+
+def test_batch_forms_match_the_per_call_ones(pin_case) -> None:
+    robot, _, (X, XD, XDD) = pin_case
+    tau = rc.platform_inverse_dynamics_batch(robot, X, XD, XDD)
+    for k in range(len(X)):
+        assert np.array_equal(tau[k], rc.platform_inverse_dynamics(robot, X[k], XD[k], XDD[k]))
+    xdd = rc.platform_forward_dynamics_batch(robot, X, XD, tau)
+    assert relative_error(xdd, XDD) < 1e-10
+    g = np.array([0.3, -0.2, -9.7])
+    assert np.array_equal(rc.platform_inverse_dynamics_batch(robot, X, XD, XDD, gravity=g)[5],
+                          rc.platform_inverse_dynamics(robot, X[5], XD[5], XDD[5], gravity=g))
+
+
+# ------------------------------------------------------------------ identities
+@pytest.fixture(scope="module", params=NAMES)
+def identity_case(request):
+    """A sample robot and 12 random platform states."""
     robot = load_sample(request.param)
     return robot, random_states(robot, 12, seed=5)
 
@@ -27,8 +99,8 @@ def _skew(v):
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
-def test_tree_state_closes_every_loop(case) -> None:
-    robot, (X, _, _) = case
+def test_tree_state_closes_every_loop(identity_case) -> None:
+    robot, (X, _, _) = identity_case
     tree = robot.tree
     for x in X:
         q, _, _ = rc.platform_tree_state(robot, x)
@@ -51,8 +123,8 @@ def test_tree_state_closes_every_loop(case) -> None:
             assert q[tree.joint_index(robot.active[k])] == q_leg[leg.active]
 
 
-def test_forward_geometry_inverts_inverse_geometry(case) -> None:
-    robot, (X, _, _) = case
+def test_forward_geometry_inverts_inverse_geometry(identity_case) -> None:
+    robot, (X, _, _) = identity_case
     for x in X:
         qa = rc.platform_inverse_geometry(robot, x)
         back = rc.platform_forward_geometry(robot, qa)
@@ -62,8 +134,8 @@ def test_forward_geometry_inverts_inverse_geometry(case) -> None:
         assert np.abs(rc.platform_inverse_geometry(robot, back) - qa).max() < 1e-12
 
 
-def test_inverse_jacobian_is_the_derivative_of_inverse_geometry(case) -> None:
-    robot, (X, _, _) = case
+def test_inverse_jacobian_is_the_derivative_of_inverse_geometry(identity_case) -> None:
+    robot, (X, _, _) = identity_case
     h = 1e-6
     for x in X[:4]:
         Jinv = rc.platform_inverse_jacobian(robot, x)
@@ -81,10 +153,10 @@ def _tree_jacobian(robot, x):
                             for k in range(robot.nv)])
 
 
-def test_agrees_with_the_closed_loop_tree_projection_of_eq_55(case) -> None:
+def test_agrees_with_the_closed_loop_tree_projection_of_eq_55(identity_case) -> None:
     """Gamma_c = G^T Gamma_tr (eq. 55-56): our RNEA on the whole spanning tree,
     projected on the active joints, equals the platform + legs result (eq. 66)."""
-    robot, (X, XD, XDD) = case
+    robot, (X, XD, XDD) = identity_case
     for x, xd, xdd in zip(X, XD, XDD, strict=True):
         q, qd, qdd = rc.platform_tree_state(robot, x, xd, xdd)
         G = _tree_jacobian(robot, x)
@@ -107,10 +179,10 @@ def _platform_wrench(robot, x, xd, xdd):
     return np.r_[f, n][:robot.nv]
 
 
-def test_power_balance_of_eq_59(case) -> None:
+def test_power_balance_of_eq_59(identity_case) -> None:
     """tau_a . qd_a = F_p . V_p + sum_i Gamma_i . qd_i, with F_p (eq. 9) and each
     leg's Gamma_i (rc.rnea on the leg alone) computed here."""
-    robot, (X, XD, XDD) = case
+    robot, (X, XD, XDD) = identity_case
     for x, xd, xdd in zip(X, XD, XDD, strict=True):
         q, qd, qdd = rc.platform_tree_state(robot, x, xd, xdd)
         tau = rc.platform_inverse_dynamics(robot, x, xd, xdd)
@@ -142,10 +214,10 @@ def _trajectory(robot, home, t):
     return np.r_[p, quaternion_of(R)], np.r_[v, omega], np.r_[a, domega]
 
 
-def test_active_power_is_the_rate_of_energy_along_a_trajectory(case) -> None:
+def test_active_power_is_the_rate_of_energy_along_a_trajectory(identity_case) -> None:
     """d/dt (T + V) of the whole mechanism (tree energies at the tree state) equals
     tau_a . qd_a; the tree state's rates are the time derivatives of its positions."""
-    robot, _ = case
+    robot, _ = identity_case
     home = rc.platform_forward_geometry(robot, np.zeros(robot.nv))
     h = 1e-3
     for t in (0.0, 0.8, 2.1, 3.3):
@@ -167,10 +239,10 @@ def test_active_power_is_the_rate_of_energy_along_a_trajectory(case) -> None:
         assert abs(d_dt(energy) - power) < 1e-8 * np.abs(tau).max() * np.abs(qd).max()
 
 
-def test_static_forces_are_the_gradient_of_the_potential_energy(case) -> None:
+def test_static_forces_are_the_gradient_of_the_potential_energy(identity_case) -> None:
     """At rest, tau_a = dV/dq_a, V the mechanism's potential energy at the pose the
     forward geometric model gives for q_a (central differences)."""
-    robot, (X, _, _) = case
+    robot, (X, _, _) = identity_case
     zero = np.zeros(robot.nv)
     h = 1e-6
     for x in X[:5]:

@@ -1,4 +1,6 @@
-"""Compiled kernels of the predictive time scaling
+"""Numba kernels of :mod:`rnea_ros.control.rate_limit` (the face: :class:`SlewLimiter`,
+:class:`TimeScaling`, their checks and docs): the slew limit (:func:`bounded_dt`,
+:func:`slew`, :func:`slew_step`) and the predictive time scaling
 (:class:`rnea_ros.control.rate_limit.TimeScaling`).
 
 Two entry points, one call each:
@@ -15,7 +17,7 @@ Two entry points, one call each:
   reference ``(q, qd, qdd)``.
 
 They compute what the numpy code they replaced computed (three
-``rnea_derivative_batch`` calls and ``(60, m, n)`` arrays; ``rnea_derivative`` and
+``rnea_time_derivative_batch`` calls and ``(60, m, n)`` arrays; ``rnea_time_derivative`` and
 ``mass_matrix(q) @ q'`` per state), with the same arithmetic where it decides: the
 grid test evaluates ``tau(S)`` and ``tau_dot(S)`` in the same order, and only
 ``g(q)``, ``dg/dq q'`` and ``M q'`` come from a different (shorter) pass, equal up to
@@ -35,13 +37,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.trajectory import point_derivatives
-from rnea_ros.core._jit import (
+from rnea_ros.core.kernels import (
     F_ARMATURE,
     F_AXIS,
+    GW_COLS,
+    GW_F,
+    GW_FD,
+    GW_G,
+    GW_GD,
+    GW_P,
+    GW_R,
     PRISMATIC,
     Motion,
     dot3,
     fcross,
+    gfd_pass,
     jit,
     jit_entry,
     joint_motion,
@@ -58,7 +68,6 @@ from rnea_ros.core._jit import (
     to_parent,
     vec3,
 )
-from rnea_ros.core.dynamics.gfd import _W_COLS, _W_F, _W_FD, _W_G, _W_GD, _W_P, _W_R, gfd_pass
 
 Array = NDArray[np.float64]
 
@@ -84,7 +93,7 @@ def _joint_component(fp: Array, i: int, F: Motion) -> float:
 @jit
 def gravity_part(fp: Array, qd: Array, g: Array, work: Array, tau: Array,
                  tau_dot: Array) -> None:
-    """``tau = g(q)`` and ``tau_dot = dg/dq qd`` (n,) on the poses ``work[:, _W_R/_W_P]``
+    """``tau = g(q)`` and ``tau_dot = dg/dq qd`` (n,) on the poses ``work[:, GW_R/GW_P]``
     of the :func:`~rnea_ros.core.dynamics.gfd.gfd_pass` just run at ``q``: the terms of
     that pass that carry the base acceleration ``-g``, alone (``G``, ``G_dot`` and the
     forces ``I G``, ``I G_dot``, moved back with the ``s1 x*`` term; gfd's eq. for
@@ -92,54 +101,54 @@ def gravity_part(fp: Array, qd: Array, g: Array, work: Array, tau: Array,
     n = qd.shape[0]
     zero = (0.0, 0.0, 0.0)
     for i in range(n):
-        R, p = mat3(work, i, _W_R), vec3(work, i, _W_P)
+        R, p = mat3(work, i, GW_R), vec3(work, i, GW_P)
         par = parent(fp, i)
         if par < 0:
             G = to_child(R, p, (zero, (-g[0], -g[1], -g[2])))
             XGd = (zero, zero)
         else:
-            G = to_child(R, p, mget(work, par, _W_G))
-            XGd = to_child(R, p, mget(work, par, _W_GD))
+            G = to_child(R, p, mget(work, par, GW_G))
+            XGd = to_child(R, p, mget(work, par, GW_GD))
         Gd = madd(XGd, mcross(G, joint_motion(fp, i, qd[i])))
-        mput(work, i, _W_G, G)
-        mput(work, i, _W_GD, Gd)
-        mput(work, i, _W_F, minertia(fp, i, G))
-        mput(work, i, _W_FD, minertia(fp, i, Gd))
+        mput(work, i, GW_G, G)
+        mput(work, i, GW_GD, Gd)
+        mput(work, i, GW_F, minertia(fp, i, G))
+        mput(work, i, GW_FD, minertia(fp, i, Gd))
     for i in range(n - 1, -1, -1):
-        F, Fd = mget(work, i, _W_F), mget(work, i, _W_FD)
+        F, Fd = mget(work, i, GW_F), mget(work, i, GW_FD)
         tau[i] = _joint_component(fp, i, F)
         tau_dot[i] = _joint_component(fp, i, Fd)
         par = parent(fp, i)
         if par >= 0:
-            R, p = mat3(work, i, _W_R), vec3(work, i, _W_P)
+            R, p = mat3(work, i, GW_R), vec3(work, i, GW_P)
             s1 = joint_motion(fp, i, qd[i])
-            mput(work, par, _W_F, madd(mget(work, par, _W_F), to_parent(R, p, F)))
-            mput(work, par, _W_FD, madd(mget(work, par, _W_FD),
+            mput(work, par, GW_F, madd(mget(work, par, GW_F), to_parent(R, p, F)))
+            mput(work, par, GW_FD, madd(mget(work, par, GW_FD),
                                         to_parent(R, p, madd(Fd, fcross(s1, F)))))
 
 
 @jit
 def mass_times(fp: Array, x: Array, work: Array, out: Array) -> None:
-    """``out = M(q) x`` (n,), rotor inertia included, on the poses ``work[:, _W_R/_W_P]``
+    """``out = M(q) x`` (n,), rotor inertia included, on the poses ``work[:, GW_R/GW_P]``
     of the :func:`~rnea_ros.core.dynamics.gfd.gfd_pass` just run at ``q``: RNEA with
     ``qd = 0``, ``qdd = x`` and no gravity (Khalil 2010 §3.3.1's column of ``M`` by the
     inverse model, for one vector). Overwrites the pass's other work columns."""
     n = x.shape[0]
     zero = (0.0, 0.0, 0.0)
     for i in range(n):
-        R, p = mat3(work, i, _W_R), vec3(work, i, _W_P)
+        R, p = mat3(work, i, GW_R), vec3(work, i, GW_P)
         par = parent(fp, i)
-        A = (zero, zero) if par < 0 else to_child(R, p, mget(work, par, _W_G))
+        A = (zero, zero) if par < 0 else to_child(R, p, mget(work, par, GW_G))
         a = madd(A, joint_motion(fp, i, x[i]))
-        mput(work, i, _W_G, a)
-        mput(work, i, _W_F, minertia(fp, i, a))
+        mput(work, i, GW_G, a)
+        mput(work, i, GW_F, minertia(fp, i, a))
     for i in range(n - 1, -1, -1):
-        F = mget(work, i, _W_F)
+        F = mget(work, i, GW_F)
         out[i] = _joint_component(fp, i, F) + fp[i, F_ARMATURE] * x[i]
         par = parent(fp, i)
         if par >= 0:
-            R, p = mat3(work, i, _W_R), vec3(work, i, _W_P)
-            mput(work, par, _W_F, madd(mget(work, par, _W_F), to_parent(R, p, F)))
+            R, p = mat3(work, i, GW_R), vec3(work, i, GW_P)
+            mput(work, par, GW_F, madd(mget(work, par, GW_F), to_parent(R, p, F)))
 
 
 @jit
@@ -228,7 +237,7 @@ def feasible_speed_kernel(fp: Array, gravity: Array, limits: Array, grid: Array,
     """The look-ahead (``W`` (m, 8, n), :func:`lookahead_point` at ``s + offsets``) and
     its :func:`grid_search`; ``(NOT_FINITE, -1, False)`` when a value is not finite."""
     n = fp.shape[0]
-    work = scratch(n, _W_COLS)
+    work = scratch(n, GW_COLS)
     ok = True
     for p in range(offsets.shape[0]):
         ok = lookahead_point(fp, gravity, limits, times, C, first, s + offsets[p], W[p],
@@ -285,7 +294,7 @@ def scaling_step(fp: Array, g: Array, rate_max: Array, times: Array, C: Array, f
         jerk = min(max(jerk, -max_jerk), max_jerk)
         if s < end:
             point_derivatives(times, C, first, s, 3, B[D_Q:D_Q3 + 1])
-            lo, hi = jerk_bounds(fp, g, rate_max, speed, acc, B, scratch(n, _W_COLS))
+            lo, hi = jerk_bounds(fp, g, rate_max, speed, acc, B, scratch(n, GW_COLS))
             jerk = min(max(jerk, lo), hi) if lo <= hi else 0.5 * (lo + hi)
         acc_new = min(max(acc + jerk * dt, -max_acc), max_acc)
         speed_new = speed + acc_new * dt
@@ -301,3 +310,35 @@ def scaling_step(fp: Array, g: Array, rate_max: Array, times: Array, C: Array, f
         out[1, j] = q1 * speed
         out[2, j] = B[D_Q2, j] * sd2 + q1 * acc
     return s, speed, acc
+
+
+@jit
+def bounded_dt(stamp_dt: float, receipt_dt: float) -> float:
+    """The slew limiter's time step [s]: the stamp interval ``stamp_dt``, never more than
+    the receipt interval ``receipt_dt`` on the receiver's clock (a sender's stamps cannot
+    loosen the limit); NaN if either is (a held command)."""
+    if receipt_dt < stamp_dt or np.isnan(receipt_dt):  # the smaller; NaN if either
+        return receipt_dt
+    return stamp_dt
+
+
+@jit
+def slew(previous: float, target: float, step: float) -> tuple[float, bool]:
+    """``previous`` moved towards ``target`` by at most ``step``, and whether the bound
+    acted (``|target - previous| > step``; not a float round-off of an unbound move)."""
+    change = target - previous
+    if change > step:
+        return previous + step, True
+    if change < -step:
+        return previous - step, True
+    return target, False
+
+
+@jit
+def slew_step(tau: Array, previous: Array, rate: Array, dt: float, out: Array) -> int:
+    """``out = previous + clip(tau - previous, +-rate dt)``; returns how many were limited."""
+    limited = 0
+    for i in range(tau.shape[0]):
+        out[i], bound = slew(previous[i], tau[i], rate[i] * dt)
+        limited += bound
+    return limited

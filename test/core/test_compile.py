@@ -1,4 +1,4 @@
-"""The compiled-path helpers of rnea_ros.core._jit: sincos against libm; one
+"""The compiled-path helpers of rnea_ros.core._compile and _algebra: sincos against libm; one
 specialisation per argument type for calls between kernels; no cache directory."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from numba.core import types
 
-from rnea_ros.core._jit import SINCOS_RANGE, _by_type, sincos
+from rnea_ros.core._algebra import SINCOS_RANGE, sincos
+from rnea_ros.core._compile import _by_type
 
 
 @numba.njit(cache=False)
@@ -132,11 +133,11 @@ def test_without_a_writable_cache_directory_the_package_compiles_instead() -> No
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             import rnea_ros.core as rc
-            from rnea_ros.core import _jit
+            from rnea_ros.core import _compile
         from rnea_ros.samples import load_robot
         m = load_robot("two_link_rr")
         tau = rc.gravity_torques(m, np.zeros(m.nv))
-        print(_jit._CACHE, np.isfinite(tau).all(), [str(w.message)[:33] for w in caught])
+        print(_compile._CACHE, np.isfinite(tau).all(), [str(w.message)[:33] for w in caught])
     """)
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if k != "RNEA_ROS_NO_JIT_CACHE"}
