@@ -1,6 +1,8 @@
-"""The controller's parameters: one table (names, defaults, descriptions) used
-by the node to declare them, by the launch-file test to check them, and by
-:func:`controller_config` to validate values at start-up and at runtime."""
+"""The controller's parameters: one table (``rnea_ros/params/controller.yaml``: names,
+types, defaults, ranges, descriptions) used by the node to declare them, by the
+launch-file test to check them, and by :func:`controller_config` to validate values
+at start-up and at runtime (with the checks that involve the robot or several
+parameters)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.control.imu import IMU_PARAMETERS, ImuConfig, imu_config
+from rnea_ros.control.imu import ImuConfig, imu_config
 from rnea_ros.core.coupling.loop_file import load_loops, loop_file_path
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.elastic.model import ElasticModel, elastic_model
@@ -22,6 +24,8 @@ from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.mimic import check_actuated
+from rnea_ros.parameters import ParameterSpec as ParameterSpec  # (re-exported)
+from rnea_ros.parameters import defaults, load_table
 
 Array = NDArray[np.float64]
 
@@ -30,122 +34,9 @@ ELASTIC_LAWS = ("feedforward_pd", "hua")
 STALE_BEHAVIORS = ("hold", "zero")
 
 
-@dataclass(frozen=True)
-class ParameterSpec:
-    """A ROS parameter: default value, description (with units), read-only flag."""
-
-    default: Any
-    description: str
-    read_only: bool = False
-
-
-# Empty lists are typed through their spec's ``kind`` below (rclpy needs a type).
-CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = {
-    "robot_description": ParameterSpec("", "URDF XML of the robot; empty: read urdf_path", True),
-    "urdf_path": ParameterSpec(
-        "", "URDF file when robot_description is empty (a path or package://pkg/rel/path)", True),
-    "drives_file": ParameterSpec(
-        "", "YAML side file with rotor inertia, gear ratio and friction per joint", True),
-    "inertia_check": ParameterSpec(
-        "strict", "non-physical link inertias: 'strict' refuses them, 'warn' accepts", True),
-    "elastic_file": ParameterSpec(
-        "", "YAML side file with elastic joints and motors (rnea_ros.core.elastic.model); the "
-        "motor positions come on joint_states as '<joint>_motor'", True),
-    "loops_file": ParameterSpec(
-        "", "closed loops of a robot whose URDF is the spanning tree (loop file: active joints "
-        "and cut joints, rnea_ros/core/coupling/loop_file.py); '' = <urdf stem>.loops.yaml next "
-        "to urdf_path when that file exists, 'none' = no loops", True),
-    "loops.passive_tolerance": ParameterSpec(
-        0.01, "closed loops: passive-joint encoders on joint_states (optional) farther than "
-        "this from the passive positions solved from the active ones are reported "
-        "[rad or m]"),
-    "joints": ParameterSpec(
-        [""], "joints commanded, in the order of the effort command array; "
-        "[] or [''] means every joint of the model, in model order (mimic followers are "
-        "not joints of the model and are never commanded; closed loops: every active "
-        "joint, in the loop file's order)", True),
-    "mode": ParameterSpec("gravity", "control law: 'gravity' (tau = g(q)), 'inverse_dynamics' "
-                          "(tau = ID(q_d, qd_d, qdd_d) + Kp e + Kd de) or 'elastic' (motor "
-                          "torques of a robot with elastic joints, needs elastic_file)"),
-    "elastic.law": ParameterSpec(
-        "feedforward_pd", "elastic mode: 'feedforward_pd' (exact feedforward + PD: kp/kd on "
-        "rigid links and elastic motors) or 'hua' (hua-2024 section IV)"),
-    "elastic.lambda_q": ParameterSpec([20.0], "hua law: Lambda_q = K_Dq^-1 K_Pq per joint [1/s]"),
-    "elastic.kd_q": ParameterSpec([20.0], "hua law: K_Dq per joint [N m s/rad]"),
-    "elastic.lambda_theta": ParameterSpec(
-        [20.0], "hua law: Lambda_theta per elastic joint [1/s]"),
-    "elastic.kd_theta": ParameterSpec([5.0], "hua law: K_Dtheta per elastic joint [N m s/rad]"),
-    "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the base frame [m/s^2] (with an "
-                             "IMU: in the world frame of its orientation)"),
-    "friction_compensation": ParameterSpec(
-        False, "add the model's Coulomb and viscous friction (at the reference velocity in "
-        "inverse_dynamics mode, at the measured one in gravity mode)"),
-    "payload.link": ParameterSpec("", "link carrying the payload; empty: no payload"),
-    "payload.mass": ParameterSpec(0.0, "payload mass [kg]"),
-    "payload.com": ParameterSpec([0.0, 0.0, 0.0], "payload centre of mass in the link frame [m]"),
-    "payload.inertia": ParameterSpec(
-        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-        "payload inertia about its COM in link axes: xx, yy, zz, xy, xz, yz [kg m^2]"),
-    "effort_limits": ParameterSpec(
-        [0.0], "|tau| limits per commanded joint [N m or N]; [0.0]: the URDF <limit effort>"),
-    "kp": ParameterSpec([100.0], "position gains per joint, or one for all [N m/rad or N/m]"),
-    "kd": ParameterSpec([20.0], "velocity gains per joint, or one for all [N m s/rad or N s/m]"),
-    "effort_rate_limits": ParameterSpec(
-        [1000.0], "|d tau/dt| limits per commanded joint, or one for all [N m/s or N/s]; "
-        "1000 N m/s is what Franka's driver enforces"),
-    "slew_limit.enable": ParameterSpec(
-        True, "limit the published command's rate: |tau_k - tau_k-1| <= rate * dt"),
-    "time_scaling.enable": ParameterSpec(
-        False, "inverse_dynamics: slow the reference down along its path so that the predicted "
-        "tau and d tau/dt stay within the limits"),
-    "time_scaling.min_speed": ParameterSpec(0.05, "lowest path speed s_dot (0 < s_dot <= 1)"),
-    "time_scaling.max_acceleration": ParameterSpec(5.0, "bound on s_ddot [1/s]"),
-    "time_scaling.horizon": ParameterSpec(0.25, "look-ahead along the reference [s]"),
-    "time_scaling.margin": ParameterSpec(0.9, "predicted tau and d tau/dt kept below margin "
-                                         "times the limits"),
-    "trajectory.max_bytes": ParameterSpec(
-        262144, "largest serialised trajectory accepted (256 KiB: ~2600 points of 7 "
-        "positions) [bytes]; rclpy deserialises in Python (~35 us per point) in the executor, "
-        "so a larger one would stall the state callbacks and the watchdog"),
-    "watchdog_timeout": ParameterSpec(
-        0.1, "joint-state silence after which the last command is held (nothing new is "
-        "published) [s]"),
-    "watchdog_grace": ParameterSpec(
-        0.1, "further silence tolerated, the last command held, before the stale behaviour "
-        "applies (one missed timeout: a scheduling hiccup of a non-real-time machine); 0 on "
-        "a real-time one [s]"),
-    "clock_reset.threshold": ParameterSpec(
-        1.0, "a joint-state stamp ahead of the last one by more than the wall time elapsed "
-        "plus this is future-dated; the clock is taken as reset (re-synchronised) after "
-        "clock_reset.count consecutive backwards or future-dated stamps that agree with "
-        "each other (increasing, each within this of the previous one) [s]"),
-    "clock_reset.count": ParameterSpec(
-        5, "consecutive backwards/future-dated stamps that make a clock reset (>= 2); fewer "
-        "are single out-of-order messages, rejected"),
-    "stale_behavior": ParameterSpec(
-        "hold", "on silence: 'hold' keeps compensating gravity at the last valid pose, "
-        "'zero' commands zero effort"),
-    "publish_effort_state": ParameterSpec(
-        False, "also publish the commanded efforts as sensor_msgs/JointState on ~/efforts"),
-    "oracle.enable": ParameterSpec(False, "cross-check the torque with Pinocchio"),
-    "oracle.every_n": ParameterSpec(100, "cross-check every n-th computed command"),
-    "oracle.tolerance": ParameterSpec(
-        1e-9, "relative discrepancy above which diagnostics report ERROR"),
-    "diagnostics_period": ParameterSpec(1.0, "period of /diagnostics [s]"),
-    "diagnostics_window": ParameterSpec(
-        10.0, "/diagnostics warns while inputs were rejected (mimic, passive-encoder "
-        "mismatches) in this last window [s]; the totals are reported too"),
-    # A moving base measured by an IMU (rnea_ros.control.imu).
-    **{name: ParameterSpec(*spec) for name, spec in IMU_PARAMETERS.items()},
-    "mimic.check": ParameterSpec(
-        True, "check the mimic followers that joint_states carries (URDF <mimic>; never "
-        "required) against their coupling q_f = multiplier q_leader + offset, when the "
-        "leader is in the same message; a mismatch is counted and reported on /diagnostics, "
-        "the command is unaffected (followers are not coordinates)"),
-    "mimic.tolerance": ParameterSpec(
-        0.005, "largest |q_f - (multiplier q_leader + offset)| accepted as consistent "
-        "[rad or m]"),
-}
+# The controller's parameters: rnea_ros/params/controller.yaml (names, types, defaults,
+# ranges, units, descriptions; rnea_ros.parameters), IMU ones (imu.*) included.
+CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = load_table("controller")
 
 
 @dataclass(frozen=True, eq=False)
@@ -439,4 +330,4 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
 
 def default_values() -> dict[str, Any]:
     """Every parameter at its default."""
-    return {name: spec.default for name, spec in CONTROLLER_PARAMETERS.items()}
+    return defaults(CONTROLLER_PARAMETERS)

@@ -1,4 +1,5 @@
-"""Helpers shared by the nodes: parameter declaration from a spec table, stamps,
+"""Helpers shared by the nodes: parameter declaration from a table
+(:func:`rnea_ros.nodes.parameters.declare`, re-exported), stamps,
 a one-line fatal exit on bad start-up parameters, and the start-up itself: what it
 compiles said in the log, and stopped by SIGINT/SIGTERM at any point."""
 
@@ -11,7 +12,7 @@ import threading
 import time
 import warnings
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -23,7 +24,6 @@ import numpy as np
 import rclpy
 from numba.core import event
 from numpy.typing import NDArray
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType  # type: ignore[attr-defined]  # re-exported
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
@@ -34,18 +34,9 @@ from rclpy.timer import Timer
 from std_msgs.msg import Float64MultiArray
 
 import rnea_ros
-from rnea_ros.control.config import ParameterSpec
 from rnea_ros.core._jit import vec3
 from rnea_ros.core.errors import RneaError
-
-
-def declare(node: Node, specs: Mapping[str, ParameterSpec]) -> dict[str, Any]:
-    """Declare every parameter of ``specs`` (description, read-only flag) and
-    return their current values (launch/YAML overrides applied)."""
-    for name, spec in specs.items():
-        node.declare_parameter(name, spec.default, ParameterDescriptor(
-            description=spec.description, read_only=spec.read_only))
-    return {name: node.get_parameter(name).value for name in specs}
+from rnea_ros.nodes.parameters import declare as declare  # (re-exported)
 
 
 def steady_clock() -> Clock:

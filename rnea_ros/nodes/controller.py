@@ -21,7 +21,7 @@ Mimic followers (URDF ``<mimic>``) are not coordinates: never required on
 checked against the coupling (``mimic.check``, ``mimic.tolerance``; a mismatch is
 a WARN on ``/diagnostics``, the command is unaffected). Topic names are relative
 (``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
-:data:`rnea_ros.control.config.CONTROLLER_PARAMETERS` and
+``rnea_ros/params/controller.yaml`` (``python -m rnea_ros.parameters controller``) and
 ``config/arm7_controller.yaml``; the logic lives in
 :class:`rnea_ros.control.controller.TorqueController`.
 """
@@ -64,14 +64,8 @@ from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
 from rnea_ros.core.model.robot_model import RobotModel
-from rnea_ros.nodes.common import (
-    SerializedArray,
-    declare,
-    note_robot,
-    run,
-    stamp_seconds,
-    steady_timer,
-)
+from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
+from rnea_ros.nodes.parameters import declare, watch
 
 NODE_NAME = "rnea_controller"
 _monotonic = time.monotonic
@@ -170,7 +164,7 @@ class ControllerNode(Node):
         # Raw: the size is checked before rclpy deserialises (slowly, in Python).
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory_raw,
                                  10, raw=True)
-        self.add_on_set_parameters_callback(self.on_set_parameters)
+        watch(self, CONTROLLER_PARAMETERS, self.on_set_parameters)
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
         steady_timer(self, min(config.watchdog_timeout / 4, 0.02), self.on_watchdog)
         self.diagnostics_timer = steady_timer(self, float(self.values["diagnostics_period"]),
@@ -362,12 +356,9 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------ parameters
     def on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
-        values = dict(self.values)
-        for p in params:
-            if p.name in CONTROLLER_PARAMETERS and CONTROLLER_PARAMETERS[p.name].read_only:
-                return SetParametersResult(successful=False,
-                                           reason=f"parameter '{p.name}' is read-only")
-            values[p.name] = p.value
+        """A runtime change (read-only flags and ranges checked by the table already):
+        validated against the model, then applied."""
+        values = {**self.values, **{p.name: p.value for p in params}}
         try:
             config = controller_config(values, self.controller.base_model,
                                        self.controller.elastic, self.loops)

@@ -33,33 +33,18 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from rnea_ros.control.config import ParameterSpec, per_joint
-from rnea_ros.control.diagnostics import DIAGNOSTICS_WINDOW, SlidingWindow, status_name
+from rnea_ros.control.config import per_joint
+from rnea_ros.control.diagnostics import SlidingWindow, status_name
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
 from rnea_ros.core.errors import ParameterError, options
-from rnea_ros.nodes.common import declare, run, stamp_seconds, steady_timer
+from rnea_ros.nodes.common import run, stamp_seconds, steady_timer
+from rnea_ros.nodes.parameters import declare, watch
+from rnea_ros.parameters import ParameterSpec, load_table
 
 NODE_NAME = "rnea_rate_limiter"
 
-RATE_LIMITER_PARAMETERS: dict[str, ParameterSpec] = {
-    "joints": ParameterSpec([""], "joint names, in the order of the output array", True),
-    "input_type": ParameterSpec("array", "'array' (Float64MultiArray on ~/input) or "
-                                "'joint_state' (JointState efforts on ~/input_state)", True),
-    "effort_rate_limits": ParameterSpec([1000.0], "|d tau/dt| per joint or one for all "
-                                        "[N m/s or N/s]", True),
-    "effort_limits": ParameterSpec([0.0], "|tau| per joint or one for all [N m or N]; "
-                                   "[0.0]: no clipping", True),
-    "diagnostics_period": ParameterSpec(1.0, "period of /diagnostics [s]", True),
-    "diagnostics_window": ParameterSpec(
-        DIAGNOSTICS_WINDOW, "the status warns while inputs were rejected in the last this "
-        "many seconds (totals stay as key-values) [s]", True),
-    "clock_reset.threshold": ParameterSpec(
-        1.0, "joint_state input: a stamp ahead of the last one by more than the steady time "
-        "elapsed plus this is future-dated [s]", True),
-    "clock_reset.count": ParameterSpec(
-        5, "joint_state input: consecutive backwards/future-dated stamps (increasing, each "
-        "within the threshold of the previous) taken as a clock reset", True),
-}
+# rnea_ros/params/rate_limiter.yaml (rnea_ros.parameters)
+RATE_LIMITER_PARAMETERS: dict[str, ParameterSpec] = load_table("rate_limiter")
 
 
 class RateLimiterNode(Node):
@@ -106,6 +91,7 @@ class RateLimiterNode(Node):
         self.window = SlidingWindow(window, time.monotonic())
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         steady_timer(self, float(v["diagnostics_period"]), self.publish_diagnostics)
+        watch(self, RATE_LIMITER_PARAMETERS)
 
     def receipt_time(self) -> float:
         """Now on the receiver's clock [s], which bounds the time step: the steady

@@ -1,0 +1,261 @@
+"""Node parameters as data: one table per node, ``rnea_ros/params/<node>.yaml``, in the
+style of generate_parameter_library's YAML, read here without ROS.
+
+A file holds one top-level key (the node's name) whose mapping nests the parameters:
+a mapping with a ``type`` is a parameter, any other a namespace (``clock_reset:
+{count: ...}`` is ``clock_reset.count``). A parameter's keys::
+
+    type: double          # bool, int, double, string, or <one of those>_array
+    default_value: 0.1
+    description: "joint-state silence after which ..."
+    unit: s               # optional (not in generate_parameter_library)
+    read_only: true       # optional, default false
+    validation:           # optional; generate_parameter_library's names
+      gt<>: [0.0]         # also gt_eq<>, lt<>, lt_eq<>, bounds<> (inclusive), one_of<>
+
+The table is used three ways: :mod:`rnea_ros.nodes.parameters` declares it on a node
+(``ParameterDescriptor`` with description, read-only flag and the range) and refuses
+an out-of-range set with :func:`refusal`'s reason; the layers below the nodes read
+defaults and names from it (``control.config.CONTROLLER_PARAMETERS``); and
+:func:`markdown` documents it (``python -m rnea_ros.parameters controller``).
+
+A range here is what a value must satisfy whatever else is set; checks that involve
+several parameters or the robot (a gain per joint, a link name) stay in the code that
+builds the node's configuration (e.g. :func:`rnea_ros.control.config.controller_config`).
+Ranges apply to scalars (``int``, ``double``); ``one_of`` to strings.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rnea_ros.core.errors import ParameterError, options
+
+TABLES = Path(__file__).resolve().parent / "params"
+TYPES = ("bool", "int", "double", "string",
+         "bool_array", "int_array", "double_array", "string_array")
+_SCALAR = {"bool": bool, "int": int, "double": float, "string": str}
+# generate_parameter_library validator -> (lower or upper, open)
+_BOUNDS = {"gt<>": ("lower", True), "gt_eq<>": ("lower", False),
+           "lt<>": ("upper", True), "lt_eq<>": ("upper", False)}
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One parameter: default value, description, read-only flag; its type (one of
+    :data:`TYPES`; ``""``: inferred from the default), unit, and its range: lower and
+    upper bounds (``None``: unbounded; ``*_open``: the bound itself excluded) or the
+    ``choices`` of a string."""
+
+    default: Any
+    description: str
+    read_only: bool = False
+    type: str = ""
+    unit: str = ""
+    lower: float | None = None
+    lower_open: bool = False
+    upper: float | None = None
+    upper_open: bool = False
+    choices: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """The type, one of :data:`TYPES` (inferred from the default when not given)."""
+        if self.type:
+            return self.type
+        value = self.default
+        if isinstance(value, (list, tuple)):
+            inner = _kind_of(value[0]) if value else "string"
+            return f"{inner}_array"
+        return _kind_of(value)
+
+    def range_text(self) -> str:
+        """The range as a reader writes it: ``> 0``, ``(0, 1]``, ``>= 2``, ``'a', 'b'``;
+        ``""`` without one."""
+        if self.choices:
+            return options(self.choices)
+        low, high = self.lower, self.upper
+        if low is not None and high is not None:
+            return (f"{'(' if self.lower_open else '['}{low:g}, {high:g}"
+                    f"{')' if self.upper_open else ']'}")
+        if low is not None:
+            return f"{'>' if self.lower_open else '>='} {low:g}"
+        if high is not None:
+            return f"{'<' if self.upper_open else '<='} {high:g}"
+        return ""
+
+    def refusal(self, name: str, value: Any) -> str | None:
+        """Why ``value`` is not a valid value of parameter ``name`` (None: it is)."""
+        if self.choices:
+            if value not in self.choices:
+                return f"parameter '{name}' is '{value}'; valid: {options(self.choices)}"
+            return None
+        if self.lower is None and self.upper is None:
+            return None
+        x = float(value)
+        ok = True
+        if self.lower is not None:
+            ok = x > self.lower if self.lower_open else x >= self.lower
+        if ok and self.upper is not None:
+            ok = x < self.upper if self.upper_open else x <= self.upper
+        if ok:
+            return None
+        text = self.range_text()
+        where = f"in {text}" if text[0] in "([" else text
+        unit = f" {self.unit}" if self.unit else ""
+        return f"parameter '{name}' must be {where}{unit}, got {value!r}"
+
+
+def _kind_of(value: Any) -> str:
+    for kind, python in (("bool", bool), ("int", int), ("double", float), ("string", str)):
+        if isinstance(value, python):
+            return kind
+    raise TypeError(f"no parameter type for {value!r}")
+
+
+def _typed_default(name: str, kind: str, value: Any, source: str) -> Any:
+    """``value`` as a ``kind`` (an int given for a double becomes a float); a
+    :class:`ParameterError` naming the parameter and the file otherwise."""
+    if kind not in TYPES:
+        raise ParameterError(f"{source}: parameter '{name}' has type '{kind}'; valid: "
+                             f"{options(TYPES)}")
+    scalar = kind.removesuffix("_array")
+    items = value if kind.endswith("_array") else [value]
+    if kind.endswith("_array") and (not isinstance(value, list) or not value):
+        raise ParameterError(f"{source}: parameter '{name}' ({kind}) needs a non-empty list "
+                             f"default (rclpy types a parameter by its value), got {value!r}")
+    out = []
+    for item in items:
+        if scalar == "double" and isinstance(item, int) and not isinstance(item, bool):
+            item = float(item)
+        if not isinstance(item, _SCALAR[scalar]) or \
+                (scalar == "int" and isinstance(item, bool)):
+            raise ParameterError(f"{source}: parameter '{name}' ({kind}) has default "
+                                 f"{value!r}")
+        out.append(item)
+    return out if kind.endswith("_array") else out[0]
+
+
+def parse_spec(name: str, entry: Mapping[str, Any], source: str = "table") -> ParameterSpec:
+    """One parameter's mapping (see the module docstring) as a :class:`ParameterSpec`."""
+    known = {"type", "default_value", "description", "unit", "read_only", "validation"}
+    unknown = sorted(set(entry) - known)
+    if unknown:
+        raise ParameterError(f"{source}: parameter '{name}' has unknown keys "
+                             f"{options(unknown)}; valid: {options(sorted(known))}")
+    kind = str(entry["type"])
+    default = _typed_default(name, kind, entry.get("default_value"), source)
+    bounds: dict[str, Any] = {}
+    choices: tuple[str, ...] = ()
+    for rule, args in (entry.get("validation") or {}).items():
+        if rule == "one_of<>":
+            choices = tuple(str(c) for c in args[0])
+        elif rule == "bounds<>":
+            bounds.update(lower=float(args[0]), upper=float(args[1]))
+        elif rule in _BOUNDS:
+            side, is_open = _BOUNDS[rule]
+            bounds.update({side: float(args[0]), f"{side}_open": is_open})
+        else:
+            raise ParameterError(f"{source}: parameter '{name}' has validation '{rule}'; "
+                                 f"valid: {options(['one_of<>', 'bounds<>', *_BOUNDS])}")
+    if bounds and kind not in ("int", "double"):
+        raise ParameterError(f"{source}: parameter '{name}' ({kind}): bounds apply to int "
+                             "and double parameters only")
+    if choices and kind != "string":
+        raise ParameterError(f"{source}: parameter '{name}' ({kind}): one_of<> applies to "
+                             "string parameters only")
+    spec = ParameterSpec(default, str(entry.get("description", "")),
+                         bool(entry.get("read_only", False)), kind,
+                         str(entry.get("unit", "")), choices=choices, **bounds)
+    why = spec.refusal(name, default)
+    if why:
+        raise ParameterError(f"{source}: the default is out of range: {why}")
+    return spec
+
+
+def _flatten(tree: Mapping[str, Any], prefix: str, source: str,
+             out: dict[str, ParameterSpec]) -> None:
+    for key, entry in tree.items():
+        name = f"{prefix}{key}"
+        if not isinstance(entry, Mapping):
+            raise ParameterError(f"{source}: '{name}' is neither a parameter (a mapping with "
+                                 "a 'type') nor a namespace")
+        if "type" in entry:
+            out[name] = parse_spec(name, entry, source)
+        else:
+            _flatten(entry, f"{name}.", source, out)
+
+
+def table_names() -> list[str]:
+    """The tables shipped: ``controller``, ``rate_limiter``, ..."""
+    return sorted(p.stem for p in TABLES.glob("*.yaml"))
+
+
+def load_table(name: str) -> dict[str, ParameterSpec]:
+    """The parameters of table ``name`` (``rnea_ros/params/<name>.yaml``), dotted names
+    in the file's order."""
+    path = TABLES / f"{name}.yaml"
+    if not path.is_file():
+        raise ParameterError(f"no parameter table '{name}'; valid: {options(table_names())}")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, Mapping) or len(data) != 1:
+        raise ParameterError(f"{path}: needs one top-level key (the node's name)")
+    (tree,) = data.values()
+    out: dict[str, ParameterSpec] = {}
+    _flatten(tree, "", str(path), out)
+    return out
+
+
+def check(table: Mapping[str, ParameterSpec], values: Mapping[str, Any]) -> None:
+    """Raise :class:`ParameterError` for the first value of ``values`` outside its
+    parameter's range (names not in ``table`` are not checked)."""
+    for name, value in values.items():
+        spec = table.get(name)
+        why = spec.refusal(name, value) if spec is not None else None
+        if why:
+            raise ParameterError(why)
+
+
+def defaults(table: Mapping[str, ParameterSpec]) -> dict[str, Any]:
+    """Every parameter of ``table`` at its default."""
+    return {name: spec.default for name, spec in table.items()}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(table: Mapping[str, ParameterSpec]) -> str:
+    """``table`` as a Markdown table: name, type, default, range, unit, read-only,
+    description."""
+    lines = ["| name | type | default | range | unit | read-only | description |",
+             "|---|---|---|---|---|---|---|"]
+    for name, s in table.items():
+        default = "''" if s.default == "" else repr(s.default)
+        lines.append("| " + " | ".join(_cell(x) for x in (
+            f"`{name}`", s.kind, f"`{default}`", s.range_text(), s.unit,
+            "yes" if s.read_only else "", s.description)) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rnea_ros.parameters <table>``: print the table as Markdown."""
+    parser = argparse.ArgumentParser(prog="python -m rnea_ros.parameters",
+                                     description="Print a node's parameter table as Markdown.")
+    parser.add_argument("table", choices=table_names())
+    args = parser.parse_args(argv)
+    print(markdown(load_table(args.table)))
+    return 0
+
+
+__all__ = ["TABLES", "TYPES", "ParameterSpec", "check", "defaults", "load_table", "markdown",
+           "parse_spec", "table_names"]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""The parameter tables declared on the nodes (rnea_ros.nodes.parameters): what a node
+declares is its table (names, types, descriptions, read-only flags, ranges as
+descriptors), a set outside a range is refused with a reason naming the parameter
+and leaves the node as it was, and a start-up value outside one stops the node with
+a ParameterError naming it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.parameter import Parameter
+
+from rnea_ros.control.config import CONTROLLER_PARAMETERS
+from rnea_ros.core.errors import ParameterError
+from rnea_ros.nodes.controller import ControllerNode
+from rnea_ros.nodes.harness import overrides
+from rnea_ros.nodes.rate_limiter import RATE_LIMITER_PARAMETERS, RateLimiterNode
+from rnea_ros.parameters import ParameterSpec
+from rnea_ros.samples import sample_urdf
+
+URDF = str(sample_urdf("arm7"))
+TYPES = {"bool": Parameter.Type.BOOL, "int": Parameter.Type.INTEGER,
+         "double": Parameter.Type.DOUBLE, "string": Parameter.Type.STRING,
+         "bool_array": Parameter.Type.BOOL_ARRAY, "int_array": Parameter.Type.INTEGER_ARRAY,
+         "double_array": Parameter.Type.DOUBLE_ARRAY,
+         "string_array": Parameter.Type.STRING_ARRAY}
+
+
+@pytest.fixture
+def context():
+    context = Context()
+    rclpy.init(context=context)
+    yield context
+    rclpy.try_shutdown(context=context)
+
+
+def make(kind: str, context: Context, **values: object):
+    if kind == "controller":
+        return ControllerNode(context=context,
+                              parameter_overrides=overrides({"urdf_path": URDF, **values}))
+    return RateLimiterNode(context=context,
+                           parameter_overrides=overrides({"joints": ["a"], **values}))
+
+
+RCLPY = {"use_sim_time", "start_type_description_service"}  # rclpy's own
+TABLES = {"controller": CONTROLLER_PARAMETERS, "rate_limiter": RATE_LIMITER_PARAMETERS}
+
+
+@pytest.mark.parametrize("kind", ["controller", "rate_limiter"])
+def test_a_node_declares_its_table(kind: str, context: Context) -> None:
+    node = make(kind, context)
+    table: dict[str, ParameterSpec] = TABLES[kind]
+    try:
+        declared = {n for n in node.list_parameters([], 0).names
+                    if n not in RCLPY and not n.startswith("qos_overrides.")}
+        assert declared == set(table)
+        for name, spec in table.items():
+            d = node.describe_parameter(name)
+            assert d.description == spec.description, name
+            assert d.read_only == spec.read_only, name
+            assert d.type == TYPES[spec.kind].value, name
+            if spec.choices:
+                assert d.additional_constraints.startswith(f"one of {spec.range_text()}")
+            if spec.kind == "double" and (spec.lower is not None or spec.upper is not None):
+                (r,) = d.floating_point_range
+                low = -math.inf if spec.lower is None else spec.lower
+                high = math.inf if spec.upper is None else spec.upper
+                assert (r.from_value, r.to_value) == (low, high), name
+            elif spec.kind == "int" and spec.lower is not None:
+                (i,) = d.integer_range
+                assert i.from_value == spec.lower, name
+            else:
+                assert not d.floating_point_range and not d.integer_range, name
+    finally:
+        node.destroy_node()
+
+
+def test_a_set_out_of_range_is_refused_with_a_reason(context: Context) -> None:
+    node = make("controller", context)
+    try:
+        config = node.controller.config
+        # rclpy's own check of the descriptor's range
+        (result,) = node.set_parameters([Parameter("watchdog_timeout", value=-1.0)])
+        assert not result.successful and "watchdog_timeout" in result.reason
+        # the edge of a closed range, outside the open one: the table's reason
+        (result,) = node.set_parameters([Parameter("watchdog_timeout", value=0.0)])
+        assert not result.successful
+        assert result.reason == "parameter 'watchdog_timeout' must be > 0 s, got 0.0"
+        (result,) = node.set_parameters([Parameter("time_scaling.margin", value=1.5)])
+        assert not result.successful and "time_scaling.margin" in result.reason
+        (result,) = node.set_parameters([Parameter("stale_behavior", value="coast")])
+        assert not result.successful
+        assert result.reason == "parameter 'stale_behavior' is 'coast'; valid: 'hold', 'zero'"
+        assert node.controller.config is config  # untouched
+        assert node.get_parameter("watchdog_timeout").value == 0.1
+        (result,) = node.set_parameters([Parameter("watchdog_timeout", value=0.3)])
+        assert result.successful and node.controller.config.watchdog_timeout == 0.3
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.parametrize(("kind", "values", "message"), [
+    ("controller", {"clock_reset.count": 1}, "parameter 'clock_reset.count' must be >= 2"),
+    ("controller", {"oracle.tolerance": 0.0}, "parameter 'oracle.tolerance' must be > 0"),
+    ("rate_limiter", {"diagnostics_period": 0.0},
+     "parameter 'diagnostics_period' must be > 0 s, got 0.0"),
+    ("rate_limiter", {"diagnostics_period": -2.0}, "parameter 'diagnostics_period' must be > 0"),
+])
+def test_a_start_up_value_out_of_range_names_the_parameter(kind, values, message,
+                                                          context: Context) -> None:
+    with pytest.raises(ParameterError) as error:
+        make(kind, context, **values)
+    assert message in str(error.value)
