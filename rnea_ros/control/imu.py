@@ -1,86 +1,32 @@
 """A base that moves, measured by an IMU: ``sensor_msgs/Imu`` samples turned into
 the :class:`~rnea_ros.core.dynamics.moving_base.BaseMotion` of the robot's base
-(Khalil 2010 §7.1), free of ROS.
+(Khalil 2010 §7.1), free of ROS. Settings: :mod:`rnea_ros.control.imu_config`; the
+frame kinematics (sensor readings moved to the base frame, the formulas):
+:mod:`rnea_ros.core.dynamics.imu_kinematics`; why the choices below were made, with
+the measurements: ``docs/imu_notes.md``.
 
-What the IMU gives (REP-145), in the sensor frame ``s``, which is the frame of
-the URDF link ``imu.link`` (any link of the model, merged fixed links too):
+The IMU's frame is the URDF link ``imu.link`` (any link, merged fixed links too); its
+fields (REP-145) are used unless element 0 of their covariance is -1 ("not provided").
+Each accepted sample gives, through the model's kinematics at the latest joint state:
 
-* ``orientation`` ``R_ws`` (world <- sensor), a unit quaternion ``[x, y, z, w]``;
-* ``angular_velocity`` ``w_s`` [rad/s];
-* ``linear_acceleration`` ``f_s`` [m/s^2], the **specific force**: the sensor's
-  classical acceleration minus gravity, ``f_s = R_ws^T (a_s - g)`` -- an IMU at
-  rest reads ``+9.81`` along the world's up direction;
-* element 0 of a field's covariance at ``-1`` means "not provided" (REP-145):
-  that field is not used. The other covariance entries are not used.
+* the base's orientation ``R_wb`` and angular velocity ``w_b``, exact on any link;
+* its angular acceleration ``dw_b``: the slope at the newest sample of a least-squares
+  cubic through the ``w_b`` of the last ``imu.angular_acceleration_window`` seconds
+  (:func:`derivative_at_newest`, a one-sided Savitzky-Golay differentiator: no lag;
+  restarted after a gap longer than ``imu.timeout``);
+* the specific force at the base origin ``f_b`` (``imu.linear_acceleration``):
+  ``measured`` (the default on the base or a link welded to it) makes RNEA's
+  ``a0 = f_b``, gravity counted once, as measured; ``ignore`` (``auto`` on a moving
+  link, where the accelerometer also measures the arm's own ``J(q) qdd`` and feeding it
+  back diverges; ``measured`` is refused there) uses the orientation and the model's
+  gravity, no heave. Optionally low-passed (``imu.linear_acceleration_cutoff``).
 
-Transform to the base frame ``b`` through the model's kinematics at the latest
-joint state ``q, qd`` (:func:`frame_motion`: the sensor's pose ``R_bs, r``, and
-its angular velocity ``w_rel``, velocity ``v_rel`` and velocity-product
-acceleration ``a_rel`` relative to the base, all in base coordinates)::
-
-    R_wb = R_ws R_bs^T                                     orientation
-    w_b  = R_bs w_s - w_rel                                angular velocity
-    dw_b = d/dt w_b: slope at the newest sample of a least-squares cubic
-           through the w_b of the last imu.angular_acceleration_window seconds
-    f_b  = R_bs f_s - dw_b x r - w_b x (w_b x r) - 2 w_b x v_rel - a_rel
-
-The differentiator is a one-sided Savitzky-Golay filter (Savitzky & Golay 1964;
-on the samples' own stamps, so irregular sampling is fine): no lag for an
-angular velocity that is cubic over the window. Gravity mode has no feedback,
-so the held arm integrates any error of ``dw_b`` twice; measured on arm7 in
-closed loop (base rolling 5 deg at 0.5 Hz, 3 s): a first-order low-pass of the
-differences at 50 Hz lags 3 ms and the arm moves 7e-3 rad, the plain backward
-difference (0.5 ms lag) 1.1e-3 rad, a quadratic over 20 ms 1.3e-3 rad and
-growing (its bias is in phase with a drift), this cubic over 40 ms 1.4e-5 rad.
-White gyroscope noise ``sigma`` comes out multiplied by about 125 / s (40 ms at
-1 kHz; 330 / s over 20 ms), more in the first samples after the start or a gap
-(samples more than ``imu.timeout`` apart restart it), when the fit has fewer
-points: with sigma = 3e-3 rad/s at 1 kHz, that start gives a frictionless
-held arm a kick it keeps (0.2 rad after 3 s, see the README). Waiting until the
-samples span half the window (dw = 0 until then) halved that at 40 ms but,
-without noise, left 4e-2 rad with a 100 ms window (the base's real dw is
-missed meanwhile); starting with a line left 3e-3 rad without noise and 0.15
-rad with it.
-
-``f_b`` is the specific force at the base-frame origin (rigid-body acceleration
-transfer, Featherstone 2008 §2.11), exact for a sensor on the base or on a link
-welded to it (``w_rel = v_rel = a_rel = 0``, ``r`` constant). **On a moving
-link** orientation and angular velocity are exact (the link's motion relative
-to the base removed with the measured ``q, qd``), but the accelerometer is not
-used: it also measures the link's acceleration due to the joint accelerations,
-``J(q) qdd``, which the controller does not measure -- and which its own
-commands cause, so feeding it back as a base acceleration closes a loop (on
-arm7's flange it diverged within 10 ms). There the base's linear acceleration
-(heave) is taken as zero and gravity comes from the model along the IMU's
-orientation (``imu.linear_acceleration: ignore``, which ``auto`` selects;
-``measured`` is refused).
-
-**How gravity and the accelerometer combine.** RNEA on a moving base needs the
-base's classical acceleration ``a_b`` and gravity only through their
-difference: its forward recursion starts from ``a0 = a_b - R_wb^T g``
-(:func:`~rnea_ros.core.dynamics.moving_base.base_state`, with the base velocity
-set to zero: the torques do not depend on the base's linear velocity once
-``a_b`` is classical). That difference *is* the specific force at the base
-origin, ``f_b``. So (``imu.linear_acceleration: measured``, the default)
-``BaseMotion.linear_acceleration = f_b + R_wb^T g`` with ``g`` the controller's
-``gravity`` parameter (read as the world frame's gravity): the model's gravity
-cancels and RNEA sees exactly ``a0 = f_b`` -- gravity is counted once, as the
-accelerometer measured it (tilt, heave, surge and the local value of ``g``
-included), and the orientation does not even matter (without one, identity is
-used). ``imu.linear_acceleration: ignore`` uses the IMU's orientation and the
-model's gravity with ``a_b = 0``: the tilt and the rotation are compensated, the
-base's linear acceleration (heave) is not; for accelerometers too noisy or
-vibrating to be used. It needs the orientation; without an accelerometer
-(covariance ``-1``), ``measured`` falls back to it too. Without angular
-velocity (covariance ``-1``), ``w_b = dw_b = 0``.
-
-**Pairing with the joint states.** The sample is used for the joint states
-stamped within ``imu.timeout`` of it, propagated to the state's stamp ``t``:
-``R_wb exp([w_b + dw_b dt / 2] dt)``, ``w_b + dw_b dt``, ``f_b`` rotated likewise
-(``dt = t - t_imu``, typically one sample period). Older than ``imu.timeout``
-(or more than that ahead: clocks that disagree) it is **stale**, and the
-fallback applies: ``fixed_gravity`` (the model's gravity on a fixed base, WARN)
-or ``hold`` (the watchdog's stale command, ERROR) until a good sample arrives.
+**Pairing with the joint states.** A sample serves the joint states stamped within
+``imu.timeout`` of it, propagated to the state's stamp (``dt = t - t_imu``):
+``R_wb exp([w_b + dw_b dt / 2] dt)``, ``w_b + dw_b dt``, ``f_b`` rotated likewise.
+Older (or further ahead: clocks that disagree) it is **stale** and the fallback applies:
+``fixed_gravity`` (the model's gravity on a fixed base, WARN) or ``hold`` (the
+watchdog's stale command, ERROR) until a good sample arrives.
 
 **Rejected samples** (counted by reason, never used): ``wrong_frame``
 (``header.frame_id`` differs from ``imu.frame_id``, when that is set),
@@ -88,188 +34,43 @@ or ``hold`` (the watchdog's stale command, ERROR) until a good sample arrives.
 ``ignore`` without orientation), ``bad_quaternion`` (norm off 1 by more than
 ``QUATERNION_TOLERANCE``: never silently normalised), ``out_of_range`` (a
 component of ``w`` above ``MAX_ANGULAR_VELOCITY``, of ``f`` above
-``MAX_SPECIFIC_FORCE``),
-``time_backwards`` (older than the last accepted sample; the same stamp again
-replaces it, as a repeating sender's joint states do), ``time_future``,
-``stale`` (older than the newest joint state by more than ``imu.timeout``).
-Clock resets are handled as for the joint states (``clock_reset.count``
-agreeing out-of-order stamps re-synchronise).
+``MAX_SPECIFIC_FORCE``), ``time_backwards`` (older than the last accepted sample; the
+same stamp again replaces it), ``time_future``, ``stale`` (older than the newest joint
+state by more than ``imu.timeout``). Clock resets are handled as for the joint states
+(``clock_reset.count`` agreeing out-of-order stamps re-synchronise).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.imu_config import IMU_FALLBACKS, ImuConfig, imu_config
 from rnea_ros.control.joint_state import ClockWatch
+from rnea_ros.core.dynamics.imu_kinematics import (
+    FrameMotion,
+    base_angular_velocity,
+    base_orientation,
+    base_specific_force,
+    frame_motion,
+    rotation_exp,
+)
 from rnea_ros.core.dynamics.moving_base import BaseMotion
-from rnea_ros.core.errors import JointNameError, ParameterError, options
-from rnea_ros.core.kernels import joint_transform
-from rnea_ros.core.model.configuration import quaternion_matrix as core_quaternion_matrix
-from rnea_ros.core.model.robot_model import Frame, RobotModel
+from rnea_ros.core.errors import ParameterError
+from rnea_ros.core.model.configuration import quaternion_matrix as _quaternion_matrix
+from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 
-IMU_FALLBACKS = ("fixed_gravity", "hold")
-LINEAR_ACCELERATION_MODES = ("auto", "measured", "ignore")
 MAX_ANGULAR_VELOCITY = 100.0  # rad/s (gyroscopes saturate at ~35 rad/s)
 MAX_SPECIFIC_FORCE = 1000.0  # m/s^2 (~100 g)
 QUATERNION_TOLERANCE = 1e-3  # | |q| - 1 | accepted (float32 drivers)
 HOLD = "hold"  # ImuEstimator.motion: the fallback asks for the watchdog's stale command
-
-# The controller's parameters of the IMU (joined to control.config.CONTROLLER_PARAMETERS).
-IMU_PARAMETERS: dict[str, tuple[Any, ...]] = {  # name: (default, description[, read-only])
-    "imu.topic": ("", "sensor_msgs/Imu topic (relative name, e.g. 'imu') measuring the base's "
-                  "motion; empty: no IMU, a fixed base", True),
-    "imu.link": ("", "URDF link the IMU frame is (any link, merged fixed links too); "
-                 "empty: the model's root link", True),
-    "imu.frame_id": ("", "expected header.frame_id of the IMU messages (others are rejected); "
-                     "empty: not checked"),
-    "imu.timeout": (0.1, "an IMU sample older than the joint state by more than this is "
-                    "stale: rejected on arrival, and the fallback applies when no newer "
-                    "one came [s]"),
-    "imu.fallback": ("fixed_gravity", "without a fresh IMU sample: 'fixed_gravity' (the "
-                     "model's gravity on a fixed base, WARN) or 'hold' (the watchdog's stale "
-                     "command, ERROR)"),
-    "imu.linear_acceleration": (
-        "auto", "'measured': RNEA's base acceleration minus gravity is the measured "
-        "specific force (tilt, heave and g as measured; only for an IMU on the base or a "
-        "link welded to it); 'ignore': tilt from the IMU's orientation with the model's "
-        "gravity, no linear acceleration; 'auto': measured on the base, ignore on a moving "
-        "link"),
-    "imu.angular_acceleration_window": (
-        0.04, "the base's angular acceleration is the slope of a least-squares cubic "
-        "through its angular velocities of this long (one-sided Savitzky-Golay: no lag) "
-        "[s]; 0: taken as zero"),
-    "imu.linear_acceleration_cutoff": (
-        0.0, "cutoff of a first-order low-pass filter on the specific force [Hz]; "
-        "0: unfiltered"),
-}
-
-
-@dataclass(frozen=True)
-class ImuConfig:
-    """Validated IMU settings (see :data:`IMU_PARAMETERS`)."""
-
-    topic: str
-    link: str  # resolved: never empty
-    frame_id: str
-    timeout: float
-    fallback: str
-    linear_acceleration: str  # resolved: 'measured' or 'ignore'
-    angular_acceleration_window: float
-    linear_acceleration_cutoff: float
-    clock_reset_threshold: float = 1.0
-    clock_reset_count: int = 5
-
-
-def imu_config(values: Mapping[str, Any], model: RobotModel) -> ImuConfig | None:
-    """The IMU settings from parameter ``values`` (None when ``imu.topic`` is empty);
-    raises :class:`ParameterError` naming the parameter (an unknown ``imu.link``
-    lists the model's links)."""
-    topic = str(values.get("imu.topic") or "")
-    if not topic:
-        return None
-    link = str(values.get("imu.link") or "") or model.root_link
-    try:
-        moving = model.link_frame(link).body >= 0
-    except JointNameError as exc:
-        raise ParameterError(f"parameter 'imu.link': {exc}") from None
-    timeout = float(values["imu.timeout"])
-    if not (math.isfinite(timeout) and timeout > 0.0):
-        raise ParameterError(f"parameter 'imu.timeout' must be > 0 s, got {timeout}")
-    for key, allowed in (("imu.fallback", IMU_FALLBACKS),
-                         ("imu.linear_acceleration", LINEAR_ACCELERATION_MODES)):
-        if values[key] not in allowed:
-            raise ParameterError(f"parameter '{key}' is '{values[key]}'; valid: "
-                                 f"{options(allowed)}")
-    linear = str(values["imu.linear_acceleration"])
-    if linear == "auto":
-        linear = "ignore" if moving else "measured"
-    elif linear == "measured" and moving:
-        raise ParameterError(
-            f"parameter 'imu.linear_acceleration' is 'measured' but the IMU's link '{link}' "
-            "moves with the joints: its accelerometer measures the arm's own acceleration "
-            "J(q) qdd, which the commands change (a feedback loop that diverges on arm7's "
-            "flange); use 'ignore' (tilt and rotation from the IMU, gravity from the model) "
-            "or mount the IMU on the base")
-    cutoffs = []
-    for key in ("imu.angular_acceleration_window", "imu.linear_acceleration_cutoff"):
-        value = float(values[key])
-        if not (math.isfinite(value) and value >= 0.0):
-            unit = "s" if key.endswith("window") else "Hz"
-            raise ParameterError(f"parameter '{key}' must be >= 0 {unit} (0: off), got {value}")
-        cutoffs.append(value)
-    return ImuConfig(topic=topic, link=link, frame_id=str(values.get("imu.frame_id") or ""),
-                     timeout=timeout, fallback=str(values["imu.fallback"]),
-                     linear_acceleration=linear,
-                     angular_acceleration_window=cutoffs[0],
-                     linear_acceleration_cutoff=cutoffs[1],
-                     clock_reset_threshold=float(values.get("clock_reset.threshold", 1.0)),
-                     clock_reset_count=int(values.get("clock_reset.count", 5)))
-
-
-# ------------------------------------------------------------------ kinematics
-@dataclass(frozen=True)
-class FrameMotion:
-    """Pose and motion of a link frame relative to the base, in base coordinates:
-    rotation ``R`` (3, 3) base <- frame, origin ``p`` (3,) [m], angular velocity
-    ``w`` [rad/s], origin velocity ``v`` [m/s], angular acceleration ``dw`` and
-    classical origin acceleration ``a`` (with the given ``qdd``; 0: the
-    velocity-product terms only) [rad/s^2, m/s^2]."""
-
-    R: Array
-    p: Array
-    w: Array
-    v: Array
-    dw: Array
-    a: Array
-
-
-def _chain(model: RobotModel, body: int) -> list[int]:
-    chain = []
-    while body >= 0:
-        chain.append(body)
-        body = int(model.parent[body])
-    return chain[::-1]
-
-
-def frame_motion(model: RobotModel, q: Array, qd: Array, frame: Frame | str,
-                 qdd: Array | None = None) -> FrameMotion:
-    """:class:`FrameMotion` of link ``frame`` (a name or ``model.link_frame(name)``)
-    at ``q, qd`` (and ``qdd``, default zero), the base at rest. Recursion along the
-    chain from the root (Featherstone 2008 §2.11: classical accelerations),
-    numpy, about 10 us a body."""
-    if isinstance(frame, str):
-        frame = model.link_frame(frame)
-    R, p = np.eye(3), np.zeros(3)
-    w, v, dw, a = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
-    fp = model.kernel_floats
-    for i in _chain(model, frame.body):
-        Rl, pl = joint_transform(fp, i, float(q[i]))
-        d = R @ np.array(pl)  # parent origin -> body origin, base coordinates
-        R_i = R @ np.array(Rl).reshape(3, 3)
-        z = R_i @ model.axis[i]  # joint axis in base coordinates
-        a = a + np.cross(dw, d) + np.cross(w, np.cross(w, d))
-        v = v + np.cross(w, d)
-        qddi = 0.0 if qdd is None else float(qdd[i])
-        if model.joint_types[i] == "prismatic":
-            a = a + 2.0 * np.cross(w, z * qd[i]) + z * qddi
-            v = v + z * qd[i]
-        else:
-            dw = dw + np.cross(w, z * qd[i]) + z * qddi
-            w = w + z * qd[i]
-        R, p = R_i, p + d
-    d = R @ frame.translation
-    return FrameMotion(R @ frame.rotation, p + d, w, v + np.cross(w, d), dw,
-                       a + np.cross(dw, d) + np.cross(w, np.cross(w, d)))
-
 
 MAX_WINDOW_SAMPLES = 256  # the differentiator's window, at most
 SG_DEGREE = 3  # of the differentiator's polynomial (fewer samples: n - 1)
@@ -311,24 +112,10 @@ def derivative_at_newest(history: deque[tuple[float, Array]], window: float) -> 
     return out
 
 
-def skew(x: Array) -> Array:
-    """``[x]`` (3, 3) with ``[x] y = x cross y``."""
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
-
-
-def rotation_exp(phi: Array) -> Array:
-    """``exp([phi])`` (3, 3) by Rodrigues' formula."""
-    angle = float(np.linalg.norm(phi))
-    K = skew(phi)
-    if angle < 1e-8:
-        return np.eye(3) + K + 0.5 * K @ K
-    return np.eye(3) + math.sin(angle) / angle * K + (1.0 - math.cos(angle)) / angle**2 * K @ K
-
-
 def quaternion_matrix(x: float, y: float, z: float, w: float) -> Array:
-    """Rotation (3, 3) of the unit quaternion ``[x, y, z, w]``: the core's
-    :func:`~rnea_ros.core.model.configuration.quaternion_matrix`, by components."""
-    return core_quaternion_matrix(np.array([x, y, z, w], dtype=np.float64))
+    """Rotation (3, 3) of the unit quaternion ``[x, y, z, w]`` given as four numbers
+    (:func:`rnea_ros.core.model.configuration.quaternion_matrix` takes the array)."""
+    return _quaternion_matrix(np.array([x, y, z, w], dtype=np.float64))
 
 
 # --------------------------------------------------------------------- samples
@@ -485,12 +272,8 @@ class ImuEstimator:
         c = self.config
         rel = self._fixed if self._fixed is not None else \
             frame_motion(self.model, q, qd, self.frame)
-        R_bs = rel.R
-        R_wb = None
-        if orientation is not None:
-            quat = np.asarray(orientation, dtype=np.float64)
-            R_wb = quaternion_matrix(*(quat / np.linalg.norm(quat))) @ R_bs.T
-        w = R_bs @ w_s - rel.w if w_s is not None else np.zeros(3)
+        R_wb = base_orientation(rel, orientation) if orientation is not None else None
+        w = base_angular_velocity(rel, w_s) if w_s is not None else np.zeros(3)
         previous = self.estimate
         dt = stamp - previous.stamp if previous is not None else math.inf
         if dt == 0.0:  # the same stamp again (a sender repeating itself): dw stays
@@ -504,9 +287,7 @@ class ImuEstimator:
             self._dw = derivative_at_newest(self._history, c.angular_acceleration_window)
         f = None
         if f_s is not None:
-            r = rel.p
-            f = R_bs @ f_s - np.cross(self._dw, r) - np.cross(w, np.cross(w, r)) \
-                - 2.0 * np.cross(w, rel.v) - rel.a
+            f = base_specific_force(rel, f_s, w, self._dw)
             if c.linear_acceleration_cutoff > 0.0:
                 if self._f_filtered is not None and 0.0 < dt <= c.timeout:
                     alpha = 1.0 - math.exp(-2.0 * math.pi * c.linear_acceleration_cutoff * dt)
@@ -584,6 +365,8 @@ class ImuEstimator:
         return out
 
 
-__all__ = ["HOLD", "IMU_FALLBACKS", "IMU_PARAMETERS", "FrameMotion", "ImuConfig",
-           "ImuEstimator", "ImuResult", "ImuSample", "frame_motion", "imu_config", "provided",
-           "quaternion_matrix", "rotation_exp", "skew"]
+# FrameMotion, frame_motion, rotation_exp (core), IMU_FALLBACKS, ImuConfig, imu_config
+# (imu_config) re-exported: the estimator's callers and tests find them here too.
+__all__ = ["HOLD", "IMU_FALLBACKS", "FrameMotion", "ImuConfig", "ImuEstimator", "ImuResult",
+           "ImuSample", "derivative_at_newest", "frame_motion", "imu_config", "provided",
+           "quaternion_matrix", "rotation_exp"]

@@ -236,3 +236,14 @@ def continue_from(trajectory: JointTrajectory, start: float,
         np.concatenate([[start], times]), np.vstack([q, P]), np.vstack([qd, V]),
         np.vstack([qdd, A]), np.concatenate([[True], trajectory.quintic]),
     )
+
+
+def cosine_motion(q0: np.ndarray, amplitude: float, omega: float, t: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``q0 + A (1 - cos(w t))`` on every joint and its two derivatives, (len(t), n):
+    a sinusoid that starts at rest at ``q0`` (amplitude ``A`` [rad or m], ``omega`` ``w``
+    [rad/s], times ``t`` [s]); the demo's and the node tests' reference."""
+    ones = np.ones_like(q0)
+    return (q0 + amplitude * (1 - np.cos(omega * t))[:, None] * ones,
+            amplitude * omega * np.sin(omega * t)[:, None] * ones,
+            amplitude * omega**2 * np.cos(omega * t)[:, None] * ones)

@@ -78,6 +78,7 @@ from rnea_ros.core.dynamics.gfd import (
     rnea_time_derivative,
     rnea_time_derivative_batch,
 )
+from rnea_ros.core.dynamics.imu_kinematics import FrameMotion, frame_motion
 from rnea_ros.core.dynamics.kinematics import (
     body_poses,
     body_velocities,
@@ -170,6 +171,7 @@ __all__ = [
     "ElasticTorques",
     "Feedforward",
     "Frame",
+    "FrameMotion",
     "FreeFloatingResult",
     "GoughStewart",
     "IdentificationError",
@@ -221,6 +223,7 @@ __all__ = [
     "elastic_rnea",
     "forward_dynamics",
     "forward_dynamics_batch",
+    "frame_motion",
     "free_floating_dynamics",
     "free_floating_momentum",
     "free_floating_rnea",

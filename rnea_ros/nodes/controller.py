@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from typing import Any
 
 import numpy as np
@@ -45,85 +44,24 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from rnea_ros.control.closed_loop import ClosedLoopController, LoopOracleFactory, LoopStep
-from rnea_ros.control.config import (
-    CONTROLLER_PARAMETERS,
-    ControllerConfig,
-    controller_config,
-    load_elastic,
-    load_loop_model,
-    load_model,
-    urdf_source,
-)
-from rnea_ros.control.controller import Oracle, Result, TorqueController
-from rnea_ros.control.diagnostics import SlidingWindow, status_name
+from rnea_ros.control.closed_loop import ClosedLoopController
+from rnea_ros.control.config import CONTROLLER_PARAMETERS, controller_config
+from rnea_ros.control.controller import Result
+from rnea_ros.control.controller_status import ControllerReport
+from rnea_ros.control.diagnostics import status_name
+from rnea_ros.control.factory import build_controller
 from rnea_ros.control.imu import ImuSample, provided
-from rnea_ros.control.laws import Step
-from rnea_ros.control.parallel import ParallelController
-from rnea_ros.core.coupling.loop_kinematics import loop_velocities
-from rnea_ros.core.coupling.loops import ClosedLoopModel
-from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.errors import RneaError
-from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
 from rnea_ros.nodes.parameters import declare, watch
 
 NODE_NAME = "rnea_controller"
 _monotonic = time.monotonic
+LEVELS = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
+          "error": DiagnosticStatus.ERROR}
 STATE_QOS = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=10,
                        reliability=QoSReliabilityPolicy.BEST_EFFORT,
                        durability=QoSDurabilityPolicy.VOLATILE)
-
-
-def pinocchio_oracle_factory(urdf: Any) -> Any:
-    """Oracle factory for :class:`TorqueController`: Pinocchio on the same URDF."""
-    from rnea_ros.oracle import PinocchioOracle
-
-    def factory(model: RobotModel, config: ControllerConfig) -> Oracle:
-        oracle = PinocchioOracle(urdf, model)
-        if config.payload is not None:
-            oracle.add_payload(config.payload)
-
-        def reference(step: Step) -> np.ndarray:
-            motion = step.base_motion
-            if config.mode == "gravity":
-                if motion is not None:  # Pinocchio's free-flyer root following the base
-                    zero = np.zeros_like(step.q)
-                    return oracle.moving_base_rnea(motion, step.q, zero, zero)
-                return oracle.gravity(step.q)
-            assert step.q_ref is not None and step.qd_ref is not None
-            assert step.qdd_ref is not None
-            torque = oracle.rnea(step.q_ref, step.qd_ref, step.qdd_ref) if motion is None else \
-                oracle.moving_base_rnea(motion, step.q_ref, step.qd_ref, step.qdd_ref)
-            return torque + friction_torques(model, step.qd_ref)
-        return reference
-    return factory
-
-
-def pinocchio_loop_oracle_factory(urdf: Any) -> LoopOracleFactory:
-    """Oracle factory for :class:`ClosedLoopController`: the active torques that give the
-    reference's active accelerations in Pinocchio's constrained dynamics
-    (:meth:`rnea_ros.loop_oracle.LoopOracle.active_torques`)."""
-    from rnea_ros.loop_oracle import LoopOracle
-
-    def factory(model: ClosedLoopModel, config: ControllerConfig) -> Oracle:
-        oracle = LoopOracle(urdf, model)
-        if config.payload is not None:
-            oracle.tree.add_payload(config.payload)
-
-        def reference(step: Step) -> np.ndarray:
-            assert isinstance(step, LoopStep)
-            if config.mode == "gravity":
-                assert step.q_tree is not None
-                q, qd, qdd_a = step.q_tree, np.zeros(model.n), np.zeros(model.n_active)
-            else:
-                assert step.q_ref_tree is not None and step.qd_ref is not None
-                assert step.qdd_ref is not None
-                q, qdd_a = step.q_ref_tree, step.qdd_ref
-                qd = loop_velocities(model, q, step.qd_ref)
-            return oracle.active_torques(q, qd, qdd_a)
-        return reference
-    return factory
 
 
 class ControllerNode(Node):
@@ -132,19 +70,11 @@ class ControllerNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
         self.values = declare(self, CONTROLLER_PARAMETERS)
-        model = load_model(self.values)
-        note_robot(model.name)  # (its kernels compile next, on a cold cache)
-        elastic = load_elastic(self.values, model)
-        self.loops = load_loop_model(self.values, model)
-        config = controller_config(self.values, model, elastic, self.loops)
-        urdf = urdf_source(self.values)
-        self.controller: TorqueController
-        if self.loops is not None:
-            loop_class = ParallelController if config.parallel else ClosedLoopController
-            self.controller = loop_class(self.loops, config, pinocchio_loop_oracle_factory(urdf))
-        else:
-            self.controller = TorqueController(model, config, pinocchio_oracle_factory(urdf),
-                                               elastic=elastic)
+        # (note_robot: its kernels compile next, on a cold cache)
+        self.controller, model = build_controller(self.values, lambda m: note_robot(m.name))
+        self.loops = self.controller.loops if isinstance(
+            self.controller, ClosedLoopController) else None
+        config = self.controller.config
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
         self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
@@ -180,13 +110,10 @@ class ControllerNode(Node):
         self.command_view = self.command.values
         self.effort_msg = JointState()
         self.messages_received = 0
-        self.received_at_diagnostics = 0
-        self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish
-        self.last_diagnostics = time.monotonic()
-        self.last_event_wall = -math.inf  # last clock reset
-        # Counters over the last DIAGNOSTICS_WINDOW s: what the status warns about.
-        self.window = SlidingWindow(float(self.values["diagnostics_window"]),
-                                    now=self.last_diagnostics)
+        # /diagnostics' bookkeeping: counters over the last diagnostics_window s (what the
+        # status warns about), the receipt-to-publish times [us], the last clock reset.
+        self.status_report = ControllerReport(float(self.values["diagnostics_window"]))
+        self.callback_us = self.status_report.callback_us
         self.stale_since = math.nan  # steady time the watchdog fired; nan: not stale
         followers = (f" (mimic followers, not commanded: {', '.join(model.mimic_joints)})"
                      if model.mimic_joints else "")
@@ -247,7 +174,7 @@ class ControllerNode(Node):
     def report(self, result: Result) -> None:
         """Log a clock reset or a rejection (throttled)."""
         if result.event:
-            self.last_event_wall = time.monotonic()
+            self.status_report.last_event_wall = time.monotonic()
             self.get_logger().warning(result.event, throttle_duration_sec=1.0)
         if result.warning:
             self.get_logger().warning(result.warning, throttle_duration_sec=2.0)
@@ -370,117 +297,24 @@ class ControllerNode(Node):
         if period != float(self.values["diagnostics_period"]):  # (validated: > 0)
             self.destroy_timer(self.diagnostics_timer)
             self.diagnostics_timer = steady_timer(self, period, self.publish_diagnostics)
-        self.window.window = float(values["diagnostics_window"])  # (validated: > 0)
+        self.status_report.window.window = float(values["diagnostics_window"])  # (> 0)
         self.values = values
         self.get_logger().info("parameters updated: " + ", ".join(p.name for p in params))
         return SetParametersResult(successful=True)
 
     # ----------------------------------------------------------- diagnostics
     def publish_diagnostics(self) -> None:
+        """The statuses of :class:`~rnea_ros.control.controller_status.ControllerReport`
+        (the computation's, the IMU's), named after the node's fully-qualified name."""
         c = self.controller
-        now = time.monotonic()
-        received = self.messages_received - self.received_at_diagnostics
-        rate = received / max(now - self.last_diagnostics, 1e-9)
-        self.received_at_diagnostics, self.last_diagnostics = self.messages_received, now
-        p50, p99 = c.compute_percentiles()
-        cb50, cb99 = (np.percentile(np.fromiter(self.callback_us, float), [50, 99])
-                      if self.callback_us else (0.0, 0.0))
-        loop = c if isinstance(c, ClosedLoopController) else None
-        imu = c.imu
-        window = f"last {self.window.window:g} s"
-        recent = self.window.update(now, {
-            "rejected": sum(c.rejected.values()), "mimic": c.mimic_mismatches,
-            "passive": loop.passive_mismatches if loop is not None else 0,
-            "imu": sum(imu.rejected.values()) if imu is not None else 0})
-        level, message = DiagnosticStatus.OK, "computing"
-        if c.last_valid_wall is None:
-            level, message = DiagnosticStatus.WARN, "waiting for a complete joint state"
-        if recent["rejected"]:
-            level, message = DiagnosticStatus.WARN, \
-                f"rejecting some inputs ({recent['rejected']} in the {window})"
-        if recent["mimic"]:
-            name, deviation = c.mimic_worst
-            level, message = DiagnosticStatus.WARN, (
-                f"mimic follower off its coupling ({name}: {deviation:+.3g})")
-        oracle_bad = c.oracle is not None and c.oracle_discrepancy > c.config.oracle_tolerance
-        if oracle_bad:
-            level, message = DiagnosticStatus.ERROR, "model disagrees with Pinocchio"
-        period = loop.passive_period() if loop is not None else (0.0, 0, "")
-        if recent["passive"]:
-            level, message = DiagnosticStatus.WARN, \
-                "passive encoders disagree with the closed loops"
-        if now - self.last_event_wall < 5.0:
-            level, message = DiagnosticStatus.WARN, "clock reset: re-synchronised"
-        if c.stale:
-            level, message = DiagnosticStatus.ERROR, "watchdog: joint states stopped"
-        values = {
-            "mode": c.config.mode,
-            "input rate [Hz]": f"{rate:.1f}",
-            "compute p50 [us]": f"{p50:.1f}",
-            "compute p99 [us]": f"{p99:.1f}",
-            "receipt to publish p50 [us]": f"{cb50:.1f}",
-            "receipt to publish p99 [us]": f"{cb99:.1f}",
-            "received": str(self.messages_received),
-            "accepted": str(c.accepted),
-            "ignored (no model joint)": str(c.ignored),
-            "commands": str(c.commands),
-            "rejected": str(sum(c.rejected.values())),
-            f"rejected ({window})": str(recent["rejected"]),
-            "saturated": str(c.saturated),
-            "watchdog": "stale" if c.stale else "ok",
-            "stale events": str(c.stale_events),
-            "watchdog late (held through the grace)": str(c.watchdog_late),
-            "clock resets": str(c.clock_resets),
-            "last clock jump [s]": f"{c.last_clock_jump:+.6f}",
-            "oracle discrepancy": f"{c.oracle_discrepancy:.3e}" if c.oracle else "disabled",
-            "rate limited": str(c.slew.limited) if c.slew else "disabled",
-            "bad dt": str(c.slew.bad_dt) if c.slew else "disabled",
-        }
-        if c.base_model.mimic_joints:
-            values["mimic followers"] = ", ".join(
-                f"{f} = {m.multiplier:g} {m.leader} + {m.offset:g}"
-                for f, m in c.base_model.mimic_joints.items())
-            values["mimic checks"] = str(c.mimic_checks) if c.config.mimic_check else "disabled"
-            values["mimic mismatches"] = str(c.mimic_mismatches)
-            values[f"mimic mismatches ({window})"] = str(recent["mimic"])
-            values["mimic worst deviation"] = (f"{c.mimic_worst[0]}: {c.mimic_worst[1]:+.6g}"
-                                               if c.mimic_worst[0] else "none")
-        if loop is not None:
-            s50, s99 = loop.solve_percentiles()
-            values.update({
-                "closed loops": ", ".join(lp.name for lp in loop.loops.loops),
-                "loop solve p50 [us]": f"{s50:.1f}",
-                "loop solve p99 [us]": f"{s99:.1f}",
-                "passive encoder checks": str(loop.passive_checks),
-                "passive encoder deviation [rad or m]": f"{period[0]:.3e}"
-                + (f" ({period[2]})" if period[2] else ""),
-                "passive encoder mismatches (period)": str(period[1]),
-                f"passive encoder mismatches ({window})": str(recent["passive"]),
-                "passive encoder max deviation [rad or m]": f"{loop.passive_deviation_max:.3e}",
-                "passive encoder mismatches": str(loop.passive_mismatches),
-            })
-        scaling = c.reference.scaling
-        if scaling is not None:
-            values["time scaling s_dot"] = f"{scaling.speed:.3f}"
-            values["time scaling constraint"] = scaling.constraint
-        values.update({f"rejected: {k}": str(v) for k, v in sorted(c.rejected.items())})
+        imu_topic = self.imu_sub.topic_name if c.imu is not None else ""
+        reports = self.status_report.statuses(c, self.messages_received, imu_topic=imu_topic)
         node = self.get_fully_qualified_name()
-        status = DiagnosticStatus(level=level, name=status_name(node),
-                                  message=message, hardware_id=c.base_model.name,
-                                  values=[KeyValue(key=k, value=v) for k, v in values.items()])
-        statuses = [status]
-        if imu is not None:  # the IMU's own status; its fallback also sets the computation's
-            imu_level, imu_message = imu.status(recent_rejections=recent["imu"])
-            code = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
-                    "error": DiagnosticStatus.ERROR}[imu_level]
-            if code > status.level:
-                status.level, status.message = code, imu_message
-            statuses.append(DiagnosticStatus(
-                level=code, name=status_name(node, "imu"), message=imu_message,
-                hardware_id=c.base_model.name,
-                values=[KeyValue(key=k, value=v) for k, v in
-                        {"topic": self.imu_sub.topic_name, **imu.values(),
-                         f"imu rejected ({window})": str(recent["imu"])}.items()]))
+        statuses = [DiagnosticStatus(
+            level=LEVELS[s.level], name=status_name(node, "imu" if k else ""),
+            message=s.message, hardware_id=c.base_model.name,
+            values=[KeyValue(key=key, value=value) for key, value in s.values.items()])
+            for k, s in enumerate(reports)]
         array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_pub.publish(array)

@@ -28,8 +28,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros.control.trajectory import cosine_motion
 from rnea_ros.nodes.controller import ControllerNode
 from rnea_ros.nodes.simulator import SimulatorNode
+
+__all__ = ["ARM7_GAINS", "ROCKING_BASE", "ClosedLoop", "Probe", "Recording", "cosine_motion",
+           "overrides", "track_sinusoid"]
 
 # PD gains that suit arm7 in ``inverse_dynamics`` (demo, tests).
 ARM7_GAINS = {"kp": [60.0, 60.0, 60.0, 60.0, 20.0, 20.0, 10.0],
@@ -177,16 +181,6 @@ class ClosedLoop:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def cosine_motion(q0: np.ndarray, amplitude: float, omega: float, t: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``q0 + A (1 - cos(w t))`` on every joint and its two derivatives, (len(t), n):
-    a sinusoid that starts at rest at ``q0``."""
-    ones = np.ones_like(q0)
-    return (q0 + amplitude * (1 - np.cos(omega * t))[:, None] * ones,
-            amplitude * omega * np.sin(omega * t)[:, None] * ones,
-            amplitude * omega**2 * np.cos(omega * t)[:, None] * ones)
 
 
 def track_sinusoid(loop: ClosedLoop, q0: np.ndarray, amplitude: float, omega: float,

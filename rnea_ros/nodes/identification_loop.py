@@ -4,7 +4,9 @@ joint friction) while the controller has the nominal URDF; ``rnea-identify excit
 designs the excitation, ``inverse_dynamics`` executes it, the simulator's joint states
 (effort = applied torque) and the commands go to a bag, ``rnea-identify`` identifies,
 and the controller restarts with the identified files. Used by the demo (phase 7) and
-``test/nodes/test_identification_loop.py``.
+``test/nodes/test_identification_loop.py``. The true robot:
+:mod:`rnea_ros.identification.truth`; the bag: :func:`rnea_ros.tools.synthetic_bag.
+write_recording`.
 """
 
 from __future__ import annotations
@@ -13,64 +15,17 @@ import time
 
 import numpy as np
 
+from rnea_ros.identification.truth import TRUE_COULOMB, TRUE_VISCOUS, true_urdf
 from rnea_ros.nodes.harness import ARM7_GAINS as GAINS
 from rnea_ros.samples import load_robot, sample_urdf
+from rnea_ros.tools.synthetic_bag import write_recording
 
-# The "true" robot of phase 7: the simulator's arm7 has other masses and centres of mass and
-# joint friction; the controller starts with the nominal URDF.
-TRUE_COULOMB = [0.33, 0.51, 0.76, 0.42, 0.25, 0.61, 0.37]  # N m
-TRUE_VISCOUS = [0.21, 0.35, 0.12, 0.28, 0.17, 0.39, 0.24]  # N m s/rad
-
-
-def true_urdf(text: str, seed: int = 5) -> str:
-    """``text`` with every ``<inertial>`` changed: mass x U(0.8, 1.2), COM moved by
-    U(-3, 3) cm per axis (the rotational inertia about the COM kept)."""
-    import re
-
-    rng = np.random.default_rng(seed)
-
-    def change(block: re.Match[str]) -> str:
-        inner = block.group(0)
-        mass = re.search(r'<mass value="([^"]+)"', inner)
-        xyz = re.search(r'<origin xyz="([^"]+)"', inner)
-        assert mass is not None and xyz is not None, "arm7's inertials have both"
-        com = np.array(xyz.group(1).split(), dtype=float) + rng.uniform(-0.03, 0.03, 3)
-        inner = re.sub(r'<mass value="[^"]+"',
-                       f'<mass value="{float(mass.group(1)) * rng.uniform(0.8, 1.2):.6f}"', inner)
-        return re.sub(r'<origin xyz="[^"]+"', '<origin xyz="{:.6f} {:.6f} {:.6f}"'.format(*com),
-                      inner, count=1)
-
-    return re.sub(r"<inertial>.*?</inertial>", change, text, flags=re.S)
-
-
-def write_bag(path, names, states, commands) -> None:  # type: ignore[no-untyped-def]
-    """``/joint_states`` (``(t, position, velocity, effort)`` tuples) and the commands
-    (``(t, data)``) as a rosbag2 (MCAP) directory ``path``."""
-    from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_typestore
-
-    ts = get_typestore(Stores.ROS2_KILTED)
-    JS, Header, Time = (ts.types[k] for k in ("sensor_msgs/msg/JointState",
-                                              "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
-    Multi = ts.types["std_msgs/msg/Float64MultiArray"]
-    Layout = ts.types["std_msgs/msg/MultiArrayLayout"]
-    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
-        state_topic = writer.add_connection("/joint_states", JS.__msgtype__, typestore=ts)
-        command_topic = writer.add_connection("/effort_controller/commands", Multi.__msgtype__,
-                                              typestore=ts)
-        for t, q, qd, effort in states:
-            sec = int(t)
-            msg = JS(header=Header(stamp=Time(sec=sec, nanosec=round((t - sec) * 1e9)),
-                                   frame_id=""), name=list(names), position=np.array(q),
-                     velocity=np.array(qd), effort=np.array(effort))
-            writer.write(state_topic, round(t * 1e9), ts.serialize_cdr(msg, JS.__msgtype__))
-        for t, data in commands:
-            msg = Multi(layout=Layout(dim=[], data_offset=0), data=np.array(data))
-            writer.write(command_topic, round(t * 1e9) + 1,
-                         ts.serialize_cdr(msg, Multi.__msgtype__))
+__all__ = ["TRUE_COULOMB", "TRUE_VISCOUS", "identification_loop", "true_simulator",
+           "true_urdf"]
 
 
 def true_simulator(truth: str, q0: np.ndarray) -> dict[str, object]:
+    """The simulator's parameters for the true robot (URDF text ``truth``) from ``q0``."""
     return {"robot_description": truth, "initial_positions": q0.tolist(),
             "friction": TRUE_COULOMB, "damping": TRUE_VISCOUS}
 
@@ -158,7 +113,7 @@ def excite_and_record(truth: str, nominal: str, trajectory, bag) -> int:  # type
     # state depends on when) to the loop's end.
     states = [s for s in states if start - 1e-9 <= s[0] <= end + 1e-9]
     commands = [c for c in commands if start - 1e-9 <= c[0] <= end + 1e-9]
-    write_bag(bag, names, states, commands)
+    write_recording(bag, names, states, commands)
     return len(states)
 
 

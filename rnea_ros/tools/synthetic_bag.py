@@ -150,6 +150,38 @@ def _writer(path: Path, storage: str) -> Any:
     return Writer(path, version=9, storage_plugin=plugin)
 
 
+def write_recording(path: Path, names: Sequence[str],
+                    states: Sequence[tuple[float, Sequence[float], Sequence[float],
+                                           Sequence[float]]],
+                    commands: Sequence[tuple[float, Sequence[float]]]) -> None:
+    """Recorded ``/joint_states`` (``(t, position, velocity, effort)`` tuples, ``t`` [s])
+    and ``/effort_controller/commands`` (``(t, data)``, written 1 ns after ``t``) as a
+    rosbag2 (MCAP) directory ``path`` (e.g. a closed loop run in-process,
+    ``rnea_ros.nodes.identification_loop``)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    ts = get_typestore(Stores.ROS2_KILTED)
+    JS, Header, Time = (ts.types[k] for k in ("sensor_msgs/msg/JointState",
+                                              "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
+    Multi = ts.types["std_msgs/msg/Float64MultiArray"]
+    Layout = ts.types["std_msgs/msg/MultiArrayLayout"]
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        state_topic = writer.add_connection("/joint_states", JS.__msgtype__, typestore=ts)
+        command_topic = writer.add_connection("/effort_controller/commands", Multi.__msgtype__,
+                                              typestore=ts)
+        for t, q, qd, effort in states:
+            sec = int(t)
+            msg = JS(header=Header(stamp=Time(sec=sec, nanosec=round((t - sec) * 1e9)),
+                                   frame_id=""), name=list(names), position=np.array(q),
+                     velocity=np.array(qd), effort=np.array(effort))
+            writer.write(state_topic, round(t * 1e9), ts.serialize_cdr(msg, JS.__msgtype__))
+        for t, data in commands:
+            msg = Multi(layout=Layout(dim=[], data_offset=0), data=np.array(data))
+            writer.write(command_topic, round(t * 1e9) + 1,
+                         ts.serialize_cdr(msg, Multi.__msgtype__))
+
+
 # ------------------------------------------------------------------------- PR2
 # The 45 names of a real PR2's /joint_states (pr2_mechanism's joint state controller),
 # by role against example-robot-data's pr2.urdf (see PR2_ROLES): 20 coordinates (the

@@ -1,0 +1,164 @@
+"""The standalone torque-rate limiter's logic (``rnea_ros.nodes.rate_limiter``), free
+of ROS: efforts in (an array, or a joint state's efforts picked by name), clipped to
+``effort_limits`` then slew-limited (:class:`~rnea_ros.control.rate_limit.SlewLimiter`:
+``|tau_k - tau_{k-1}| <= effort_rate_limits * dt``); bad inputs rejected and counted;
+backwards or future-dated stamps held, until ``clock_reset.count`` of them in a row
+agree: a clock reset, re-synchronised. Times: stamps and the receiver's clock [s]
+(``received``), and a steady clock (``now``) for the clock-reset test.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.control.config import per_joint
+from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
+from rnea_ros.core.errors import ParameterError, options
+
+Array = NDArray[np.float64]
+INPUT_TYPES = ("array", "joint_state")
+
+
+class EffortLimiter:
+    """Clip and slew-limit an effort stream for ``joints`` (see the module docstring).
+
+    ``rates`` and ``limits`` (n,) [N m/s or N/s, N m or N] (``inf``: no clipping);
+    ``threshold`` [s] and ``reset_count`` the clock-reset test's. :meth:`limit` and
+    :meth:`joint_state` return the command to publish, or None with the rejection
+    counted in :attr:`rejected` (its message in :attr:`message`); :attr:`event` says
+    when a call re-synchronised the clock.
+    """
+
+    def __init__(self, joints: Sequence[str], rates: Array, limits: Array,
+                 threshold: float = 1.0, reset_count: int = 5) -> None:
+        self.joints = list(joints)
+        self.slew = SlewLimiter(rates)
+        self.limits = np.asarray(limits, dtype=np.float64)
+        self.threshold, self.reset_count = float(threshold), int(reset_count)
+        self.rejected: Counter[str] = Counter()
+        self.message = ""  # the last rejection's
+        self.event = ""  # a clock reset, set by the call that found it
+        self.last_output_wall = -math.inf
+        self.streak, self.streak_stamp = 0, -math.inf
+        self.clock_resets = 0
+        self.joint_set = set(self.joints)
+        self.index_cache: dict[tuple[str, ...], NDArray[np.int64]] = {}
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, Any]) -> EffortLimiter:
+        """From the node's parameter ``values`` (``rnea_ros/params/rate_limiter.yaml``);
+        :class:`ParameterError` naming the parameter."""
+        joints = [j for j in values["joints"] if j]
+        if not joints:
+            raise ParameterError("parameter 'joints' must name the joints of the output array")
+        n = len(joints)
+        rates = positive_limits(per_joint(values, "effort_rate_limits", n, -math.inf),
+                                "effort_rate_limits")
+        if list(values["effort_limits"]) == [0.0]:
+            limits = np.full(n, np.inf)
+        else:
+            limits = positive_limits(per_joint(values, "effort_limits", n, -math.inf),
+                                     "effort_limits")
+        threshold = float(values["clock_reset.threshold"])
+        count = int(values["clock_reset.count"])
+        if not (math.isfinite(threshold) and threshold > 0 and count >= 2):
+            raise ParameterError("parameters 'clock_reset.threshold' > 0 and "
+                                 "'clock_reset.count' >= 2")
+        if values["input_type"] not in INPUT_TYPES:
+            raise ParameterError(f"parameter 'input_type' is '{values['input_type']}'; valid: "
+                                 f"{options(INPUT_TYPES)}")
+        window = float(values["diagnostics_window"])
+        if not (math.isfinite(window) and window > 0):
+            raise ParameterError(f"parameter 'diagnostics_window' must be > 0 s, got {window}")
+        return cls(joints, rates, limits, threshold, count)
+
+    def reject(self, reason: str, detail: str = "") -> None:
+        """Count a rejected input under ``reason``; :attr:`message` says it."""
+        self.rejected[reason] += 1
+        self.message = f"rejected effort input ({reason}{': ' if detail else ''}{detail})"
+
+    def joint_state(self, names: Sequence[str], efforts: Sequence[float], stamp: float,
+                    received: float, now: float | None = None) -> Array | None:
+        """A joint state's ``efforts`` picked by ``names`` into the joints' order, limited
+        at its ``stamp`` (:meth:`on_stamp`) received at ``received``; None: rejected
+        (lengths differ, a joint named twice, a joint missing)."""
+        if len(efforts) != len(names):
+            self.reject("length_mismatch")
+            return None
+        key = tuple(names)
+        index = self.index_cache.get(key)
+        if index is None:
+            position = {name: k for k, name in enumerate(key)}
+            ours = [n for n in key if n in self.joint_set]
+            if len(ours) != len(set(ours)):
+                self.reject("duplicate_names")  # which value wins would be undefined
+                return None
+            missing = [j for j in self.joints if j not in position]
+            if missing:
+                self.reject("missing_joints", f"lacks joints {options(missing)}")
+                return None
+            index = np.array([position[j] for j in self.joints], dtype=np.int64)
+            if len(self.index_cache) < 16 and sum(map(len, key)) <= 4096:
+                self.index_cache[key] = index
+        now = time.monotonic() if now is None else now
+        t = self.on_stamp(stamp, now)
+        return self.limit(np.asarray(efforts, dtype=np.float64)[index], t, received, now)
+
+    def on_stamp(self, t: float, now: float) -> float:
+        """The time to limit on: ``t``, or NaN (hold the previous command, counted as a
+        bad time step) for a backwards or future-dated stamp -- until
+        ``clock_reset.count`` of them in a row agree: a clock reset, re-synchronised
+        (the time step is then the steady time since the last output; :attr:`event`)."""
+        self.event = ""
+        last = self.slew.last_time
+        if self.slew.previous is None or not math.isfinite(last):
+            return t
+        d, wall = t - last, max(now - self.last_output_wall, 0.0)
+        if 0.0 <= d <= wall + self.threshold:
+            self.streak = 0
+            return t
+        agree = self.streak > 0 and 0.0 < t - self.streak_stamp <= self.threshold
+        self.streak, self.streak_stamp = (self.streak + 1 if agree else 1), t
+        if self.streak < self.reset_count:
+            return math.nan
+        self.streak = 0
+        self.clock_resets += 1
+        self.slew.last_time = t - wall
+        self.event = f"clock reset: effort stamps jumped by {d:+.6f} s"
+        return t
+
+    def limit(self, tau: Array, t: float, received: float,
+              now: float | None = None) -> Array | None:
+        """Clip, then slew-limit ``tau`` (n,) at time ``t`` received at ``received``
+        (``now``: the steady clock, default ``time.monotonic()``); None: rejected (wrong
+        length, non-finite)."""
+        if tau.shape != (len(self.joints),):
+            self.reject("length_mismatch")
+            return None
+        if not np.isfinite(tau).all():
+            self.reject("non_finite")
+            return None
+        out = self.slew(np.minimum(np.maximum(tau, -self.limits), self.limits), t, received)
+        self.last_output_wall = time.monotonic() if now is None else now
+        return out
+
+    def status(self, recent: int, window: float) -> tuple[str, str, dict[str, str]]:
+        """('ok' | 'warn', message, key-values) for ``/diagnostics``: WARN while inputs
+        were rejected (``recent`` of them in the last ``window`` s), totals as values."""
+        span = f"last {window:g} s"
+        values = {"rate limited": str(self.slew.limited), "bad dt": str(self.slew.bad_dt),
+                  "clock resets": str(self.clock_resets), f"rejected ({span})": str(recent),
+                  **{f"rejected: {k}": str(v) for k, v in sorted(self.rejected.items())}}
+        if recent:
+            return "warn", f"rejecting some inputs ({recent} in the {span})", values
+        return "ok", "limiting", values
+
+
+__all__ = ["INPUT_TYPES", "EffortLimiter"]

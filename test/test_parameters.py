@@ -1,0 +1,143 @@
+"""The nodes' parameter tables as data (rnea_ros/params/*.yaml, rnea_ros.parameters),
+without ROS: they load, their defaults have their types and lie in their ranges, a
+range refuses what it should (open and closed bounds, NaN, choices) with a reason
+naming the parameter, the controller's table agrees with the controller's own
+validation, bad table entries are refused naming the entry, and a table renders as
+Markdown (the CLI too)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rnea_ros.control.config import (
+    CONTROLLER_PARAMETERS,
+    controller_config,
+    default_values,
+    load_model,
+)
+from rnea_ros.core.errors import ParameterError
+from rnea_ros.parameters import (
+    ParameterSpec,
+    check,
+    load_table,
+    main,
+    markdown,
+    parse_spec,
+    table_names,
+)
+from rnea_ros.samples import load_loop_robot, load_robot, sample_urdf
+
+PYTHON = {"bool": bool, "int": int, "double": float, "string": str}
+
+
+def test_the_node_tables_ship_with_the_package_and_load() -> None:
+    assert {"controller", "rate_limiter"} <= set(table_names())
+    for name in table_names():
+        table = load_table(name)
+        assert table, name
+        for key, spec in table.items():
+            python = PYTHON[spec.kind.removesuffix("_array")]
+            items = spec.default if spec.kind.endswith("_array") else [spec.default]
+            assert all(type(x) is python for x in items), (name, key, spec.default)
+            assert spec.refusal(key, spec.default) is None, (name, key)
+            assert spec.description, (name, key)
+    assert CONTROLLER_PARAMETERS == load_table("controller")
+    assert default_values()["watchdog_timeout"] == 0.1
+    assert CONTROLLER_PARAMETERS["oracle.tolerance"].default == 1e-9
+
+
+@pytest.mark.parametrize(("spec", "good", "bad", "message"), [
+    (ParameterSpec(0.1, "t", lower=0.0, lower_open=True, unit="s"), [1e-9, 5.0, math.inf],
+     [0.0, -1.0, math.nan], "parameter 'x' must be > 0 s, got "),
+    (ParameterSpec(0.0, "t", lower=0.0), [0.0, 3.0], [-1e-12, math.nan], "must be >= 0, got"),
+    (ParameterSpec(0.5, "t", lower=0.0, lower_open=True, upper=1.0), [1.0, 1e-6],
+     [0.0, 1.0 + 1e-9, math.nan], "must be in (0, 1], got"),
+    (ParameterSpec(5, "t", lower=2), [2, 100], [1, -3], "must be >= 2, got"),
+    (ParameterSpec("a", "t", choices=("a", "b")), ["a", "b"], ["c", ""],
+     "parameter 'x' is 'c'; valid: 'a', 'b'"),
+])
+def test_a_range_refuses_what_lies_outside_with_a_reason(spec, good, bad, message) -> None:
+    for value in good:
+        assert spec.refusal("x", value) is None, value
+    reasons = [spec.refusal("x", value) for value in bad]
+    assert all(reasons), reasons
+    assert message in str(reasons[0])
+    with pytest.raises(ParameterError, match="parameter 'x'"):
+        check({"x": spec}, {"x": bad[0], "other": 1})
+
+
+def outside(spec: ParameterSpec) -> object:
+    """A value just outside ``spec``'s range."""
+    if spec.choices:
+        return "no_such_choice"
+    if spec.lower is not None:
+        return spec.lower if spec.lower_open else spec.lower - 1
+    assert spec.upper is not None
+    return spec.upper if spec.upper_open else spec.upper + 1
+
+
+RANGED = [name for name, spec in CONTROLLER_PARAMETERS.items() if spec.range_text()]
+
+
+@pytest.mark.filterwarnings("ignore::rnea_ros.core.errors.InertiaWarning")
+@pytest.mark.parametrize("name", RANGED)
+def test_the_controllers_table_agrees_with_its_validation(name: str) -> None:
+    """Each range of the controller's table is one controller_config (or load_model)
+    enforces too: a value just outside it is refused there, naming the parameter
+    (IMU ranges with an IMU configured, the passive tolerance on a closed-loop robot)."""
+    value = outside(CONTROLLER_PARAMETERS[name])
+    values = {**default_values(), "urdf_path": str(sample_urdf("arm7")), name: value}
+    with pytest.raises(ParameterError, match=f"'{name}'"):
+        check(CONTROLLER_PARAMETERS, {name: value})
+    with pytest.raises(ParameterError, match=f"'{name}'"):
+        if name == "inertia_check":
+            load_model(values)
+        elif name.startswith("loops."):
+            five_bar = load_loop_robot("five_bar")
+            controller_config(values, five_bar.tree, loops=five_bar)
+        else:
+            controller_config({**values, "imu.topic": "imu"} if name.startswith("imu.")
+                              else values, load_robot("arm7"))
+    assert len(RANGED) >= 20
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"type": "double", "default_value": 1.0, "units": "s"}, "unknown keys 'units'"),
+    ({"type": "float", "default_value": 1.0}, "type 'float'; valid: 'bool'"),
+    ({"type": "double", "default_value": "1e-9"}, "(double) has default '1e-9'"),
+    ({"type": "int", "default_value": True}, "(int) has default True"),
+    ({"type": "double_array", "default_value": []}, "non-empty list default"),
+    ({"type": "double", "default_value": 0.0, "validation": {"gt<>": [0.0]}},
+     "the default is out of range: parameter 'p' must be > 0"),
+    ({"type": "string", "default_value": "a", "validation": {"gt<>": [0.0]}},
+     "bounds apply to int and double parameters only"),
+    ({"type": "double", "default_value": 1.0, "validation": {"positive<>": []}},
+     "validation 'positive<>'"),
+])
+def test_a_bad_table_entry_is_refused_naming_it(entry, message: str) -> None:
+    with pytest.raises(ParameterError, match="parameter 'p'") as error:
+        parse_spec("p", entry, "t.yaml")
+    assert message in str(error.value) and "t.yaml" in str(error.value)
+
+
+def test_an_int_default_of_a_double_is_a_float() -> None:
+    assert parse_spec("p", {"type": "double", "default_value": 2}).default == 2.0
+    assert type(parse_spec("p", {"type": "double_array", "default_value": [1, 2.5]})
+                .default[0]) is float
+
+
+def test_a_table_renders_as_markdown(capsys) -> None:
+    text = markdown(CONTROLLER_PARAMETERS)
+    lines = text.splitlines()
+    assert len(lines) == 2 + len(CONTROLLER_PARAMETERS)
+    row = next(line for line in lines if line.startswith("| `watchdog_timeout` |"))
+    assert row.startswith("| `watchdog_timeout` | double | `0.1` | > 0 | s |  | joint-state")
+    assert "| `mode` | string | `'gravity'` | 'gravity', 'inverse_dynamics', 'elastic' |" \
+        in text
+    assert main(["rate_limiter"]) == 0
+    assert "| `input_type` | string | `'array'` | 'array', 'joint_state' |  | yes |" \
+        in capsys.readouterr().out
+    with pytest.raises(ParameterError, match="no parameter table 'x'; valid: 'controller'"):
+        load_table("x")
