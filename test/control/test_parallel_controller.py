@@ -15,6 +15,7 @@ import pytest
 import rnea_ros.core as rc
 from rnea_ros.control.closed_loop import closed
 from rnea_ros.control.config import controller_config, default_values
+from rnea_ros.control.factory import pinocchio_loop_oracle_factory
 from rnea_ros.control.parallel import (
     ParallelController,
     PlatformSolver,
@@ -168,7 +169,6 @@ def test_inverse_dynamics_feedforward_equals_pinocchio_and_loop_rnea(robot: str)
 def test_live_oracle_agrees(robot: str) -> None:
     """oracle.enable: the controller's own cross-check (Pinocchio at the platform tree
     state of the solved pose) sees no discrepancy."""
-    from rnea_ros.nodes.controller import pinocchio_loop_oracle_factory
 
     loops = loops_of(robot)
     values = {**default_values(), "loops.parallel": robot, "oracle.enable": True,
