@@ -8,8 +8,9 @@ and :func:`free_floating_rows` runs that entry over a batch in one compiled call
 
 The pass compiles with FMA contraction (:func:`~rnea_ros.core._compile.jit_fma`) and
 its small helpers inlined, so that the contraction reaches them: results move by a
-few ulp; the batch went from 1.33x to 1.85x (Solo12) and from 1.25x to 1.48x (Talos)
-faster per sample than ``pin.aba`` looped (same run, median of 7, load ~8).
+few ulp; the batch went from 1.23x to 1.36x (Solo12) and from 1.20x to 1.41x (Talos)
+faster per sample than ``pin.aba`` looped (A/B, three alternating runs of each, medians
+of 7, load 1-3).
 """
 
 from __future__ import annotations
