@@ -5,12 +5,6 @@ joint torques) on a work array whose first 25 columns are CRBA's ``CW_*`` layout
 (:mod:`rnea_ros.core._layout`), so that :func:`~._crba_jit.composite_to_parent`
 (eq. 95) applies as is; the entry :func:`free_floating_call` runs it on the kernel tree,
 and :func:`free_floating_rows` runs that entry over a batch in one compiled call.
-
-The pass compiles with FMA contraction (:func:`~rnea_ros.core._compile.jit_fma`) and
-its small helpers inlined, so that the contraction reaches them: results move by a
-few ulp; the batch went from 1.23x to 1.36x (Solo12) and from 1.20x to 1.41x (Talos)
-faster per sample than ``pin.aba`` looped (A/B, three alternating runs of each, medians
-of 7, load 1-3).
 """
 
 from __future__ import annotations
@@ -35,7 +29,7 @@ from rnea_ros.core._algebra import (
     sub3,
     vec3,
 )
-from rnea_ros.core._compile import inline, jit_entry_fma, jit_fma, tree_scratch, tree_vector
+from rnea_ros.core._compile import jit, jit_entry, tree_scratch, tree_vector
 from rnea_ros.core._expansion_jit import expand_state, gather
 from rnea_ros.core._layout import (
     CW_H,
@@ -62,13 +56,6 @@ from rnea_ros.core.dynamics._crba_jit import composite_to_parent as _composite_t
 
 Array = NDArray[np.float64]
 
-# The helpers inlined, so that the passes compile with their own flags (FMA contraction).
-_add3, _cross, _dot3 = inline(add3), inline(cross), inline(dot3)
-_scale3, _sub3, _sign = inline(scale3), inline(sub3), inline(sign)
-_mat3, _mtv, _mv = inline(mat3), inline(mtv), inline(mv)
-_put3, _put9, _vec3 = inline(put3), inline(put9), inline(vec3)
-_joint_transform, _to_parent = inline(joint_transform), inline(_composite_to_parent)
-
 
 # Work columns per body (row n: the base). The first 25 are crba's layout, so that
 # crba's composite transform (eq. 95) applies as is.
@@ -83,16 +70,16 @@ B_M, B_H, B_IO, B_W, B_V, B_G, B_N, B_F = 0, 1, 4, 10, 13, 16, 19, 22
 
 
 # ------------------------------------------------------------------ kernel
-@inline
+@jit
 def _composite_times(work: Array, i: int, w: Vec, v: Vec) -> tuple[Vec, Vec]:
     """Composite inertia ``I^c_i`` (m, h, I_o in ``work``) times the motion ``(w, v)``:
     the force ``(I_o w + h x v, m v - h x w)``."""
     m = work[i, CW_M]
-    h = _vec3(work, i, CW_H)
-    return _add3(_mv(_mat3(work, i, CW_IO), w), _cross(h, v)), _sub3(_scale3(v, m), _cross(h, w))
+    h = vec3(work, i, CW_H)
+    return add3(mv(mat3(work, i, CW_IO), w), cross(h, v)), sub3(scale3(v, m), cross(h, w))
 
 
-@inline
+@jit
 def _rigid_solve(m: float, h: Vec, Io: Mat, n: Vec, f: Vec) -> tuple[bool, Vec, Vec]:
     """Solve ``I (dw, a) = (n, f)`` for a rigid-body inertia ``(m, h, I_o)``.
 
@@ -101,8 +88,8 @@ def _rigid_solve(m: float, h: Vec, Io: Mat, n: Vec, f: Vec) -> tuple[bool, Vec, 
     """
     if not m > 0.0:
         return False, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
-    c = _scale3(h, 1.0 / m)
-    cc = _dot3(c, c)
+    c = scale3(h, 1.0 / m)
+    cc = dot3(c, c)
     A = (Io[0] - m * (cc - c[0] * c[0]), Io[1] + m * c[0] * c[1], Io[2] + m * c[0] * c[2],
          Io[3] + m * c[1] * c[0], Io[4] - m * (cc - c[1] * c[1]), Io[5] + m * c[1] * c[2],
          Io[6] + m * c[2] * c[0], Io[7] + m * c[2] * c[1], Io[8] - m * (cc - c[2] * c[2]))
@@ -117,12 +104,12 @@ def _rigid_solve(m: float, h: Vec, Io: Mat, n: Vec, f: Vec) -> tuple[bool, Vec, 
     inv = (c00, A[2] * A[7] - A[1] * A[8], A[1] * A[5] - A[2] * A[4],
            c01, A[0] * A[8] - A[2] * A[6], A[2] * A[3] - A[0] * A[5],
            c02, A[1] * A[6] - A[0] * A[7], A[0] * A[4] - A[1] * A[3])
-    r = _sub3(n, _cross(c, f))
-    dw = _scale3(_mv(inv, r), 1.0 / det)
-    return True, dw, _add3(_scale3(f, 1.0 / m), _cross(c, dw))
+    r = sub3(n, cross(c, f))
+    dw = scale3(mv(inv, r), 1.0 / det)
+    return True, dw, add3(scale3(f, 1.0 / m), cross(c, dw))
 
 
-@jit_fma
+@jit
 def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
                        fext: Array, use_fext: bool, drive: bool, tau: Array, a0: Array,
                        work: Array, r0: int) -> bool:
@@ -139,100 +126,100 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
     n = q.shape[0]
     b = n  # the base's row
     # i) forward: twists, zeta (eq. 89), beta (eq. 90); composites start as the bodies.
-    w0, v0 = _vec3(base, 0, B_W), _vec3(base, 0, B_V)
-    _put3(work, b, _W_W, w0)
-    _put3(work, b, _W_V, v0)
+    w0, v0 = vec3(base, 0, B_W), vec3(base, 0, B_V)
+    put3(work, b, _W_W, w0)
+    put3(work, b, _W_V, v0)
     m0 = base[0, B_M]
-    h0 = _vec3(base, 0, B_H)
+    h0 = vec3(base, 0, B_H)
     xx, yy, zz, xy, xz, yz = base[0, B_IO:B_IO + 6]
     work[b, CW_M] = m0
-    _put3(work, b, CW_H, h0)
-    _put9(work, b, CW_IO, (xx, xy, xz, xy, yy, yz, xz, yz, zz))
+    put3(work, b, CW_H, h0)
+    put9(work, b, CW_IO, (xx, xy, xz, xy, yy, yz, xz, yz, zz))
     n0, f0 = _composite_times(work, b, w0, v0)
-    _put3(work, b, _W_BN, _sub3(_vec3(base, 0, B_N), _add3(_cross(w0, n0), _cross(v0, f0))))
-    _put3(work, b, _W_BF, _sub3(_vec3(base, 0, B_F), _cross(w0, f0)))
+    put3(work, b, _W_BN, sub3(vec3(base, 0, B_N), add3(cross(w0, n0), cross(v0, f0))))
+    put3(work, b, _W_BF, sub3(vec3(base, 0, B_F), cross(w0, f0)))
     for i in range(r0, n):
-        R, p = _joint_transform(fp, i, q[i])
-        _put9(work, i, CW_R, R)
-        _put3(work, i, CW_P, p)
+        R, p = joint_transform(fp, i, q[i])
+        put9(work, i, CW_R, R)
+        put3(work, i, CW_P, p)
         par = parent(fp, i)
         if par < r0:
             par = b
-        w_p, v_p = _vec3(work, par, _W_W), _vec3(work, par, _W_V)
-        w = _mtv(R, w_p)
-        v = _mtv(R, _add3(v_p, _cross(w_p, p)))
-        u = _vec3(fp, i, F_AXIS)
-        s = _scale3(u, qd[i])
+        w_p, v_p = vec3(work, par, _W_W), vec3(work, par, _W_V)
+        w = mtv(R, w_p)
+        v = mtv(R, add3(v_p, cross(w_p, p)))
+        u = vec3(fp, i, F_AXIS)
+        s = scale3(u, qd[i])
         if kind(fp, i) != PRISMATIC:
-            w = _add3(w, s)
-            zw = _add3(_scale3(u, qdd[i]), _cross(w, s))
-            za = _cross(v, s)
+            w = add3(w, s)
+            zw = add3(scale3(u, qdd[i]), cross(w, s))
+            za = cross(v, s)
         else:
-            v = _add3(v, s)
+            v = add3(v, s)
             zw = (0.0, 0.0, 0.0)
-            za = _add3(_scale3(u, qdd[i]), _cross(w, s))
-        _put3(work, i, _W_W, w)
-        _put3(work, i, _W_V, v)
-        _put3(work, i, _W_ZW, zw)
-        _put3(work, i, _W_ZA, za)
+            za = add3(scale3(u, qdd[i]), cross(w, s))
+        put3(work, i, _W_W, w)
+        put3(work, i, _W_V, v)
+        put3(work, i, _W_ZW, zw)
+        put3(work, i, _W_ZA, za)
         work[i, CW_M] = fp[i, F_MASS]
-        _put3(work, i, CW_H, _vec3(fp, i, F_H))
+        put3(work, i, CW_H, vec3(fp, i, F_H))
         xx, yy, zz, xy, xz, yz = fp[i, F_IO:F_IO + 6]
-        _put9(work, i, CW_IO, (xx, xy, xz, xy, yy, yz, xz, yz, zz))
+        put9(work, i, CW_IO, (xx, xy, xz, xy, yy, yz, xz, yz, zz))
         ni, fi = _composite_times(work, i, w, v)  # I v
-        bn = _sub3((0.0, 0.0, 0.0), _add3(_cross(w, ni), _cross(v, fi)))  # -(v x* I v)
-        bf = _sub3((0.0, 0.0, 0.0), _cross(w, fi))
+        bn = sub3((0.0, 0.0, 0.0), add3(cross(w, ni), cross(v, fi)))  # -(v x* I v)
+        bf = sub3((0.0, 0.0, 0.0), cross(w, fi))
         if use_fext:
-            bf = _add3(bf, _vec3(fext, i, 0))
-            bn = _add3(bn, _vec3(fext, i, 3))
-        _put3(work, i, _W_BN, bn)
-        _put3(work, i, _W_BF, bf)
+            bf = add3(bf, vec3(fext, i, 0))
+            bn = add3(bn, vec3(fext, i, 3))
+        put3(work, i, _W_BN, bn)
+        put3(work, i, _W_BF, bf)
     # ii) backward: beta^c (eq. 96) with the subtree's final I^c, then I^c (eq. 95).
     for i in range(n - 1, r0 - 1, -1):
         par = parent(fp, i)
         if par < r0:
             par = b
-        zn, zf = _composite_times(work, i, _vec3(work, i, _W_ZW), _vec3(work, i, _W_ZA))
-        dn = _sub3(_vec3(work, i, _W_BN), zn)
-        df = _sub3(_vec3(work, i, _W_BF), zf)
-        R = _mat3(work, i, CW_R)
-        Rf = _mv(R, df)
-        Rn = _add3(_mv(R, dn), _cross(_vec3(work, i, CW_P), Rf))
-        _put3(work, par, _W_BN, _add3(_vec3(work, par, _W_BN), Rn))
-        _put3(work, par, _W_BF, _add3(_vec3(work, par, _W_BF), Rf))
-        _to_parent(work, i, par)
+        zn, zf = _composite_times(work, i, vec3(work, i, _W_ZW), vec3(work, i, _W_ZA))
+        dn = sub3(vec3(work, i, _W_BN), zn)
+        df = sub3(vec3(work, i, _W_BF), zf)
+        R = mat3(work, i, CW_R)
+        Rf = mv(R, df)
+        Rn = add3(mv(R, dn), cross(vec3(work, i, CW_P), Rf))
+        put3(work, par, _W_BN, add3(vec3(work, par, _W_BN), Rn))
+        put3(work, par, _W_BF, add3(vec3(work, par, _W_BF), Rf))
+        _composite_to_parent(work, i, par)
     # Eq. 97: the base's (fictitious) acceleration from f_0 = 0.
-    ok, dw0, acc0 = _rigid_solve(work[b, CW_M], _vec3(work, b, CW_H), _mat3(work, b, CW_IO),
-                                 _vec3(work, b, _W_BN), _vec3(work, b, _W_BF))
+    ok, dw0, acc0 = _rigid_solve(work[b, CW_M], vec3(work, b, CW_H), mat3(work, b, CW_IO),
+                                 vec3(work, b, _W_BN), vec3(work, b, _W_BF))
     if not ok:
         return False
-    _put3(work, b, _W_DW, dw0)
-    _put3(work, b, _W_A, acc0)
+    put3(work, b, _W_DW, dw0)
+    put3(work, b, _W_A, acc0)
     # iii) forward: accelerations (eq. 98), wrenches (eq. 99), torques (eq. 100).
     total = 0.0
     for i in range(r0, n):
         par = parent(fp, i)
         if par < r0:
             par = b
-        R = _mat3(work, i, CW_R)
-        p = _vec3(work, i, CW_P)
-        dw_p, a_p = _vec3(work, par, _W_DW), _vec3(work, par, _W_A)
-        dw = _add3(_mtv(R, dw_p), _vec3(work, i, _W_ZW))
-        a = _add3(_mtv(R, _add3(a_p, _cross(dw_p, p))), _vec3(work, i, _W_ZA))
-        _put3(work, i, _W_DW, dw)
-        _put3(work, i, _W_A, a)
+        R = mat3(work, i, CW_R)
+        p = vec3(work, i, CW_P)
+        dw_p, a_p = vec3(work, par, _W_DW), vec3(work, par, _W_A)
+        dw = add3(mtv(R, dw_p), vec3(work, i, _W_ZW))
+        a = add3(mtv(R, add3(a_p, cross(dw_p, p))), vec3(work, i, _W_ZA))
+        put3(work, i, _W_DW, dw)
+        put3(work, i, _W_A, a)
         nf, ff = _composite_times(work, i, dw, a)
-        nf = _sub3(nf, _vec3(work, i, _W_BN))
-        ff = _sub3(ff, _vec3(work, i, _W_BF))
-        u = _vec3(fp, i, F_AXIS)
-        t = _dot3(u, ff) if kind(fp, i) == PRISMATIC else _dot3(u, nf)
+        nf = sub3(nf, vec3(work, i, _W_BN))
+        ff = sub3(ff, vec3(work, i, _W_BF))
+        u = vec3(fp, i, F_AXIS)
+        t = dot3(u, ff) if kind(fp, i) == PRISMATIC else dot3(u, nf)
         if drive:
-            t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * _sign(qd[i])
+            t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * sign(qd[i])
                   + fp[i, F_VISCOUS] * qd[i])
         tau[i] = t
         total += t
-    g0 = _vec3(base, 0, B_G)
-    a_real = _add3(acc0, g0)  # undo the fictitious -g
+    g0 = vec3(base, 0, B_G)
+    a_real = add3(acc0, g0)  # undo the fictitious -g
     for k in range(3):
         a0[k] = dw0[k]
         a0[3 + k] = a_real[k]
@@ -240,7 +227,7 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
     return bool(np.isfinite(total))
 
 
-@inline
+@jit
 def _root_as_base(fpx: Array, r0: int, v: Array, g: Array, base: Array) -> None:
     """Fill ``base`` (1, 25) from a free-flyer model's root: the inertia of its body
     (kernel row ``r0 - 1``), its twist ``v[:6] = [v; w]`` and gravity in its frame,
@@ -255,10 +242,10 @@ def _root_as_base(fpx: Array, r0: int, v: Array, g: Array, base: Array) -> None:
         base[0, B_F + c] = 0.0
     for c in range(6):
         base[0, B_IO + c] = fpx[k, F_IO + c]
-    _put3(base, 0, B_G, _mtv(_mat3(fpx, 0, F_R), (g[0], g[1], g[2])))
+    put3(base, 0, B_G, mtv(mat3(fpx, 0, F_R), (g[0], g[1], g[2])))
 
 
-@jit_entry_fma
+@jit_entry
 def free_floating_call(fp: Array, km: Array, body_row: NDArray[np.int64], r0: int, off: int,
                        q: Array, v: Array, a: Array, g: Array, base: Array, fext: Array,
                        use_fext: bool, tau: Array, acc: Array) -> int:
@@ -318,7 +305,7 @@ def free_floating_call(fp: Array, km: Array, body_row: NDArray[np.int64], r0: in
     return 1 if ok and np.isfinite(total) else 0
 
 
-@jit_fma
+@jit
 def free_floating_rows(fp: Array, km: Array, body_row: NDArray[np.int64], r0: int, Q: Array,
                        V: Array, A: Array, g: Array, TAU: Array, ACC: Array) -> int:
     """:func:`free_floating_call` on a free-flyer model (``off = 6``, no external
