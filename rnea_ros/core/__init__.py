@@ -69,6 +69,7 @@ from rnea_ros.core.dynamics.derivatives import (
 from rnea_ros.core.dynamics.floating_base import (
     FreeFloatingResult,
     free_floating_dynamics,
+    free_floating_dynamics_batch,
     free_floating_rnea,
 )
 from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
@@ -225,6 +226,7 @@ __all__ = [
     "forward_dynamics_batch",
     "frame_motion",
     "free_floating_dynamics",
+    "free_floating_dynamics_batch",
     "free_floating_momentum",
     "free_floating_rnea",
     "friction_torques",

@@ -3,7 +3,8 @@ checks and dispatch): :func:`free_floating_pass` (eq. 89-98: twists, composite i
 and the bias wrenches ``beta^c`` towards the base, the base acceleration, then the
 joint torques) on a work array whose first 25 columns are CRBA's ``CW_*`` layout
 (:mod:`rnea_ros.core._layout`), so that :func:`~._crba_jit.composite_to_parent`
-(eq. 95) applies as is; the entry :func:`free_floating_call` runs it on the kernel tree.
+(eq. 95) applies as is; the entry :func:`free_floating_call` runs it on the kernel tree,
+and :func:`free_floating_rows` runs that entry over a batch in one compiled call.
 """
 
 from __future__ import annotations
@@ -304,5 +305,21 @@ def free_floating_call(fp: Array, km: Array, body_row: NDArray[np.int64], r0: in
     return 1 if ok and np.isfinite(total) else 0
 
 
+@jit
+def free_floating_rows(fp: Array, km: Array, body_row: NDArray[np.int64], r0: int, Q: Array,
+                       V: Array, A: Array, g: Array, TAU: Array, ACC: Array) -> int:
+    """:func:`free_floating_call` on a free-flyer model (``off = 6``, no external
+    wrench) for each sample ``s``: ``Q[s]`` (nq,), ``V[s]`` (nv,), ``A[s]`` (nv - 6,)
+    give ``TAU[s]`` (nv - 6,) and ``ACC[s]`` (6,). One compiled call for the batch,
+    the GIL released. Returns -1 when every sample succeeded, else the index of the
+    first one that did not (the face reruns it per call to name the cause)."""
+    base, no_fext = np.empty((1, 25)), np.zeros((0, 6))
+    for s in range(Q.shape[0]):
+        if free_floating_call(fp, km, body_row, r0, 6, Q[s], V[s], A[s], g, base, no_fext,
+                              False, TAU[s], ACC[s]) != 1:
+            return s
+    return -1
+
+
 __all__ = ["B_F", "B_G", "B_H", "B_IO", "B_M", "B_N", "B_V", "B_W", "free_floating_call",
-           "free_floating_pass"]
+           "free_floating_pass", "free_floating_rows"]

@@ -66,10 +66,17 @@ from rnea_ros.core.dynamics._floating_base_jit import (
     B_V,
     B_W,
     free_floating_call,
+    free_floating_rows,
 )
 from rnea_ros.core.dynamics.moving_base import base_vectors
 from rnea_ros.core.errors import ModelError, StateError
-from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector, raise_non_finite
+from rnea_ros.core.inputs import (
+    body_wrenches,
+    gravity_vector,
+    joint_batch,
+    joint_vector,
+    raise_non_finite,
+)
 from rnea_ros.core.model.base_inertia import BodyInertia
 from rnea_ros.core.model.robot_model import RobotModel
 
@@ -171,6 +178,34 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
     return _solve(model, r0, q, v, qdd, g, np.empty((1, 25)), fext)
 
 
+def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_joints: object,
+                                 *, gravity: object | None = None) -> FreeFloatingResult:
+    """:func:`free_floating_dynamics` over N samples in one compiled call (no external
+    wrenches): ``q`` (N, nq), ``v`` (N, nv), ``qdd_joints`` (N, nv - 6) give
+    ``base_acceleration`` (N, 6) and ``tau`` (N, nv - 6), sample by sample the per-call
+    results (the same kernel, :func:`free_floating_rows` looping :func:`free_floating_call`).
+
+    Errors as :func:`free_floating_dynamics`'s, for the first sample that fails.
+    """
+    r0 = _free_flyer_rows(model)
+    Q = joint_batch(model, q, "q")
+    V = joint_batch(model, v, "v", Q.shape[0])
+    A = np.ascontiguousarray(qdd_joints, dtype=np.float64)
+    if A.shape != (Q.shape[0], model.nv - 6):
+        raise StateError(f"qdd_joints has shape {A.shape}, expected ({Q.shape[0]}, "
+                         f"{model.nv - 6}) (nv - 6: every coordinate but the free-flyer's) "
+                         f"for model '{model.name}'")
+    g = model.gravity if gravity is None else gravity_vector(model, gravity)
+    tau, acc = np.empty_like(A), np.empty((Q.shape[0], 6))
+    bad = free_floating_rows(model.kernel_floats, model.kernel_map, model.kernel_last_row, r0,
+                             Q, V, A, g, tau, acc)
+    if bad >= 0:
+        free_floating_dynamics(model, Q[bad], V[bad], A[bad], gravity=g)  # raises, naming it
+        raise ModelError(f"model '{model.name}': free_floating_dynamics_batch failed at "
+                         f"sample {bad}")  # pragma: no cover (the per-call run raises)
+    return FreeFloatingResult(acc, tau)
+
+
 def _solve(model: RobotModel, r0: int, q: Array, v: Array, a: Array, g: Array,
            base: Array, fext: object | None) -> FreeFloatingResult:
     """Run the kernel (:func:`free_floating_call`; ``a`` and the torques are the
@@ -225,5 +260,6 @@ def _free_flyer_rows(model: RobotModel) -> int:
 __all__ = [
     "FreeFloatingResult",
     "free_floating_dynamics",
+    "free_floating_dynamics_batch",
     "free_floating_rnea",
 ]
