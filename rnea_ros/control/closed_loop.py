@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,6 +166,15 @@ def wrapped(delta: Array, rotational: NDArray[np.bool_]) -> Array:
     """Position differences with angles wrapped to [-pi, pi)."""
     out: Array = np.where(rotational, (delta + math.pi) % (2 * math.pi) - math.pi, delta)
     return out
+
+
+def percentiles(samples: Iterable[float]) -> tuple[float, float]:
+    """(p50, p99) of recent solve times ``samples`` [us]; (0, 0) when there are none."""
+    values = np.fromiter(samples, float)
+    if values.size == 0:
+        return 0.0, 0.0
+    p50, p99 = np.percentile(values, [50, 99])
+    return float(p50), float(p99)
 
 
 class ClosedLoopController(TorqueController):
@@ -362,7 +371,4 @@ class ClosedLoopController(TorqueController):
     # ------------------------------------------------------------- statistics
     def solve_percentiles(self) -> tuple[float, float]:
         """(p50, p99) of the recent measured-state loop solves [us] (0 when none)."""
-        if not self.solver.solve_us:
-            return 0.0, 0.0
-        p50, p99 = np.percentile(np.fromiter(self.solver.solve_us, float), [50, 99])
-        return float(p50), float(p99)
+        return percentiles(self.solver.solve_us)

@@ -58,6 +58,7 @@ from rnea_ros.control.closed_loop import (
     ClosedLoopController,
     LoopOracleFactory,
     LoopStep,
+    percentiles,
     solve_seconds,
 )
 from rnea_ros.control.config import PARALLEL_FAMILIES, ControllerConfig
@@ -392,10 +393,7 @@ class ParallelController(ClosedLoopController):
     # ------------------------------------------------------------- statistics
     def solve_percentiles(self) -> tuple[float, float]:
         """(p50, p99) of the recent measured-state pose solves [us] (0 when none)."""
-        if not self.platform.solve_us:
-            return 0.0, 0.0
-        p50, p99 = np.percentile(np.fromiter(self.platform.solve_us, float), [50, 99])
-        return float(p50), float(p99)
+        return percentiles(self.platform.solve_us)
 
 
 def platform_pose_of(robot: ParallelRobot, loops: ClosedLoopModel) -> Array:
