@@ -54,12 +54,34 @@ def test_cli_bad_input_exits_1_and_writes_nothing(tmp_path: Path, capsys, args, 
     assert not out.exists() and not (tmp_path / "traj.png").exists()
 
 
-def test_solver_that_stops_says_why_and_which_constraint() -> None:
+@pytest.mark.parametrize("solver", ["ipopt", "slsqp"])
+def test_solver_that_stops_says_why_and_which_constraint(solver: str) -> None:
+    """Stopped at an infeasible iterate (from a guess far too fast): SolverError naming the
+    worst constraint."""
     model = rc.load_urdf(RR)
     limits = Limits.from_model(model, torque=10.0)
-    with pytest.raises(SolverError, match=r"stopped after 2 iterations: Iteration limit.*"
-                                          r"worst constraint: the \w+ limit of joint"):
-        plan_min_time(model, [[0, -2], [1, -1]], limits, max_iter=2)
+    with pytest.raises(SolverError, match=r"stopped after 2 iterations: .*violates a "
+                                          r"constraint; worst constraint: the \w+ limit of joint"):
+        plan_min_time(model, [[0, -2], [1, -1]], limits, max_iter=2, T_guess=0.05,
+                      solver=solver)
+
+
+@pytest.mark.parametrize(("solver", "options", "message"), [
+    ("ipopt", {"max_iter": 2}, "stopped after 2 iterations .* at a feasible"),
+    ("slsqp", {"control_points": 48}, "Positive directional derivative .* at a feasible"),
+])
+def test_solver_stop_at_a_feasible_iterate_returns_it_with_a_warning(solver, options,
+                                                                     message) -> None:
+    """SLSQP at 48 control points stopped with 'Positive directional derivative for
+    linesearch' and the planner raised, discarding a feasible iterate (issue 25)."""
+    from rnea_ros.planning.optimize import SolverWarning
+
+    model = rc.load_urdf(RR)
+    limits = Limits.from_model(model, torque=10.0, velocity=np.inf)
+    with pytest.warns(SolverWarning, match=message):
+        plan = plan_min_time(model, [[0, -2], [1, -1]], limits, solver=solver, tol_T=None,
+                             **options)
+    assert plan.check.ok() and plan.T > 0.39
 
 
 def test_internal_force_limit_below_the_static_load_is_infeasible() -> None:
