@@ -78,6 +78,8 @@ class Plan:
     message: str
     T_change: float = float("nan")  # relative change of T at the last knot refinement
     knot_refinements: int = 0       # rounds of adaptive knot refinement made
+    refinement_stop: str = "off"    # why they stopped: tol_T, max_knot_refinements,
+    #                                 max_intervals, failed (the coarser plan kept) or off
 
     @property
     def T(self) -> float:
@@ -155,9 +157,11 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
                                                          refine)
     change, rounds = float("nan"), 0
     adaptive = control_points is None and tol_T is not None
+    stop = "max_knot_refinements" if adaptive else "off"
     while adaptive and rounds < max_knot_refinements:
         refined = _refine_knots(problem, x, max_intervals)
         if refined is None:
+            stop = "max_intervals"
             break
         T_old = float(x[-1])
         try:
@@ -167,6 +171,7 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
             warnings.warn(f"rnea-plan: knot refinement {rounds + 1} failed ({exc}); "
                           f"returning the plan of the previous resolution", SolverWarning,
                           stacklevel=2)
+            stop = "failed"
             break
         rounds += 1
         iterations += nit
@@ -174,12 +179,14 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
             problem, x, message, check = refined[0], x_new, message_new, check_new
         change = abs(T_old - float(x_new[-1])) / T_old
         if tol_T is not None and change < tol_T:
+            stop = "tol_T"
             break
     P, _, T = problem.unpack(x)
     return Plan(model=model, spline=JointSpline(problem.basis, P, T), limits=limits,
                 weight=weight, iterations=iterations,
                 solve_time=time.perf_counter() - started, grid=problem.grid, check=check,
-                message=str(message), T_change=change, knot_refinements=rounds)
+                message=str(message), T_change=change, knot_refinements=rounds,
+                refinement_stop=stop)
 
 
 ACTIVE = 1e-3  # a grid constraint within this fraction of its limit counts as active
