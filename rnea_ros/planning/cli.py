@@ -32,7 +32,7 @@ from rnea_ros.tools.files import check_outputs, make_directory, one_line
 
 PROG = "rnea-plan"
 MARGIN = 0.9     # --controller-config: plan within this fraction of the controller's limits
-MAX_VIA = 12     # more --via points than this are refused (solve time grows past a minute)
+MAX_VIA = 4      # more --via points than this are refused (arm7: minutes beyond, issue 25)
 
 
 def refuse_loops(urdf: Path) -> None:

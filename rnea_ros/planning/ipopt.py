@@ -199,7 +199,8 @@ def solve_ipopt(nlp: SparseNlp, x0: Array, *, max_iter: int, tol: float,
         "hessian_approximation": "limited-memory", "limited_memory_max_history": 6,
         "max_iter": int(max_iter), "tol": tol, "acceptable_tol": 1e-6,
         "constr_viol_tol": 1e-8, "print_level": int(os.environ.get("RNEA_IPOPT_PRINT", "0")),
-        "sb": "yes", "nlp_scaling_method": "gradient-based", "mu_strategy": "adaptive",
+        "sb": "yes", "nlp_scaling_method": "gradient-based",
+        "mu_strategy": os.environ.get("RNEA_MU", "adaptive"),
     }
     if warm:
         ipopt.update(warm_start_init_point="yes", warm_start_bound_push=1e-9,

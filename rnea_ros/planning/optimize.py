@@ -106,7 +106,7 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
                   grid_per_interval: int = 4, max_iter: int = 300, tol: float = 1e-9,
                   T_guess: float | None = None, refine: int = 5,
                   solver: str = "ipopt", tol_T: float | None = 1e-3,
-                  max_knot_refinements: int = 4, max_intervals: int = 64) -> Plan:
+                  max_knot_refinements: int = 4, max_intervals: int | None = None) -> Plan:
     """Minimum-time trajectory through ``waypoints`` (K >= 2, n) within ``limits``.
 
     ``weight`` is Barman's ``u`` of eq. 4.18 (0: minimum time, eq. 4.16).
@@ -126,7 +126,9 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
     grid constraints changes (a switch, the ends of a ramp) are halved, the
     solution is carried over exactly (knot insertion) and the NLP re-solved,
     until T changes by less than ``tol_T`` (relative) between two rounds, at
-    most ``max_knot_refinements`` rounds or ``max_intervals`` knot spans.
+    most ``max_knot_refinements`` rounds or ``max_intervals`` knot spans (default:
+    64, and at most MAX_ADAPTIVE_VARIABLES control-point coordinates: IPOPT's
+    iterations slow down steeply with the size, arm7's 50 spans took minutes).
     ``Plan.T_change`` reports the last relative change.
     """
     started = time.perf_counter()
@@ -156,6 +158,8 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
     x, iterations, message, check = _solve_refining_grid(problem, x, solver, max_iter, tol,
                                                          refine)
     change, rounds = float("nan"), 0
+    if max_intervals is None:
+        max_intervals = min(64, MAX_ADAPTIVE_VARIABLES // model.nv - degree)
     adaptive = control_points is None and tol_T is not None
     stop = "max_knot_refinements" if adaptive else "off"
     while adaptive and rounds < max_knot_refinements:
@@ -189,6 +193,7 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
                 refinement_stop=stop)
 
 
+MAX_ADAPTIVE_VARIABLES = 150  # adaptive knots stop at this many control-point coordinates
 ACTIVE = 1e-3  # a grid constraint within this fraction of its limit counts as active
 
 
@@ -233,9 +238,10 @@ def _refine_knots(problem: Problem, x: Array, max_intervals: int) -> tuple[Probl
 def _solve_refining_grid(problem: Problem, x: Array, solver: str, max_iter: int, tol: float,
                          refine: int, from_solution: bool = False
                          ) -> tuple[Array, int, str, DenseCheck]:
-    """Solve; while the dense check finds a limit exceeded between grid points, add those
-    points (and, once the excess is below 1e-3, back off the grid constraints by twice it)
-    and re-solve from the solution. ``(x, iterations, message, check)``."""
+    """Solve; while the dense check finds a limit exceeded between grid points, re-solve
+    from the solution: with those points added to the grid, or, once the excess is below
+    1e-3 of the limit, with the grid constraints backed off by twice it (same rows: IPOPT
+    is warm-started with its multipliers). ``(x, iterations, message, check)``."""
     iterations, message = 0, ""
     warm: tuple[Array, Array] | None = None
     for _ in range(refine + 1):
@@ -246,10 +252,12 @@ def _solve_refining_grid(problem: Problem, x: Array, solver: str, max_iter: int,
         if check.ok():
             return x, iterations, message, check
         excess = max(check.velocity, check.torque, check.torque_rate, check.force) - 1.0
-        if excess < 1e-3:
-            problem.margin = max(problem.margin, 2.0 * excess)
-        problem.set_grid(np.concatenate([problem.grid, extra]))
-        warm = None  # the constraint vector changed size
+        if 0.0 < excess < 1e-3:  # back off only: same rows, a warm start with multipliers
+            problem.margin = max(problem.margin, problem.margin + 2.0 * excess)
+            problem.set_grid(problem.grid)
+        else:
+            problem.set_grid(np.concatenate([problem.grid, extra]))
+            warm = None  # the constraint vector changed size
     quantity, joint, t = check.worst
     raise SolverError(f"after {refine} grid refinements the {quantity} of joint '{joint}' "
                       f"still exceeds its limit between grid points (t = {t:.4g} s); "

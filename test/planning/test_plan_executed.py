@@ -31,7 +31,7 @@ def test_controller_config_plan_is_tracked_without_saturation_or_slew_limiting(
     out = tmp_path / "plan.yaml"
     assert main(["--urdf", str(files.urdf), "--from", *map(str, START), "--to",
                  *map(str, GOAL), "--controller-config", str(files.controller), "--dt",
-                 "0.002", "--no-plot", "--out", str(out)]) == 0
+                 "0.002", "--control-points", "12", "--no-plot", "--out", str(out)]) == 0
     names, t, q, qd, qdd = read_trajectory(out)
 
     values, _sim = launch_parameters("arm7")
@@ -52,6 +52,8 @@ def test_controller_config_plan_is_tracked_without_saturation_or_slew_limiting(
         k = min(int(np.searchsorted(t, sim.t)), len(t) - 1)
         if abs(t[k] - sim.t) < 1e-9:
             errors.append(np.abs(sim.q - q[k][order]).max())
+    print(f"T = {t[-1]:.4f} s, max tracking error {max(errors):.2e} rad, saturated "
+          f"{ctl.saturated}, slew-limited {ctl.slew.limited if ctl.slew else None}")
     assert ctl.saturated == 0
     assert ctl.slew is not None and ctl.slew.limited == 0
     assert max(errors) < 2e-3, max(errors)
