@@ -40,6 +40,7 @@ Array = NDArray[np.float64]
 
 DENSE = 10  # the dense check samples this many times finer than the constraint grid
 SOLVERS = ("ipopt", "slsqp")
+SLSQP_FALLBACK_VARIABLES = 300  # IPOPT's infeasible stop is retried with SLSQP up to this size
 
 
 class SolverWarning(UserWarning):
@@ -293,6 +294,11 @@ def _solve(problem: Problem, x0: Array, solver: str, max_iter: int, tol: float,
         multipliers = None
     eq, ineq = residuals(problem, x)
     feasible = eq <= 1e-6 and ineq >= -1e-6 and np.isfinite(x).all()
+    if not feasible and solver == "ipopt" and problem.nx <= SLSQP_FALLBACK_VARIABLES:
+        warnings.warn(f"rnea-plan: IPOPT stopped after {nit} iterations ({message}) at an "
+                      "infeasible iterate; retrying with SLSQP from the same start",
+                      SolverWarning, stacklevel=3)
+        return _solve(problem, x0, "slsqp", max_iter, tol, None)
     if not feasible:
         raise SolverError(_failure(problem, x, message, nit, eq, ineq, solver))
     if not success:
