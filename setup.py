@@ -13,8 +13,9 @@ ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
 TOOLS = ["rosbags", "mcap", "orjson", "scipy", "matplotlib", "tqdm"]
 IDENTIFICATION = [*TOOLS, "cvxpy", "threadpoolctl"]
 FLEET = [*TOOLS, "dask[distributed]", "distributed", "pyarrow", "duckdb"]  # rnea-fleet
-PLANNING = ["scipy>=1.11", "matplotlib", "casadi>=3.6", "toppra"]  # toppra: bench_plan only
+PLANNING = ["scipy>=1.11", "matplotlib", "toppra"]  # rnea-plan; toppra only for bench_plan
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
+PLANNING = [*PLANNING, "casadi>=3.6"]  # rnea-plan's NLP solver: IPOPT, bundled in the wheel
 
 setup(
     name=PACKAGE,
