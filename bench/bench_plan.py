@@ -141,6 +141,19 @@ def arm7() -> None:
         report_toppra(f"{label}, our final path", model, final, limits, p.T)
 
 
+def rr_toppra() -> None:
+    """TOPP-RA on Barman's RR (torque-only), on our initial and on our final path."""
+    ref = THESIS["rr_min_time"]
+    rr = barman("two_link_rr", (0.0, 0.0, -9.81))
+    lim = Limits.from_model(rr, torque=10.0, velocity=np.inf, lower=-np.inf, upper=np.inf)
+    W = np.array([ref["start"], ref["goal"]])
+    p = plan_min_time(rr, W, lim)
+    print(f"RR (|tau| <= 10 N m only): ours T = {p.T:.4f} s")
+    report_toppra("RR, our initial path", rr, initial_path(rr, W, lim), lim, None)
+    final = p.spline.derivatives(np.linspace(0, 1, 2001) * p.T, 0)[0]
+    report_toppra("RR, our final path", rr, final, lim, p.T)
+
+
 def reference() -> None:
     """T against the independent multiple-shooting optimum (N = 200) on Barman's RR."""
     import sys as _sys
@@ -175,8 +188,10 @@ if __name__ == "__main__":
     if "--reference" in sys.argv:
         reference()
     elif "--arm7" in sys.argv:
+        rr_toppra()
         arm7()
     else:
         thesis()
         reference()
+        rr_toppra()
         arm7()
