@@ -17,7 +17,7 @@ import toppra.constraint
 import yaml
 
 import rnea_ros.core as rc
-from rnea_ros.planning import Limits, plan_min_time
+from rnea_ros.planning import Limits, SolverError, plan_min_time
 from rnea_ros.planning.bspline import Basis
 from rnea_ros.planning.optimize import initial_guess
 from rnea_ros.planning.problem import Problem
@@ -130,8 +130,14 @@ def arm7() -> None:
     print(f"arm7 ({model.name}), URDF torque limits only; ours checked 10x finer than its grid")
     for label, wps in (("point-to-point", np.array([A0, A1])),
                        ("through a waypoint", np.array([A0, AV, A1]))):
-        p, dt = timed(plan_min_time, model, wps, limits)
-        _, dt2 = timed(plan_min_time, model, wps, limits)
+        try:
+            p, dt = timed(plan_min_time, model, wps, limits)
+            _, dt2 = timed(plan_min_time, model, wps, limits)
+        except SolverError as exc:  # measured 2026-11-27: point-to-point fails (issue 25)
+            print(f"  {label:28s} ours FAILED: {exc}")
+            report_toppra(f"{label}, our initial path", model,
+                          initial_path(model, wps, limits), limits, None)
+            continue
         print(f"  {label:28s} ours T = {p.T:.4f} s, solve {dt:5.2f} s cold, {dt2:5.2f} s warm, "
               f"{p.iterations} iterations, {p.knot_refinements} knot refinements "
               f"({p.refinement_stop}), worst |tau|/limit {p.check.torque:.6f}")
