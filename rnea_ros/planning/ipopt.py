@@ -178,6 +178,61 @@ def _objective(nlp: SparseNlp) -> tuple[Any, Any]:
     return f, [f, f.jac]
 
 
+FEASIBLE = 1e-6  # an iterate within this of every (scaled) constraint and bound is feasible
+
+
+def _tracker(nlp: SparseNlp) -> Any:
+    """IPOPT's iteration callback: keeps the feasible iterate of smallest objective.
+
+    IPOPT's L-BFGS can crawl on a flat objective (arm7, torque limits only: T falls by
+    1e-5 per iteration) and stop at its iteration limit on an iterate 1e-5 outside a
+    constraint, after passing through many feasible ones; :func:`solve_ipopt` returns the
+    best of those instead of throwing them away (issue 25)."""
+    ca = _casadi()
+    nx, ng = nlp.p.nx, nlp.pattern.ng
+    lb, ub = nlp.pattern.lb, nlp.pattern.ub
+    lbx, ubx = nlp.bounds_x()
+    sizes = {"x": (nx, 1), "f": (1, 1), "g": (ng, 1), "lam_x": (nx, 1), "lam_g": (ng, 1),
+             "lam_p": (0, 1)}
+
+    class Tracker(ca.Callback):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            ca.Callback.__init__(self)
+            self.best: tuple[float, Array] | None = None
+            self.construct("plan_iterates", {})
+
+        def get_n_in(self) -> int:
+            return int(ca.nlpsol_n_out())
+
+        def get_n_out(self) -> int:
+            return 1
+
+        def get_name_in(self, i: int) -> str:
+            return str(ca.nlpsol_out(i))
+
+        def get_name_out(self, i: int) -> str:
+            return "stop"
+
+        def get_sparsity_in(self, i: int) -> Any:
+            return ca.Sparsity.dense(*sizes[str(ca.nlpsol_out(i))])
+
+        def get_sparsity_out(self, i: int) -> Any:
+            return ca.Sparsity.dense(1, 1)
+
+        def eval(self, arg: list[Any]) -> list[Any]:
+            x = np.asarray(arg[0], dtype=float).ravel()
+            f = float(arg[1])
+            g = np.asarray(arg[2], dtype=float).ravel()
+            worst = max(float(np.max(np.concatenate([lb - g, g - ub, lbx - x, x - ubx]),
+                                     initial=-np.inf)), 0.0)
+            if worst <= FEASIBLE and np.isfinite(x).all() and (
+                    self.best is None or f < self.best[0]):
+                self.best = (f, x.copy())
+            return [ca.DM(0)]
+
+    return Tracker()
+
+
 def solve_ipopt(nlp: SparseNlp, x0: Array, *, max_iter: int, tol: float,
                 lam_g0: Array | None = None, lam_x0: Array | None = None,
                 from_solution: bool = False) -> IpoptResult:
@@ -200,14 +255,20 @@ def solve_ipopt(nlp: SparseNlp, x0: Array, *, max_iter: int, tol: float,
         "max_iter": int(max_iter), "tol": tol, "acceptable_tol": 1e-6,
         "constr_viol_tol": 1e-8, "print_level": int(os.environ.get("RNEA_IPOPT_PRINT", "0")),
         "sb": "yes", "nlp_scaling_method": "gradient-based",
-        "mu_strategy": os.environ.get("RNEA_MU", "adaptive"),
+        # adaptive from a cold start; from a solution of a nearby problem monotone with a
+        # small mu_init (below): a larger barrier pushed the iterate off the active limits
+        # (RR default plan 175 -> 110 iterations; arm7 torque-only: 300 iterations,
+        # infeasible -> 99, solved)
+        "mu_strategy": "monotone" if warm or from_solution else "adaptive",
     }
     if warm:
         ipopt.update(warm_start_init_point="yes", warm_start_bound_push=1e-9,
                      warm_start_mult_bound_push=1e-9, mu_init=1e-6)
     elif from_solution:
-        ipopt.update(mu_init=1e-4, bound_push=1e-6, bound_frac=1e-6)
-    opts = {"ipopt": ipopt, "print_time": False, "error_on_fail": False}
+        ipopt.update(mu_init=1e-6, bound_push=1e-6, bound_frac=1e-6)
+    tracker = _tracker(nlp)
+    opts = {"ipopt": ipopt, "print_time": False, "error_on_fail": False,
+            "iteration_callback": tracker}
     solver = ca.nlpsol("rnea_plan", "ipopt", {"x": x, "f": f, "g": g_fun(x)}, opts)
     lbx, ubx = nlp.bounds_x()
     args: dict[str, Any] = {"x0": x0, "lbx": lbx, "ubx": ubx,
@@ -217,7 +278,20 @@ def solve_ipopt(nlp: SparseNlp, x0: Array, *, max_iter: int, tol: float,
     sol = solver(**args)
     stats = solver.stats()
     del keep
-    return IpoptResult(x=np.asarray(sol["x"]).ravel(), lam_g=np.asarray(sol["lam_g"]).ravel(),
-                       lam_x=np.asarray(sol["lam_x"]).ravel(),
-                       success=bool(stats["success"]), nit=int(stats["iter_count"]),
-                       message=str(stats["return_status"]))
+    x_out = np.asarray(sol["x"]).ravel()
+    message = str(stats["return_status"])
+    success = bool(stats["success"])
+    if not success and tracker.best is not None and not _feasible(nlp, x_out):
+        x_out = tracker.best[1]  # the last iterate is infeasible: the best feasible one
+        message += f"; best feasible iterate returned (objective {tracker.best[0]:.6g})"
+    return IpoptResult(x=x_out, lam_g=np.asarray(sol["lam_g"]).ravel(),
+                       lam_x=np.asarray(sol["lam_x"]).ravel(), success=success,
+                       nit=int(stats["iter_count"]), message=message)
+
+
+def _feasible(nlp: SparseNlp, x: Array) -> bool:
+    """x within FEASIBLE of every scaled constraint and bound."""
+    g = nlp.evaluate(x)[0]
+    lbx, ubx = nlp.bounds_x()
+    excess = np.concatenate([nlp.pattern.lb - g, g - nlp.pattern.ub, lbx - x, x - ubx])
+    return bool(np.isfinite(x).all() and np.max(excess, initial=-np.inf) <= FEASIBLE)

@@ -51,6 +51,9 @@ class SparseNlp:
         self.p = problem
         self._cache: dict[str, object] = {}
         self.pattern = self._pattern()
+        # (2, m) B^(r) at s = 0 and 1, r = 0, 1, 2: fixed per basis (scipy's BSpline is slow
+        # to build: computing them at every evaluation took a quarter of its time)
+        self._ends = [problem.basis.matrix([0.0, 1.0], r) for r in range(3)]
 
     # --- support of each grid point ---------------------------------------------------------
     def _support(self) -> Int:
@@ -154,7 +157,7 @@ class SparseNlp:
         m, n = p.basis.m, p.n
         g: list[Array] = []
         v: list[Array] = []
-        ends = [p.basis.matrix([0.0, 1.0], r) for r in range(3)]
+        ends = self._ends
         for e in range(2):
             vel = p.start_velocity if e == 0 else p.end_velocity
             for order in ((0, 1, 2) if p.zero_acceleration else (0, 1)):

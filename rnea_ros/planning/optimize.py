@@ -386,15 +386,28 @@ def dense_check(problem: Problem, x: Array) -> tuple[DenseCheck, Array]:
         ratios["force"] = force / lim.force
     worst = max(ratios, key=lambda k: float(ratios[k].max()))
     k, j = np.unravel_index(int(np.argmax(ratios[worst])), ratios[worst].shape)
-    over = np.zeros(dense.shape, dtype=bool)
+    worst_ratio = np.zeros(dense.shape)
     for key in ("torque", "torque_rate", "force"):
         if key in ratios:
-            over |= (ratios[key] > 1.0).any(axis=1)
+            worst_ratio = np.maximum(worst_ratio, ratios[key].max(axis=1))
+    over = _interval_peaks(grid, dense, worst_ratio)
     check = DenseCheck(position=position,
                        **{key: float(ratios[key].max()) if key in ratios else 0.0 for key in
                           ("velocity", "torque", "torque_rate", "force")},
                        worst=(worst, model.joint_names[j], float(dense[k] * T)))
     return check, dense[over]
+
+
+def _interval_peaks(grid: Array, dense: Array, ratio: Array) -> Array:
+    """(len(dense),) bool: in each grid interval where ``ratio > 1`` somewhere, its largest.
+    One added grid point per violating interval: adding every exceeding dense point (up to
+    9 per interval) grew arm7's torque-only grid from 399 to 3108 rows (a 40 s solve)."""
+    interval = np.clip(np.searchsorted(grid, dense, side="right") - 1, 0, grid.size - 2)
+    out = np.zeros(dense.shape, dtype=bool)
+    for i in np.unique(interval[ratio > 1.0]):
+        members = np.flatnonzero(interval == i)
+        out[members[np.argmax(ratio[members])]] = True
+    return out
 
 
 def _failure(problem: Problem, x: Array, message: str, nit: int, eq: float, ineq: float,
