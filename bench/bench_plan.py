@@ -133,7 +133,7 @@ def arm7() -> None:
         try:
             p, dt = timed(plan_min_time, model, wps, limits)
             _, dt2 = timed(plan_min_time, model, wps, limits)
-        except SolverError as exc:  # measured 2026-11-27: point-to-point fails (issue 25)
+        except SolverError as exc:  # point-to-point failed before f059c8e (issue 25)
             print(f"  {label:28s} ours FAILED: {exc}")
             report_toppra(f"{label}, our initial path", model,
                           initial_path(model, wps, limits), limits, None)

@@ -54,6 +54,8 @@ class SparseNlp:
         # (2, m) B^(r) at s = 0 and 1, r = 0, 1, 2: fixed per basis (scipy's BSpline is slow
         # to build: computing them at every evaluation took a quarter of its time)
         self._ends = [problem.basis.matrix([0.0, 1.0], r) for r in range(3)]
+        # (N, degree + 1) B^(r) on each grid point's supporting control points, r = 0..3
+        self._local_bases = [np.take_along_axis(B, self.support, axis=1) for B in problem.B]
 
     # --- support of each grid point ---------------------------------------------------------
     def _support(self) -> Int:
@@ -201,8 +203,7 @@ class SparseNlp:
         _P, _, T = p.unpack(x)
         S = p.states(x)
         lim = p.limits
-        idx = self.support
-        Bl = [np.take_along_axis(B, idx, axis=1) for B in p.B]  # (N, d + 1)
+        Bl = self._local_bases  # (N, d + 1) each
         wanted = {q for q, *_ in self.blocks}
         found: dict[str, tuple[Array, Array, Array]] = {}
         if "tau" in wanted:
