@@ -250,8 +250,10 @@ def solve_ipopt(nlp: SparseNlp, x0: Array, *, max_iter: int, tol: float,
         f = f_fun(x)
     warm = (lam_g0 is not None and lam_x0 is not None and lam_g0.size == nlp.pattern.ng
             and lam_x0.size == problem.nx)
+    # L-BFGS history 2, not 6: the iterations hardly change (the active constraints carry
+    # the curvature), each is cheaper (fewer low-rank solves): RR 0.62 -> 0.54 s warm
     ipopt: dict[str, Any] = {  # RNEA_IPOPT_PRINT=5: IPOPT's iteration log, for debugging
-        "hessian_approximation": "limited-memory", "limited_memory_max_history": 6,
+        "hessian_approximation": "limited-memory", "limited_memory_max_history": 2,
         "max_iter": int(max_iter), "tol": tol, "acceptable_tol": 1e-6,
         "constr_viol_tol": 1e-8, "print_level": int(os.environ.get("RNEA_IPOPT_PRINT", "0")),
         "sb": "yes", "nlp_scaling_method": "gradient-based",
