@@ -17,6 +17,7 @@ PLANNING = ["scipy>=1.11", "matplotlib", "toppra"]  # rnea-plan; toppra only for
 DOCS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"]  # make docs
 SIMULATOR = ["mujoco>=3.3,<3.4"]  # the simulator's engine: mujoco (3.x wheels are self-contained)
 TEST = ["pytest>=7", "ruff", "mypy", "types-PyYAML", "example-robot-data", "pin"]
+PLANNING = [*PLANNING, "casadi>=3.6"]  # rnea-plan's NLP solver: IPOPT, bundled in the wheel
 
 setup(
     name=PACKAGE,

@@ -1,6 +1,9 @@
-"""Planning bench: Barman (2020) ch. IV numbers, torque-rate sweep, and arm7 minimum time
-against TOPP-RA (PyPI ``toppra``) on the same initial geometric path, both checked 10x finer
-than their grids. Run: ``python bench/bench_plan.py`` (about a minute)."""
+"""Planning bench: Barman (2020) ch. IV numbers, torque-rate sweep, T against an independent
+multiple-shooting optimum (test/planning/rr_reference.py), solve times (cold and warm), and
+arm7 minimum time against TOPP-RA (PyPI ``toppra``) fairly: same path (our initial path, and
+our final path), same torque-only limits, 1000+ grid points, constant-acceleration output,
+every result checked 10x finer than its grid. Run: ``python bench/bench_plan.py`` (minutes;
+``--arm7``: the TOPP-RA part only, ``--reference``: the independent-optimum table only)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import toppra.constraint
 import yaml
 
 import rnea_ros.core as rc
-from rnea_ros.planning import Limits, plan_min_time
+from rnea_ros.planning import Limits, SolverError, plan_min_time
 from rnea_ros.planning.bspline import Basis
 from rnea_ros.planning.optimize import initial_guess
 from rnea_ros.planning.problem import Problem
@@ -75,60 +78,126 @@ def dense_ratios(model: rc.RobotModel, q, qd, qdd, qddd, tau_max, rate_max):  # 
     return np.abs(tau / tau_max).max(), np.abs(tau_dot / rate_max).max()
 
 
-def toppra_on_initial_path(model: rc.RobotModel, waypoints: np.ndarray, limits: Limits):  # type: ignore[no-untyped-def]
-    """TOPP-RA time-parametrising our planner's initial geometric path (B-spline in s)."""
+def toppra_time(model: rc.RobotModel, path_q: np.ndarray, limits: Limits,
+                grid: int = 1000):  # type: ignore[no-untyped-def]
+    """TOPP-RA on the path ``path_q`` (samples at s = linspace(0, 1)), torque (and velocity)
+    limits, ``grid + 1`` grid points, constant-acceleration output (piecewise-constant
+    path acceleration between grid points: no spline overshoot)."""
+    n = model.nv
+    ss = np.linspace(0, 1, path_q.shape[0])
+    path = toppra.SplineInterpolator(ss, path_q)
+    constraints = []
+    if np.isfinite(limits.velocity).all():
+        constraints.append(toppra.constraint.JointVelocityConstraint(
+            np.stack([-limits.velocity, limits.velocity], axis=1)))
+    constraints.append(toppra.constraint.JointTorqueConstraint(
+        lambda q, qd, qdd: rc.rnea(model, q, qd, qdd),
+        np.stack([-limits.torque, limits.torque], axis=1), np.zeros(n),
+        discretization_scheme=toppra.constraint.DiscretizationType.Interpolation))
+    algo = toppra.algorithm.TOPPRA(constraints, path, gridpoints=np.linspace(0, 1, grid + 1),
+                                   parametrizer="ParametrizeConstAccel")
+    return algo.compute_trajectory(0, 0), grid + 1
+
+
+def initial_path(model: rc.RobotModel, waypoints: np.ndarray, limits: Limits) -> np.ndarray:
+    """Our planner's initial geometric path (B-spline through the waypoints), 2001 samples."""
     basis = Basis(12 * (len(waypoints) - 1) + 4, 3)
     n = model.nv
     problem = Problem(model=model, basis=basis, waypoints=waypoints, limits=limits,
                       grid=basis.grid(4), start_velocity=np.zeros(n), end_velocity=np.zeros(n))
     P0 = problem.unpack(initial_guess(problem, None))[0]
-    ss = np.linspace(0, 1, 201)
-    path = toppra.SplineInterpolator(ss, basis.matrix(ss) @ P0)
-    vel = toppra.constraint.JointVelocityConstraint(np.stack([-limits.velocity,
-                                                               limits.velocity], axis=1))
-    trq = toppra.constraint.JointTorqueConstraint(
-        lambda q, qd, qdd: rc.rnea(model, q, qd, qdd),
-        np.stack([-limits.torque, limits.torque], axis=1), np.zeros(n),
-        discretization_scheme=toppra.constraint.DiscretizationType.Interpolation)
-    algo = toppra.algorithm.TOPPRA([vel, trq], path)  # default: spline parametrizer
-    traj = algo.compute_trajectory(0, 0)
-    grid = algo.problem_data.gridpoints.size if algo.problem_data else 0
-    return traj, grid
+    return basis.matrix(np.linspace(0, 1, 2001)) @ P0
+
+
+def report_toppra(label: str, model: rc.RobotModel, q_path: np.ndarray, limits: Limits,
+                  ours: float | None) -> None:
+    (traj, grid), dt = timed(toppra_time, model, q_path, limits)
+    if traj is None:
+        print(f"  {label:28s} TOPP-RA failed")
+        return
+    t = np.linspace(0, traj.duration, 20 * grid + 1)
+    q, qd, qdd = (traj(t, r) for r in range(3))
+    tr = np.abs(rc.rnea_batch(model, q, qd, qdd) / limits.torque).max()
+    ratio = "" if ours is None else f", ours / TOPP-RA = {ours / traj.duration:.5f}"
+    print(f"  {label:28s} TOPP-RA T = {traj.duration:.4f} s ({grid} grid points, const. accel.)"
+          f", solve {dt:5.2f} s, worst |tau|/limit {tr:.4f}{ratio}")
 
 
 def arm7() -> None:
     model = rc.load_urdf(sample_urdf("arm7"))
-    rate = 1000.0  # N m/s, the controller's default effort_rate_limits
-    limits = Limits.from_model(model)
-    plan_min_time(model, [A0, A1], limits)  # compile
-    print(f"arm7 ({model.name}), URDF limits; dense check 10x finer than each grid; "
-          f"|tau_dot| against {rate:g} N m/s")
-    for label, wps, m in (("point-to-point", np.array([A0, A1]), None),
-                          ("through a waypoint", np.array([A0, AV, A1]), 18)):
-        for lim in (limits, limits.with_(model, torque_rate=rate)):
-            p, dt = timed(plan_min_time, model, wps, lim, control_points=m)
-            t = np.linspace(0, p.T, 20 * p.grid.size)
-            tr, rr = dense_ratios(model, *p.spline.derivatives(t), lim.torque, rate)
-            tag = "ours" if np.isinf(lim.torque_rate).all() else f"ours, |tau_dot| <= {rate:g}"
-            print(f"  {label:18s} {tag:25s} T = {p.T:.4f} s, solve {dt:5.2f} s, worst "
-                  f"|tau|/limit {tr:.6f}, |tau_dot|/{rate:g} {rr:.3f}")
-        (traj, grid), dt = timed(toppra_on_initial_path, model, wps, limits)
-        if traj is None:
-            print(f"  {label:18s} TOPP-RA failed")
+    limits = Limits.from_model(model, velocity=np.inf, lower=-np.inf, upper=np.inf)
+    plan_min_time(model, [A0, A1], limits, control_points=8)  # compile
+    print(f"arm7 ({model.name}), URDF torque limits only; ours checked 10x finer than its grid")
+    for label, wps in (("point-to-point", np.array([A0, A1])),
+                       ("through a waypoint", np.array([A0, AV, A1]))):
+        try:
+            p, dt = timed(plan_min_time, model, wps, limits)
+            _, dt2 = timed(plan_min_time, model, wps, limits)
+        except SolverError as exc:  # point-to-point failed before f059c8e (issue 25)
+            print(f"  {label:28s} ours FAILED: {exc}")
+            report_toppra(f"{label}, our initial path", model,
+                          initial_path(model, wps, limits), limits, None)
             continue
-        t = np.linspace(0, traj.duration, 10 * grid + 1)
-        q, qd, qdd = (traj(t, r) for r in range(3))  # its spline has no 3rd derivative:
-        tau = rc.rnea_batch(model, q, qd, qdd)       # tau_dot by differences of tau
-        tr = np.abs(tau / limits.torque).max()
-        rr = np.abs(np.gradient(tau, t, axis=0) / rate).max()
-        print(f"  {label:18s} {'TOPP-RA (same path)':25s} T = {traj.duration:.4f} s, solve "
-              f"{dt:5.2f} s, worst |tau|/limit {tr:.4f}, |tau_dot|/{rate:g} {rr:.3f} "
-              f"({grid} grid points)")
+        print(f"  {label:28s} ours T = {p.T:.4f} s, solve {dt:5.2f} s cold, {dt2:5.2f} s warm, "
+              f"{p.iterations} iterations, {p.knot_refinements} knot refinements "
+              f"({p.refinement_stop}), worst |tau|/limit {p.check.torque:.6f}")
+        report_toppra(f"{label}, our initial path", model, initial_path(model, wps, limits),
+                      limits, None)
+        final = p.spline.derivatives(np.linspace(0, 1, 2001) * p.T, 0)[0]
+        report_toppra(f"{label}, our final path", model, final, limits, p.T)
+
+
+def rr_toppra() -> None:
+    """TOPP-RA on Barman's RR (torque-only), on our initial and on our final path."""
+    ref = THESIS["rr_min_time"]
+    rr = barman("two_link_rr", (0.0, 0.0, -9.81))
+    lim = Limits.from_model(rr, torque=10.0, velocity=np.inf, lower=-np.inf, upper=np.inf)
+    W = np.array([ref["start"], ref["goal"]])
+    p = plan_min_time(rr, W, lim)
+    print(f"RR (|tau| <= 10 N m only): ours T = {p.T:.4f} s")
+    report_toppra("RR, our initial path", rr, initial_path(rr, W, lim), lim, None)
+    final = p.spline.derivatives(np.linspace(0, 1, 2001) * p.T, 0)[0]
+    report_toppra("RR, our final path", rr, final, lim, p.T)
+
+
+def reference() -> None:
+    """T against the independent multiple-shooting optimum (N = 200) on Barman's RR."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(DATA.parent / "planning"))
+    import rr_reference
+
+    ref = THESIS["rr_min_time"]
+    rr = barman("two_link_rr", (0.0, 0.0, -9.81))
+    lim = Limits.from_model(rr, torque=10.0, velocity=np.inf, lower=-np.inf, upper=np.inf)
+    print("RR default call (IPOPT, adaptive knots) against multiple shooting (N = 200, IPOPT)")
+    print("  | tau_dot limit | end torque | T ours [s] | T reference [s] | gap | last change "
+          "of T | cold [s] | warm [s] | iterations |")
+    for rate, end in ((None, "rest"), (400.0, "rest"), (400.0, "free"), (100.0, "rest"),
+                      (100.0, "free"), (50.0, "free")):
+        limits = lim if rate is None else lim.with_(rr, torque_rate=rate)
+        za = None if rate is None else end == "rest"
+        p, dt = timed(plan_min_time, rr, [ref["start"], ref["goal"]], limits,
+                      zero_acceleration=za)
+        _, dt2 = timed(plan_min_time, rr, [ref["start"], ref["goal"]], limits,
+                       zero_acceleration=za)
+        T_ref = rr_reference.min_time(ref["start"], ref["goal"], 10.0, rate, end, N=200)
+        print(f"  | {'none' if rate is None else f'{rate:g} N m/s'} | "
+              f"{'-' if rate is None else end} | {p.T:.6f} | {T_ref:.6f} | "
+              f"{100 * (p.T / T_ref - 1):+.3f} % | {p.T_change:.1e} | {dt:.2f} | {dt2:.2f} | "
+              f"{p.iterations} |")
 
 
 if __name__ == "__main__":
     import sys
 
-    if "--arm7" not in sys.argv:
+    if "--reference" in sys.argv:
+        reference()
+    elif "--arm7" in sys.argv:
+        rr_toppra()
+        arm7()
+    else:
         thesis()
-    arm7()
+        reference()
+        rr_toppra()
+        arm7()

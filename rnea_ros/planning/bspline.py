@@ -33,22 +33,47 @@ Array = NDArray[np.float64]
 
 @dataclass(frozen=True, eq=False)
 class Basis:
-    """Clamped uniform B-spline basis of ``degree`` with ``m`` control points on s in [0, 1]."""
+    """Clamped B-spline basis of ``degree`` with ``m`` control points on s in [0, 1].
+
+    ``breaks``: the distinct knots ``0 = u_0 < ... < u_l = 1`` (l = m - degree + 1 values);
+    evenly spaced (eq. 4.14) when None, refined where needed by the adaptive planner
+    (:func:`rnea_ros.planning.optimize.plan_min_time`).
+    """
 
     m: int
     degree: int = 3
+    breaks: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.degree < 3 or self.m < self.degree + 1:
             raise ValueError(f"a clamped B-spline of degree {self.degree} (>= 3) needs at "
                              f"least degree + 1 = {self.degree + 1} control points, got {self.m}")
+        if self.breaks is not None:
+            b = np.asarray(self.breaks)
+            if (b.size != self.m - self.degree + 1 or b[0] != 0.0 or b[-1] != 1.0
+                    or np.any(np.diff(b) <= 0)):
+                raise ValueError(f"breaks must rise strictly from 0 to 1 with "
+                                 f"{self.m - self.degree + 1} values, got {self.breaks}")
+
+    @classmethod
+    def from_breaks(cls, breaks: object, degree: int) -> Basis:
+        """The basis on the given distinct knots (0, ..., 1)."""
+        b = tuple(float(v) for v in np.asarray(breaks, dtype=float))
+        return cls(len(b) - 1 + degree, degree, b)
+
+    @cached_property
+    def inner(self) -> Array:
+        """(l + 1,) the distinct knots ``u_0 = 0 < ... < u_l = 1``."""
+        if self.breaks is None:
+            return np.linspace(0.0, 1.0, self.m - self.degree + 1)
+        return np.asarray(self.breaks, dtype=float)
 
     @cached_property
     def knots(self) -> Array:
-        """(m + degree + 1,) clamped knots; interior ones evenly spaced (eq. 4.14, T = 1)."""
-        k, intervals = self.degree, self.m - self.degree
-        inner = np.linspace(0.0, 1.0, intervals + 1)
-        return np.concatenate([np.zeros(k), inner, np.ones(k)])
+        """(m + degree + 1,) clamped knots; interior ones evenly spaced (eq. 4.14, T = 1)
+        unless ``breaks`` says otherwise."""
+        k = self.degree
+        return np.concatenate([np.zeros(k), self.inner, np.ones(k)])
 
     @property
     def intervals(self) -> int:
@@ -79,8 +104,10 @@ class Basis:
         return D
 
     def grid(self, per_interval: int) -> Array:
-        """Evenly spaced s (l * per_interval + 1,) including every knot."""
-        return np.linspace(0.0, 1.0, self.intervals * per_interval + 1)
+        """(l * per_interval + 1,) s: every knot, and per_interval even steps within each span."""
+        u = self.inner
+        steps = np.arange(per_interval) / per_interval
+        return np.append((u[:-1, None] + np.diff(u)[:, None] * steps).ravel(), 1.0)
 
 
 @dataclass(frozen=True, eq=False)

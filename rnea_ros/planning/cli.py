@@ -3,12 +3,15 @@
     rnea-plan --urdf robot.urdf --from 0 -2 --to 1 -1 [--via ...] \\
               --limits torque=10 torque_rate=400 --out traj.yaml
 
-Limits default to the URDF's (position, velocity, effort); ``--limits``
-overrides any of ``lower upper velocity torque torque_rate force`` with one
-value for all joints or a comma-separated list (``inf`` to drop one). Writes
-the JointTrajectory YAML and, unless ``--no-plot``, ``<out>.png``. Exit 1
-with one message, and nothing written, when the problem is infeasible or the
-solver stops.
+Limits default to the URDF's (position, velocity, effort); ``--controller-config
+config/arm7_controller.yaml`` (the documented way to plan for execution) takes the
+controller's ``effort_limits`` and, with its slew limiter on, ``effort_rate_limits``,
+times ``--margin`` (0.9), so the executed motion leaves the controller room for its
+feedback. ``--limits`` overrides any of ``lower upper velocity torque torque_rate
+force`` with one value for all joints or a comma-separated list (``inf`` to drop
+one). Writes the JointTrajectory YAML and, unless ``--no-plot``, ``<out>.png``. Exit
+1 with one message, and nothing written, on bad input, when the problem is
+infeasible or the solver stops. User docs: docs/plan_solver.md.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import numpy as np
 import rnea_ros.core as rc
 from rnea_ros.core.errors import PlanningError, RneaError
 from rnea_ros.planning.limits import FIELDS, limits_from_arguments
-from rnea_ros.planning.optimize import plan_min_time
+from rnea_ros.planning.optimize import SOLVERS, plan_min_time
 from rnea_ros.planning.output import plot_plan, write_trajectory
-from rnea_ros.tools.files import check_outputs, one_line
+from rnea_ros.tools.files import check_outputs, make_directory, one_line
 
 PROG = "rnea-plan"
+MARGIN = 0.9     # --controller-config: plan within this fraction of the controller's limits
+MAX_VIA = 4      # more --via points than this are refused (arm7: minutes beyond, issue 25)
 
 
 def refuse_loops(urdf: Path) -> None:
@@ -55,13 +60,25 @@ def _parser() -> argparse.ArgumentParser:
                    help="intermediate waypoint (repeatable)")
     p.add_argument("--limits", nargs="+", default=[], metavar="KEY=VALUE",
                    help=f"override limits, KEY in {list(FIELDS)}")
+    p.add_argument("--controller-config", type=Path, metavar="FILE",
+                   help="plan inside the controller's effort and slew (effort_rate) limits "
+                   "of this parameter file (config/<robot>_controller.yaml), times --margin")
+    p.add_argument("--margin", type=float, default=MARGIN,
+                   help="fraction of the controller's limits planned for (0 < m <= 1)")
+    p.add_argument("--end-torque", choices=("rest", "free"),
+                   help="torque at both ends: 'rest' (zero acceleration: the torque ramps "
+                   "from and to its static value; default with a torque-rate limit) or 'free'")
     p.add_argument("--weight", type=float, default=0.0,
-                   help="Barman's u: minimise (1-u) T + u int sum tau^2 dt (0: minimum time)")
+                   help="Barman's u in [0, 1): minimise (1-u) T + u int sum tau^2 dt "
+                   "(0: minimum time; u = 1 has no minimum: T grows without bound)")
     p.add_argument("--gravity", type=float, nargs=3, help="override the model's gravity")
     p.add_argument("--dt", type=float, default=0.01, help="output step [s]")
     p.add_argument("--control-points", type=int)
     p.add_argument("--grid", type=int, default=4, help="constraint points per knot interval")
-    p.add_argument("--max-iter", type=int, default=300, help="SLSQP iterations")
+    p.add_argument("--max-iter", type=int, default=300, help="NLP solver iterations")
+    p.add_argument("--solver", choices=SOLVERS, default="ipopt")
+    p.add_argument("--tol-T", type=float, default=1e-3,
+                   help="adaptive knots: stop when T changes less than this (relative)")
     p.add_argument("--out", type=Path, default=Path("traj.yaml"))
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--force", action="store_true",
@@ -69,32 +86,105 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_arguments(a: argparse.Namespace) -> str | None:
+    """The first bad argument, as one line (None when all are fine)."""
+    numbers = [a.dt, a.weight, a.margin, a.tol_T, *a.start, *a.goal,
+               *(x for v in a.via for x in v), *(a.gravity or [])]
+    if not np.isfinite(numbers).all():
+        return "need finite numbers (--dt, --weight, --margin, --tol-T, waypoints, --gravity)"
+    checks = [
+        (a.dt > 0, f"--dt {a.dt:g}: the output step must be > 0 s"),
+        (0 <= a.weight < 1, f"--weight {a.weight:g}: Barman's u must be in [0, 1) "
+         "(eq. 4.18: at u = 1 the objective falls as T grows, no minimum)"),
+        (a.grid >= 1, f"--grid {a.grid}: need --grid >= 1 constraint points per knot span"),
+        (a.max_iter >= 1, f"--max-iter {a.max_iter}: need >= 1"),
+        (0 < a.margin <= 1, f"--margin {a.margin:g}: need 0 < --margin <= 1"),
+        (a.tol_T > 0, f"--tol-T {a.tol_T:g}: need > 0"),
+        (len(a.via) <= MAX_VIA, f"{len(a.via)} --via points: at most {MAX_VIA} are planned "
+         "(the NLP grows with every segment; split the path into several plans)"),
+        (not a.out.is_dir(), f"--out: '{a.out}' is a directory; give a file name"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            return message
+    if a.control_points is not None and a.control_points < 4:
+        return (f"--control-points {a.control_points}: need --control-points >= 4 "
+                "(degree + 1 of a cubic B-spline; 5 with a torque-rate limit, degree 4)")
+    if len(a.start) == len(a.goal) and not a.via and np.array_equal(a.start, a.goal):
+        return "--from equals --to and no --via: nothing to plan (the robot is there)"
+    return None
+
+
+def controller_limits(model: rc.RobotModel, path: Path, margin: float) -> dict[str, object]:
+    """``{torque, torque_rate}`` overrides from a controller parameter file: its
+    ``effort_limits`` ([0.0]: the URDF's) and, with ``slew_limit.enable``, its
+    ``effort_rate_limits``, per joint of ``model`` (the file's ``joints`` order), times
+    ``margin``. :class:`PlanningError` naming the file and the parameter."""
+    import yaml
+
+    try:
+        params = yaml.safe_load(path.read_text())["/**"]["ros__parameters"]
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
+        raise PlanningError(f"--controller-config '{path}': not a controller parameter "
+                            f"file (/**: ros__parameters: ...): {one_line(exc)}") from None
+    joints = list(params.get("joints") or model.joint_names)
+    unknown = [j for j in joints if j not in model.joint_names]
+    if unknown or len(joints) != model.nv:
+        raise PlanningError(f"--controller-config '{path}': joints {joints} are not the "
+                            f"{model.nv} joints of {model.name} {list(model.joint_names)}")
+    index = [joints.index(j) for j in model.joint_names]
+
+    def per_joint(name: str, default: np.ndarray) -> np.ndarray:
+        raw = np.asarray(params.get(name, [0.0]), dtype=float).ravel()
+        if raw.size == 1:
+            raw = np.full(model.nv, raw[0])
+        if raw.size != model.nv or not np.all(raw >= 0):
+            raise PlanningError(f"--controller-config '{path}': '{name}' needs one value or "
+                                f"{model.nv} values >= 0, got {raw.tolist()}")
+        raw = raw[index]
+        return np.where(raw > 0, raw, default)
+
+    out: dict[str, object] = {"torque": margin * per_joint("effort_limits", model.effort_limit)}
+    slew = params.get("slew_limit", {})
+    if not isinstance(slew, dict) or slew.get("enable", True):
+        out["torque_rate"] = margin * per_joint("effort_rate_limits", np.full(model.nv, 1000.0))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Plan and write; 0 on success, 1 with one message (and no file) otherwise."""
     a = _parser().parse_args(argv)
-    numbers = [a.dt, a.weight, *a.start, *a.goal, *(x for v in a.via for x in v),
-               *(a.gravity or [])]
-    if not (0 < a.dt < np.inf and 0 <= a.weight <= 1 and np.isfinite(numbers).all()
-            and a.grid >= 1 and a.max_iter >= 1
-            and (a.control_points is None or a.control_points >= 4)):
-        print(f"{PROG}: error: need finite numbers, --dt > 0, 0 <= --weight <= 1, --grid >= 1, "
-              "--max-iter >= 1, --control-points >= 4 (a cubic B-spline)", file=sys.stderr)
+    bad = _check_arguments(a)
+    if bad:
+        print(f"{PROG}: error: {bad}", file=sys.stderr)
         return 1
     try:
         outputs = [a.out] if a.no_plot else [a.out, a.out.with_suffix(".png")]
-        check_outputs(outputs, [a.urdf], force=a.force)
+        check_outputs(outputs, [a.urdf, a.controller_config], force=a.force)
+        make_directory(a.out.parent)
         refuse_loops(a.urdf)
         model = (rc.load_urdf(a.urdf) if a.gravity is None
                  else rc.load_urdf(a.urdf, gravity=a.gravity))
         limits = limits_from_arguments(model, a.limits)
+        if a.controller_config is not None:
+            given = {item.partition("=")[0] for item in a.limits}
+            from_controller = controller_limits(model, a.controller_config, a.margin)
+            limits = limits.with_(model, **{k: v for k, v in from_controller.items()
+                                            if k not in given})
         waypoints = [a.start, *a.via, a.goal]
         for k, w in enumerate(waypoints):
             if len(w) != model.nv:
                 raise RneaError(f"waypoint {k} has {len(w)} values; {model.name} has "
                                 f"{model.nv} joints {list(model.joint_names)}")
+        degree = 4 if np.isfinite(limits.torque_rate).any() else 3
+        if a.control_points is not None and a.control_points < degree + 1:
+            raise PlanningError(f"--control-points {a.control_points}: a degree-{degree} "
+                                f"B-spline needs at least {degree + 1}")
         plan = plan_min_time(model, np.array(waypoints), limits, weight=a.weight,
                              control_points=a.control_points, grid_per_interval=a.grid,
-                             max_iter=a.max_iter)
+                             max_iter=a.max_iter, solver=a.solver, tol_T=a.tol_T,
+                             zero_acceleration=None if a.end_torque is None
+                             else a.end_torque == "rest")
         write_trajectory(plan, a.out, a.dt)
         if not a.no_plot:
             plot_plan(plan, a.out.with_suffix(".png"))
@@ -102,10 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
         return 1
     c = plan.check
-    print(f"{PROG}: {model.name}: T = {plan.T:.4f} s ({plan.iterations} SLSQP iterations, "
-          f"{plan.solve_time:.2f} s); worst |tau|/limit {c.torque:.4f}, |tau_dot|/limit "
-          f"{c.torque_rate:.4f}, |qd|/limit {c.velocity:.4f} (10x finer than the grid); "
-          f"wrote {a.out}")
+    print(f"{PROG}: {model.name}: T = {plan.T:.4f} s ({plan.iterations} {a.solver.upper()} "
+          f"iterations, {plan.knot_refinements} knot refinements, last change of T "
+          f"{plan.T_change:.2g}, {plan.solve_time:.2f} s); worst |tau|/limit {c.torque:.4f}, "
+          f"|tau_dot|/limit {c.torque_rate:.4f}, |qd|/limit {c.velocity:.4f} (10x finer "
+          f"than the grid); wrote {a.out}")
     return 0
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,12 +31,20 @@ import rnea_ros.core as rc
 from rnea_ros.core.errors import PlanningError, SolverError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.planning.bspline import Basis, JointSpline
+from rnea_ros.planning.ipopt import solve_ipopt
 from rnea_ros.planning.limits import Limits, check_waypoints
+from rnea_ros.planning.nlp import SparseNlp
 from rnea_ros.planning.problem import Problem
 
 Array = NDArray[np.float64]
 
 DENSE = 10  # the dense check samples this many times finer than the constraint grid
+SOLVERS = ("ipopt", "slsqp")
+SLSQP_FALLBACK_VARIABLES = 300  # IPOPT's infeasible stop is retried with SLSQP up to this size
+
+
+class SolverWarning(UserWarning):
+    """The NLP solver stopped short of convergence; its feasible iterate was returned."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,10 @@ class Plan:
     grid: Array         # final constraint grid (normalised time)
     check: DenseCheck
     message: str
+    T_change: float = float("nan")  # relative change of T at the last knot refinement
+    knot_refinements: int = 0       # rounds of adaptive knot refinement made
+    refinement_stop: str = "off"    # why they stopped: tol_T, max_knot_refinements,
+    #                                 max_intervals, failed (the coarser plan kept) or off
 
     @property
     def T(self) -> float:
@@ -92,7 +105,9 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
                   zero_acceleration: bool | None = None, weight: float = 0.0,
                   control_points: int | None = None, degree: int | None = None,
                   grid_per_interval: int = 4, max_iter: int = 300, tol: float = 1e-9,
-                  T_guess: float | None = None, refine: int = 5) -> Plan:
+                  T_guess: float | None = None, refine: int = 5,
+                  solver: str = "ipopt", tol_T: float | None = 1e-3,
+                  max_knot_refinements: int = 4, max_intervals: int | None = None) -> Plan:
     """Minimum-time trajectory through ``waypoints`` (K >= 2, n) within ``limits``.
 
     ``weight`` is Barman's ``u`` of eq. 4.18 (0: minimum time, eq. 4.16).
@@ -102,8 +117,24 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
     to 3 (cubic, Barman's), 4 with a torque-rate limit (continuous torque
     rate). Raises :class:`~rnea_ros.core.errors.InfeasibleError` or
     :class:`~rnea_ros.core.errors.SolverError` with the reason.
+
+    ``solver``: ``"ipopt"`` (casadi's IPOPT on the sparse NLP, default) or
+    ``"slsqp"`` (SciPy, dense; small problems). A solver that stops short of
+    convergence at a feasible iterate returns it with a :class:`SolverWarning`.
+
+    Adaptive resolution (when ``control_points`` is not given and ``tol_T`` is
+    not None): after the first solve, the knot spans where the set of active
+    grid constraints changes (a switch, the ends of a ramp) are halved, the
+    solution is carried over exactly (knot insertion) and the NLP re-solved,
+    until T changes by less than ``tol_T`` (relative) between two rounds, at
+    most ``max_knot_refinements`` rounds or ``max_intervals`` knot spans (default:
+    64, and at most MAX_ADAPTIVE_VARIABLES control-point coordinates: IPOPT's
+    iterations slow down steeply with the size, arm7's 50 spans took minutes).
+    ``Plan.T_change`` reports the last relative change.
     """
     started = time.perf_counter()
+    if solver not in SOLVERS:
+        raise PlanningError(f"unknown solver '{solver}'; valid: {list(SOLVERS)}")
     model.require_one_dof("rnea-plan (the torque-rate and joint-force sensitivities)")
     limits = Limits.from_model(model) if limits is None else limits
     W = np.atleast_2d(np.asarray(waypoints, dtype=float))
@@ -125,32 +156,113 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
         zero_acceleration=rate_limited if zero_acceleration is None else zero_acceleration,
         weight=float(weight))
     x = initial_guess(problem, T_guess)
+    x, iterations, message, check = _solve_refining_grid(problem, x, solver, max_iter, tol,
+                                                         refine)
+    change, rounds = float("nan"), 0
+    if max_intervals is None:
+        max_intervals = min(64, MAX_ADAPTIVE_VARIABLES // model.nv - degree)
+    adaptive = control_points is None and tol_T is not None
+    stop = "max_knot_refinements" if adaptive else "off"
+    while adaptive and rounds < max_knot_refinements:
+        refined = _refine_knots(problem, x, max_intervals)
+        if refined is None:
+            stop = "max_intervals"
+            break
+        T_old = float(x[-1])
+        try:
+            x_new, nit, message_new, check_new = _solve_refining_grid(
+                refined[0], refined[1], solver, max_iter, tol, refine, from_solution=True)
+        except SolverError as exc:  # keep the coarser plan, which met every limit
+            warnings.warn(f"rnea-plan: knot refinement {rounds + 1} failed ({exc}); "
+                          f"returning the plan of the previous resolution", SolverWarning,
+                          stacklevel=2)
+            stop = "failed"
+            break
+        rounds += 1
+        iterations += nit
+        if float(x_new[-1]) <= T_old * (1 + 1e-9):  # a finer basis contains the coarser
+            problem, x, message, check = refined[0], x_new, message_new, check_new
+        change = abs(T_old - float(x_new[-1])) / T_old
+        if tol_T is not None and change < tol_T:
+            stop = "tol_T"
+            break
+    P, _, T = problem.unpack(x)
+    return Plan(model=model, spline=JointSpline(problem.basis, P, T), limits=limits,
+                weight=weight, iterations=iterations,
+                solve_time=time.perf_counter() - started, grid=problem.grid, check=check,
+                message=str(message), T_change=change, knot_refinements=rounds,
+                refinement_stop=stop)
+
+
+MAX_ADAPTIVE_VARIABLES = 150  # adaptive knots stop at this many control-point coordinates
+ACTIVE = 1e-3  # a grid constraint within this fraction of its limit counts as active
+
+
+def _refine_knots(problem: Problem, x: Array, max_intervals: int) -> tuple[Problem, Array] | None:
+    """Halve the knot spans where the active set of the grid constraints changes (a torque
+    switching bound, a ramp starting or ending), and the spans at both ends; carry the
+    spline over exactly (knot insertion: the finer basis contains the coarser spline).
+    None when the basis would exceed ``max_intervals`` spans."""
+    basis = problem.basis
+    u = basis.inner
+    if basis.intervals >= max_intervals:
+        return None
+    nlp = SparseNlp(problem)
+    g = nlp.evaluate(x)[0]
+    N = problem.grid.size
+    start = g.size - N * len(nlp.blocks) - (problem.n_via + 1 if problem.n_via else 0)
+    signature = np.zeros((N, 0), dtype=int)
+    for b, (_q, _j, lo, hi) in enumerate(nlp.blocks):
+        y = g[start + b * N:start + (b + 1) * N]
+        col = (y > hi - ACTIVE).astype(int) - (y < lo + ACTIVE).astype(int)
+        signature = np.hstack([signature, col[:, None]])
+    changed = np.flatnonzero(np.any(signature[1:] != signature[:-1], axis=1))
+    s_mid = 0.5 * (problem.grid[changed] + problem.grid[changed + 1])
+    spans = set(np.clip(np.searchsorted(u, s_mid, side="right") - 1, 0, basis.intervals - 1)
+                .tolist())
+    spans |= {0, basis.intervals - 1}
+    room = max_intervals - basis.intervals
+    spans_list = sorted(spans)[:room]
+    if not spans_list:
+        return None
+    new = np.sort(np.concatenate([u, 0.5 * (u[spans_list] + u[np.add(spans_list, 1)])]))
+    fine = Basis.from_breaks(new, basis.degree)
+    s = np.unique(np.concatenate([np.linspace(a, b, 3 * basis.degree + 2)
+                                  for a, b in itertools.pairwise(new)]))
+    P, sigma, T = problem.unpack(x)
+    P_new = np.linalg.lstsq(fine.matrix(s), basis.matrix(s) @ P, rcond=None)[0]
+    per = max(1, round((problem.grid.size - 1) / basis.intervals))
+    refined = replace(problem, basis=fine, grid=fine.grid(per), _cache={})
+    return refined, np.concatenate([P_new.ravel(), sigma, [T]])
+
+
+def _solve_refining_grid(problem: Problem, x: Array, solver: str, max_iter: int, tol: float,
+                         refine: int, from_solution: bool = False
+                         ) -> tuple[Array, int, str, DenseCheck]:
+    """Solve; while the dense check finds a limit exceeded between grid points, re-solve
+    from the solution: with those points added to the grid, or, once the excess is below
+    1e-3 of the limit, with the grid constraints backed off by twice it (same rows: IPOPT
+    is warm-started with its multipliers). ``(x, iterations, message, check)``."""
     iterations, message = 0, ""
+    warm: tuple[Array, Array] | None = None
     for _ in range(refine + 1):
-        result = _solve(problem, x, max_iter, tol)
-        x, iterations, message = result.x, iterations + result.nit, result.message
-        eq = np.abs(problem.equalities(x)[0]).max()
-        ineq = problem.inequalities(x)[0].min()
-        if not result.success or eq > 1e-6 or ineq < -1e-6:
-            raise SolverError(_failure(problem, x, result.message, result.nit, eq, ineq))
+        x, nit, message, warm = _solve(problem, x, solver, max_iter, tol, warm, from_solution)
+        from_solution = True
+        iterations += nit
         check, extra = dense_check(problem, x)
         if check.ok():
-            break
-        # Between grid points the limit is exceeded: add those points to the grid and, once
-        # the excess is small (< 1e-3 of the limit), back off the grid constraints by twice it.
+            return x, iterations, message, check
         excess = max(check.velocity, check.torque, check.torque_rate, check.force) - 1.0
-        if excess < 1e-3:
-            problem.margin = max(problem.margin, 2.0 * excess)
-        problem.set_grid(np.concatenate([problem.grid, extra]))
-    P, _, T = problem.unpack(x)
-    if not check.ok():
-        quantity, joint, t = check.worst
-        raise SolverError(f"after {refine} grid refinements the {quantity} of joint '{joint}' "
-                          f"still exceeds its limit between grid points (t = {t:.4g} s); "
-                          "raise grid_per_interval")
-    return Plan(model=model, spline=JointSpline(basis, P, T), limits=limits, weight=weight,
-                iterations=iterations, solve_time=time.perf_counter() - started,
-                grid=problem.grid, check=check, message=str(message))
+        if 0.0 < excess < 1e-3:  # back off only: same rows, a warm start with multipliers
+            problem.margin = max(problem.margin, problem.margin + 2.0 * excess)
+            problem.set_grid(problem.grid)
+        else:
+            problem.set_grid(np.concatenate([problem.grid, extra]))
+            warm = None  # the constraint vector changed size
+    quantity, joint, t = check.worst
+    raise SolverError(f"after {refine} grid refinements the {quantity} of joint '{joint}' "
+                      f"still exceeds its limit between grid points (t = {t:.4g} s); "
+                      "raise grid_per_interval")
 
 
 def _vector(model: RobotModel, value: object | None, default: Array, name: str) -> Array:
@@ -163,7 +275,54 @@ def _vector(model: RobotModel, value: object | None, default: Array, name: str) 
     return v
 
 
-def _solve(problem: Problem, x0: Array, max_iter: int, tol: float):  # type: ignore[no-untyped-def]
+def _solve(problem: Problem, x0: Array, solver: str, max_iter: int, tol: float,
+           warm: tuple[Array, Array] | None, from_solution: bool = False
+           ) -> tuple[Array, int, str, tuple[Array, Array] | None]:
+    """One NLP solve: ``(x, iterations, message, multipliers for a warm start)``. A stop
+    short of convergence with a feasible iterate returns it with a warning; an infeasible
+    one raises :class:`SolverError` saying which constraint and why."""
+    if solver == "ipopt":
+        nlp = SparseNlp(problem)
+        r = solve_ipopt(nlp, x0, max_iter=max_iter, tol=tol,
+                        lam_g0=None if warm is None else warm[0],
+                        lam_x0=None if warm is None else warm[1], from_solution=from_solution)
+        x, nit, message, success = r.x, r.nit, r.message, r.success
+        multipliers: tuple[Array, Array] | None = (r.lam_g, r.lam_x)
+    else:
+        res = _solve_slsqp(problem, x0, max_iter, tol)
+        x, nit, message, success = res.x, int(res.nit), str(res.message), bool(res.success)
+        multipliers = None
+    eq, ineq = residuals(problem, x)
+    feasible = eq <= 1e-6 and ineq >= -1e-6 and np.isfinite(x).all()
+    if not feasible and solver == "ipopt" and problem.nx <= SLSQP_FALLBACK_VARIABLES:
+        warnings.warn(f"rnea-plan: IPOPT stopped after {nit} iterations ({message}) at an "
+                      "infeasible iterate; retrying with SLSQP from the same start",
+                      SolverWarning, stacklevel=3)
+        return _solve(problem, x0, "slsqp", max_iter, tol, None)
+    if not feasible:
+        raise SolverError(_failure(problem, x, message, nit, eq, ineq, solver))
+    if not success:
+        _P, _, T = problem.unpack(x)
+        warnings.warn(f"rnea-plan: {solver.upper()} stopped after {nit} iterations ({message}) "
+                      f"at a feasible iterate, T = {T:.6g} s: returned, possibly not optimal",
+                      SolverWarning, stacklevel=3)
+    return x, nit, message, multipliers
+
+
+def residuals(problem: Problem, x: Array) -> tuple[float, float]:
+    """``(largest |equality residual|, smallest inequality slack)`` of the scaled NLP at x
+    (feasible: ``<= 1e-6`` and ``>= -1e-6``)."""
+    nlp = SparseNlp(problem)
+    g = nlp.evaluate(x)[0]
+    lb, ub = nlp.pattern.lb, nlp.pattern.ub
+    lbx, ubx = nlp.bounds_x()
+    is_eq = lb == ub
+    eq = float(np.abs(g[is_eq] - lb[is_eq]).max(initial=0.0))
+    slack = np.concatenate([(g - lb)[~is_eq], (ub - g)[~is_eq], x - lbx, ubx - x])
+    return eq, float(np.min(slack[np.isfinite(slack)], initial=np.inf))
+
+
+def _solve_slsqp(problem: Problem, x0: Array, max_iter: int, tol: float):  # type: ignore[no-untyped-def]
     bounds: list[tuple[float | None, float | None]] = [(None, None)] * (problem.nx - 1)
     bounds.append((1e-3, None))
     for i in range(problem.n_via):
@@ -227,10 +386,11 @@ def dense_check(problem: Problem, x: Array) -> tuple[DenseCheck, Array]:
         ratios["force"] = force / lim.force
     worst = max(ratios, key=lambda k: float(ratios[k].max()))
     k, j = np.unravel_index(int(np.argmax(ratios[worst])), ratios[worst].shape)
-    over = np.zeros(dense.shape, dtype=bool)
+    worst_ratio = np.zeros(dense.shape)
     for key in ("torque", "torque_rate", "force"):
         if key in ratios:
-            over |= (ratios[key] > 1.0).any(axis=1)
+            worst_ratio = np.maximum(worst_ratio, ratios[key].max(axis=1))
+    over = _interval_peaks(grid, dense, worst_ratio)
     check = DenseCheck(position=position,
                        **{key: float(ratios[key].max()) if key in ratios else 0.0 for key in
                           ("velocity", "torque", "torque_rate", "force")},
@@ -238,7 +398,20 @@ def dense_check(problem: Problem, x: Array) -> tuple[DenseCheck, Array]:
     return check, dense[over]
 
 
-def _failure(problem: Problem, x: Array, message: str, nit: int, eq: float, ineq: float) -> str:
+def _interval_peaks(grid: Array, dense: Array, ratio: Array) -> Array:
+    """(len(dense),) bool: in each grid interval where ``ratio > 1`` somewhere, its largest.
+    One added grid point per violating interval: adding every exceeding dense point (up to
+    9 per interval) grew arm7's torque-only grid from 399 to 3108 rows (a 40 s solve)."""
+    interval = np.clip(np.searchsorted(grid, dense, side="right") - 1, 0, grid.size - 2)
+    out = np.zeros(dense.shape, dtype=bool)
+    for i in np.unique(interval[ratio > 1.0]):
+        members = np.flatnonzero(interval == i)
+        out[members[np.argmax(ratio[members])]] = True
+    return out
+
+
+def _failure(problem: Problem, x: Array, message: str, nit: int, eq: float, ineq: float,
+             solver: str = "slsqp") -> str:
     """Say which constraint is violated at the solver's last iterate, and why it stopped."""
     _P, _, T = problem.unpack(x)
     check, _ = dense_check(problem, x)
@@ -247,7 +420,8 @@ def _failure(problem: Problem, x: Array, message: str, nit: int, eq: float, ineq
     feasible = eq <= 1e-6 and ineq >= -1e-6
     state = ("is feasible but not optimal: raise max_iter (--max-iter) or use fewer control "
              "points" if feasible else "violates a constraint")
-    return (f"solver (SLSQP) stopped after {nit} iterations: {message}; its last iterate "
+    return (f"solver ({solver.upper()}) stopped after {nit} iterations: {message}; its last "
+            "iterate "
             f"(T = {T:.4g} s) {state}; worst constraint: the {quantity} limit of joint "
             f"'{joint}' at t = {t:.4g} s ({ratio:.4g} x the limit); boundary/waypoint "
             f"residual {eq:.2g}")

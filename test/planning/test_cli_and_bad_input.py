@@ -3,6 +3,7 @@ a solver that stops -- a message naming the constraint, exit 1, nothing written.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -54,12 +55,34 @@ def test_cli_bad_input_exits_1_and_writes_nothing(tmp_path: Path, capsys, args, 
     assert not out.exists() and not (tmp_path / "traj.png").exists()
 
 
-def test_solver_that_stops_says_why_and_which_constraint() -> None:
+@pytest.mark.parametrize("solver", ["ipopt", "slsqp"])
+def test_solver_that_stops_says_why_and_which_constraint(solver: str) -> None:
+    """Stopped at an infeasible iterate (from a guess far too fast): SolverError naming the
+    worst constraint."""
     model = rc.load_urdf(RR)
     limits = Limits.from_model(model, torque=10.0)
-    with pytest.raises(SolverError, match=r"stopped after 2 iterations: Iteration limit.*"
-                                          r"worst constraint: the \w+ limit of joint"):
-        plan_min_time(model, [[0, -2], [1, -1]], limits, max_iter=2)
+    with pytest.raises(SolverError, match=r"stopped after 2 iterations: .*violates a "
+                                          r"constraint; worst constraint: the \w+ limit of joint"):
+        plan_min_time(model, [[0, -2], [1, -1]], limits, max_iter=2, T_guess=0.05,
+                      solver=solver)
+
+
+@pytest.mark.parametrize(("solver", "options", "message"), [
+    ("ipopt", {"max_iter": 2}, "stopped after 2 iterations .* at a feasible"),
+    ("slsqp", {"control_points": 48}, "Positive directional derivative .* at a feasible"),
+])
+def test_solver_stop_at_a_feasible_iterate_returns_it_with_a_warning(solver, options,
+                                                                     message) -> None:
+    """SLSQP at 48 control points stopped with 'Positive directional derivative for
+    linesearch' and the planner raised, discarding a feasible iterate (issue 25)."""
+    from rnea_ros.planning.optimize import SolverWarning
+
+    model = rc.load_urdf(RR)
+    limits = Limits.from_model(model, torque=10.0, velocity=np.inf)
+    with pytest.warns(SolverWarning, match=message):
+        plan = plan_min_time(model, [[0, -2], [1, -1]], limits, solver=solver, tol_T=None,
+                             **options)
+    assert plan.check.ok() and plan.T > 0.39
 
 
 def test_internal_force_limit_below_the_static_load_is_infeasible() -> None:
@@ -105,10 +128,20 @@ def test_cli_never_overwrites_an_output_nor_its_urdf(tmp_path: Path, capsys) -> 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--out", "/proc/x/traj.yaml"], "--out: cannot create directory '/proc/x'"),
-    (["--dt", "nan"], "need finite numbers, --dt > 0"),
-    (["--weight", "nan"], "0 <= --weight <= 1"),
+    (["--dt", "nan"], "need finite numbers"),
+    (["--weight", "nan"], "need finite numbers"),
     (["--grid", "0"], "--grid >= 1"),
     (["--control-points", "1"], "--control-points >= 4"),
+    # issue 25: --weight 2 diverged to T = 5.5e17 s; u = 1 has no minimum either
+    (["--weight", "2"], "--weight 2: Barman's u must be in [0, 1)"),
+    (["--weight", "1"], "--weight 1: Barman's u must be in [0, 1)"),
+    (["--dt", "0"], "--dt 0: the output step must be > 0 s"),
+    (["--dt", "-0.01"], "--dt -0.01: the output step must be > 0 s"),
+    (["--grid", "-3"], "--grid >= 1"),
+    (["--margin", "1.5"], "need 0 < --margin <= 1"),
+    # degree 4 with a torque-rate limit: 4 control points are below degree + 1 (traceback)
+    (["--limits", "torque_rate=400", "--control-points", "4"],
+     "a degree-4 B-spline needs at least 5"),
 ])
 def test_cli_bad_argument_is_one_line(tmp_path: Path, capsys, args, message) -> None:
     assert main(["--urdf", RR, *PLAN, "--out", str(tmp_path / "t.yaml"), *args]) == 1
@@ -126,3 +159,89 @@ def test_closed_loop_urdf_is_refused_naming_the_loop_file(tmp_path: Path, capsys
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(urdf.with_name("five_bar.loops.yaml")) in err
     assert "closed chains are not supported" in err and not out.exists()
+
+
+def test_cli_refuses_an_out_that_is_a_directory_or_an_input(tmp_path: Path, capsys) -> None:
+    """``--out /tmp`` gave a traceback (issue 25); ``--out`` equal to the controller file
+    would overwrite an input."""
+    before = sorted(tmp_path.iterdir())
+    assert main(["--urdf", RR, *PLAN, "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a directory" in err
+    config = tmp_path / "c.yaml"
+    config.write_text(CONTROLLER_YAML)
+    assert main(["--urdf", RR, *PLAN, "--controller-config", str(config), "--out",
+                 str(config), "--force"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is the input" in err
+    assert config.read_text() == CONTROLLER_YAML
+    assert sorted(tmp_path.iterdir()) == sorted([*before, config])
+
+
+def test_cli_unwritable_out_is_one_line_and_no_file(tmp_path: Path, capsys) -> None:
+    """An unwritable --out gave a traceback (issue 25)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["--urdf", RR, *PLAN, "--out", str(blocker / "t.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "exists and is not a directory" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            return  # running as root: every directory is writable
+        assert main(["--urdf", RR, *PLAN, "--out", str(locked / "t.yaml")]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("rnea-plan: error:") and err.count("\n") == 1
+        assert "not writable" in err and list(locked.iterdir()) == []
+    finally:
+        locked.chmod(0o700)
+
+
+def test_cli_from_equal_to_is_refused(tmp_path: Path, capsys) -> None:
+    """It returned T = 0.001 s and wrote a file (issue 25)."""
+    out = tmp_path / "t.yaml"
+    assert main(["--urdf", RR, "--from", "0", "-2", "--to", "0", "-2", "--no-plot", "--out",
+                 str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--from equals --to" in err and not out.exists()
+
+
+CONTROLLER_YAML = """/**:
+  ros__parameters:
+    joints: [joint2, joint1]
+    effort_limits: [6.0, 8.0]
+    effort_rate_limits: [300.0]
+    slew_limit:
+      enable: true
+"""
+
+
+def test_controller_config_limits_are_planned_with_the_margin(tmp_path: Path) -> None:
+    from rnea_ros.planning.cli import controller_limits
+
+    config = tmp_path / "c.yaml"
+    config.write_text(CONTROLLER_YAML)
+    model = rc.load_urdf(RR)
+    got = controller_limits(model, config, 0.9)
+    assert np.allclose(got["torque"], [0.9 * 8.0, 0.9 * 6.0])  # the file's joint order
+    assert np.allclose(got["torque_rate"], [270.0, 270.0])
+    config.write_text(CONTROLLER_YAML.replace("enable: true", "enable: false"))
+    assert "torque_rate" not in controller_limits(model, config, 0.9)
+
+
+@pytest.mark.parametrize("end", ["rest", "free"])
+def test_cli_end_torque(tmp_path: Path, end: str) -> None:
+    out = tmp_path / "t.yaml"
+    assert main(["--urdf", RR, "--from", "0", "-2", "--to", "1", "-1", "--limits", "torque=10",
+                 "torque_rate=400", "--end-torque", end, "--control-points", "12",
+                 "--no-plot", "--out", str(out)]) == 0
+    _names, _t, q, qd, qdd = read_trajectory(out)
+    model = rc.load_urdf(RR)
+    tau = rc.rnea_batch(model, q[[0, -1]], qd[[0, -1]], qdd[[0, -1]])
+    if end == "rest":
+        assert np.abs(tau).max() < 1e-6
+    else:
+        assert np.abs(tau).max() > 1.0

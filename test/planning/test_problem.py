@@ -72,3 +72,27 @@ def test_a_waypoint_on_a_position_limit_still_gives_the_minimum_time() -> None:
     plan = plan_min_time(model, W)
     assert max(plan.check.velocity, plan.check.torque) > 0.99, plan.check
     assert plan.T < 0.2, plan.T
+
+
+@pytest.mark.parametrize("name", ["two_link_pr", "arm7"])
+def test_sparse_ipopt_jacobian_matches_central_differences_on_nonuniform_knots(name) -> None:
+    """The triplets fed to IPOPT (local support of each grid point, eq. 4.15) are the whole
+    Jacobian: every entry outside the declared pattern is zero by central differences."""
+    import scipy.sparse as sp
+
+    from rnea_ros.planning.nlp import SparseNlp
+
+    problem, x = _problem(name, weight=0.0)
+    basis = Basis.from_breaks([0.0, 0.1, 0.15, 0.5, 0.9, 1.0], 4)
+    problem = Problem(model=problem.model, basis=basis, waypoints=problem.waypoints,
+                      limits=problem.limits, grid=basis.grid(3),
+                      start_velocity=problem.start_velocity, end_velocity=problem.end_velocity,
+                      zero_acceleration=True)
+    x = np.concatenate([x[:basis.m * problem.n], [0.45], [1.3]])
+    nlp = SparseNlp(problem)
+    _g, values = nlp.evaluate(x)
+    pat = nlp.pattern
+    jac = sp.coo_matrix((values, (pat.rows, pat.cols)), shape=(pat.ng, problem.nx)).toarray()
+    fd = _fd(lambda y: nlp.evaluate(y)[0], x)
+    assert np.abs(jac - fd).max() <= 2e-6 * max(1.0, np.abs(fd).max())
+    assert pat.rows.size < 0.5 * pat.ng * problem.nx  # sparse indeed

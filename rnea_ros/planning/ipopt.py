@@ -1,0 +1,302 @@
+"""IPOPT (casadi's bundled build) on :class:`~rnea_ros.planning.nlp.SparseNlp`.
+
+casadi only carries the solver: ``g(x)`` and its exact sparse Jacobian come from
+our numpy/numba code (the RNEA sensitivities, chain rule eq. 4.15) through
+:class:`casadi.Callback` objects that declare the Jacobian's sparsity, so IPOPT
+factorises a sparse KKT system. The Hessian of the Lagrangian is IPOPT's
+limited-memory (L-BFGS) approximation. docs/design.md says why casadi, not
+cyipopt.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rnea_ros.planning.nlp import SparseNlp
+
+Array = NDArray[np.float64]
+
+
+@dataclass
+class IpoptResult:
+    """IPOPT's answer: the last iterate, its multipliers and how it stopped."""
+
+    x: Array
+    lam_g: Array
+    lam_x: Array
+    success: bool
+    nit: int
+    message: str
+
+
+def _casadi() -> Any:
+    try:
+        import casadi
+    except ImportError as exc:  # pragma: no cover - the planning extra installs it
+        from rnea_ros.core.errors import SolverError
+
+        raise SolverError("the IPOPT solver needs casadi (pip install 'rnea_ros[planning]'); "
+                          "or pass solver='slsqp'") from exc
+    return casadi
+
+
+def _callbacks(nlp: SparseNlp) -> tuple[Any, Any]:
+    """``(g, keep)``: a casadi Function x -> g(x) with an exact sparse Jacobian, and the
+    Python objects casadi must not outlive."""
+    ca = _casadi()
+    pat = nlp.pattern
+    nx, ng = nlp.p.nx, pat.ng
+    # casadi's column-compressed storage of the fixed pattern, and where our values go in it
+    order = np.lexsort((pat.rows, pat.cols))
+    csc_rows, csc_cols = pat.rows[order], pat.cols[order]
+    if np.any((np.diff(csc_cols) == 0) & (np.diff(csc_rows) == 0)):
+        raise RuntimeError("duplicate entries in the Jacobian pattern")
+    colind = np.searchsorted(csc_cols, np.arange(nx + 1)).tolist()
+    sparsity = ca.Sparsity(ng, nx, colind, csc_rows.tolist())
+
+    class Jacobian(ca.Callback):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            ca.Callback.__init__(self)
+            self.construct("plan_jac_g", {})
+
+        def get_n_in(self) -> int:
+            return 2
+
+        def get_n_out(self) -> int:
+            return 1
+
+        def get_sparsity_in(self, i: int) -> Any:
+            return ca.Sparsity.dense(nx, 1) if i == 0 else ca.Sparsity.dense(ng, 1)
+
+        def get_sparsity_out(self, i: int) -> Any:
+            return sparsity
+
+        def eval(self, arg: list[Any]) -> list[Any]:
+            _g, values = nlp.evaluate(np.asarray(arg[0], dtype=float).ravel())
+            return [ca.DM(sparsity, values[order])]
+
+    class Constraints(ca.Callback):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            ca.Callback.__init__(self)
+            self.jac = Jacobian()
+            self.construct("plan_g", {})
+
+        def get_n_in(self) -> int:
+            return 1
+
+        def get_n_out(self) -> int:
+            return 1
+
+        def get_sparsity_in(self, i: int) -> Any:
+            return ca.Sparsity.dense(nx, 1)
+
+        def get_sparsity_out(self, i: int) -> Any:
+            return ca.Sparsity.dense(ng, 1)
+
+        def eval(self, arg: list[Any]) -> list[Any]:
+            return [ca.DM(nlp.evaluate(np.asarray(arg[0], dtype=float).ravel())[0])]
+
+        def has_jacobian(self) -> bool:
+            return True
+
+        def get_jacobian(self, name: str, inames: list[str], onames: list[str],
+                         opts: dict[str, Any]) -> Any:
+            return self.jac
+
+        def has_jac_sparsity(self, oind: int, iind: int) -> bool:
+            return True
+
+        def get_jac_sparsity(self, oind: int, iind: int, symmetric: bool) -> Any:
+            return sparsity  # else casadi takes the Jacobian as dense
+
+    g = Constraints()
+    return g, [g, g.jac]
+
+
+def _objective(nlp: SparseNlp) -> tuple[Any, Any]:
+    """Barman's eq. 4.18 ``(1 - u) T + u T int sum tau^2 ds`` as a Callback with its exact
+    gradient (:meth:`Problem.objective`)."""
+    ca = _casadi()
+    problem = nlp.p
+    nx = problem.nx
+
+    class Gradient(ca.Callback):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            ca.Callback.__init__(self)
+            self.construct("plan_grad_f", {})
+
+        def get_n_in(self) -> int:
+            return 2
+
+        def get_n_out(self) -> int:
+            return 1
+
+        def get_sparsity_in(self, i: int) -> Any:
+            return ca.Sparsity.dense(nx, 1) if i == 0 else ca.Sparsity.dense(1, 1)
+
+        def get_sparsity_out(self, i: int) -> Any:
+            return ca.Sparsity.dense(1, nx)
+
+        def eval(self, arg: list[Any]) -> list[Any]:
+            grad = problem.objective(np.asarray(arg[0], dtype=float).ravel())[1]
+            return [ca.DM(grad[None, :])]
+
+    class Objective(ca.Callback):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            ca.Callback.__init__(self)
+            self.jac = Gradient()
+            self.construct("plan_f", {})
+
+        def get_n_in(self) -> int:
+            return 1
+
+        def get_n_out(self) -> int:
+            return 1
+
+        def get_sparsity_in(self, i: int) -> Any:
+            return ca.Sparsity.dense(nx, 1)
+
+        def get_sparsity_out(self, i: int) -> Any:
+            return ca.Sparsity.dense(1, 1)
+
+        def eval(self, arg: list[Any]) -> list[Any]:
+            return [ca.DM(problem.objective(np.asarray(arg[0], dtype=float).ravel())[0])]
+
+        def has_jacobian(self) -> bool:
+            return True
+
+        def get_jacobian(self, name: str, inames: list[str], onames: list[str],
+                         opts: dict[str, Any]) -> Any:
+            return self.jac
+
+    f = Objective()
+    return f, [f, f.jac]
+
+
+FEASIBLE = 1e-6  # an iterate within this of every (scaled) constraint and bound is feasible
+
+
+def _tracker(nlp: SparseNlp) -> Any:
+    """IPOPT's iteration callback: keeps the feasible iterate of smallest objective.
+
+    IPOPT's L-BFGS can crawl on a flat objective (arm7, torque limits only: T falls by
+    1e-5 per iteration) and stop at its iteration limit on an iterate 1e-5 outside a
+    constraint, after passing through many feasible ones; :func:`solve_ipopt` returns the
+    best of those instead of throwing them away (issue 25)."""
+    ca = _casadi()
+    nx, ng = nlp.p.nx, nlp.pattern.ng
+    lb, ub = nlp.pattern.lb, nlp.pattern.ub
+    lbx, ubx = nlp.bounds_x()
+    sizes = {"x": (nx, 1), "f": (1, 1), "g": (ng, 1), "lam_x": (nx, 1), "lam_g": (ng, 1),
+             "lam_p": (0, 1)}
+
+    class Tracker(ca.Callback):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            ca.Callback.__init__(self)
+            self.best: tuple[float, Array] | None = None
+            self.construct("plan_iterates", {})
+
+        def get_n_in(self) -> int:
+            return int(ca.nlpsol_n_out())
+
+        def get_n_out(self) -> int:
+            return 1
+
+        def get_name_in(self, i: int) -> str:
+            return str(ca.nlpsol_out(i))
+
+        def get_name_out(self, i: int) -> str:
+            return "stop"
+
+        def get_sparsity_in(self, i: int) -> Any:
+            return ca.Sparsity.dense(*sizes[str(ca.nlpsol_out(i))])
+
+        def get_sparsity_out(self, i: int) -> Any:
+            return ca.Sparsity.dense(1, 1)
+
+        def eval(self, arg: list[Any]) -> list[Any]:
+            x = np.asarray(arg[0], dtype=float).ravel()
+            f = float(arg[1])
+            g = np.asarray(arg[2], dtype=float).ravel()
+            worst = max(float(np.max(np.concatenate([lb - g, g - ub, lbx - x, x - ubx]),
+                                     initial=-np.inf)), 0.0)
+            if worst <= FEASIBLE and np.isfinite(x).all() and (
+                    self.best is None or f < self.best[0]):
+                self.best = (f, x.copy())
+            return [ca.DM(0)]
+
+    return Tracker()
+
+
+def solve_ipopt(nlp: SparseNlp, x0: Array, *, max_iter: int, tol: float,
+                lam_g0: Array | None = None, lam_x0: Array | None = None,
+                from_solution: bool = False) -> IpoptResult:
+    """Solve from x0: warm-started with the multipliers when given and of the right size;
+    ``from_solution``: x0 is a solution of a nearby problem (a small initial barrier)."""
+    ca = _casadi()
+    problem = nlp.p
+    x = ca.MX.sym("x", problem.nx)
+    g_fun, keep = _callbacks(nlp)
+    if problem.weight == 0.0:
+        f = x[problem.nx - 1]
+    else:
+        f_fun, keep_f = _objective(nlp)
+        keep += keep_f
+        f = f_fun(x)
+    warm = (lam_g0 is not None and lam_x0 is not None and lam_g0.size == nlp.pattern.ng
+            and lam_x0.size == problem.nx)
+    # L-BFGS history 2, not 6: the iterations hardly change (the active constraints carry
+    # the curvature), each is cheaper (fewer low-rank solves): RR 0.62 -> 0.54 s warm
+    ipopt: dict[str, Any] = {  # RNEA_IPOPT_PRINT=5: IPOPT's iteration log, for debugging
+        "hessian_approximation": "limited-memory", "limited_memory_max_history": 2,
+        "max_iter": int(max_iter), "tol": tol, "acceptable_tol": 1e-6,
+        "constr_viol_tol": 1e-8, "print_level": int(os.environ.get("RNEA_IPOPT_PRINT", "0")),
+        "sb": "yes", "nlp_scaling_method": "gradient-based",
+        # MUMPS ordering AMF: its default (auto) took 2.3x the CPU on arm7 (7 joints, 800
+        # grid rows: 55 -> 22 ms per iteration), same iterates; no change on the RR
+        "mumps_pivot_order": 2,
+        # adaptive from a cold start; from a solution of a nearby problem monotone with a
+        # small mu_init (below): a larger barrier pushed the iterate off the active limits
+        # (RR default plan 175 -> 110 iterations; arm7 torque-only: 300 iterations,
+        # infeasible -> 99, solved)
+        "mu_strategy": "monotone" if warm or from_solution else "adaptive",
+    }
+    if warm:
+        ipopt.update(warm_start_init_point="yes", warm_start_bound_push=1e-9,
+                     warm_start_mult_bound_push=1e-9, mu_init=1e-6)
+    elif from_solution:
+        ipopt.update(mu_init=1e-6, bound_push=1e-6, bound_frac=1e-6)
+    tracker = _tracker(nlp)
+    opts = {"ipopt": ipopt, "print_time": False, "error_on_fail": False,
+            "iteration_callback": tracker}
+    solver = ca.nlpsol("rnea_plan", "ipopt", {"x": x, "f": f, "g": g_fun(x)}, opts)
+    lbx, ubx = nlp.bounds_x()
+    args: dict[str, Any] = {"x0": x0, "lbx": lbx, "ubx": ubx,
+                            "lbg": nlp.pattern.lb, "ubg": nlp.pattern.ub}
+    if warm:
+        args.update(lam_g0=lam_g0, lam_x0=lam_x0)
+    sol = solver(**args)
+    stats = solver.stats()
+    del keep
+    x_out = np.asarray(sol["x"]).ravel()
+    message = str(stats["return_status"])
+    success = bool(stats["success"])
+    if not success and tracker.best is not None and not _feasible(nlp, x_out):
+        x_out = tracker.best[1]  # the last iterate is infeasible: the best feasible one
+        message += f"; best feasible iterate returned (objective {tracker.best[0]:.6g})"
+    return IpoptResult(x=x_out, lam_g=np.asarray(sol["lam_g"]).ravel(),
+                       lam_x=np.asarray(sol["lam_x"]).ravel(), success=success,
+                       nit=int(stats["iter_count"]), message=message)
+
+
+def _feasible(nlp: SparseNlp, x: Array) -> bool:
+    """x within FEASIBLE of every scaled constraint and bound."""
+    g = nlp.evaluate(x)[0]
+    lbx, ubx = nlp.bounds_x()
+    excess = np.concatenate([nlp.pattern.lb - g, g - nlp.pattern.ub, lbx - x, x - ubx])
+    return bool(np.isfinite(x).all() and np.max(excess, initial=-np.inf) <= FEASIBLE)

@@ -1,0 +1,38 @@
+"""arm7 point-to-point with the URDF's torque limits only (no velocity or position limits):
+the default call plans and stays within every torque limit 100x finer than its grid.
+
+Before the fix IPOPT's warm re-solve after a grid refinement (adaptive barrier from
+mu_init 1e-4) wandered off the active limits to its 300-iteration limit at an infeasible
+iterate, and the SLSQP retry from the start exceeded a torque limit between grid points
+after 5 grid refinements: SolverError (bench/bench_plan.py, issue 25)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+import rnea_ros.core as rc
+from rnea_ros.planning import Limits, plan_min_time
+from rnea_ros.samples import sample_urdf
+
+A0 = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8])
+A1 = np.array([1.2, 0.3, -0.5, -1.2, 0.6, 2.2, -0.4])
+
+
+def test_arm7_torque_only_point_to_point_plans_within_its_limits_100x_finer() -> None:
+    model = rc.load_urdf(sample_urdf("arm7"))
+    limits = Limits.from_model(model, velocity=np.inf, lower=-np.inf, upper=np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no solver stop short of convergence either
+        plan = plan_min_time(model, [A0, A1], limits)
+    s = np.unique(np.concatenate([np.linspace(a, b, 101) for a, b in
+                                  zip(plan.grid[:-1], plan.grid[1:], strict=True)]))
+    tau, _, _ = plan.dynamics(s * plan.T)
+    ratio = np.abs(tau) / limits.torque
+    print(f"T = {plan.T:.5f} s, {plan.iterations} iterations, {plan.solve_time:.1f} s, "
+          f"worst |tau|/limit {ratio.max():.6f} (100x finer)")
+    assert ratio.max() <= 1.0 + 1e-9
+    assert ratio.max() > 0.99  # minimum time: some torque is at its limit
+    q, qd, _, _ = plan.spline.derivatives(np.array([0.0, plan.T]))
+    assert np.allclose(q, [A0, A1], atol=1e-6) and np.allclose(qd, 0.0, atol=1e-6)
