@@ -45,6 +45,75 @@ def _casadi() -> Any:
     return casadi
 
 
+def _with_jacobian(name: str, nx: int, out: Any, value: Any, jac: Any,
+                   jacobian: Any) -> tuple[Any, list[Any]]:
+    """A casadi Function ``x (nx,) -> value(x)`` (sparsity ``out``) whose Jacobian is our
+    own: ``jacobian(x)``, a casadi DM of sparsity ``jac`` (declared, so casadi keeps the
+    pattern instead of taking the Jacobian as dense). Returns it and the Python objects
+    casadi must not outlive."""
+    ca = _casadi()
+
+    def x_of(arg: list[Any]) -> Array:
+        return np.asarray(arg[0], dtype=float).ravel()
+
+    class Jacobian(ca.Callback):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            ca.Callback.__init__(self)
+            self.construct(f"{name}_jac", {})
+
+        def get_n_in(self) -> int:
+            return 2  # x and the nominal output
+
+        def get_n_out(self) -> int:
+            return 1
+
+        def get_sparsity_in(self, i: int) -> Any:
+            return ca.Sparsity.dense(nx, 1) if i == 0 else out
+
+        def get_sparsity_out(self, i: int) -> Any:
+            return jac
+
+        def eval(self, arg: list[Any]) -> list[Any]:
+            return [jacobian(x_of(arg))]
+
+    class Value(ca.Callback):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            ca.Callback.__init__(self)
+            self.jac = Jacobian()
+            self.construct(name, {})
+
+        def get_n_in(self) -> int:
+            return 1
+
+        def get_n_out(self) -> int:
+            return 1
+
+        def get_sparsity_in(self, i: int) -> Any:
+            return ca.Sparsity.dense(nx, 1)
+
+        def get_sparsity_out(self, i: int) -> Any:
+            return out
+
+        def eval(self, arg: list[Any]) -> list[Any]:
+            return [ca.DM(value(x_of(arg)))]
+
+        def has_jacobian(self) -> bool:
+            return True
+
+        def get_jacobian(self, name: str, inames: list[str], onames: list[str],
+                         opts: dict[str, Any]) -> Any:
+            return self.jac
+
+        def has_jac_sparsity(self, oind: int, iind: int) -> bool:
+            return True
+
+        def get_jac_sparsity(self, oind: int, iind: int, symmetric: bool) -> Any:
+            return jac
+
+    f = Value()
+    return f, [f, f.jac]
+
+
 def _callbacks(nlp: SparseNlp) -> tuple[Any, Any]:
     """``(g, keep)``: a casadi Function x -> g(x) with an exact sparse Jacobian, and the
     Python objects casadi must not outlive."""
@@ -59,63 +128,11 @@ def _callbacks(nlp: SparseNlp) -> tuple[Any, Any]:
     colind = np.searchsorted(csc_cols, np.arange(nx + 1)).tolist()
     sparsity = ca.Sparsity(ng, nx, colind, csc_rows.tolist())
 
-    class Jacobian(ca.Callback):  # type: ignore[misc,name-defined]
-        def __init__(self) -> None:
-            ca.Callback.__init__(self)
-            self.construct("plan_jac_g", {})
+    def jacobian(x: Array) -> Any:
+        return ca.DM(sparsity, nlp.evaluate(x)[1][order])
 
-        def get_n_in(self) -> int:
-            return 2
-
-        def get_n_out(self) -> int:
-            return 1
-
-        def get_sparsity_in(self, i: int) -> Any:
-            return ca.Sparsity.dense(nx, 1) if i == 0 else ca.Sparsity.dense(ng, 1)
-
-        def get_sparsity_out(self, i: int) -> Any:
-            return sparsity
-
-        def eval(self, arg: list[Any]) -> list[Any]:
-            _g, values = nlp.evaluate(np.asarray(arg[0], dtype=float).ravel())
-            return [ca.DM(sparsity, values[order])]
-
-    class Constraints(ca.Callback):  # type: ignore[misc,name-defined]
-        def __init__(self) -> None:
-            ca.Callback.__init__(self)
-            self.jac = Jacobian()
-            self.construct("plan_g", {})
-
-        def get_n_in(self) -> int:
-            return 1
-
-        def get_n_out(self) -> int:
-            return 1
-
-        def get_sparsity_in(self, i: int) -> Any:
-            return ca.Sparsity.dense(nx, 1)
-
-        def get_sparsity_out(self, i: int) -> Any:
-            return ca.Sparsity.dense(ng, 1)
-
-        def eval(self, arg: list[Any]) -> list[Any]:
-            return [ca.DM(nlp.evaluate(np.asarray(arg[0], dtype=float).ravel())[0])]
-
-        def has_jacobian(self) -> bool:
-            return True
-
-        def get_jacobian(self, name: str, inames: list[str], onames: list[str],
-                         opts: dict[str, Any]) -> Any:
-            return self.jac
-
-        def has_jac_sparsity(self, oind: int, iind: int) -> bool:
-            return True
-
-        def get_jac_sparsity(self, oind: int, iind: int, symmetric: bool) -> Any:
-            return sparsity  # else casadi takes the Jacobian as dense
-
-    g = Constraints()
-    return g, [g, g.jac]
+    return _with_jacobian("plan_g", nx, ca.Sparsity.dense(ng, 1),
+                          lambda x: nlp.evaluate(x)[0], sparsity, jacobian)
 
 
 def _objective(nlp: SparseNlp) -> tuple[Any, Any]:
@@ -124,58 +141,9 @@ def _objective(nlp: SparseNlp) -> tuple[Any, Any]:
     ca = _casadi()
     problem = nlp.p
     nx = problem.nx
-
-    class Gradient(ca.Callback):  # type: ignore[misc,name-defined]
-        def __init__(self) -> None:
-            ca.Callback.__init__(self)
-            self.construct("plan_grad_f", {})
-
-        def get_n_in(self) -> int:
-            return 2
-
-        def get_n_out(self) -> int:
-            return 1
-
-        def get_sparsity_in(self, i: int) -> Any:
-            return ca.Sparsity.dense(nx, 1) if i == 0 else ca.Sparsity.dense(1, 1)
-
-        def get_sparsity_out(self, i: int) -> Any:
-            return ca.Sparsity.dense(1, nx)
-
-        def eval(self, arg: list[Any]) -> list[Any]:
-            grad = problem.objective(np.asarray(arg[0], dtype=float).ravel())[1]
-            return [ca.DM(grad[None, :])]
-
-    class Objective(ca.Callback):  # type: ignore[misc,name-defined]
-        def __init__(self) -> None:
-            ca.Callback.__init__(self)
-            self.jac = Gradient()
-            self.construct("plan_f", {})
-
-        def get_n_in(self) -> int:
-            return 1
-
-        def get_n_out(self) -> int:
-            return 1
-
-        def get_sparsity_in(self, i: int) -> Any:
-            return ca.Sparsity.dense(nx, 1)
-
-        def get_sparsity_out(self, i: int) -> Any:
-            return ca.Sparsity.dense(1, 1)
-
-        def eval(self, arg: list[Any]) -> list[Any]:
-            return [ca.DM(problem.objective(np.asarray(arg[0], dtype=float).ravel())[0])]
-
-        def has_jacobian(self) -> bool:
-            return True
-
-        def get_jacobian(self, name: str, inames: list[str], onames: list[str],
-                         opts: dict[str, Any]) -> Any:
-            return self.jac
-
-    f = Objective()
-    return f, [f, f.jac]
+    return _with_jacobian("plan_f", nx, ca.Sparsity.dense(1, 1),
+                          lambda x: problem.objective(x)[0], ca.Sparsity.dense(1, nx),
+                          lambda x: ca.DM(problem.objective(x)[1][None, :]))
 
 
 FEASIBLE = 1e-6  # an iterate within this of every (scaled) constraint and bound is feasible
