@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from trees import random_inertia, random_rotation
@@ -130,3 +132,30 @@ def random_closed_states(model: rc.ClosedLoopModel, count: int, seed: int, sprea
         raise RuntimeError(f"only {len(qs)} of {count} random states close '{model.name}'")
     Q = np.array(qs)
     return Q, rng.normal(0.0, 1.5, (count, a.size)), rng.normal(0.0, 4.0, (count, a.size))
+
+
+# ------------------------------------------- closed-loop controllers on the simulator
+def names(loops: rc.ClosedLoopModel, passive: bool = False) -> list[str]:
+    """The joint names a closed-loop robot publishes: its active joints, then (with
+    ``passive``) its passive ones."""
+    return list(loops.active_names) + (list(loops.passive_names) if passive else [])
+
+
+def run(ctl: Any, sim: Any, seconds: float, publish_passive: bool = True,
+        on_step: Callable[[Any], None] | None = None) -> list[np.ndarray]:
+    """Closed loop at the simulator's rate: its joint states in, the commands out
+    (``ctl`` a ClosedLoopController or ParallelController, ``sim`` a LoopSimulator)."""
+    loops, out = ctl.loops, []
+    index = np.concatenate([loops.active_index, loops.passive_index if publish_passive
+                            else np.zeros(0, dtype=np.int64)])
+    for _ in range(round(seconds / sim.dt)):
+        result = ctl.joint_state(names(loops, publish_passive), sim.q[index], sim.qd[index],
+                                 stamp=sim.t, now=sim.t)
+        assert result.command is not None, result
+        tau = np.zeros(loops.n)
+        tau[loops.active_index[ctl.config.command_index]] = result.command
+        sim.step(tau)
+        if on_step is not None:
+            on_step(sim)
+        out.append(result.command)
+    return out

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from loop_cases import random_mechanism
+from loop_cases import names, random_mechanism, run
 
 import rnea_ros.core as rc
 from rnea_ros.control.closed_loop import ClosedLoopController, wrapped
@@ -31,27 +31,6 @@ def make(loops: rc.ClosedLoopModel = FIVE_BAR, **changes) -> ClosedLoopControlle
     return ClosedLoopController(loops, controller_config(values, loops.tree, loops=loops))
 
 
-def names(loops: rc.ClosedLoopModel, passive: bool = False) -> list[str]:
-    return list(loops.active_names) + (list(loops.passive_names) if passive else [])
-
-
-def run(ctl: ClosedLoopController, sim: LoopSimulator, seconds: float,
-        publish_passive: bool = True, on_step=None) -> list[np.ndarray]:
-    """Closed loop at the simulator's rate: its joint states in, the commands out."""
-    loops, out = ctl.loops, []
-    index = np.concatenate([loops.active_index, loops.passive_index if publish_passive
-                            else np.zeros(0, dtype=np.int64)])
-    for _ in range(round(seconds / sim.dt)):
-        result = ctl.joint_state(names(loops, publish_passive), sim.q[index], sim.qd[index],
-                                 stamp=sim.t, now=sim.t)
-        assert result.command is not None, result
-        tau = np.zeros(loops.n)
-        tau[loops.active_index[ctl.config.command_index]] = result.command
-        sim.step(tau)
-        if on_step is not None:
-            on_step(sim)
-        out.append(result.command)
-    return out
 
 
 # ---------------------------------------------------------------- the control law
