@@ -31,12 +31,15 @@ command or zeros are output).
 
 from __future__ import annotations
 
+import math
+from array import array
+
 import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control._rate_limit_jit import bounded_dt
 from rnea_ros.control._rate_limit_jit import slew as slew_toward
-from rnea_ros.control.joint_state import MERGED, intake
+from rnea_ros.control.joint_state import MERGED, NO_MODEL_JOINT, intake, intake_fast, merge_fast
 from rnea_ros.core.kernels import (
     RW_COLS,
     FastCall,
@@ -187,3 +190,29 @@ def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, in
 finish_fast = FastCall(finish_entry)
 gravity_fast = FastCall(gravity_command)
 inverse_dynamics_fast = FastCall(inverse_dynamics_command)
+
+
+def warm_paths(state: Array, last: Array, index: Index, bounds: Array, fp: Array, g: Array,
+               gains: Array, gravity_only: bool, fused_inverse_dynamics: bool) -> None:
+    """The first calls of the controller's compiled paths (the intake, the merge,
+    :func:`finish`, and :func:`gravity_command` or :func:`inverse_dynamics_command`
+    when the controller uses them), which compile them or load them from numba's
+    cache and fix their argument types (:class:`~rnea_ros.core.kernels.FastCall`):
+    on copies of the merged ``state`` (4, n) and the last command ``last`` (m,),
+    with no joint to merge. ``fp``, ``g``: the model's kernel floats and gravity;
+    ``gains`` (2, n): ``kp``, ``kd``."""
+    state, none = state.copy(), np.zeros((2, 0), dtype=np.int64)
+    last, out = last.copy(), np.empty(len(index))
+    nan, no = math.nan, array("d")
+    if not gravity_only:  # (gravity mode's fused step has the intake inside)
+        intake_fast.call(state, 1.0, 1.0, False, no, no, 0, none, NO_MODEL_JOINT, 0.0, 0.0,
+                         nan, nan)
+    merge_fast.call(state, no, no, False, none, 0.0, 1.0)
+    finish_fast.call(index, bounds, last, state[3], False, 0.0, 0.0, nan, nan, nan, out)
+    if gravity_only:
+        gravity_fast.call(fp, g, state, 1.0, 1.0, index, bounds, last, no, no, 0, none,
+                          NO_MODEL_JOINT, 0.0, 0.0, nan, nan, nan, nan, nan, False, out)
+    if fused_inverse_dynamics:
+        q = state[0].copy()
+        inverse_dynamics_fast.call(fp, g, gains, state, index, bounds, last, q, q, q, False,
+                                   0.0, 0.0, nan, nan, nan, out)

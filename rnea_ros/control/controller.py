@@ -98,21 +98,15 @@ from rnea_ros.control.command import (
     finish_fast,
     gravity_fast,
     inverse_dynamics_fast,
+    warm_paths,
 )
 from rnea_ros.control.config import ControllerConfig
-from rnea_ros.control.elastic import ElasticStage
 from rnea_ros.control.imu import ImuEstimator, ImuResult, ImuSample
 from rnea_ros.control.joint_state import (
     BACKWARDS,
-    BAD_STAMP,
-    DUPLICATE_NAMES,
     FUTURE,
     INCOMPLETE,
-    LENGTH_MISMATCH,
-    MAX_STATE,
     MERGED,
-    MISSING_VELOCITY,
-    NO_MODEL_JOINT,
     NON_FINITE,
     OUT_OF_RANGE,
     TOO_OLD,
@@ -121,28 +115,25 @@ from rnea_ros.control.joint_state import (
     intake_fast,
     merge_fast,
 )
-from rnea_ros.control.laws import (
-    FrictionCompensation,
-    GravityCompensation,
-    InverseDynamicsPD,
-    Reference,
-    Stage,
-    Step,
+from rnea_ros.control.laws import Reference, Step
+from rnea_ros.control.message_map import (
+    Followers,
+    NameMap,
+    mimic_mismatch,
+    mimic_warning,
+    name_map,
+    rejection,
 )
-from rnea_ros.control.rate_limit import SlewLimiter, TimeScaling
-from rnea_ros.control.trajectory import JointTrajectory
+from rnea_ros.control.pipeline import build_pipeline
+from rnea_ros.control.rate_limit import SlewLimiter
+from rnea_ros.control.trajectory import from_message
 from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.dynamics.rnea import gravity_torques
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.errors import StateError, options
-from rnea_ros.core.model.payload import with_payload
+from rnea_ros.core.errors import options
 from rnea_ros.core.model.robot_model import RobotModel
-from rnea_ros.mimic import follower_check
 
 Array = NDArray[np.float64]
-# (message index, model index, duplicates, followers to check: see mimic.FollowerCheck.rows)
-Followers = tuple[tuple[int, int, float, float, str], ...]
-NameMap = tuple[NDArray[np.int64], int, tuple[str, ...], Followers]  # idx, screen, duplicates
 Oracle = Callable[[Step], Array]
 
 _CACHE_NAMES = 4096  # name tuples larger than this (in characters) are not cached
@@ -310,45 +301,9 @@ class TorqueController:
 
     def build_stages(self, config: ControllerConfig) -> None:
         """``full_model``, ``model`` (friction removed unless compensated) and the
-        mode's ``stages`` for ``config``."""
-        def loaded(model: RobotModel) -> RobotModel:
-            model = model.replace(gravity=config.gravity)
-            return model if config.payload is None else with_payload(model, config.payload)
-
-        # An elastic robot's links carry gravity and payload; its rigid model is their
-        # unified bodies (links with their motors).
-        elastic = None if self.elastic is None else \
-            dataclasses.replace(self.elastic, links=loaded(self.elastic.links))
-        model = loaded(self.base_model) if elastic is None else elastic.unified
-        self.full_model = model  # with friction: used for the "hold" command and the oracle
-        self.model = model if config.friction_compensation else model.without_friction()
-        self.reference.snap = config.mode == "elastic"
-        stages: list[Stage]
-        if config.mode == "elastic":
-            assert elastic is not None
-            if not config.friction_compensation:
-                elastic = dataclasses.replace(elastic, links=elastic.links.without_friction())
-            stages = [self.reference, ElasticStage(elastic, config.elastic_law, config.kp,
-                                                   config.kd, config.elastic_gains)]
-        elif config.mode == "gravity":
-            stages = [GravityCompensation()]
-            if config.friction_compensation:
-                stages.append(FrictionCompensation())
-        else:
-            stages = [self.reference, InverseDynamicsPD(config.kp, config.kd)]
-        self.stages = stages
-        self.reference.scaling = None
-        if config.mode == "inverse_dynamics" and config.time_scaling:
-            tau_max = np.full(model.nv, np.inf)
-            rate_max = np.full(model.nv, np.inf)
-            tau_max[config.command_index] = config.effort_limits
-            rate_max[config.command_index] = config.effort_rate_limits
-            finite = np.where(np.isfinite(tau_max), tau_max, 1e12)
-            self.reference.scaling = TimeScaling(
-                self.model, finite, np.where(np.isfinite(rate_max), rate_max, 1e12),
-                min_speed=config.time_scaling_min_speed,
-                max_acceleration=config.time_scaling_max_acceleration,
-                horizon=config.time_scaling_horizon, margin=config.time_scaling_margin)
+        mode's ``stages`` for ``config`` (:func:`~rnea_ros.control.pipeline.build_pipeline`)."""
+        self.full_model, self.model, self.stages = build_pipeline(
+            config, self.base_model, self.elastic, self.reference)
 
     def warm_up(self) -> None:
         """Run the mode's stages once on a dummy state, so that the kernels are compiled
@@ -371,47 +326,18 @@ class TorqueController:
             gravity_torques(self.model, z, base_motion=BaseMotion())
 
     def _warm_paths(self) -> None:
-        """The compiled paths' first calls (:meth:`configure`, after :meth:`warm_up`)."""
-        # The compiled paths' first calls compile them (or load them from numba's cache)
-        # and fix their argument types (FastCall): on copies, with no joint to merge.
-        state, none = self._state.copy(), np.zeros((2, 0), dtype=np.int64)
-        last, out = self._last_output.copy(), np.empty(len(self.config.joints))
-        index, bounds = self.config.command_index, self._bounds
-        nan, no = math.nan, _NO_VELOCITY
-        if not self._gravity_only:  # (gravity mode's fused step has the intake inside)
-            intake_fast.call(state, 1.0, 1.0, False, no, no, 0, none, NO_MODEL_JOINT, 0.0, 0.0,
-                             nan, nan)
-        merge_fast.call(state, no, no, False, none, 0.0, 1.0)
-        finish_fast.call(index, bounds, last, state[3], False, 0.0, 0.0, nan, nan, nan, out)
-        fp, g = self.model.kernel_floats, self.model.gravity
-        if self._gravity_only:
-            gravity_fast.call(fp, g, state, 1.0, 1.0, index, bounds, last, no, no, 0, none,
-                              NO_MODEL_JOINT, 0.0, 0.0, nan, nan, nan, nan, nan, False, out)
-        if self._fused_inverse_dynamics:
-            q = state[0].copy()
-            inverse_dynamics_fast.call(fp, g, self._gains, state, index, bounds, last, q, q, q,
-                                       False, 0.0, 0.0, nan, nan, nan, out)
+        """The compiled paths' first calls (:meth:`configure`, after :meth:`warm_up`):
+        :func:`~rnea_ros.control.command.warm_paths`."""
+        warm_paths(self._state, self._last_output, self.config.command_index, self._bounds,
+                   self.model.kernel_floats, self.model.gravity, self._gains,
+                   self._gravity_only, self._fused_inverse_dynamics)
 
     # ------------------------------------------------------------------ inputs
     def _name_map(self, names: Sequence[str]) -> NameMap:
-        """``[message index; model index]`` (2, k) of the model joints in ``names``, the
-        intake's screen (``NO_MODEL_JOINT`` when k = 0, ``DUPLICATE_NAMES`` when a model
-        joint is named twice, else 0), those joints and the mimic followers to check
-        (:func:`rnea_ros.mimic.follower_check`); cached by ``tuple(names)`` (the caller
-        looks there first)."""
+        """:func:`~rnea_ros.control.message_map.name_map` of ``names``, cached by
+        ``tuple(names)`` (the caller looks there first)."""
         key = tuple(names)
-        position: dict[str, int] = {}
-        duplicates: list[str] = []
-        for k, name in enumerate(key):
-            if name in position and name in self._state_index:
-                duplicates.append(name)
-            position.setdefault(name, k)
-        model_idx = [i for i, j in enumerate(self.state_names) if j in position]
-        msg_idx = [position[self.state_names[i]] for i in model_idx]
-        screen = NO_MODEL_JOINT if not model_idx else DUPLICATE_NAMES if duplicates else 0
-        followers = follower_check(self.base_model, key).rows if model_idx else ()
-        found = (np.array([msg_idx, model_idx], dtype=np.int64).reshape(2, -1), screen,
-                 tuple(dict.fromkeys(duplicates)), followers)
+        found = name_map(key, self.state_names, self._state_index, self.base_model)
         if len(self._name_cache) < 64 and sum(map(len, key)) <= _CACHE_NAMES:
             self._name_cache[key] = found
         return found
@@ -513,22 +439,13 @@ class TorqueController:
         module docstring); returns the warning text ("" when all agree)."""
         self.mimic_checks += 1
         tolerance = self.config.mimic_tolerance
-        bad = ""
-        worst = 0.0
-        for follower, leader, multiplier, offset, name in rows:
-            d = float(p[follower]) - (multiplier * float(p[leader]) + offset)
-            if not abs(d) <= tolerance:  # NaN too
-                if bad == "" or not abs(d) <= abs(worst):
-                    bad, worst = name, d
+        bad, worst = mimic_mismatch(rows, p, tolerance)
         if not bad:
             return ""
         self.mimic_mismatches += 1
         if not abs(worst) <= abs(self.mimic_worst[1]):
             self.mimic_worst = (bad, worst)
-        m = self.base_model.mimic_joints[bad]
-        return (f"mimic follower '{bad}' is {worst:+.6g} off its coupling "
-                f"{m.multiplier:g} * '{m.leader}' + {m.offset:g} (tolerance {tolerance:g}); "
-                "check the URDF's <mimic> or the driver (the command uses the leader only)")
+        return mimic_warning(self.base_model, bad, worst, tolerance)
 
     def _plain(self, out: Array) -> Result:
         """The result of a plain command in ``out`` (one per ``out`` array, see Result)."""
@@ -539,40 +456,18 @@ class TorqueController:
     def _rejection(self, status: int, names: Sequence[str], p: array[float], v: array[float],
                    idx: NDArray[np.int64], duplicates: tuple[str, ...], stamp: float,
                    now: float) -> Result:
-        """The result of a message the intake did not merge (``status``)."""
-        if status == NO_MODEL_JOINT:
+        """The result of a message the intake did not merge (``status``, worded by
+        :func:`~rnea_ros.control.message_map.rejection`)."""
+        clock = self.clock
+        if status == OUT_OF_RANGE or status == NON_FINITE:
+            clock.streak = 0  # a clock that agrees, but a bad state
+        last = float(self._stamp[idx[1]].max()) if status == BACKWARDS else math.nan
+        found = rejection(status, self.config.mode, names, self.state_names, p, v, idx,
+                          duplicates, stamp, last, clock.newest, now - clock.newest_wall)
+        if found is None:
             self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
             return Result()
-        if status == LENGTH_MISMATCH:
-            return self._reject("length_mismatch", f"{len(names)} names, {len(p)} positions, "
-                                                   f"{len(v)} velocities")
-        if status == BAD_STAMP:
-            return self._reject("time_backwards", f"stamp {stamp} is not finite")
-        if status == DUPLICATE_NAMES:
-            return self._reject("duplicate_names", f"joints {options(duplicates)} are named "
-                                                   "more than once")
-        if status == MISSING_VELOCITY:
-            return self._reject("missing_velocity", "message has no velocities, "
-                                f"{self.config.mode} mode needs them")
-        if status == BACKWARDS:
-            return self._reject("time_backwards",
-                                f"stamp {stamp:.6f} s is older than the last one "
-                                f"({float(self._stamp[idx[1]].max()):.6f} s)")
-        clock = self.clock
-        if status == FUTURE:
-            return self._reject("time_future",
-                                f"stamp {stamp:.6f} s is {stamp - clock.newest:.3f} s after "
-                                f"the last one, {now - clock.newest_wall:.3f} s ago")
-        clock.streak = 0  # a clock that agrees, but a bad state
-        if status == OUT_OF_RANGE:
-            return self._reject("out_of_range", f"a position or velocity is beyond "
-                                                f"{MAX_STATE:g} in magnitude")
-        assert status == NON_FINITE, status
-        has_velocity = len(v) > 0
-        bad = [self.state_names[i] for k, i in zip(idx[0], idx[1], strict=True)
-               if not (math.isfinite(p[k]) and (not has_velocity or math.isfinite(v[k])))]
-        return self._reject("non_finite", f"non-finite position or velocity for joints "
-                                          f"{options(bad)}")
+        return self._reject(*found)
 
     def _merge(self, p: array[float], v: array[float], idx: NDArray[np.int64],
                stamp: float) -> int:
@@ -613,55 +508,13 @@ class TorqueController:
         every name must be a model joint and every position within its joint's
         limits; model joints that are not commanded hold their current position.
         Raises :class:`StateError` on a bad trajectory (non-finite values and
-        non-increasing times too).
+        non-increasing times too): :func:`~rnea_ros.control.trajectory.from_message`.
         """
-        missing = [j for j in self.config.joints if j not in joint_names]
-        if missing:
-            raise StateError(f"trajectory lacks commanded joints {options(missing)}")
-        model = self.base_model
-        followers = [f"'{j}' (follows '{model.mimic_joints[j].leader}')" for j in joint_names
-                     if j in model.mimic_joints]
-        if followers:
-            raise StateError(f"trajectory names mimic followers {', '.join(followers)}: they "
-                             "are not coordinates; give their leaders only")
-        names = self.reference_names
-        unknown = [j for j in joint_names if j not in names]
-        if unknown:
-            raise StateError(f"trajectory names joints {options(unknown)} not in the model; "
-                             f"valid: {options(names)}")
-        if len(set(joint_names)) != len(joint_names):
-            raise StateError("trajectory names a joint more than once")
-        given = np.asarray(positions, dtype=np.float64)
-        if given.ndim == 2 and given.shape[1] == len(joint_names) and \
-                np.all(np.isfinite(given)):
-            index = [model.joint_index(j) for j in joint_names]
-            low, high = model.lower_limit[index], model.upper_limit[index]
-            outside = np.any((given < low) | (given > high), axis=0)
-            if np.any(outside):
-                bad = [j for j, o in zip(joint_names, outside, strict=True) if o]
-                raise StateError(f"trajectory positions of joints {options(bad)} are beyond "
-                                 "their limits")
-        K = len(times)
-        base = self.reference.last[0] if self.reference.last is not None else \
-            self._q[:len(names)]
-
-        def expand(values: Array | None, fill: Array) -> Array | None:
-            if values is None:
-                return None
-            values = np.asarray(values, dtype=np.float64)
-            if values.shape != (K, len(joint_names)):
-                raise StateError(f"trajectory values have shape {values.shape}, expected "
-                                 f"({K}, {len(joint_names)})")
-            out = np.tile(fill, (K, 1))
-            for k, name in enumerate(joint_names):
-                out[:, names.index(name)] = values[:, k]
-            return out
-
-        zeros = np.zeros(len(names))
-        P = expand(positions, base)
-        assert P is not None
-        traj = JointTrajectory(start + np.asarray(times, dtype=np.float64), P,
-                               expand(velocities, zeros), expand(accelerations, zeros))
+        hold = self.reference.last[0] if self.reference.last is not None else \
+            self._q[:len(self.reference_names)]
+        traj = from_message(self.base_model, self.reference_names, self.config.joints,
+                            joint_names, times, positions, velocities, accelerations, start,
+                            hold)
         self.reference.replace(traj, self.last_state_time if self.last_state_time is not None
                                else start)
 

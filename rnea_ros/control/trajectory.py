@@ -15,18 +15,22 @@ samples ``(q, qd, qdd)`` at any time:
 :func:`continue_from` prepends the current reference as a waypoint at the
 new trajectory's start, so replacing a trajectory keeps the reference (and
 the feedforward torque) continuous when the new first waypoint is in the
-future, as ros2_control's joint_trajectory_controller does.
+future, as ros2_control's joint_trajectory_controller does. :func:`from_message`
+checks a ``trajectory_msgs/JointTrajectory`` against the model and expands it to
+every joint.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.errors import StateError
+from rnea_ros.core.errors import StateError, options
 from rnea_ros.core.kernels import jit
+from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 KernelArrays = tuple[Array, Array, Array]  # times (K,), coefficients (K-1, 6, n), first point (n,)
@@ -247,3 +251,65 @@ def cosine_motion(q0: np.ndarray, amplitude: float, omega: float, t: np.ndarray
     return (q0 + amplitude * (1 - np.cos(omega * t))[:, None] * ones,
             amplitude * omega * np.sin(omega * t)[:, None] * ones,
             amplitude * omega**2 * np.cos(omega * t)[:, None] * ones)
+
+
+def from_message(model: RobotModel, names: Sequence[str], commanded: Sequence[str],
+                 joint_names: Sequence[str], times: Array, positions: Array,
+                 velocities: Array | None, accelerations: Array | None, start: float,
+                 hold: Array) -> JointTrajectory:
+    """The reference a ``trajectory_msgs/JointTrajectory`` describes, in the order of
+    ``names`` (the reference's joints: ``model``'s, or a closed-loop robot's active
+    joints): waypoints at ``start + times`` [s] (``times`` (K,), its
+    ``time_from_start``), values (K, len(joint_names)) expanded to every joint of
+    ``names``; those the message does not name hold ``hold`` (len(names),) (zero
+    velocity and acceleration).
+
+    Every joint of ``commanded`` must be named, once, every name must be one of
+    ``names`` and no mimic follower of ``model``, and every position within its
+    joint's limits (``model``'s);
+    :class:`~rnea_ros.core.errors.StateError` names the offending joints (and
+    :class:`JointTrajectory` refuses non-finite values and non-increasing times).
+    """
+    missing = [j for j in commanded if j not in joint_names]
+    if missing:
+        raise StateError(f"trajectory lacks commanded joints {options(missing)}")
+    followers = [f"'{j}' (follows '{model.mimic_joints[j].leader}')" for j in joint_names
+                 if j in model.mimic_joints]
+    if followers:
+        raise StateError(f"trajectory names mimic followers {', '.join(followers)}: they "
+                         "are not coordinates; give their leaders only")
+    unknown = [j for j in joint_names if j not in names]
+    if unknown:
+        raise StateError(f"trajectory names joints {options(unknown)} not in the model; "
+                         f"valid: {options(names)}")
+    if len(set(joint_names)) != len(joint_names):
+        raise StateError("trajectory names a joint more than once")
+    given = np.asarray(positions, dtype=np.float64)
+    if given.ndim == 2 and given.shape[1] == len(joint_names) and np.all(np.isfinite(given)):
+        index = [model.joint_index(j) for j in joint_names]
+        low, high = model.lower_limit[index], model.upper_limit[index]
+        outside = np.any((given < low) | (given > high), axis=0)
+        if np.any(outside):
+            bad = [j for j, o in zip(joint_names, outside, strict=True) if o]
+            raise StateError(f"trajectory positions of joints {options(bad)} are beyond "
+                             "their limits")
+    K = len(times)
+
+    def expand(values: Array | None, fill: Array) -> Array | None:
+        if values is None:
+            return None
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != (K, len(joint_names)):
+            raise StateError(f"trajectory values have shape {values.shape}, expected "
+                             f"({K}, {len(joint_names)})")
+        out = np.tile(fill, (K, 1))
+        for k, name in enumerate(joint_names):
+            out[:, names.index(name)] = values[:, k]
+        return out
+
+    zeros = np.zeros(len(names))
+    P = expand(positions, hold)
+    if P is None:
+        raise StateError("trajectory has no positions")
+    return JointTrajectory(start + np.asarray(times, dtype=np.float64), P,
+                           expand(velocities, zeros), expand(accelerations, zeros))
