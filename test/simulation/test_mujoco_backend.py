@@ -197,3 +197,17 @@ def test_a_payload_is_held_only_by_a_controller_that_knows_it() -> None:
             sim.step(rc.gravity_torques(controller_model, sim.q))
         drift[knows] = float(np.abs(sim.q - q0).max())
     assert drift[True] < 1e-6 and drift[False] > 0.1, drift  # measured 8.9e-9 / 2.75 (2 s)
+
+
+def test_the_simulator_nodes_start_up_line_names_engine_and_world() -> None:
+    from rnea_ros.simulation.factory import startup_line
+
+    model = robot("arm7")[0]
+    values = {"engine": "mujoco", "world": "table", "integrator": "rk4", "rate": 1000.0,
+              "lockstep": False}
+    line = startup_line(values, model, MujocoSimulator(sample_urdf("arm7"), model,
+                                                       world="table"))
+    assert "engine 'mujoco'" in line and "world 'table'" in line and "'arm7'" in line, line
+    values.update(engine="pinocchio", world="", lockstep=True)
+    line = startup_line(values, model, Simulator(sample_urdf("arm7"), model))
+    assert "engine 'pinocchio'" in line and "world 'none'" in line and "lockstep" in line
