@@ -106,6 +106,7 @@ from rnea_ros.simulation.factory import (
     initial_positions,
     make_base,
     make_simulator,
+    startup_line,
 )
 from rnea_ros.simulation.mujoco_backend import MujocoSimulator
 
@@ -212,6 +213,7 @@ class SimulatorNode(Node):
         else:
             steady_timer(self, self.sim.dt, self.on_tick)
         watch(self, SIMULATOR_PARAMETERS, self.on_set_parameters)
+        self.get_logger().info(startup_line(v, model, self.sim))
 
     def on_wrench(self, msg: WrenchStamped) -> None:
         """A push (engine mujoco): ``msg.wrench`` [N, N m] in the world frame at the centre

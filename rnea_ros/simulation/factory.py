@@ -78,6 +78,16 @@ def payload_of(values: Mapping[str, Any], model: RobotModel) -> Payload | None:
     return payload
 
 
+def startup_line(values: Mapping[str, Any], model: RobotModel, sim: AnySimulator) -> str:
+    """The simulator node's start-up log line: robot, engine, world, plant, rate, clock."""
+    world = str(values.get("world", "") or "") or "none"
+    plant = type(sim).__name__
+    timing = "lockstep" if values.get("lockstep") else "real time"
+    return (f"simulating '{model.name}' ({model.nv} joints) on engine "
+            f"'{values.get('engine', 'pinocchio')}' ({plant}), world '{world}', "
+            f"{values['integrator']} at {float(values['rate']):g} Hz, {timing}")
+
+
 def make_simulator(values: Mapping[str, Any], model: RobotModel, loops: ClosedLoopModel | None,
                    urdf: str, base: RockingBase) -> AnySimulator:
     """The plant ``values`` describe (see the module); :class:`ParameterError` naming the

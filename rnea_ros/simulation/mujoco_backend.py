@@ -19,7 +19,7 @@ engine. The model is built from the same URDF by MuJoCo's URDF compiler
 - closed loops (our loop file): each cut joint as equality constraints between two
   sites at the cut frames -- ``connect`` at the frame origin (revolute and
   spherical cuts; a spatial revolute cut a second ``connect`` on its axis, as the
-  Pinocchio backend does), ``weld`` for a weld cut;
+  Pinocchio backend does; a weld cut three, see :func:`cut_points`);
 - contacts: the robot's geoms collide with the world, not with each other
   (``contype 2, conaffinity 1``; the world's defaults ``1, 1``); ``contacts=False``
   disables contact altogether (``limits=False`` the joint limits);
@@ -56,7 +56,8 @@ from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.simulation.rigid import INTEGRATORS
 
 Array = NDArray[np.float64]
-AXIS_POINT = 0.1  # [m] second point on a spatial revolute cut's axis (as the Pinocchio backend)
+AXIS_POINT = 0.1  # [m] second point on a spatial revolute cut's axis (as the Pinocchio
+# backend), and on a weld cut's x and y axes
 WORLD_PREFIX = "world/"
 ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1  # robot geoms: touch the world, not each other
 EQUALITY_TIMECONST_STEPS, EQUALITY_IMPEDANCE = 2.0, 0.9999  # loops and mimic couplings
@@ -71,6 +72,23 @@ class Push:
     body: int
     wrench: Array
     steps: int
+
+
+def cut_points(cut: str, planar: bool) -> list[Array]:
+    """Points (cut frame, shape (3,) each [m]) at which a cut joint of type ``cut`` is
+    closed by MuJoCo ``connect`` equalities (3 rows each): the frame origin (spherical, planar
+    revolute); also a point on the axis (spatial revolute: 6 rows, rank 5); also a point on
+    the frame's x and on its y axis (weld: 9 rows, rank 6, three non-collinear points
+    pinned). A weld is not closed by MuJoCo's ``weld``: its angular rows are regularised
+    by the bodies' angular inverse weights (their mean over the axes, at ``qpos0``), which
+    for a small link (Delta's bracket, 1e-7 kg m^2 about one axis: 3.4e6) is ~170x the
+    loop's real angular inverse inertia (2e4), so those rows are that much softer than
+    the translational ones and the held Delta drifted (docs/simulation.md)."""
+    if cut == "weld":
+        return [np.zeros(3), np.array([AXIS_POINT, 0.0, 0.0]), np.array([0.0, AXIS_POINT, 0.0])]
+    if cut == "revolute" and not planar:
+        return [np.zeros(3), np.array([0.0, 0.0, AXIS_POINT])]
+    return [np.zeros(3)]
 
 
 def _import_mujoco() -> Any:
@@ -235,20 +253,17 @@ class MujocoSimulator:
         for l, loop in enumerate(loops.loops):
             if loop.type == "prismatic":
                 raise ModelError(f"loop '{loop.name}': no MuJoCo equality for a prismatic cut")
-            points = [0.0] if loop.type != "revolute" or planar_loop(loops, l) else \
-                [0.0, AXIS_POINT]
-            for k, offset in enumerate(points):
+            planar = loop.type == "revolute" and planar_loop(loops, l)
+            for k, offset in enumerate(cut_points(loop.type, planar)):
                 sites = []
                 for side in (1, 2):
                     body, R, p = loops.cut_frame(l, side)
                     link = self._body_link(body)
-                    quat = np.zeros(4)
-                    mj.mju_mat2Quat(quat, np.ascontiguousarray(R).ravel())
                     site = bodies[link].add_site(name=f"cut_{loop.name}_{k}_{side}",
-                                                 pos=list(p + offset * R[:, 2]), quat=list(quat))
+                                                 pos=list(p + R @ offset))
                     sites.append(site.name)
-                kind = mj.mjtEq.mjEQ_WELD if loop.type == "weld" else mj.mjtEq.mjEQ_CONNECT
-                self._stiff(spec.add_equality(type=kind, objtype=mj.mjtObj.mjOBJ_SITE,
+                self._stiff(spec.add_equality(type=mj.mjtEq.mjEQ_CONNECT,
+                                              objtype=mj.mjtObj.mjOBJ_SITE,
                                               name1=sites[0], name2=sites[1],
                                               name=f"loop_{loop.name}_{k}"))
 

@@ -9,14 +9,14 @@ import yaml
 
 import rnea_ros.core as rc
 from rnea_ros.core.coupling.loop_dynamics import loop_gravity
+from rnea_ros.core.coupling.loop_file import load_loops
 from rnea_ros.core.errors import JointNameError, ModelError, ParameterError, StateError
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.samples import (
     LOOP_ROBOTS,
     MIMIC_ROBOTS,
+    PARALLEL_ROBOTS,
     SAMPLE_ROBOTS,
-    load_loop_robot,
-    sample_urdf,
     share_directory,
 )
 from rnea_ros.simulation import LoopSimulator, Simulator
@@ -24,7 +24,13 @@ from rnea_ros.simulation.mujoco_backend import MujocoSimulator
 
 pytest.importorskip("mujoco")
 
-ROBOTS = SAMPLE_ROBOTS + MIMIC_ROBOTS + LOOP_ROBOTS
+# Every shipped robot the MuJoCo backend runs (not the elastic mixed_3dof: Pinocchio alone).
+ROBOTS = SAMPLE_ROBOTS + MIMIC_ROBOTS + LOOP_ROBOTS + PARALLEL_ROBOTS
+
+
+def sample_urdf(name: str):
+    """``urdf/<name>.urdf`` of a shipped robot (parallel ones too)."""
+    return share_directory() / "urdf" / f"{name}.urdf"
 
 
 def robot(name: str):
@@ -32,8 +38,9 @@ def robot(name: str):
     (closed loops: passive joints solved)."""
     path = share_directory() / "config" / f"{name}_simulator.yaml"
     start = yaml.safe_load(path.read_text())["/**"]["ros__parameters"]["initial_positions"]
-    if name in LOOP_ROBOTS:
-        loops = load_loop_robot(name)
+    if name in LOOP_ROBOTS + PARALLEL_ROBOTS:
+        loops = load_loops(load_urdf(sample_urdf(name)),
+                           share_directory() / "urdf" / f"{name}.loops.yaml")
         active = np.broadcast_to(np.asarray(start, float), (loops.n_active,))
         return loops.tree, loops, rc.solve_loops(loops, active)
     model = load_urdf(sample_urdf(name))
@@ -177,24 +184,6 @@ def test_mimic_followers_move_with_their_leaders() -> None:
     assert abs(q_f[0] + leader) < 1e-6  # multiplier -1, offset 0
 
 
-@pytest.mark.parametrize(("name", "bound"), [("gough_stewart", 1e-5), ("delta", 1e-3)])
-def test_the_parallel_robots_compile_and_hold_for_2_s(name: str, bound: float) -> None:
-    """Delta (two welds, massless universal-joint crosses: MuJoCo's mass floor) and
-    Gough-Stewart (five spherical cuts) under our gravity torques; measured: 3.3e-7 m or
-    rad and 4.3e-4 rad (Delta's welds hold its loops to 2e-5 only)."""
-    from rnea_ros.core.coupling.loop_file import load_loops
-
-    urdf = share_directory() / "urdf" / f"{name}.urdf"
-    loops = load_loops(load_urdf(urdf), share_directory() / "urdf" / f"{name}.loops.yaml")
-    sim = MujocoSimulator(urdf, loops.tree, loops=loops, integrator="rk4", contacts=False)
-    q0 = loops.q_reference.copy()
-    sim.reset(q0)
-    a = loops.active_index
-    for _ in range(2000):
-        sim.step(gravity(loops.tree, loops, sim.q))
-    assert float(np.abs(sim.q[a] - q0[a]).max()) < bound
-
-
 def test_a_payload_is_held_only_by_a_controller_that_knows_it() -> None:
     from rnea_ros.core.model.payload import Payload, with_payload
 
@@ -208,3 +197,17 @@ def test_a_payload_is_held_only_by_a_controller_that_knows_it() -> None:
             sim.step(rc.gravity_torques(controller_model, sim.q))
         drift[knows] = float(np.abs(sim.q - q0).max())
     assert drift[True] < 1e-6 and drift[False] > 0.1, drift  # measured 8.9e-9 / 2.75 (2 s)
+
+
+def test_the_simulator_nodes_start_up_line_names_engine_and_world() -> None:
+    from rnea_ros.simulation.factory import startup_line
+
+    model = robot("arm7")[0]
+    values = {"engine": "mujoco", "world": "table", "integrator": "rk4", "rate": 1000.0,
+              "lockstep": False}
+    line = startup_line(values, model, MujocoSimulator(sample_urdf("arm7"), model,
+                                                       world="table"))
+    assert "engine 'mujoco'" in line and "world 'table'" in line and "'arm7'" in line, line
+    values.update(engine="pinocchio", world="", lockstep=True)
+    line = startup_line(values, model, Simulator(sample_urdf("arm7"), model))
+    assert "engine 'pinocchio'" in line and "world 'none'" in line and "lockstep" in line
