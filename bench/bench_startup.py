@@ -201,6 +201,39 @@ def measure(watch: Watch, robot: Robot, case: str, cache: Path, sim_cache: Path,
     return (watch.first["command"] - t0 if ok else nan), nan
 
 
+def table(args: argparse.Namespace, robots: Sequence[Robot], watch: Watch) -> None:
+    """Measure every robot and case ``args`` name; print a row each."""
+    with tempfile.TemporaryDirectory(prefix="rnea-startup-") as tmp:
+        installed = args.installed_cache or Path(tmp) / "installed"
+        if args.precompile is not None and args.installed_cache is None:
+            took = fill_cache(installed, args.precompile)
+            print(f"rnea-precompile {' '.join(args.precompile) or '(all shipped robots)'}: "
+                  f"{took:.1f} s (load {os.getloadavg()[0]:.1f})")
+        filled = args.precompile is not None or args.installed_cache is not None
+        first = "after precompile" if filled else "numba cache cold"
+        print(f"process start -> ready [s], {first} / warm (load {os.getloadavg()[0]:.1f},"
+              f" {os.cpu_count()} cores)")
+        print(f"  {'robot':<14}{'case':<18}{'first':>8}{'warm':>8}"
+              "   (launch: first state first/warm)")
+        sim_cache = Path(tmp) / "simulator"
+        if filled:
+            shutil.copytree(installed, sim_cache)
+        for robot in robots:
+            for case in args.case:
+                for r in range(args.repeat):
+                    cache = Path(tmp) / f"{robot.name}-{case}-{r}"
+                    if filled:
+                        shutil.copytree(installed, cache)
+                    cold, cold_state = measure(watch, robot, case, cache, sim_cache,
+                                               args.timeout)
+                    warm, warm_state = measure(watch, robot, case, cache, sim_cache,
+                                               args.timeout)
+                    extra = f"   ({cold_state:.1f} / {warm_state:.1f})" if case == "launch" \
+                        else ""
+                    print(f"  {robot.name:<14}{case:<18}{cold:8.1f}{warm:8.1f}{extra}"
+                          f"   load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robot", nargs="*", default=None,
@@ -236,40 +269,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             executor.spin_once(timeout_sec=0.1)
     spinner = threading.Thread(target=spin)
     spinner.start()
-    with tempfile.TemporaryDirectory(prefix="rnea-startup-") as tmp:
-        installed = args.installed_cache or Path(tmp) / "installed"
-        if args.precompile is not None and args.installed_cache is None:
-            took = fill_cache(installed, args.precompile)
-            print(f"rnea-precompile {' '.join(args.precompile) or '(all shipped robots)'}: "
-                  f"{took:.1f} s (load {os.getloadavg()[0]:.1f})")
-        filled = args.precompile is not None or args.installed_cache is not None
-        first = "after precompile" if filled else "numba cache cold"
-        print(f"process start -> ready [s], {first} / warm (load {os.getloadavg()[0]:.1f},"
-              f" {os.cpu_count()} cores)")
-        print(f"  {'robot':<14}{'case':<18}{'first':>8}{'warm':>8}"
-              "   (launch: first state first/warm)")
-        sim_cache = Path(tmp) / "simulator"
-        if filled:
-            shutil.copytree(installed, sim_cache)
-        for robot in robots:
-            for case in args.case:
-                for r in range(args.repeat):
-                    cache = Path(tmp) / f"{robot.name}-{case}-{r}"
-                    if filled:
-                        shutil.copytree(installed, cache)
-                    cold, cold_state = measure(watch, robot, case, cache, sim_cache,
-                                               args.timeout)
-                    warm, warm_state = measure(watch, robot, case, cache, sim_cache,
-                                               args.timeout)
-                    extra = f"   ({cold_state:.1f} / {warm_state:.1f})" if case == "launch" \
-                        else ""
-                    print(f"  {robot.name:<14}{case:<18}{cold:8.1f}{warm:8.1f}{extra}"
-                          f"   load {os.getloadavg()[0]:.1f}", flush=True)
-    done.set()
-    spinner.join()
-    executor.shutdown()
-    watch.destroy_node()
-    rclpy.try_shutdown()
+    try:
+        table(args, robots, watch)
+    finally:  # (a node that never got ready raises: the spinner must still stop)
+        done.set()
+        spinner.join()
+        executor.shutdown()
+        watch.destroy_node()
+        rclpy.try_shutdown()
     return 0
 
 
