@@ -14,8 +14,9 @@ export PYTHONUNBUFFERED := 1
 env: $(STAMP)
 
 # (Re)create the environment whenever the dependency list changes, then compile the
-# kernels of the nodes and tools into numba's cache (~1 min, once): their first start is
-# as fast as the next ones (rnea-precompile).
+# kernels of the nodes and tools into numba's cache (~2.5 min of CPU, once): their first
+# start is as fast as the next ones (rnea-precompile), also on a URDF of your own of the
+# same kind (the kernels are generic over the model; docs/performance.md, "Start-up").
 $(STAMP): setup.py setup.cfg Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip

@@ -13,11 +13,20 @@ again at the same directory -- **warm**, every later start. Ready means:
   them (one new cache directory for both, the controller on the simulator's clock):
   the first command (and the first joint state).
 
+A user's own robot: ``--urdf PATH`` with its two parameter files
+(``--controller-config``, ``--simulator-config``; ``gravity`` runs mode ``elastic`` when
+the controller file names an ``elastic_file``). ``--precompile [ROBOT ...]`` measures the
+start after an install that ran ``rnea-precompile`` (for those shipped robots; none named:
+all): it fills a cache once, and each measured start begins from a copy of it ("cold" is
+then the first start after that install, "warm" the next).
+
 Nothing is written next to the package (its own ``__pycache__`` is not used while
 ``NUMBA_CACHE_DIR`` is set), so this runs against an installed package too::
 
     python bench/bench_startup.py                      # every shipped robot, every case
     python bench/bench_startup.py --robot arm7 --case launch --repeat 2
+    python bench/bench_startup.py --urdf my_arm.urdf --controller-config my_controller.yaml \
+        --simulator-config my_simulator.yaml --case gravity --precompile arm7
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("ROS_DOMAIN_ID", "58")
 
 import argparse
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +45,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import rclpy
@@ -81,13 +92,39 @@ class Watch(Node):
         return False
 
 
-def node_command(robot: str, node: str, mode: str = "", sim_time: bool = False) -> list[str]:
+@dataclass(frozen=True)
+class Robot:
+    """What a start needs: a label, the URDF, the two parameter files, whether the
+    controller's own mode is ``elastic``."""
+
+    name: str
+    urdf: Path
+    controller: Path
+    simulator: Path
+    elastic: bool
+
+    @classmethod
+    def shipped(cls, name: str) -> Robot:
+        files = robot_files(name)
+        return cls(name, files.urdf, files.controller, files.simulator,
+                   name in ELASTIC_ROBOTS)
+
+    @classmethod
+    def user(cls, urdf: Path, controller: Path, simulator: Path) -> Robot:
+        """A robot not shipped: elastic when its controller file names an ``elastic_file``."""
+        import yaml
+        params = next(iter(yaml.safe_load(controller.read_text()).values()))
+        elastic = bool(params.get("ros__parameters", {}).get("elastic_file", ""))
+        return cls(urdf.stem, urdf.resolve(), controller.resolve(), simulator.resolve(),
+                   elastic)
+
+
+def node_command(robot: Robot, node: str, mode: str = "", sim_time: bool = False) -> list[str]:
     """The node's command line, as ``ros2 run rnea_ros <node>`` with the robot's file."""
-    files = robot_files(robot)
-    params = files.controller if node == "controller" else files.simulator
+    params = robot.controller if node == "controller" else robot.simulator
     command = [sys.executable, "-m", f"rnea_ros.nodes.{node}", "--ros-args",
                "-r", f"__ns:={NAMESPACE}", "--params-file", str(params),
-               "-p", f"urdf_path:={files.urdf}", "--log-level", "warn"]
+               "-p", f"urdf_path:={robot.urdf}", "--log-level", "warn"]
     if mode:
         command += ["-p", f"mode:={mode}"]
     if node == "simulator":
@@ -95,6 +132,18 @@ def node_command(robot: str, node: str, mode: str = "", sim_time: bool = False) 
     if sim_time:
         command += ["-p", "use_sim_time:=true"]
     return command
+
+
+def fill_cache(cache: Path, robots: Sequence[str]) -> float:
+    """``rnea-precompile --robot ROBOTS`` (all shipped robots when empty) into ``cache``,
+    as an install does; returns the seconds it took."""
+    started = time.monotonic()
+    command = [sys.executable, "-m", "rnea_ros.nodes.precompile"]
+    if robots:
+        command += ["--robot", *robots]
+    subprocess.run(command, env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)), check=True,
+                   stdout=subprocess.DEVNULL)
+    return time.monotonic() - started
 
 
 def start(command: list[str], cache: Path) -> subprocess.Popen[bytes]:
@@ -115,11 +164,11 @@ def stop(*processes: subprocess.Popen[bytes]) -> None:
             p.wait()
 
 
-def measure(watch: Watch, robot: str, case: str, cache: Path, sim_cache: Path,
+def measure(watch: Watch, robot: Robot, case: str, cache: Path, sim_cache: Path,
             timeout: float) -> tuple[float, float]:
     """Seconds from process start to ready (and, for ``launch``, to the first state);
     NaN when the node did not get there within ``timeout``."""
-    mode = ("elastic" if robot in ELASTIC_ROBOTS else "gravity") if case == "gravity" else \
+    mode = ("elastic" if robot.elastic else "gravity") if case == "gravity" else \
         case if case == "inverse_dynamics" else ""
     nan = float("nan")
     if case == "simulator":
@@ -142,7 +191,7 @@ def measure(watch: Watch, robot: str, case: str, cache: Path, sim_cache: Path,
     watch.arm()
     if not watch.wait("state", time.monotonic() + timeout, sim):
         stop(sim)
-        raise RuntimeError(f"{robot}: the simulator did not publish: "
+        raise RuntimeError(f"{robot.name}: the simulator did not publish: "
                            f"{sim.stderr.read().decode() if sim.stderr else ''}")
     watch.arm()
     t0 = time.monotonic()
@@ -152,14 +201,63 @@ def measure(watch: Watch, robot: str, case: str, cache: Path, sim_cache: Path,
     return (watch.first["command"] - t0 if ok else nan), nan
 
 
+def table(args: argparse.Namespace, robots: Sequence[Robot], watch: Watch) -> None:
+    """Measure every robot and case ``args`` name; print a row each."""
+    with tempfile.TemporaryDirectory(prefix="rnea-startup-") as tmp:
+        installed = args.installed_cache or Path(tmp) / "installed"
+        if args.precompile is not None and args.installed_cache is None:
+            took = fill_cache(installed, args.precompile)
+            print(f"rnea-precompile {' '.join(args.precompile) or '(all shipped robots)'}: "
+                  f"{took:.1f} s (load {os.getloadavg()[0]:.1f})")
+        filled = args.precompile is not None or args.installed_cache is not None
+        first = "after precompile" if filled else "numba cache cold"
+        print(f"process start -> ready [s], {first} / warm (load {os.getloadavg()[0]:.1f},"
+              f" {os.cpu_count()} cores)")
+        print(f"  {'robot':<14}{'case':<18}{'first':>8}{'warm':>8}"
+              "   (launch: first state first/warm)")
+        sim_cache = Path(tmp) / "simulator"
+        if filled:
+            shutil.copytree(installed, sim_cache)
+        for robot in robots:
+            for case in args.case:
+                for r in range(args.repeat):
+                    cache = Path(tmp) / f"{robot.name}-{case}-{r}"
+                    if filled:
+                        shutil.copytree(installed, cache)
+                    cold, cold_state = measure(watch, robot, case, cache, sim_cache,
+                                               args.timeout)
+                    warm, warm_state = measure(watch, robot, case, cache, sim_cache,
+                                               args.timeout)
+                    extra = f"   ({cold_state:.1f} / {warm_state:.1f})" if case == "launch" \
+                        else ""
+                    print(f"  {robot.name:<14}{case:<18}{cold:8.1f}{warm:8.1f}{extra}"
+                          f"   load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--robot", nargs="*", default=list(shipped_robots()),
-                        help="shipped robots (default: all)")
+    parser.add_argument("--robot", nargs="*", default=None,
+                        help="shipped robots (default: all, or none with --urdf)")
+    parser.add_argument("--urdf", type=Path, help="a robot of your own (with its two files)")
+    parser.add_argument("--controller-config", type=Path, help="its controller parameters")
+    parser.add_argument("--simulator-config", type=Path, help="its simulator parameters")
+    parser.add_argument("--precompile", nargs="*", metavar="ROBOT", default=None,
+                        help="start from a cache rnea-precompile filled for these shipped "
+                             "robots (none named: all), as after an install")
+    parser.add_argument("--installed-cache", type=Path, metavar="DIR",
+                        help="start from a copy of this cache instead (one rnea-precompile "
+                             "filled with NUMBA_CACHE_DIR=DIR from this same checkout)")
     parser.add_argument("--case", nargs="*", choices=CASES, default=list(CASES))
     parser.add_argument("--repeat", type=int, default=1, help="cold/warm pairs per case")
     parser.add_argument("--timeout", type=float, default=120.0, help="[s] per start")
     args = parser.parse_args(argv)
+    robots = [Robot.shipped(name) for name in
+              (args.robot if args.robot is not None else
+               [] if args.urdf else shipped_robots())]
+    if args.urdf:
+        if not (args.controller_config and args.simulator_config):
+            parser.error("--urdf needs --controller-config and --simulator-config")
+        robots.append(Robot.user(args.urdf, args.controller_config, args.simulator_config))
     rclpy.init()
     watch = Watch()
     executor = SingleThreadedExecutor()
@@ -171,27 +269,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             executor.spin_once(timeout_sec=0.1)
     spinner = threading.Thread(target=spin)
     spinner.start()
-    print(f"process start -> ready [s], numba cache cold / warm (load {os.getloadavg()[0]:.1f},"
-          f" {os.cpu_count()} cores)")
-    print(f"  {'robot':<14}{'case':<18}{'cold':>8}{'warm':>8}   (launch: first state cold/warm)")
-    with tempfile.TemporaryDirectory(prefix="rnea-startup-") as tmp:
-        sim_cache = Path(tmp) / "simulator"
-        for robot in args.robot:
-            for case in args.case:
-                for r in range(args.repeat):
-                    cache = Path(tmp) / f"{robot}-{case}-{r}"
-                    cold, cold_state = measure(watch, robot, case, cache, sim_cache,
-                                               args.timeout)
-                    warm, warm_state = measure(watch, robot, case, cache, sim_cache,
-                                               args.timeout)
-                    extra = f"   ({cold_state:.1f} / {warm_state:.1f})" if case == "launch" \
-                        else ""
-                    print(f"  {robot:<14}{case:<18}{cold:8.1f}{warm:8.1f}{extra}", flush=True)
-    done.set()
-    spinner.join()
-    executor.shutdown()
-    watch.destroy_node()
-    rclpy.try_shutdown()
+    try:
+        table(args, robots, watch)
+    finally:  # (a node that never got ready raises: the spinner must still stop)
+        done.set()
+        spinner.join()
+        executor.shutdown()
+        watch.destroy_node()
+        rclpy.try_shutdown()
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Fill numba's cache before the first launch: ``rnea-precompile [--robot NAME ...]``.
+"""Fill numba's cache before the first launch: ``rnea-precompile [--robot NAME ...] [--urdf ...]``.
 
 On a fresh install numba's on-disk cache is empty and the first start of each node
 compiles every kernel it needs: seconds to a minute, with no joint state and no command
@@ -11,10 +11,18 @@ off and nothing spun: their warm-up compiles the kernels, which numba writes to 
 cache (:func:`~rnea_ros.nodes.common.kernel_cache` says where). Their later starts
 load them::
 
-    rnea-precompile                        # every shipped robot (~40 s on 2 cores)
+    rnea-precompile                        # every shipped robot (~2 min CPU, once)
     rnea-precompile --robot arm7 five_bar
     rnea-precompile --tools                # also rnea-plan's and rnea-identify's (~20 s)
+    rnea-precompile --urdf my.urdf --controller-config my_controller.yaml \
+        --simulator-config my_simulator.yaml   # your own robot only
     ros2 run rnea_ros precompile           # the same, from a colcon install
+
+The kernels are generic over the model (its arrays are arguments, of the same types for
+every robot), so what the shipped robots compile serves any robot of the same kind: your
+own URDF of a fixed-base arm (or with mimic joints, closed loops, a parallel robot,
+elastic joints) starts from the cache without a compile (docs/performance.md,
+"Start-up"). ``--urdf`` is for a robot of a kind none of them has.
 
 Run it as the user who runs the nodes, after each install or upgrade (the cache is
 keyed by the sources' contents: an unchanged module keeps its kernels). A second run
@@ -34,13 +42,16 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import rclpy
+import yaml
 from rclpy.context import Context
 from rclpy.impl.logging_severity import LoggingSeverity
 from rclpy.signals import SignalHandlerOptions
 
-from rnea_ros.core.errors import RneaError
+from rnea_ros.core.coupling.loop_file import loop_file_path
+from rnea_ros.core.errors import ModelError, RneaError
 from rnea_ros.nodes.common import StartupInterrupted, StartupSignals, kernel_cache
 from rnea_ros.nodes.controller import NODE_NAME as CONTROLLER
 from rnea_ros.nodes.controller import ControllerNode
@@ -72,9 +83,39 @@ class Variant:
             (f" ({values['elastic.law']} law)" if "elastic.law" in values else "")
 
 
+def user_robot(urdf: Path, controller: Path, simulator: Path) -> RobotFiles:
+    """A robot of the user's own (not in ``urdf/``): its URDF and its two parameter files;
+    closed loops from the controller file's ``loops_file`` or ``<urdf stem>.loops.yaml``
+    beside the URDF. :class:`RneaError` (one line) for a missing file."""
+    for path in (urdf, controller, simulator):
+        if not path.is_file():
+            raise ModelError(f"rnea-precompile: no file {path}")
+    loops_file = str(_parameters(controller).get("loops_file", ""))
+    beside = loop_file_path(urdf)
+    loops = None if loops_file == "none" else Path(loops_file) if loops_file else \
+        beside if beside.is_file() else None
+    return RobotFiles(name=urdf.stem, urdf=urdf.resolve(), controller=controller.resolve(),
+                      simulator=simulator.resolve(), ros2_controllers=None, gazebo=None,
+                      loops=loops)
+
+
+def _parameters(path: Path) -> dict[str, object]:
+    """The ``ros__parameters`` of a node parameter file (its first node key)."""
+    data = yaml.safe_load(path.read_text()) or {}
+    first: object = next(iter(data.values()), {}) if isinstance(data, dict) else {}
+    params = first.get("ros__parameters", {}) if isinstance(first, dict) else {}
+    return params if isinstance(params, dict) else {}
+
+
+def is_elastic(files: RobotFiles) -> bool:
+    """Whether the robot has elastic joints: a shipped elastic robot, or a controller file
+    naming an ``elastic_file``."""
+    return files.name in ELASTIC_ROBOTS or bool(_parameters(files.controller).get("elastic_file"))
+
+
 def variants(files: RobotFiles) -> list[Variant]:
     """The nodes a robot's launches may start (see the module docstring)."""
-    elastic = files.name in ELASTIC_ROBOTS
+    elastic = is_elastic(files)
     modes = ("gravity", "inverse_dynamics") + (("elastic",) if elastic else ())
     found = [Variant("simulator")]
     found += [Variant("controller", (("mode", mode),)) for mode in modes]
@@ -125,13 +166,16 @@ def build(variant: Variant, files: RobotFiles, context: Context) -> None:
     node.destroy_node()
 
 
-def precompile(robots: Sequence[str]) -> list[str]:
-    """Build every variant of every robot in ``robots``; returns the failures (one line
-    each), printing a line per robot."""
+def precompile(robots: Sequence[str | RobotFiles]) -> list[str]:
+    """Build every variant of every robot in ``robots`` (shipped robots by name, others by
+    their files: :func:`user_robot`); returns the failures (one line each), printing a
+    line per robot."""
     failures = []
     with quiet_context() as context:
-        for robot in robots:
-            files = robot_files(robot)
+        for name_or_files in robots:
+            files = robot_files(name_or_files) if isinstance(name_or_files, str) \
+                else name_or_files
+            robot = files.name
             started = time.monotonic()
             built = []
             for variant in variants(files):
@@ -193,18 +237,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     robots = shipped_robots()
     parser = argparse.ArgumentParser(
         prog="rnea-precompile",
-        description="Compile the kernels of the nodes of the shipped robots into numba's "
-                    "cache, so that their first start is as fast as the next ones.")
-    parser.add_argument("--robot", nargs="+", choices=robots, default=list(robots),
-                        metavar="NAME", help=f"robots (default: all): {', '.join(robots)}")
+        description="Compile the kernels of the nodes of the shipped robots (or of your "
+                    "own, --urdf) into numba's cache, so that their first start is as fast "
+                    "as the next ones; the shipped robots' kernels also serve your own "
+                    "robots of the same kinds.")
+    parser.add_argument("--robot", nargs="+", choices=robots, default=None,
+                        metavar="NAME", help="shipped robots (default: all; none with "
+                                             f"--urdf): {', '.join(robots)}")
+    parser.add_argument("--urdf", type=Path,
+                        help="a robot of your own, with its two parameter files")
+    parser.add_argument("--controller-config", type=Path, metavar="FILE",
+                        help="its controller parameters (as --params-file)")
+    parser.add_argument("--simulator-config", type=Path, metavar="FILE",
+                        help="its simulator parameters")
     parser.add_argument("--tools", action="store_true",
                         help="also the kernels of rnea-plan and rnea-identify")
     args = parser.parse_args(argv)
+    chosen: list[str | RobotFiles] = list(
+        args.robot if args.robot is not None else () if args.urdf else robots)
+    if args.urdf is not None:
+        if args.controller_config is None or args.simulator_config is None:
+            parser.error("--urdf needs --controller-config and --simulator-config")
+        try:
+            chosen.append(user_robot(args.urdf, args.controller_config,
+                                     args.simulator_config))
+        except RneaError as exc:
+            parser.error(str(exc))
     print(f"compiling the nodes' kernels into numba's cache: {kernel_cache()}", flush=True)
     started = time.monotonic()
     try:
         with interruptible():
-            failures = precompile(args.robot)
+            failures = precompile(chosen)
             if args.tools:
                 print(f"  {'tools':<14}{precompile_tools():6.1f} s  rnea-plan, rnea-identify",
                       flush=True)
