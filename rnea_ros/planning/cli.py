@@ -32,7 +32,11 @@ from rnea_ros.tools.files import check_outputs, make_directory, one_line
 
 PROG = "rnea-plan"
 MARGIN = 0.9     # --controller-config: plan within this fraction of the controller's limits
-MAX_VIA = 4      # more --via points than this are refused (arm7: minutes beyond, issue 25)
+# More --via points than this are refused. Measured 2026-11-27 (CPU time, warm): arm7 through
+# one via point takes 549 IPOPT iterations, 16 s; each segment adds 8 knot spans (7 n
+# variables) and their grid rows, and IPOPT's time per iteration grows with the rows
+# (~30 ms at 1200): issue 25's 30 via points in < 10 s is out of reach of this NLP.
+MAX_VIA = 4
 
 
 def refuse_loops(urdf: Path) -> None:
