@@ -26,13 +26,17 @@ import numpy as np
 import rnea_ros.core as rc
 from rnea_ros.core.errors import PlanningError, RneaError
 from rnea_ros.planning.limits import FIELDS, limits_from_arguments
-from rnea_ros.planning.optimize import SOLVERS, plan_min_time
+from rnea_ros.planning.optimize import SOLVERS, Plan, plan_min_time
 from rnea_ros.planning.output import plot_plan, write_trajectory
 from rnea_ros.tools.files import check_outputs, make_directory, one_line
 
 PROG = "rnea-plan"
 MARGIN = 0.9     # --controller-config: plan within this fraction of the controller's limits
-MAX_VIA = 4      # more --via points than this are refused (arm7: minutes beyond, issue 25)
+# More --via points than this are refused. Measured 2026-11-27 (CPU time, warm): arm7 through
+# one via point takes 549 IPOPT iterations, 16 s; each segment adds 8 knot spans (7 n
+# variables) and their grid rows, and IPOPT's time per iteration grows with the rows
+# (~30 ms at 1200): issue 25's 30 via points in < 10 s is out of reach of this NLP.
+MAX_VIA = 4
 
 
 def refuse_loops(urdf: Path) -> None:
@@ -194,10 +198,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     c = plan.check
     print(f"{PROG}: {model.name}: T = {plan.T:.4f} s ({plan.iterations} {a.solver.upper()} "
           f"iterations, {plan.knot_refinements} knot refinements, last change of T "
-          f"{plan.T_change:.2g}, {plan.solve_time:.2f} s); worst |tau|/limit {c.torque:.4f}, "
+          f"{plan.T_change:.2g}{_stop_note(plan, a.tol_T)}, {plan.solve_time:.2f} s); worst "
+          f"|tau|/limit {c.torque:.4f}, "
           f"|tau_dot|/limit {c.torque_rate:.4f}, |qd|/limit {c.velocity:.4f} (10x finer "
           f"than the grid); wrote {a.out}")
     return 0
+
+
+STOPS = {"max_intervals": "the knot-span cap was reached",
+         "max_knot_refinements": "the refinement rounds ran out",
+         "failed": "the next refinement failed; the coarser plan is kept"}
+
+
+def _stop_note(plan: Plan, tol_T: float) -> str:
+    """Say so when adaptive refinement stopped before T changed by less than --tol-T: then
+    T may still be up to about the last change above what a finer basis would give."""
+    if plan.refinement_stop not in STOPS or plan.T_change < tol_T:
+        return ""
+    return (f", NOT below --tol-T {tol_T:g}: {STOPS[plan.refinement_stop]}, T may be "
+            "that much above the optimum")
 
 
 if __name__ == "__main__":

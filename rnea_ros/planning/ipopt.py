@@ -45,16 +45,21 @@ def _casadi() -> Any:
     return casadi
 
 
+def _buffer(view: Any) -> Array:
+    """A casadi buffer (memoryview of a Function input's or output's nonzeros) as a float
+    array, without a copy."""
+    return np.frombuffer(view, dtype=np.float64)
+
+
 def _with_jacobian(name: str, nx: int, out: Any, value: Any, jac: Any,
                    jacobian: Any) -> tuple[Any, list[Any]]:
     """A casadi Function ``x (nx,) -> value(x)`` (sparsity ``out``) whose Jacobian is our
-    own: ``jacobian(x)``, a casadi DM of sparsity ``jac`` (declared, so casadi keeps the
-    pattern instead of taking the Jacobian as dense). Returns it and the Python objects
-    casadi must not outlive."""
+    own: ``jacobian(x)``, the nonzeros of sparsity ``jac`` in casadi's (column-major)
+    order (declared, so casadi keeps the pattern instead of taking the Jacobian as dense).
+    Both are evaluated through ``eval_buffer`` (casadi's copy-free interface: the x and
+    output buffers are numpy views; building DMs from numpy took a fifth of a RR plan).
+    Returns it and the Python objects casadi must not outlive."""
     ca = _casadi()
-
-    def x_of(arg: list[Any]) -> Array:
-        return np.asarray(arg[0], dtype=float).ravel()
 
     class Jacobian(ca.Callback):  # type: ignore[misc,name-defined]
         def __init__(self) -> None:
@@ -73,8 +78,12 @@ def _with_jacobian(name: str, nx: int, out: Any, value: Any, jac: Any,
         def get_sparsity_out(self, i: int) -> Any:
             return jac
 
-        def eval(self, arg: list[Any]) -> list[Any]:
-            return [jacobian(x_of(arg))]
+        def has_eval_buffer(self) -> bool:
+            return True
+
+        def eval_buffer(self, arg: Any, res: Any) -> int:
+            _buffer(res[0])[:] = jacobian(_buffer(arg[0]))
+            return 0
 
     class Value(ca.Callback):  # type: ignore[misc,name-defined]
         def __init__(self) -> None:
@@ -94,8 +103,12 @@ def _with_jacobian(name: str, nx: int, out: Any, value: Any, jac: Any,
         def get_sparsity_out(self, i: int) -> Any:
             return out
 
-        def eval(self, arg: list[Any]) -> list[Any]:
-            return [ca.DM(value(x_of(arg)))]
+        def has_eval_buffer(self) -> bool:
+            return True
+
+        def eval_buffer(self, arg: Any, res: Any) -> int:
+            _buffer(res[0])[:] = value(_buffer(arg[0]))
+            return 0
 
         def has_jacobian(self) -> bool:
             return True
@@ -128,11 +141,9 @@ def _callbacks(nlp: SparseNlp) -> tuple[Any, Any]:
     colind = np.searchsorted(csc_cols, np.arange(nx + 1)).tolist()
     sparsity = ca.Sparsity(ng, nx, colind, csc_rows.tolist())
 
-    def jacobian(x: Array) -> Any:
-        return ca.DM(sparsity, nlp.evaluate(x)[1][order])
-
     return _with_jacobian("plan_g", nx, ca.Sparsity.dense(ng, 1),
-                          lambda x: nlp.evaluate(x)[0], sparsity, jacobian)
+                          lambda x: nlp.evaluate(x)[0], sparsity,
+                          lambda x: nlp.evaluate(x)[1][order])
 
 
 def _objective(nlp: SparseNlp) -> tuple[Any, Any]:
@@ -143,7 +154,7 @@ def _objective(nlp: SparseNlp) -> tuple[Any, Any]:
     nx = problem.nx
     return _with_jacobian("plan_f", nx, ca.Sparsity.dense(1, 1),
                           lambda x: problem.objective(x)[0], ca.Sparsity.dense(1, nx),
-                          lambda x: ca.DM(problem.objective(x)[1][None, :]))
+                          lambda x: problem.objective(x)[1])
 
 
 FEASIBLE = 1e-6  # an iterate within this of every (scaled) constraint and bound is feasible
@@ -187,16 +198,18 @@ def _tracker(nlp: SparseNlp) -> Any:
         def get_sparsity_out(self, i: int) -> Any:
             return ca.Sparsity.dense(1, 1)
 
-        def eval(self, arg: list[Any]) -> list[Any]:
-            x = np.asarray(arg[0], dtype=float).ravel()
-            f = float(arg[1])
-            g = np.asarray(arg[2], dtype=float).ravel()
+        def has_eval_buffer(self) -> bool:
+            return True
+
+        def eval_buffer(self, arg: Any, res: Any) -> int:
+            x, f, g = _buffer(arg[0]), float(_buffer(arg[1])[0]), _buffer(arg[2])
             worst = max(float(np.max(np.concatenate([lb - g, g - ub, lbx - x, x - ubx]),
                                      initial=-np.inf)), 0.0)
             if worst <= FEASIBLE and np.isfinite(x).all() and (
                     self.best is None or f < self.best[0]):
                 self.best = (f, x.copy())
-            return [ca.DM(0)]
+            _buffer(res[0])[0] = 0.0
+            return 0
 
     return Tracker()
 
@@ -225,6 +238,7 @@ def solve_ipopt(nlp: SparseNlp, x0: Array, *, max_iter: int, tol: float,
         "max_iter": int(max_iter), "tol": tol, "acceptable_tol": 1e-6,
         "constr_viol_tol": 1e-8, "print_level": int(os.environ.get("RNEA_IPOPT_PRINT", "0")),
         "sb": "yes", "nlp_scaling_method": "gradient-based",
+        "print_timing_statistics": os.environ.get("RNEA_IPOPT_TIMING", "no"),
         # MUMPS ordering AMF: its default (auto) took 2.3x the CPU on arm7 (7 joints, 800
         # grid rows: 55 -> 22 ms per iteration), same iterates; no change on the RR
         "mumps_pivot_order": 2,

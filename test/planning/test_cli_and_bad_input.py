@@ -245,3 +245,28 @@ def test_cli_end_torque(tmp_path: Path, end: str) -> None:
         assert np.abs(tau).max() < 1e-6
     else:
         assert np.abs(tau).max() > 1.0
+
+
+def test_cli_says_when_knot_refinement_stopped_before_tol_T(tmp_path: Path, capsys) -> None:
+    """A plan whose T still changed by more than --tol-T at the last refinement (here the
+    rounds run out before 1e-9) says so in its summary line: its T may be that much above
+    the optimum (issue 25: arm7 stopped at the 150-coordinate cap with T changing by ~1 %)."""
+    out = tmp_path / "traj.yaml"
+    code = main(["--urdf", RR, "--from", "0", "-2", "--to", "1", "-1", "--limits", "torque=10",
+                 "--tol-T", "1e-9", "--no-plot", "--out", str(out)])
+    assert code == 0 and out.exists()
+    line = capsys.readouterr().out
+    assert "NOT below --tol-T 1e-09" in line, line
+    assert "rounds ran out" in line or "cap was reached" in line, line
+
+
+def test_cli_refuses_more_via_points_than_it_plans_in_one_line(tmp_path: Path, capsys) -> None:
+    from rnea_ros.planning.cli import MAX_VIA
+
+    out = tmp_path / "traj.yaml"
+    via = [x for k in range(MAX_VIA + 1) for x in ("--via", f"{0.1 * (k + 1)}", "-1.5")]
+    code = main(["--urdf", RR, "--from", "0", "-2", "--to", "1", "-1", *via, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1 and not out.exists()
+    assert len(err.strip().splitlines()) == 1
+    assert f"{MAX_VIA + 1} --via points: at most {MAX_VIA}" in err, err
