@@ -12,7 +12,7 @@ multi-DoF joint's anchor placed at ``placement o pose(q)``, kernel coordinates
 Kernels: :mod:`~rnea_ros.core.dynamics._rnea_expanded_jit` (``tree_rnea_call``,
 ``tree_general_call``, ``tree_gravity_call``, ``rnea_tree_rows``, ``gravity_tree_rows``;
 ``rnea_free_rows``, the batch of a free-flyer root over 1-DoF joints, whose root
-is one step instead of six rows: :func:`free_root`).
+is one step instead of six rows: :func:`~rnea_ros.core.expansion.free_root`).
 
 Shapes: ``q`` (nq,), ``v, a, tau`` (nv,); ``fext`` (nbodies, 6) and the joint
 wrenches (nbodies, 6), per body; batch forms ``(N, nq)`` / ``(N, nv)``.
@@ -20,31 +20,10 @@ wrenches (nbodies, 6), per body; batch forms ``(N, nq)`` / ``(N, nv)``.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._compile import FastCall
-from rnea_ros.core._layout import (
-    F_AXIS,
-    F_KIND,
-    F_MASS,
-    F_P,
-    F_R,
-    FREE_FLYER,
-    INNER,
-    K_IQ,
-    K_IV,
-    K_KIND,
-    K_MULT,
-    K_OFFSET,
-    OWN,
-    PRISMATIC,
-    REVOLUTE_X,
-    REVOLUTE_Y,
-    REVOLUTE_Z,
-)
 from rnea_ros.core.dynamics._rnea_expanded_jit import (
     gravity_tree_rows,
     rnea_free_rows,
@@ -54,6 +33,7 @@ from rnea_ros.core.dynamics._rnea_expanded_jit import (
     tree_rnea_call,
 )
 from rnea_ros.core.dynamics.moving_base import BaseMotion, base_state
+from rnea_ros.core.expansion import free_root
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -69,30 +49,6 @@ _rnea_fast = FastCall(tree_rnea_call)
 _general = FastCall(tree_general_call)
 _gravity_fast = FastCall(tree_gravity_call)
 _NO_WRENCH = np.zeros((0, 6))
-_FREE_ROOT: weakref.WeakKeyDictionary[RobotModel, bool] = weakref.WeakKeyDictionary()
-_ROOT_KINDS = (PRISMATIC, PRISMATIC, PRISMATIC, REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z)
-
-
-def free_root(model: RobotModel) -> bool:
-    """Whether the kernel tree is a free-flyer root on rows 0-5 (axes ``e_x, e_y, e_z``
-    twice, rows 1-5 at the identity placement, no mass on rows 0-4) and otherwise 1-DoF
-    joints without mimic (row ``k`` at ``q[k + 1]``, ``v[k]``): the layout
-    :func:`~._rnea_expanded_jit.rnea_free_rows` needs. Decided once per model."""
-    known = _FREE_ROOT.get(model)
-    if known is None:
-        fp, km = model.kernel_floats, model.kernel_map
-        rows = np.arange(km.shape[0])
-        known = bool(
-            km.shape[0] > 6 and km[0, K_KIND] == FREE_FLYER and np.all(km[1:6, K_KIND] == INNER)
-            and np.all(km[6:, K_KIND] == OWN) and np.all(km[6:, K_MULT] == 1.0)
-            and np.all(km[6:, K_OFFSET] == 0.0) and np.all(km[6:, K_IQ] == rows[6:] + 1)
-            and np.all(km[:, K_IV] == rows) and np.all(fp[:6, F_KIND] == _ROOT_KINDS)
-            and np.all(fp[:6, F_AXIS:F_AXIS + 3] == np.vstack([np.eye(3), np.eye(3)]))
-            and np.all(fp[1:6, F_R:F_R + 9] == np.eye(3).ravel())
-            and np.all(fp[1:6, F_P:F_P + 3] == 0.0) and np.all(fp[:5, F_MASS] == 0.0)
-            and np.all(fp[:5, F_MASS + 1:F_MASS + 10] == 0.0))
-        _FREE_ROOT[model] = known
-    return known
 
 
 def rnea(model: RobotModel, q: Array, v: Array, a: Array, gravity: object | None,
@@ -161,4 +117,4 @@ def check(model: RobotModel, q: object, v: object, a: object) -> tuple[Array, Ar
     return joint_vector(model, q, "q"), joint_vector(model, v, "qd"), joint_vector(model, a, "qdd")
 
 
-__all__ = ["free_root", "general", "gravity_batch", "gravity_torques", "rnea", "rnea_batch"]
+__all__ = ["general", "gravity_batch", "gravity_torques", "rnea", "rnea_batch"]

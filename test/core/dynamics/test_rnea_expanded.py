@@ -13,41 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from multidof import free_flying_tree
 from oracle import relative_error
-from trees import random_inertia, random_rotation
 
 import rnea_ros.core as rc
 from rnea_ros.core.dynamics._rnea_expanded_jit import rnea_free_rows, rnea_tree_rows
-from rnea_ros.core.dynamics.rnea_expanded import free_root
-from rnea_ros.core.model.tree import JointSpec, LinkSpec, build_model
+from rnea_ros.core.expansion import free_root
 from rnea_ros.samples import load_robot
 
 TWIN_TOL = 1e-12
 SAMPLES = 60
 
 pytestmark = pytest.mark.filterwarnings("ignore::rnea_ros.core.errors.InertiaWarning")
-
-
-def free_flying_tree(seed: int, bodies: int = 7) -> rc.RobotModel:
-    """A free-flyer root at a random placement, then revolute and prismatic joints on
-    random axes (some along +-x/y/z), armature and friction, a random gravity."""
-    rng = np.random.default_rng(seed)
-    links = [LinkSpec("base")]
-    joints = []
-    for k in range(1, bodies + 1):
-        parent = "base" if k == 1 else links[int(rng.integers(1, k))].name
-        kind = "free-flyer" if k == 1 else str(rng.choice(["revolute", "prismatic"]))
-        axis = rng.normal(size=3) if rng.random() < 0.5 else np.eye(3)[rng.integers(0, 3)]
-        links.append(LinkSpec(f"l{k}", float(rng.uniform(0.2, 3.0)), rng.normal(0, 0.2, 3),
-                              random_inertia(rng)))
-        joints.append(JointSpec(f"j{k}", kind, parent, f"l{k}",
-                                (random_rotation(rng), rng.normal(0, 0.4, 3)),
-                                axis * rng.choice([-1.0, 1.0])))
-    model = build_model(f"free{seed}", links, joints, gravity=rng.normal(0, 5, 3))
-    drive = np.r_[np.zeros(6), np.ones(model.nv - 6)]
-    return model.replace(armature=drive * rng.uniform(0, 0.3, model.nv),
-                         coulomb=drive * rng.uniform(0, 1, model.nv),
-                         viscous=drive * rng.uniform(0, 1, model.nv))
 
 
 def robot(name: str) -> rc.RobotModel:
