@@ -9,6 +9,9 @@ and :func:`free_floating_rows` runs that entry over a batch in one compiled call
 
 from __future__ import annotations
 
+import types
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -31,7 +34,7 @@ from rnea_ros.core._algebra import (
     sub3,
     vec3,
 )
-from rnea_ros.core._compile import jit, jit_entry, jit_fma, tree_scratch, tree_vector
+from rnea_ros.core._compile import inline, jit, jit_entry, jit_fma, tree_scratch, tree_vector
 from rnea_ros.core._expansion_jit import expand_state, gather
 from rnea_ros.core._layout import (
     CW_H,
@@ -324,6 +327,28 @@ def free_floating_rows(fp: Array, km: Array, body_row: NDArray[np.int64], r0: in
     return -1
 
 
+def _inlined(fn: Any, done: dict[Any, Any] | None = None) -> Any:
+    """``fn`` (a kernel) with itself and every kernel it calls, transitively, inlined at
+    numba IR level: the same source, rebound to inlined copies of its callees, so the
+    fused-multiply-add contraction of the batch kernel reaches all of it."""
+    done = {} if done is None else done
+    if fn in done:
+        return done[fn]
+    py = fn.py_func
+    scope = dict(py.__globals__)
+    for name in py.__code__.co_names:
+        callee = scope.get(name)
+        if callee is not None and hasattr(callee, "py_func") and callee is not fn:
+            scope[name] = _inlined(callee, done)
+    copy = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__,
+                              py.__closure__)
+    done[fn] = inline(copy)
+    return done[fn]
+
+
+_fused_pass = _inlined(free_floating_pass)
+
+
 @jit
 def _free_base(fp: Array, Q: Array, V: Array, s: int, g: Array, base: Array) -> bool:
     """:func:`_root_as_base` for sample ``s`` of a free-flyer root on rows 0-5 (the
@@ -353,7 +378,8 @@ def free_floating_free_rows(fp: Array, Q: Array, V: Array, A: Array, g: Array, T
     of ``rnea_expanded.free_root``: row ``i >= 6`` at ``Q[s, i + 1]``, ``V[s, i]``,
     ``A[s, i - 6]``): :func:`free_floating_pass` on reused buffers, without copying
     the kernel tree, expanding or gathering per sample, compiled with fused
-    multiply-adds. Its twin: :func:`free_floating_rows` (equal to rounding,
+    multiply-adds, the pass and every kernel it calls inlined (:func:`_inlined`: the
+    same source). Its twin: :func:`free_floating_rows` (equal to rounding,
     test/core/dynamics/test_floating_base_batch.py). Returns -1, or the first
     sample that failed."""
     nk = fp.shape[0]
@@ -365,7 +391,7 @@ def free_floating_free_rows(fp: Array, Q: Array, V: Array, A: Array, g: Array, T
             return s
         for i in range(6, nk):
             qk[i], vk[i], ak[i] = Q[s, i + 1], V[s, i], A[s, i - 6]
-        if not free_floating_pass(fp, base, qk, vk, ak, no_fext, False, True, tk, a0, work, 6):
+        if not _fused_pass(fp, base, qk, vk, ak, no_fext, False, True, tk, a0, work, 6):
             return s
         for i in range(6, nk):
             TAU[s, i - 6] = tk[i]
