@@ -13,9 +13,12 @@ For each closed-loop sample robot (four-bar, five-bar, palletizer), per call:
 
 and per sample over 10^4 samples, ``rc.loop_rnea_batch`` against
 ``rc.rnea_batch`` on the tree. Times are the best of interleaved repeats; the
-ratios, measured in the same run, are what matter.
+ratios, measured in the same run, are what matter. ``--stages`` adds where the
+batch's time goes (issue 28): the batch kernel's stages run cumulatively in one
+compiled loop (``stage_times``), each increment against the tree's batch
+kernel per sample.
 
-    python bench/bench_loops.py            # or: make bench
+    python bench/bench_loops.py [--stages]   # or: make bench
 """
 
 from __future__ import annotations
@@ -26,10 +29,29 @@ import timeit
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numba
 import numpy as np
 import pinocchio as pin
 
 import rnea_ros.core as rc
+from rnea_ros.core.coupling._loop_dynamics_jit import inverse_dynamics
+from rnea_ros.core.coupling._loop_jit import (
+    WS_COLS,
+    constraint_jacobian,
+    factor_passive,
+    loop_poses,
+    qr_solve,
+    residual,
+    solve_passive,
+    views,
+    workspace_rows,
+)
+from rnea_ros.core.coupling._loop_kinematics_jit import (
+    motion_pass,
+    pose_pass,
+    relative_acceleration,
+)
+from rnea_ros.core.dynamics._rnea_jit import rnea_rows
 from rnea_ros.loop_oracle import pinocchio_constraints
 from rnea_ros.oracle import PinocchioOracle
 from rnea_ros.samples import LOOP_ROBOTS, load_loop_robot, robot_urdf
@@ -64,7 +86,77 @@ def trajectory(model: rc.ClosedLoopModel, samples: int, rate: float = 1000.0
     return QA, QD, QDD
 
 
-def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float, bool | None]]:
+STAGES = ("work-array views", "tree poses + loop poses", "K + closure residual",
+          "QR of K_p", "passive velocities", "motion pass + gamma + passive qdd",
+          "passive qdd added + backward + cut wrenches")
+
+
+@numba.njit
+def _staged(fp: Any, lp: Any, perm: Any, Q: Any, QDA: Any, QDDA: Any, g: Any, TAU: Any,
+            LAM: Any, stage: int) -> float:  # pragma: no cover (compiled)
+    """``inverse_dynamics_rows`` up to ``stage`` (0-5: the stages of ``closed_state``
+    in its order, 6: the whole ``inverse_dynamics``), for the stage shares."""
+    n, na, m = Q.shape[1], QDA.shape[1], LAM.shape[1]
+    p = n - na
+    qd, qdd = np.empty(n), np.empty(n)
+    buf = np.empty((workspace_rows(n, m, p, lp.shape[0]), WS_COLS))
+    a0 = (-g[0], -g[1], -g[2])
+    acc = 0.0
+    for k in range(Q.shape[0]):
+        q, qda, qdda = Q[k], QDA[k], QDDA[k]
+        if stage == 6:
+            acc += inverse_dynamics(fp, lp, perm, q, qda, qdda, g, 1e-6, TAU[k], qd, qdd,
+                                    LAM[k], buf)
+            continue
+        work, P, _, F, K, A, b, rdiag, tau, xp, _, _ = views(buf, n, m, p, lp.shape[0])
+        if stage >= 1:
+            pose_pass(fp, q, work, P)
+            loop_poses(lp, P, F)
+        if stage >= 2:
+            constraint_jacobian(fp, lp, P, F, K)
+            acc += residual(lp, F, b)
+        if stage >= 3:
+            acc += factor_passive(K, perm, na, A, rdiag, tau)
+        if stage >= 4:
+            solve_passive(K, perm, na, qda, b, False, A, rdiag, tau, b, xp)
+            for c in range(na):
+                qd[perm[c]], qdd[perm[c]] = qda[c], qdda[c]
+            for c in range(p):
+                qd[perm[na + c]], qdd[perm[na + c]] = xp[c], 0.0
+        if stage >= 5:
+            motion_pass(fp, qd, qdd, a0, work)
+            relative_acceleration(lp, F, work, a0, b)
+            qr_solve(A, m, p, rdiag, tau, b, xp)
+    return acc
+
+
+def stage_times(model: rc.ClosedLoopModel, Q: np.ndarray, QDA: np.ndarray,
+                QDDA: np.ndarray, QD: np.ndarray, QDD: np.ndarray
+                ) -> list[tuple[str, float, float, float, bool | None]]:
+    """Per-sample increment of each stage of the closed-loop batch, against the tree's
+    batch kernel ``rnea_rows`` at the consistent states (best of interleaved repeats)."""
+    tree = model.tree
+    fp, lp, perm, g = tree.kernel_floats, model.loop_floats, model.permutation, tree.gravity
+    samples = Q.shape[0]
+    TAU, LAM = np.empty_like(QDA), np.empty((samples, model.n_constraints))
+    T = np.empty_like(QD)
+    fns = [lambda st=st: _staged(fp, lp, perm, Q, QDA, QDDA, g, TAU, LAM, st)
+           for st in range(len(STAGES))]
+    fns.append(lambda: rnea_rows(fp, Q, QD, QDD, g, True, T))
+    for fn in fns:
+        fn()
+    times = [t / samples for t in best_times(fns, 1, 7)]
+    t_tree = times[-1]
+    rows: list[tuple[str, float, float, float, bool | None]] = []
+    before = 0.0
+    for label, t in zip(STAGES, times, strict=False):
+        rows.append((f"  stage: {label}", t - before, t_tree, (t - before) / t_tree, None))
+        before = t
+    return rows
+
+
+def bench_robot(name: str, samples: int, stages: bool = False
+                ) -> list[tuple[str, float, float, float, bool | None]]:
     model = load_loop_robot(name)
     tree = model.tree
     QA, QDA, QDDA = trajectory(model, samples)
@@ -119,6 +211,8 @@ def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float,
                                   lambda: rc.rnea_batch(tree, Q, QD, QDD)), 1, 5)
     rows.append((f"loop_rnea_batch ({samples}) per sample vs tree", t_batch / samples,
                  t_tree / samples, t_batch / t_tree, None))
+    if stages:
+        rows += stage_times(model, Q, QDA, QDDA, QD, QDD)
     return rows
 
 
@@ -126,12 +220,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Closed-loop dynamics speed")
     parser.add_argument("--robots", nargs="+", default=list(LOOP_ROBOTS))
     parser.add_argument("--samples", type=int, default=10_000)
+    parser.add_argument("--stages", action="store_true",
+                        help="also time the batch kernel's stages (compiles a staged copy)")
     args = parser.parse_args(argv)
     print(f"pinocchio {pin.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
     print(f"{'robot':<11}{'measure':<50}{'ours us':>9}{'ref us':>9}{'ratio':>8}  target")
     failures = 0
     for name in args.robots:
-        for label, t_ours, t_ref, ratio, ok in bench_robot(name, args.samples):
+        for label, t_ours, t_ref, ratio, ok in bench_robot(name, args.samples, args.stages):
             target = (f"<= {LOOP_OF_RNEA} {'ok' if ok else 'MISSED'}" if ok is not None
                       else "(information)")
             print(f"{name:<11}{label:<50}{t_ours * 1e6:9.3f}{t_ref * 1e6:9.3f}{ratio:8.2f}  "

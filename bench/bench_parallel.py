@@ -7,8 +7,11 @@ Newton-Euler wrench and eq. 66's solve) next to ``rc.rnea`` on the equivalent
 spanning tree at the same state (its tree torques, which a closed-loop
 formulation would still have to project, eq. 55). Issue target: closed-loop
 inverse dynamics at most 3x the tree RNEA per call. Also, for information,
-Pinocchio's constrained forward dynamics against ours, per call. Timings are
-the best of several repeats, measured in the same run.
+Pinocchio's constrained forward dynamics against ours, per call, and the share
+of the batch that is the legs' RNEA (``rnea_rows`` on the legs' packed rows at
+their states; the rest is the legs' inverse geometry and rates and the
+platform). Timings are the best of several repeats (the batch rows
+interleaved), measured in the same run.
 
     python bench/bench_parallel.py            # or: make bench
 """
@@ -25,6 +28,7 @@ import numpy as np
 import rnea_ros.core as rc
 from rnea_ros.core.coupling.loop_file import loop_file_path
 from rnea_ros.core.coupling.parallel_model import quaternion_of
+from rnea_ros.core.dynamics._rnea_jit import rnea_rows
 from rnea_ros.loop_oracle import LoopOracle
 from rnea_ros.samples import share_directory
 
@@ -59,6 +63,27 @@ def random_states(robot: rc.ParallelRobot, count: int, seed: int
             rng.normal(0.0, 3.0, (count, robot.nv)))
 
 
+def best_times(fns: Sequence[Callable[[], Any]], number: int, repeat: int = 7) -> list[float]:
+    """Best per-call time [s] of each of ``fns``, their repeats interleaved (a busy
+    machine slows them alike)."""
+    best = [np.inf] * len(fns)
+    for _ in range(repeat):
+        for k, fn in enumerate(fns):
+            best[k] = min(best[k], timeit.timeit(fn, number=number) / number)
+    return best
+
+
+def legs_state(robot: rc.ParallelRobot, X: np.ndarray, XD: np.ndarray, XDD: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every leg's ``q, qd, qdd`` (N, 3m) at the samples, in ``leg_floats``' row order."""
+    from rnea_ros.core.coupling.parallel import _detail
+
+    legs = np.array([_detail(robot, *s)[0] for s in zip(X, XD, XDD, strict=True)])
+    n = len(X)
+    return (legs[:, :, 0:3].reshape(n, -1).copy(), legs[:, :, 3:6].reshape(n, -1).copy(),
+            legs[:, :, 6:9].reshape(n, -1).copy())
+
+
 def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float, bool | None]]:
     urdf = share_directory() / "urdf" / f"{name}.urdf"
     robot = ROBOTS[name].from_urdf(urdf)
@@ -79,10 +104,17 @@ def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float,
                   for k in range(3))
     rc.platform_inverse_dynamics_batch(robot, BX[:2], BXD[:2], BXDD[:2])
     rc.rnea_batch(tree, Q[:2], QD[:2], QDD[:2])
-    t_ours = best_time(lambda: rc.platform_inverse_dynamics_batch(robot, BX, BXD, BXDD), 1, 5)
-    t_tree = best_time(lambda: rc.rnea_batch(tree, Q, QD, QDD), 1, 5)
+    LQ, LQD, LQDD = (np.tile(a, (reps, 1))[:samples] for a in legs_state(robot, X, XD, XDD))
+    legs_tau = np.empty_like(LQ)
+    g = tree.gravity
+    t_ours, t_tree, t_legs = best_times((
+        lambda: rc.platform_inverse_dynamics_batch(robot, BX, BXD, BXDD),
+        lambda: rc.rnea_batch(tree, Q, QD, QDD),
+        lambda: rnea_rows(robot.leg_floats, LQ, LQD, LQDD, g, True, legs_tau)), 1, 5)
     rows.append((f"batch ID ({samples}), per sample, vs rnea_batch", t_ours / samples,
                  t_tree / samples, t_ours / t_tree, None))
+    rows.append(("  of which the legs' RNEA (rnea_rows)", t_legs / samples, t_tree / samples,
+                 t_legs / t_tree, None))
     tau = ours()
     oracle = LoopOracle(urdf, rc.load_loops(tree, loop_file_path(urdf)))
     fd = lambda: rc.platform_forward_dynamics(robot, x, xd, tau)  # noqa: E731

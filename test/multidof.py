@@ -104,3 +104,29 @@ def random_multidof_tree(seed: int, bodies: int | None = None, root: str | None 
                                 axis * rng.choice([-1.0, 1.0]),
                                 armature=float(rng.uniform(0, 0.3))))
     return build_model(f"multidof{seed}", links, joints, gravity=rng.normal(0, 5, 3))
+
+
+def free_flying_tree(seed: int, bodies: int = 7) -> RobotModel:
+    """A free-flyer root at a random placement, then revolute and prismatic joints on
+    random axes (some along +-x/y/z), armature and friction, a random gravity."""
+    from trees import random_inertia, random_rotation
+
+    from rnea_ros.core.model.tree import JointSpec, LinkSpec, build_model
+
+    rng = np.random.default_rng(seed)
+    links = [LinkSpec("base")]
+    joints = []
+    for k in range(1, bodies + 1):
+        parent = "base" if k == 1 else links[int(rng.integers(1, k))].name
+        kind = "free-flyer" if k == 1 else str(rng.choice(["revolute", "prismatic"]))
+        axis = rng.normal(size=3) if rng.random() < 0.5 else np.eye(3)[rng.integers(0, 3)]
+        links.append(LinkSpec(f"l{k}", float(rng.uniform(0.2, 3.0)), rng.normal(0, 0.2, 3),
+                              random_inertia(rng)))
+        joints.append(JointSpec(f"j{k}", kind, parent, f"l{k}",
+                                (random_rotation(rng), rng.normal(0, 0.4, 3)),
+                                axis * rng.choice([-1.0, 1.0])))
+    model = build_model(f"free{seed}", links, joints, gravity=rng.normal(0, 5, 3))
+    drive = np.r_[np.zeros(6), np.ones(model.nv - 6)]
+    return model.replace(armature=drive * rng.uniform(0, 0.3, model.nv),
+                         coulomb=drive * rng.uniform(0, 1, model.nv),
+                         viscous=drive * rng.uniform(0, 1, model.nv))

@@ -35,13 +35,33 @@ Kernels: :mod:`rnea_ros.core._expansion_jit` (every function named above but
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._expansion_jit import expand_motion, expand_q
-from rnea_ros.core._layout import FREE_FLYER, K_IV, K_KIND, K_MULT, SUB_COUNT
+from rnea_ros.core._layout import (
+    F_AXIS,
+    F_KIND,
+    F_MASS,
+    F_P,
+    F_R,
+    FREE_FLYER,
+    INNER,
+    K_IQ,
+    K_IV,
+    K_KIND,
+    K_MULT,
+    K_OFFSET,
+    OWN,
+    PRISMATIC,
+    REVOLUTE_X,
+    REVOLUTE_Y,
+    REVOLUTE_Z,
+    SUB_COUNT,
+)
 
 if TYPE_CHECKING:
     from rnea_ros.core.model.robot_model import RobotModel
@@ -81,4 +101,31 @@ def joint_rows(model: RobotModel) -> list[tuple[int, int]]:
             if int(km[k, K_KIND]) >= FREE_FLYER]
 
 
-__all__ = ["expand", "joint_rows", "velocity_matrix"]
+_FREE_ROOT: weakref.WeakKeyDictionary[RobotModel, bool] = weakref.WeakKeyDictionary()
+_ROOT_KINDS = (PRISMATIC, PRISMATIC, PRISMATIC, REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z)
+
+
+def free_root(model: RobotModel) -> bool:
+    """Whether the kernel tree is a free-flyer root on rows 0-5 (axes ``e_x, e_y, e_z``
+    twice, rows 1-5 at the identity placement, no mass on rows 0-4) and otherwise 1-DoF
+    joints without mimic (row ``k`` at ``q[k + 1]``, ``v[k]``): the layout the batch
+    kernels ``rnea_free_rows`` and ``free_floating_free_rows`` need. Decided once per
+    model."""
+    known = _FREE_ROOT.get(model)
+    if known is None:
+        fp, km = model.kernel_floats, model.kernel_map
+        rows = np.arange(km.shape[0])
+        known = bool(
+            km.shape[0] > 6 and km[0, K_KIND] == FREE_FLYER and np.all(km[1:6, K_KIND] == INNER)
+            and np.all(km[6:, K_KIND] == OWN) and np.all(km[6:, K_MULT] == 1.0)
+            and np.all(km[6:, K_OFFSET] == 0.0) and np.all(km[6:, K_IQ] == rows[6:] + 1)
+            and np.all(km[:, K_IV] == rows) and np.all(fp[:6, F_KIND] == _ROOT_KINDS)
+            and np.all(fp[:6, F_AXIS:F_AXIS + 3] == np.vstack([np.eye(3), np.eye(3)]))
+            and np.all(fp[1:6, F_R:F_R + 9] == np.eye(3).ravel())
+            and np.all(fp[1:6, F_P:F_P + 3] == 0.0) and np.all(fp[:5, F_MASS] == 0.0)
+            and np.all(fp[:5, F_MASS + 1:F_MASS + 10] == 0.0))
+        _FREE_ROOT[model] = known
+    return known
+
+
+__all__ = ["expand", "free_root", "joint_rows", "velocity_matrix"]

@@ -212,11 +212,20 @@ def inverse_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
     """:func:`platform_id` over the rows of ``X, XD, XDD``; the first failure's status
     plus ``BATCH_SAMPLE * sample``, else ``OK``."""
     work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
-    for k in range(X.shape[0]):
-        status = platform_id(fp, gm, pl, kind_, X[k], XD[k], XDD[k], g, tau[k], work, Q, QD,
-                             QDD, TAU, J, A, work[:0], work[:0], False)
+    x, xd, xdd = np.empty(X.shape[1]), np.empty(XD.shape[1]), np.empty(XDD.shape[1])
+    out = np.empty(tau.shape[1])
+    none = work[:0]
+    for k in range(X.shape[0]):  # copies into reused rows: cheaper than per-sample views
+        for c in range(x.shape[0]):
+            x[c] = X[k, c]
+        for c in range(xd.shape[0]):
+            xd[c], xdd[c] = XD[k, c], XDD[k, c]
+        status = platform_id(fp, gm, pl, kind_, x, xd, xdd, g, out, work, Q, QD, QDD, TAU, J,
+                             A, none, none, False)
         if status != OK:
             return status + BATCH_SAMPLE * k
+        for c in range(out.shape[0]):
+            tau[k, c] = out[c]
     return OK
 
 

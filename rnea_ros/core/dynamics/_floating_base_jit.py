@@ -9,6 +9,9 @@ and :func:`free_floating_rows` runs that entry over a batch in one compiled call
 
 from __future__ import annotations
 
+import types
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -20,16 +23,18 @@ from rnea_ros.core._algebra import (
     dot3,
     joint_transform,
     mat3,
+    mm,
     mtv,
     mv,
     put3,
     put9,
+    quaternion_matrix,
     scale3,
     sign,
     sub3,
     vec3,
 )
-from rnea_ros.core._compile import jit, jit_entry, tree_scratch, tree_vector
+from rnea_ros.core._compile import inline, jit, jit_entry, jit_fma, tree_scratch, tree_vector
 from rnea_ros.core._expansion_jit import expand_state, gather
 from rnea_ros.core._layout import (
     CW_H,
@@ -53,6 +58,7 @@ from rnea_ros.core._layout import (
     parent,
 )
 from rnea_ros.core.dynamics._crba_jit import composite_to_parent as _composite_to_parent
+from rnea_ros.core.model.joints import UNIT_TOLERANCE
 
 Array = NDArray[np.float64]
 
@@ -321,5 +327,79 @@ def free_floating_rows(fp: Array, km: Array, body_row: NDArray[np.int64], r0: in
     return -1
 
 
+def _inlined(fn: Any, done: dict[Any, Any] | None = None) -> Any:
+    """``fn`` (a kernel) with itself and every kernel it calls, transitively, inlined at
+    numba IR level: the same source, rebound to inlined copies of its callees, so the
+    fused-multiply-add contraction of the batch kernel reaches all of it."""
+    done = {} if done is None else done
+    if fn in done:
+        return done[fn]
+    py = fn.py_func
+    scope = dict(py.__globals__)
+    for name in py.__code__.co_names:
+        callee = scope.get(name)
+        if callee is not None and hasattr(callee, "py_func") and callee is not fn:
+            scope[name] = _inlined(callee, done)
+    copy = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__,
+                              py.__closure__)
+    done[fn] = inline(copy)
+    return done[fn]
+
+
+_fused_pass = _inlined(free_floating_pass)
+
+
+@jit
+def _free_base(fp: Array, Q: Array, V: Array, s: int, g: Array, base: Array) -> bool:
+    """:func:`_root_as_base` for sample ``s`` of a free-flyer root on rows 0-5 (the
+    layout of ``rnea_expanded.free_root``), from ``Q[s, 3:7]`` without the kernel
+    tree's copy: ``R = R0 R(quaternion)``; False for a quaternion off the unit sphere."""
+    x, y, z, w = Q[s, 3], Q[s, 4], Q[s, 5], Q[s, 6]
+    if abs(np.sqrt(x * x + y * y + z * z + w * w) - 1.0) > UNIT_TOLERANCE:
+        return False
+    R = mm(mat3(fp, 0, F_R), quaternion_matrix(x, y, z, w))
+    base[0, B_M] = fp[5, F_MASS]
+    for c in range(3):
+        base[0, B_H + c] = fp[5, F_H + c]
+        base[0, B_V + c] = V[s, c]
+        base[0, B_W + c] = V[s, 3 + c]
+        base[0, B_N + c] = 0.0
+        base[0, B_F + c] = 0.0
+    for c in range(6):
+        base[0, B_IO + c] = fp[5, F_IO + c]
+    put3(base, 0, B_G, mtv(R, (g[0], g[1], g[2])))
+    return True
+
+
+@jit_fma
+def free_floating_free_rows(fp: Array, Q: Array, V: Array, A: Array, g: Array, TAU: Array,
+                            ACC: Array) -> int:
+    """:func:`free_floating_rows` for a free-flyer root over 1-DoF joints (the layout
+    of ``rnea_expanded.free_root``: row ``i >= 6`` at ``Q[s, i + 1]``, ``V[s, i]``,
+    ``A[s, i - 6]``): :func:`free_floating_pass` on reused buffers, without copying
+    the kernel tree, expanding or gathering per sample, compiled with fused
+    multiply-adds, the pass and every kernel it calls inlined (:func:`_inlined`: the
+    same source). Its twin: :func:`free_floating_rows` (equal to rounding,
+    test/core/dynamics/test_floating_base_batch.py). Returns -1, or the first
+    sample that failed."""
+    nk = fp.shape[0]
+    base, no_fext = np.empty((1, 25)), np.zeros((0, 6))
+    qk, vk, ak, tk = np.zeros(nk), np.zeros(nk), np.zeros(nk), np.zeros(nk)
+    a0, work = np.empty(6), np.empty((nk + 1, _W_COLS))
+    for s in range(Q.shape[0]):
+        if not _free_base(fp, Q, V, s, g, base):
+            return s
+        for i in range(6, nk):
+            qk[i], vk[i], ak[i] = Q[s, i + 1], V[s, i], A[s, i - 6]
+        if not _fused_pass(fp, base, qk, vk, ak, no_fext, False, True, tk, a0, work, 6):
+            return s
+        for i in range(6, nk):
+            TAU[s, i - 6] = tk[i]
+        for c in range(3):
+            ACC[s, c] = a0[3 + c]
+            ACC[s, 3 + c] = a0[c]
+    return -1
+
+
 __all__ = ["B_F", "B_G", "B_H", "B_IO", "B_M", "B_N", "B_V", "B_W", "free_floating_call",
-           "free_floating_pass", "free_floating_rows"]
+           "free_floating_free_rows", "free_floating_pass", "free_floating_rows"]

@@ -14,7 +14,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._algebra import base_tuple, fixed_base
+from rnea_ros.core._algebra import (
+    add3,
+    base_tuple,
+    cross,
+    fixed_base,
+    inertia_times,
+    mm,
+    mtv,
+    quaternion_matrix,
+    sign,
+)
 from rnea_ros.core._compile import (
     inline,
     jit_entry,
@@ -24,14 +34,33 @@ from rnea_ros.core._compile import (
     tree_vector,
 )
 from rnea_ros.core._expansion_jit import expand_q, expand_state, gather
-from rnea_ros.core._layout import K_NQ, K_NV, N_FLOATS, RW_COLS, RW_F, RW_N
-from rnea_ros.core.dynamics._rnea_jit import gravity_row, rnea_pass, rnea_row
+from rnea_ros.core._layout import (
+    F_ARMATURE,
+    F_COULOMB,
+    F_R,
+    F_VISCOUS,
+    K_NQ,
+    K_NV,
+    N_FLOATS,
+    RW_A,
+    RW_COLS,
+    RW_DW,
+    RW_F,
+    RW_N,
+    RW_V,
+    RW_W,
+)
+from rnea_ros.core.dynamics._rnea_jit import gravity_row, rnea_pass, rnea_row, rnea_span
+from rnea_ros.core.model.joints import UNIT_TOLERANCE
 
 Array = NDArray[np.float64]
 
 _gravity_row = inline(gravity_row)
 _rnea_row = inline(rnea_row)
 _expand_q, _expand_state, _gather = inline(expand_q), inline(expand_state), inline(gather)
+_add3, _cross, _mm, _mtv = inline(add3), inline(cross), inline(mm), inline(mtv)
+_inertia_times = inline(inertia_times)
+_quaternion_matrix = inline(quaternion_matrix)
 
 
 def _copy_rows(fp: Array, fpx: Array) -> None:
@@ -150,6 +179,74 @@ def rnea_tree_rows(fp: Array, km: Array, Q: Array, V: Array, A: Array, g: Array,
     return bool(np.isfinite(total))
 
 
+@inline
+def _free_root(fp: Array, Q: Array, V: Array, A: Array, s: int, g: Array,
+               work: Array) -> float:
+    """The free-flyer root of sample ``s`` in one step, for :func:`rnea_free_rows`:
+    its body (kernel row 5, where the children read it) moves with ``w = omega``,
+    ``v = nu``, ``dw = domega``, ``a = dnu + R^T (-g)`` in its own frame
+    (Pinocchio's ``v = [nu; omega]``, body frame; ``S = 1_6`` is constant, so
+    ``v x S v = 0`` adds nothing), ``R`` the placement of row 0 times the
+    quaternion's rotation; its body force
+    ``(n, f) = I (dw, a) + v x* I v`` goes to ``work[5]`` for the children to add to.
+    Returns NaN for a quaternion off the unit sphere, else 0."""
+    x, y, z, w_ = Q[s, 3], Q[s, 4], Q[s, 5], Q[s, 6]
+    if abs(np.sqrt(x * x + y * y + z * z + w_ * w_) - 1.0) > UNIT_TOLERANCE:
+        return np.nan
+    R0 = (fp[0, F_R], fp[0, F_R + 1], fp[0, F_R + 2], fp[0, F_R + 3], fp[0, F_R + 4],
+          fp[0, F_R + 5], fp[0, F_R + 6], fp[0, F_R + 7], fp[0, F_R + 8])
+    R = _mm(R0, _quaternion_matrix(x, y, z, w_))
+    w, v = (V[s, 3], V[s, 4], V[s, 5]), (V[s, 0], V[s, 1], V[s, 2])
+    dw = (A[s, 3], A[s, 4], A[s, 5])
+    a = _add3((A[s, 0], A[s, 1], A[s, 2]), _mtv(R, (-g[0], -g[1], -g[2])))
+    n1, f1 = _inertia_times(fp, 5, dw, a)
+    n2, f2 = _inertia_times(fp, 5, w, v)
+    n_ = _add3(n1, _add3(_cross(w, n2), _cross(v, f2)))
+    f_ = _add3(f1, _cross(w, f2))
+    for c in range(3):
+        work[5, RW_W + c], work[5, RW_V + c] = w[c], v[c]
+        work[5, RW_DW + c], work[5, RW_A + c] = dw[c], a[c]
+        work[5, RW_N + c], work[5, RW_F + c] = n_[c], f_[c]
+    return 0.0
+
+
+@inline
+def _root_out(fp: Array, V: Array, A: Array, s: int, drive: bool, TAU: Array,
+              work: Array) -> float:
+    """The root's six generalized forces: the wrench through it (``f`` then ``n``, body
+    frame, children's included), plus each coordinate's drive terms; their sum."""
+    total = 0.0
+    for j in range(6):
+        t = work[5, RW_F + j] if j < 3 else work[5, RW_N + j - 3]
+        if drive:
+            vj = V[s, j]
+            t += fp[j, F_ARMATURE] * A[s, j] + fp[j, F_VISCOUS] * vj
+            if fp[j, F_COULOMB] != 0.0:
+                t += fp[j, F_COULOMB] * sign(vj)
+        TAU[s, j] = t
+        total += t
+    return total
+
+
+@jit_fma
+def rnea_free_rows(fp: Array, Q: Array, V: Array, A: Array, g: Array, drive: bool,
+                   TAU: Array) -> bool:
+    """:func:`rnea_tree_rows` for a kernel tree whose only multi-DoF joint is a
+    free-flyer root on rows 0-5 (``nq = nv + 1``, the other rows 1-DoF joints at
+    ``q[i + 1]``, ``v[i]``; ``rnea_expanded.free_root`` decides): the root in one step
+    (:func:`_free_root`) instead of six 1-DoF rows, the rest by
+    :func:`~._rnea_jit.rnea_span` reading the samples in place. Its twin:
+    :func:`rnea_tree_rows` (equal to rounding, test/core/dynamics/test_rnea_expanded.py).
+    False if a quaternion is off the unit sphere or a torque is not finite."""
+    work = np.zeros((fp.shape[0], RW_COLS))
+    total = 0.0
+    for s in range(Q.shape[0]):
+        total += _free_root(fp, Q, V, A, s, g, work)
+        total += rnea_span(fp, Q, V, A, s, g, drive, TAU, work, 6, 1)
+        total += _root_out(fp, V, A, s, drive, TAU, work)
+    return bool(np.isfinite(total))
+
+
 @jit_fma
 def gravity_tree_rows(fp: Array, km: Array, Q: Array, g: Array, TAU: Array) -> bool:
     """:func:`~._rnea_jit.gravity_row` on every sample through the kernel tree."""
@@ -170,5 +267,5 @@ def gravity_tree_rows(fp: Array, km: Array, Q: Array, g: Array, TAU: Array) -> b
     return bool(np.isfinite(total))
 
 
-__all__ = ["gravity_tree_rows", "rnea_tree_rows", "tree_general_call", "tree_gravity_call",
-           "tree_rnea_call"]
+__all__ = ["gravity_tree_rows", "rnea_free_rows", "rnea_tree_rows", "tree_general_call",
+           "tree_gravity_call", "tree_rnea_call"]

@@ -155,18 +155,21 @@ def _cross_axis(x: Vec, k: int, s: float) -> Vec:
     return (x[1] * s, -x[0] * s, 0.0)
 
 
-@jit_fma
-def rnea_row(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
-             TAU: Array, work: Array) -> float:
-    """RNEA on sample ``k``: ``TAU[k] = ID(Q[k], QD[k], QDD[k])``; returns ``sum(TAU[k])``
-    (finite iff every torque is). ``work`` (n, 30) as :func:`~.rnea.rnea_pass`'s."""
+@inline
+def rnea_span(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
+              TAU: Array, work: Array, first: int, oq: int) -> float:
+    """:func:`rnea_row` on rows ``first..n-1`` only, joint ``i``'s position at
+    ``Q[k, i + oq]``: a parent row below ``first`` must already hold its motion
+    ``w, v, dw, a`` and body force ``n, f`` in ``work``, and receives its children's
+    wrenches (the free-flyer root of :mod:`~._rnea_expanded_jit`, ``first = 6``,
+    ``oq = 1``); returns the sum of ``TAU[k, first:]``."""
     n = fp.shape[0]
     zero = (0.0, 0.0, 0.0)
-    for i in range(n):  # poses first: independent of each other, they overlap
-        R, p = _joint_transform(fp, i, Q[k, i])
+    for i in range(first, n):  # poses first: independent of each other, they overlap
+        R, p = _joint_transform(fp, i, Q[k, i + oq])
         _set9(work, i, RW_R, R)
         _set3(work, i, RW_P, p)
-    for i in range(n):
+    for i in range(first, n):
         jk = int(fp[i, F_KIND])
         par = int(fp[i, F_PARENT])
         qd, qdd = QD[k, i], QDD[k, i]
@@ -205,7 +208,7 @@ def rnea_row(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive
         _set3(work, i, RW_N, _add3(n1, _add3(_cross(w, n2), _cross(v, f2))))
         _set3(work, i, RW_F, _add3(f1, _cross(w, f2)))
     total = 0.0
-    for i in range(n - 1, -1, -1):
+    for i in range(n - 1, first - 1, -1):
         jk = int(fp[i, F_KIND])
         nb, fb = _get3(work, i, RW_N), _get3(work, i, RW_F)
         u = _get3(fp, i, F_AXIS)
@@ -228,6 +231,15 @@ def rnea_row(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive
             Rn = _add3(_mv(R, nb), _cross(_get3(work, i, RW_P), Rf))
             _set3(work, par, RW_N, _add3(_get3(work, par, RW_N), Rn))
             _set3(work, par, RW_F, _add3(_get3(work, par, RW_F), Rf))
+    return total
+
+
+@jit_fma
+def rnea_row(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
+             TAU: Array, work: Array) -> float:
+    """RNEA on sample ``k``: ``TAU[k] = ID(Q[k], QD[k], QDD[k])``; returns ``sum(TAU[k])``
+    (finite iff every torque is). ``work`` (n, 30) as :func:`~.rnea.rnea_pass`'s."""
+    total: float = rnea_span(fp, Q, QD, QDD, k, g, drive, TAU, work, 0, 0)
     return total
 
 
@@ -450,4 +462,5 @@ __all__ = [
     "rnea_pass",
     "rnea_row",
     "rnea_rows",
+    "rnea_span",
 ]

@@ -66,10 +66,12 @@ from rnea_ros.core.dynamics._floating_base_jit import (
     B_V,
     B_W,
     free_floating_call,
+    free_floating_free_rows,
     free_floating_rows,
 )
 from rnea_ros.core.dynamics.moving_base import base_vectors
 from rnea_ros.core.errors import ModelError, StateError
+from rnea_ros.core.expansion import free_root
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -183,7 +185,9 @@ def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_jo
     """:func:`free_floating_dynamics` over N samples in one compiled call (no external
     wrenches): ``q`` (N, nq), ``v`` (N, nv), ``qdd_joints`` (N, nv - 6) give
     ``base_acceleration`` (N, 6) and ``tau`` (N, nv - 6), sample by sample the per-call
-    results (the same kernel, :func:`free_floating_rows` looping :func:`free_floating_call`).
+    results (the same kernel, :func:`free_floating_rows` looping :func:`free_floating_call`;
+    on a free-flyer root over 1-DoF joints, ``free_root``, its fused twin
+    :func:`~._floating_base_jit.free_floating_free_rows`).
 
     Errors as :func:`free_floating_dynamics`'s, for the first sample that fails.
     """
@@ -197,8 +201,11 @@ def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_jo
                          f"for model '{model.name}'")
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
     tau, acc = np.empty_like(A), np.empty((Q.shape[0], 6))
-    bad = free_floating_rows(model.kernel_floats, model.kernel_map, model.kernel_last_row, r0,
-                             Q, V, A, g, tau, acc)
+    if free_root(model):
+        bad = free_floating_free_rows(model.kernel_floats, Q, V, A, g, tau, acc)
+    else:
+        bad = free_floating_rows(model.kernel_floats, model.kernel_map, model.kernel_last_row,
+                                 r0, Q, V, A, g, tau, acc)
     if bad >= 0:
         free_floating_dynamics(model, Q[bad], V[bad], A[bad], gravity=g)  # raises, naming it
         raise ModelError(f"model '{model.name}': free_floating_dynamics_batch failed at "

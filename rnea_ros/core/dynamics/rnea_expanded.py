@@ -10,7 +10,9 @@ multi-DoF joint's anchor placed at ``placement o pose(q)``, kernel coordinates
 ``multiplier * tau_follower`` (exact: the coupling is a constant linear map).
 
 Kernels: :mod:`~rnea_ros.core.dynamics._rnea_expanded_jit` (``tree_rnea_call``,
-``tree_general_call``, ``tree_gravity_call``, ``rnea_tree_rows``, ``gravity_tree_rows``).
+``tree_general_call``, ``tree_gravity_call``, ``rnea_tree_rows``, ``gravity_tree_rows``;
+``rnea_free_rows``, the batch of a free-flyer root over 1-DoF joints, whose root
+is one step instead of six rows: :func:`~rnea_ros.core.expansion.free_root`).
 
 Shapes: ``q`` (nq,), ``v, a, tau`` (nv,); ``fext`` (nbodies, 6) and the joint
 wrenches (nbodies, 6), per body; batch forms ``(N, nq)`` / ``(N, nv)``.
@@ -24,12 +26,14 @@ from numpy.typing import NDArray
 from rnea_ros.core._compile import FastCall
 from rnea_ros.core.dynamics._rnea_expanded_jit import (
     gravity_tree_rows,
+    rnea_free_rows,
     rnea_tree_rows,
     tree_general_call,
     tree_gravity_call,
     tree_rnea_call,
 )
 from rnea_ros.core.dynamics.moving_base import BaseMotion, base_state
+from rnea_ros.core.expansion import free_root
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -91,7 +95,11 @@ def rnea_batch(model: RobotModel, Q: Array, V: Array, A: Array, g: Array, drive:
                ) -> Array:
     """:func:`~.rnea.rnea_batch` on the kernel tree (checked ``(N, nq)``/``(N, nv)`` inputs)."""
     tau = np.empty_like(V)
-    if not rnea_tree_rows(model.kernel_floats, model.kernel_map, Q, V, A, g, drive, tau):
+    if free_root(model):
+        ok = rnea_free_rows(model.kernel_floats, Q, V, A, g, drive, tau)
+    else:
+        ok = rnea_tree_rows(model.kernel_floats, model.kernel_map, Q, V, A, g, drive, tau)
+    if not ok:
         raise_non_finite(model, q=Q, qd=V, qdd=A)
     return tau
 

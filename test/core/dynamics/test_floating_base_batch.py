@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from multidof import random_multidof_tree
+from multidof import free_flying_tree, random_multidof_tree
 from oracle import PinOracle, relative_error
 
 import rnea_ros.core as rc
@@ -98,3 +98,29 @@ def test_batch_errors_name_the_sample_joint_or_shape() -> None:
     V[2, 8] = np.nan
     with pytest.raises(rc.StateError, match=r"v of joint 'FL_KFE' is nan"):
         rc.free_floating_dynamics_batch(model, Q, V, A)
+
+
+@pytest.mark.parametrize("robot", ("solo12", "talos", "tree"))
+def test_free_rows_equal_their_twin_free_floating_rows(robot: str) -> None:
+    """Twin of ``free_floating_free_rows`` (a free-flyer root over 1-DoF joints, no
+    kernel-tree copy per sample, FMA): ``free_floating_rows``, to rounding; a random
+    free-flying tree at a random root placement too."""
+    from rnea_ros.core.dynamics._floating_base_jit import (
+        free_floating_free_rows,
+        free_floating_rows,
+    )
+    from rnea_ros.core.expansion import free_root
+
+    model = free_flying_tree(4) if robot == "tree" else free_flyer(robot)
+    assert free_root(model)
+    Q, V, A = batch_states(model, SAMPLES, seed=5)
+    ours, twin = (np.empty_like(A), np.empty((SAMPLES, 6))), (np.empty_like(A),
+                                                                np.empty((SAMPLES, 6)))
+    fp, g = model.kernel_floats, model.gravity
+    assert free_floating_free_rows(fp, Q, V, A, g, *ours) == -1
+    assert free_floating_rows(fp, model.kernel_map, model.kernel_last_row, 6, Q, V, A, g,
+                              *twin) == -1
+    assert relative_error(ours[0], twin[0]) < 1e-12
+    assert relative_error(ours[1], twin[1]) < 1e-12
+    Q[7, 3:7] *= 1.001
+    assert free_floating_free_rows(fp, Q, V, A, g, *ours) == 7
