@@ -236,7 +236,7 @@ def run_mujoco_push(seconds: float) -> bool:
     from rnea_ros.nodes.harness import ClosedLoop
 
     controller, simulator = launch_parameters("arm7")
-    simulator = {**simulator, "engine": "mujoco", "world": "table", "damping": [5.0]}
+    simulator = {**simulator, "engine": "mujoco", "world": "table"}  # the shipped drive damping
     with ClosedLoop(controller, simulator, namespace="mujoco") as loop:
         node = loop.simulator
         assert node is not None

@@ -68,6 +68,25 @@ def initial_positions(values: Mapping[str, Any], model: RobotModel,
         raise ParameterError(f"parameter 'initial_positions': {exc}") from None
 
 
+def drive_friction(values: Mapping[str, Any], name: str, model: RobotModel,
+                   loops: ClosedLoopModel | None) -> Array:
+    """Parameter ``name`` (``damping`` [N m s/rad, N s/m] or ``friction`` [N m, N]) per
+    tree joint (nv,): one value for every joint, one per tree joint, or, with closed
+    loops, one per active joint (the loop file's order) with the passive joints free
+    (the drives are on the active joints; a real passive joint's friction is small)."""
+    given = values[name]
+    size = len(given) if isinstance(given, (list, tuple, np.ndarray)) else 1
+    if loops is None or loops.n_active == model.nv or size in (1, model.nv):
+        return per_joint(values, name, model.nv, -math.inf)
+    if size != loops.n_active:
+        raise ParameterError(
+            f"parameter '{name}' has {size} values; give 1, {loops.n_active} (the active "
+            f"joints {options(loops.active_names)}) or {model.nv} (every tree joint)")
+    out = np.zeros(model.nv)
+    out[loops.active_index] = per_joint(values, name, loops.n_active, -math.inf)
+    return out
+
+
 def payload_of(values: Mapping[str, Any], model: RobotModel) -> Payload | None:
     """The ``payload.*`` parameters (validated against ``model``), or None."""
     if not values["payload.link"]:
@@ -97,8 +116,8 @@ def make_simulator(values: Mapping[str, Any], model: RobotModel, loops: ClosedLo
         raise ParameterError(f"parameter 'engine' is '{engine}'; valid: {options(ENGINES)}")
     payload = payload_of(values, model)
     dt = 1.0 / float(values["rate"])
-    damping = per_joint(values, "damping", model.nv, -math.inf)
-    friction = per_joint(values, "friction", model.nv, -math.inf)
+    damping = drive_friction(values, "damping", model, loops)
+    friction = drive_friction(values, "friction", model, loops)
     world = str(values.get("world", "") or "")
     if engine == "mujoco":
         unsupported = [name for name, used in (("elastic_file", bool(values["elastic_file"])),

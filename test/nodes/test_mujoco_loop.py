@@ -12,7 +12,7 @@ from geometry_msgs.msg import WrenchStamped
 from rnea_ros.core.errors import ParameterError, RneaError
 from rnea_ros.nodes.harness import ClosedLoop, overrides
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS, SimulatorNode
-from rnea_ros.samples import sample_urdf
+from rnea_ros.samples import sample_urdf, share_directory
 
 pytest.importorskip("mujoco")
 
@@ -20,14 +20,16 @@ URDF = "package://rnea_ros/urdf/arm7.urdf"
 CONTROLLER = {"urdf_path": URDF, "watchdog_timeout": 1.0}
 START = [0.0, 0.1, 0.0, -2.0, 0.0, 2.2, 0.8]  # flange above the table (top at 0.40 m)
 PRESS = [0.0, 0.3, 0.0, -2.0, 0.0, 2.2, 0.8]  # flange 0.1 m below the top: pressed on it
-# The arm's joints are damped (like a real arm's drives) so that a pushed arm under pure
-# gravity compensation comes to rest; frictionless, it would coast on for ever.
-DAMPING = 5.0  # [N m s/rad]
+# The shipped simulator file's drive damping (config/arm7_simulator.yaml, like a real arm's
+# drives) brings a pushed arm under pure gravity compensation to rest; frictionless, it
+# would coast on for ever.
+DAMPING = yaml.safe_load((share_directory() / "config" / "arm7_simulator.yaml").read_text()
+                         )["/**"]["ros__parameters"]["damping"]  # [N m s/rad]
 
 
 def simulator(**extra):
     return {"urdf_path": URDF, "engine": "mujoco", "world": "table", "integrator": "rk4",
-            "initial_positions": START, "damping": [DAMPING], **extra}
+            "initial_positions": START, "damping": DAMPING, **extra}
 
 
 def push(loop: ClosedLoop, link: str, force: tuple[float, float, float]) -> None:
@@ -64,6 +66,7 @@ def test_gravity_mode_yields_to_a_push_and_settles_to_a_steady_hold() -> None:
         last = q[t > t_end - 0.5]
         print(f"push: yielded {yielded:.3f} rad; last 0.5 s: moved "
               f"{np.abs(last - last[-1]).max():.2e} rad, speed {speed(loop, t_end - 0.5):.2e}")
+        assert len(DAMPING) == 7 and min(DAMPING) > 0.0  # the shipped arm is damped
         assert yielded > 0.05
         assert float(np.abs(last - last[-1]).max()) < 1e-3
         assert speed(loop, t_end - 0.5) < speed(loop, t_end - 2.0) < speed(loop, 0.0)

@@ -138,7 +138,10 @@ def test_a_box_rests_on_the_table_and_the_arm_touches_it() -> None:
 
 def test_a_push_moves_the_held_arm_and_damping_brings_it_to_rest() -> None:
     model, _, q0 = robot("arm7")
-    sim = MujocoSimulator(sample_urdf("arm7"), model, integrator="rk4", damping=np.full(7, 5.0))
+    path = share_directory() / "config" / "arm7_simulator.yaml"  # the shipped drive damping
+    damping = np.array(yaml.safe_load(path.read_text())["/**"]["ros__parameters"]["damping"])
+    assert damping.shape == (7,) and np.all(damping > 0.0)
+    sim = MujocoSimulator(sample_urdf("arm7"), model, integrator="rk4", damping=damping)
     sim.reset(q0)
     sim.apply_wrench("flange", np.array([0.0, 30.0, 0.0]), np.zeros(3), 0.1)
     for _ in range(3000):
@@ -211,3 +214,26 @@ def test_the_simulator_nodes_start_up_line_names_engine_and_world() -> None:
     values.update(engine="pinocchio", world="", lockstep=True)
     line = startup_line(values, model, Simulator(sample_urdf("arm7"), model))
     assert "engine 'pinocchio'" in line and "world 'none'" in line and "lockstep" in line
+
+
+def test_a_parallel_robots_drive_damping_is_on_its_active_joints_and_in_mujoco() -> None:
+    """The shipped gough_stewart file's ``damping`` (one per leg, N s/m) damps the six
+    active slides and no passive joint, on either engine (MuJoCo: its dofs' damping); a
+    count that fits neither is refused naming the options."""
+    from rnea_ros.simulation.factory import drive_friction
+
+    model, loops, _ = robot("gough_stewart")
+    path = share_directory() / "config" / "gough_stewart_simulator.yaml"
+    values = yaml.safe_load(path.read_text())["/**"]["ros__parameters"]
+    damping = drive_friction(values, "damping", model, loops)
+    assert damping.shape == (model.nv,) and model.nv == 21
+    assert np.all(damping[loops.active_index] >= 100.0)  # a ball-screw drive's, N s/m
+    assert not damping[loops.passive_index].any()
+    assert [model.joint_types[j] for j in loops.active_index] == ["prismatic"] * 6
+    sim = MujocoSimulator(sample_urdf("gough_stewart"), model, loops=loops, damping=damping)
+    np.testing.assert_array_equal(sim.mjm.dof_damping[sim.dadr], damping)
+    assert np.array_equal(drive_friction({"damping": [2.0]}, "damping", model, loops),
+                          np.full(21, 2.0))  # one for every tree joint, as before
+    with pytest.raises(ParameterError, match=r"'damping' has 4 values; give 1, 6 \(the "
+                       r"active joints 'leg1_slide'.*\) or 21"):
+        drive_friction({"damping": [1.0] * 4}, "damping", model, loops)
