@@ -60,8 +60,10 @@ def states(model: Any, oracle: PinocchioOracle, count: int, seed: int = 0
     pq = np.array([pin.randomConfiguration(oracle.pm, lo, hi) for _ in range(count)])
     order = np.concatenate([np.arange(i, i + n) for i, n in
                             zip(oracle.idx_q, oracle.nq_j, strict=True)])
-    return pq[:, order], rng.uniform(-1, 1, (count, model.nv)), rng.uniform(-1, 1,
-                                                                             (count, model.nv))
+    # C-contiguous rows, as Pinocchio's inputs are (pq[:, order] alone is a strided copy,
+    # whose rows our per-call face would copy on every call)
+    return (np.ascontiguousarray(pq[:, order]), rng.uniform(-1, 1, (count, model.nv)),
+            rng.uniform(-1, 1, (count, model.nv)))
 
 
 def bench_robot(name: str, samples: int) -> list[Row]:
