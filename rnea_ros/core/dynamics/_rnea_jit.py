@@ -5,8 +5,9 @@ dispatch): the per-call passes and entries, and the throughput kernels of the ba
 (Featherstone Table 5.1; Caron's pseudo-code) over the work array ``RW_*``
 (:mod:`rnea_ros.core._layout`); :func:`gravity_pass` by composite first moments.
 Entries (what the face calls through :class:`~rnea_ros.core._compile.FastCall`):
-:func:`rnea_call` (1 kHz: drive terms, fixed base), :func:`rnea_general_call`
-(moving base, external wrenches, joint wrenches), :func:`gravity_call`.
+:func:`rnea_call` (1 kHz: drive terms, fixed base; it runs the throughput kernel
+:func:`rnea_row` on its one sample), :func:`rnea_general_call` (moving base, external
+wrenches, joint wrenches: :func:`rnea_pass`), :func:`gravity_call`.
 
 **Throughput** (``rnea_batch``, ``gravity_batch``, ``nonlinear_effects_batch``, and
 the gravity of ``gravity_torques``): the same RNEA written for throughput: one
