@@ -70,7 +70,7 @@ def rows(name: str) -> list[tuple[str, Fn, Fn, Fn]]:
         k_rnea = lambda: rnea_face._rnea_fast.call(kf, q, v, a, g, out)  # noqa: E731
         k_grav = lambda: rnea_face._gravity_fast.call(kf, q, g, out)  # noqa: E731
         k_aba = lambda: aba_face._aba_fast.call(kf, q, v, tau, g, none, False, out)  # noqa: E731
-    table = [
+    table: list[tuple[str, Fn, Fn, Fn]] = [
         ("rnea", lambda: rnea_face.rnea(model, q, v, a), k_rnea,
          lambda: pin.rnea(pm, pd, pq, pv, pa)),
         ("gravity", lambda: rnea_face.gravity_torques(model, q), k_grav,
