@@ -67,6 +67,15 @@ def best_times(fns: Sequence[Callable[[], Any]], number: int, repeat: int = 7) -
     return best
 
 
+def best_pair(ours: Callable[[], Any], theirs: Callable[[], Any], number: int,
+              repeat: int = 15) -> tuple[float, float]:
+    """Best per-call times [s] of ``ours`` and ``theirs`` (:func:`best_times`, their runs
+    of ``number`` calls interleaved: a load that drifts during the run weighs on both
+    alike)."""
+    a, b = best_times((ours, theirs), number, repeat)
+    return a, b
+
+
 def states(model: Any, oracle: PinocchioOracle, count: int, seed: int = 0
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Random configurations (Pinocchio's randomConfiguration within +-1 on the base,
@@ -76,8 +85,10 @@ def states(model: Any, oracle: PinocchioOracle, count: int, seed: int = 0
     pq = np.array([pin.randomConfiguration(oracle.pm, lo, hi) for _ in range(count)])
     order = np.concatenate([np.arange(i, i + n) for i, n in
                             zip(oracle.idx_q, oracle.nq_j, strict=True)])
-    return pq[:, order], rng.uniform(-1, 1, (count, model.nv)), rng.uniform(-1, 1,
-                                                                             (count, model.nv))
+    # C-contiguous rows, as Pinocchio's inputs are (pq[:, order] alone is a strided copy,
+    # whose rows our per-call face would copy on every call)
+    return (np.ascontiguousarray(pq[:, order]), rng.uniform(-1, 1, (count, model.nv)),
+            rng.uniform(-1, 1, (count, model.nv)))
 
 
 def bench_robot(name: str, samples: int, batch_only: bool = False) -> list[Row]:
@@ -107,7 +118,7 @@ def bench_robot(name: str, samples: int, batch_only: bool = False) -> list[Row]:
          lambda: pin.aba(pm, pd, pq, pv, pfree), 0.0),
     ):
         ours(), theirs()
-        t_ours, t_pin = best_time(ours, 20000), best_time(theirs, 20000)
+        t_ours, t_pin = best_pair(ours, theirs, 20000)
         ratio = t_ours / t_pin
         if target:
             rows.append((label, t_ours, t_pin, ratio, f"<= {target}", ratio <= target))

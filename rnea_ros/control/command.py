@@ -43,11 +43,10 @@ from rnea_ros.control.joint_state import MERGED, NO_MODEL_JOINT, intake, intake_
 from rnea_ros.core.kernels import (
     RW_COLS,
     FastCall,
-    fixed_base,
     gravity_call,
     jit,
     jit_entry,
-    rnea_pass,
+    rnea_drive_pass,
     scratch,
 )
 
@@ -166,7 +165,7 @@ def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, in
     ``tau = ID(q_ref, qd_ref, qdd_ref) + Kp (q_ref - q) + Kd (qd_ref - qd)`` into
     ``state[3]``, with ``q, qd = state[0], state[1]`` (the merged state),
     ``gains`` (2, n) = ``[Kp; Kd]`` and ID
-    :func:`~rnea_ros.core.kernels.rnea_pass` with its drive terms (the
+    :func:`~rnea_ros.core.kernels.rnea_drive_pass` (``rc.rnea``'s kernel, with the
     model's armature and friction, if it has any), as
     :class:`~rnea_ros.control.laws.InverseDynamicsPD` computes it. The arguments
     up to ``last`` stay with a configuration (the controller binds them once);
@@ -180,7 +179,7 @@ def inverse_dynamics_command(fp: Array, g: Array, gains: Array, state: Array, in
     n = fp.shape[0]
     work = scratch(n, RW_COLS)
     q, qd, tau = state[0], state[1], state[3]
-    rnea_pass(fp, q_ref, qd_ref, qdd_ref, fixed_base(g), work[:0], False, True, tau, work)
+    rnea_drive_pass(fp, q_ref, qd_ref, qdd_ref, g, tau, work)
     for i in range(n):
         tau[i] = tau[i] + gains[0, i] * (q_ref[i] - q[i]) + gains[1, i] * (qd_ref[i] - qd[i])
     return finish(tau, index, bounds, last, slew,

@@ -15,7 +15,8 @@ layer"). Every name is re-exported unchanged from where it is defined:
 * tuple and spatial algebra (:mod:`rnea_ros.core._algebra`): 3-vectors, spatial
   motions/forces as ``(angular, linear)`` tuple pairs, :func:`joint_transform`,
   :func:`fixed_base`;
-* algorithm kernels: :func:`rnea_pass` and :func:`gravity_call`
+* algorithm kernels: :func:`rnea_pass`, :func:`rnea_drive_pass` (the per-call RNEA
+  with drive terms of ``rc.rnea``) and :func:`gravity_call`
   (:mod:`rnea_ros.core.dynamics._rnea_jit`, face :mod:`rnea_ros.core.dynamics.rnea`),
   :func:`gfd_pass` (:mod:`rnea_ros.core.dynamics._gfd_jit`, face
   :mod:`rnea_ros.core.dynamics.gfd`).
@@ -57,7 +58,7 @@ from rnea_ros.core._layout import (
     parent,
 )
 from rnea_ros.core.dynamics._gfd_jit import gfd_pass
-from rnea_ros.core.dynamics._rnea_jit import gravity_call, rnea_pass
+from rnea_ros.core.dynamics._rnea_jit import gravity_call, rnea_drive_pass, rnea_pass
 
 __all__ = [
     "F_ARMATURE",
@@ -90,6 +91,7 @@ __all__ = [
     "minertia",
     "mput",
     "parent",
+    "rnea_drive_pass",
     "rnea_pass",
     "scratch",
     "to_child",

@@ -18,7 +18,6 @@ from rnea_ros.core._algebra import (
     add3,
     base_tuple,
     cross,
-    fixed_base,
     inertia_times,
     mm,
     mtv,
@@ -73,10 +72,11 @@ def _copy_rows(fp: Array, fpx: Array) -> None:
 _copy = inline(_copy_rows)
 
 
-@jit_entry
+@jit_entry_fma
 def tree_rnea_call(fp: Array, km: Array, q: Array, v: Array, a: Array, g: Array,
                tau: Array) -> bool:
-    """The per-call entry: armature and friction, fixed base, no external wrenches.
+    """The per-call entry: armature and friction, fixed base, no external wrenches;
+    the batch's :func:`~._rnea_jit.rnea_row` on the one sample, as :func:`rnea_tree_rows`.
     False: a wrong length, a quaternion off the unit sphere, or a non-finite result."""
     nk = fp.shape[0]
     if (q.shape[0] != km[0, K_NQ] or v.shape[0] != km[0, K_NV] or a.shape[0] != km[0, K_NV]
@@ -88,7 +88,8 @@ def tree_rnea_call(fp: Array, km: Array, q: Array, v: Array, a: Array, g: Array,
     if not _expand_state(fp, km, q, v, a, fpx, qk, vk, ak):
         return False
     work = tree_scratch(nk, RW_COLS)
-    rnea_pass(fpx, qk, vk, ak, fixed_base(g), work[:0], False, False, tk, work)
+    _rnea_row(fpx, qk.reshape((1, nk)), vk.reshape((1, nk)), ak.reshape((1, nk)), 0, g, False,
+              tk.reshape((1, nk)), work)
     return bool(np.isfinite(_gather(fp, km, tk, v, a, True, tau)))
 
 

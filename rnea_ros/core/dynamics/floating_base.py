@@ -50,7 +50,6 @@ classical acceleration of the base origin is ``dv + w x v``).
 
 from __future__ import annotations
 
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -87,6 +86,8 @@ Array = NDArray[np.float64]
 
 _free_floating = FastCall(free_floating_call)
 _NO_WRENCH = np.zeros((0, 6))
+_asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty  # global lookups are cheaper
+_new_tuple = tuple.__new__  # a NamedTuple's own __new__ is Python code (~0.3 us more)
 
 
 # ------------------------------------------------------------------ the API
@@ -169,15 +170,13 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
     unit sphere names its joint).
     """
     r0 = _free_flyer_rows(model)
-    q = joint_vector(model, q, "q")
-    v = joint_vector(model, v, "v")
-    qdd = np.ascontiguousarray(qdd_joints, dtype=np.float64)
-    if qdd.shape != (model.nv - 6,):
-        raise StateError(f"qdd_joints has shape {qdd.shape}, expected ({model.nv - 6},) "
-                         f"(nv - 6: every coordinate but the free-flyer's) for model "
-                         f"'{model.name}'")
+    # The per-call path, kept lean as rnea's: the kernel checks the lengths (code -2,
+    # then _check_lengths names the input); the entry needs C-contiguous float64 vectors.
+    q, v, qdd = _asc(q, _f64), _asc(v, _f64), _asc(qdd_joints, _f64)
+    if not q.ndim == v.ndim == qdd.ndim == 1:
+        _check_lengths(model, 6, q, v, qdd)
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
-    return _solve(model, r0, q, v, qdd, g, np.empty((1, 25)), fext)
+    return _solve(model, r0, q, v, qdd, g, _empty((1, 25)), fext)
 
 
 def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_joints: object,
@@ -217,32 +216,43 @@ def _solve(model: RobotModel, r0: int, q: Array, v: Array, a: Array, g: Array,
            base: Array, fext: object | None) -> FreeFloatingResult:
     """Run the kernel (:func:`free_floating_call`; ``a`` and the torques are the
     coordinates' after the root's when ``r0 > 0``) and explain a refusal."""
-    off = model.nv - a.shape[0]
+    off = 6 if r0 > 0 else 0  # the free-flyer root's six coordinates are not in a
     use_fext = fext is not None
     f = body_wrenches(model, fext) if use_fext else _NO_WRENCH
-    tau = np.empty(a.shape[0])
-    acc = np.empty(6)
+    tau = _empty(a.shape[0])
+    acc = _empty(6)
     code = _free_floating.call(model.kernel_floats, model.kernel_map, model.kernel_last_row,
                                r0, off, q, v, a, g, base, f, use_fext, tau, acc)
     if code != 1:
+        if code == -2:
+            _check_lengths(model, off, q, v, a)
         if code == -1:
             model.check_configuration(q)  # names the joint
         if not all(np.all(np.isfinite(x)) for x in (q, v, a)):
             raise_non_finite(model, q=q, v=v, a=np.r_[np.zeros(off), a])
         raise ModelError(f"model '{model.name}': the free-floating robot's composite inertia "
                          "is singular (no mass, or a result is not finite)")
-    return FreeFloatingResult(acc, tau)
+    return _new_tuple(FreeFloatingResult, (acc, tau))  # FreeFloatingResult(acc, tau), faster
 
 
-_ROOTS: weakref.WeakKeyDictionary[RobotModel, int] = weakref.WeakKeyDictionary()
+def _check_lengths(model: RobotModel, off: int, q: Array, v: Array, a: Array) -> None:
+    """Raise the :class:`StateError` naming the input of the wrong shape: ``q`` (nq,),
+    ``v`` (nv,), ``a`` (nv - off,) (``qdd_joints`` of a free-flyer model, ``off = 6``)."""
+    joint_vector(model, q, "q")
+    joint_vector(model, v, "v")
+    if off == 0:
+        joint_vector(model, a, "a")
+    if a.shape != (model.nv - off,):
+        raise StateError(f"qdd_joints has shape {a.shape}, expected ({model.nv - off},) "
+                         f"(nv - 6: every coordinate but the free-flyer's) for model "
+                         f"'{model.name}'")
 
 
 def _free_flyer_rows(model: RobotModel) -> int:
     """The first kernel row after a free-flyer root's six (checked once per model)."""
-    try:
-        return _ROOTS[model]
-    except KeyError:
-        pass
+    r0: int | None = vars(model).get("_free_flyer_r0")  # cached on the immutable model
+    if r0 is not None:  # (a WeakKeyDictionary's lookup cost ~0.1 us more per call)
+        return r0
     where = f"free_floating_dynamics: model '{model.name}'"
     root = model.joint_names[0]
     if model.joint_types[0] != "free-flyer" or model.parent[model.joint_body[0]] >= 0:
@@ -260,7 +270,7 @@ def _free_flyer_rows(model: RobotModel) -> int:
             raise ModelError(f"{where}: root joint '{root}' has {key} {values.tolist()}; "
                              "Khalil's eq. 97 has no drive on the floating base (set it to 0)")
     r0 = int(model.kernel_last_row[model.joint_body[0]]) + 1
-    _ROOTS[model] = r0
+    vars(model)["_free_flyer_r0"] = r0
     return r0
 
 
