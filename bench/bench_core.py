@@ -18,12 +18,12 @@ import argparse
 import os
 import subprocess
 import sys
-import timeit
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
+from timing import best_pair, best_time  # the script's directory is on sys.path
 
 from rnea_ros.core.dynamics.gfd import rnea_time_derivative
 from rnea_ros.core.dynamics.rnea import gravity_torques, rnea, rnea_batch
@@ -42,20 +42,8 @@ ELASTIC_OF_RNEA = 3.0  # elastic inverse dynamics (hua-2024 Alg. 1) / our RNEA, 
 BATCH_TARGET = 2.0  # Pinocchio / ours per sample, at least
 
 
-def best_time(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
-    """Best per-call time [s] of ``fn`` over ``repeat`` runs of ``number`` calls."""
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
-def best_pair(ours: Callable[[], Any], theirs: Callable[[], Any], number: int,
-              repeat: int = 15) -> tuple[float, float]:
-    """Best per-call times [s] of ``ours`` and ``theirs``, their runs of ``number`` calls
-    interleaved (a load that drifts during the run weighs on both alike)."""
-    best = [float("inf"), float("inf")]
-    for _ in range(repeat):
-        for k, fn in enumerate((ours, theirs)):
-            best[k] = min(best[k], timeit.timeit(fn, number=number) / number)
-    return best[0], best[1]
 
 
 def startup_times() -> tuple[float, float]:

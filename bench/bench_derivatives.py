@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import timeit
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
+import timing  # the script's directory is on sys.path
 
 from rnea_ros.core.dynamics.derivatives import (
     joint_wrench_derivatives,
@@ -41,17 +41,9 @@ Row = tuple[str, float, float, str, bool]
 
 
 def best_times(fns: Sequence[Callable[[], Any]], number: int, repeat: int = 15) -> list[float]:
-    """Best per-call CPU time [s] of each of ``fns`` over ``repeat`` runs of ``number`` calls.
-
-    The functions alternate within each repeat and the clock is the process's CPU
-    time, so that a machine shared with other jobs slows all of them alike.
-    """
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for k, fn in enumerate(fns):
-            t = timeit.timeit(fn, number=number, timer=time.process_time) / number
-            best[k] = min(best[k], t)
-    return best
+    """Best per-call CPU time [s] of each of ``fns`` (:func:`timing.best_times` on the
+    process's CPU time: a machine shared with other jobs slows all of them alike)."""
+    return timing.best_times(fns, number, repeat, timer=time.process_time)
 
 
 def bench_robot(name: str, samples: int, calls: int) -> list[Row]:

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import timeit
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
+from timing import best_pair, best_times  # the script's directory is on sys.path
 
 from rnea_ros.core.dynamics._floating_base_jit import free_floating_rows
 from rnea_ros.core.dynamics._rnea_expanded_jit import rnea_tree_rows
@@ -52,28 +52,10 @@ RNEA_BATCH_TARGET = 3.0  # pin.rnea looped / our batch RNEA per sample, at least
 Row = tuple[str, float, float, float, str, bool]
 
 
-def best_time(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
-    """Best per-call time [s] of ``fn`` over ``repeat`` runs of ``number`` calls."""
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
-def best_times(fns: Sequence[Callable[[], Any]], number: int, repeat: int = 7) -> list[float]:
-    """Best per-call time [s] of each of ``fns``, their repeats interleaved (a busy
-    machine slows them alike)."""
-    best = [np.inf] * len(fns)
-    for _ in range(repeat):
-        for k, fn in enumerate(fns):
-            best[k] = min(best[k], timeit.timeit(fn, number=number) / number)
-    return best
 
 
-def best_pair(ours: Callable[[], Any], theirs: Callable[[], Any], number: int,
-              repeat: int = 15) -> tuple[float, float]:
-    """Best per-call times [s] of ``ours`` and ``theirs`` (:func:`best_times`, their runs
-    of ``number`` calls interleaved: a load that drifts during the run weighs on both
-    alike)."""
-    a, b = best_times((ours, theirs), number, repeat)
-    return a, b
 
 
 def states(model: Any, oracle: PinocchioOracle, count: int, seed: int = 0

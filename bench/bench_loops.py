@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import timeit
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numba
 import numpy as np
 import pinocchio as pin
+from timing import best_times  # the script's directory is on sys.path
 
 import rnea_ros.core as rc
 from rnea_ros.core.coupling._loop_dynamics_jit import inverse_dynamics
@@ -59,14 +59,6 @@ from rnea_ros.samples import LOOP_ROBOTS, load_loop_robot, robot_urdf
 LOOP_OF_RNEA = 3.0  # loop_rnea / rnea on the tree, per call, at most
 
 
-def best_times(fns: Sequence[Callable[[], Any]], number: int, repeat: int = 9) -> list[float]:
-    """Best per-call time [s] of each of ``fns``, their repeats interleaved (a busy
-    machine slows them alike)."""
-    best = [np.inf] * len(fns)
-    for _ in range(repeat):
-        for k, fn in enumerate(fns):
-            best[k] = min(best[k], timeit.timeit(fn, number=number) / number)
-    return best
 
 
 def trajectory(model: rc.ClosedLoopModel, samples: int, rate: float = 1000.0

@@ -19,11 +19,10 @@ interleaved), measured in the same run.
 from __future__ import annotations
 
 import argparse
-import timeit
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
+from timing import best_time, best_times  # the script's directory is on sys.path
 
 import rnea_ros.core as rc
 from rnea_ros.core.coupling.loop_file import loop_file_path
@@ -36,9 +35,6 @@ TARGET = 3.0  # platform + legs inverse dynamics / tree RNEA, per call, at most
 ROBOTS = {"gough_stewart": rc.GoughStewart, "delta": rc.DeltaRobot}
 
 
-def best_time(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
-    """Best per-call time [s] of ``fn`` over ``repeat`` runs of ``number`` calls."""
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
 def random_states(robot: rc.ParallelRobot, count: int, seed: int
@@ -63,14 +59,6 @@ def random_states(robot: rc.ParallelRobot, count: int, seed: int
             rng.normal(0.0, 3.0, (count, robot.nv)))
 
 
-def best_times(fns: Sequence[Callable[[], Any]], number: int, repeat: int = 7) -> list[float]:
-    """Best per-call time [s] of each of ``fns``, their repeats interleaved (a busy
-    machine slows them alike)."""
-    best = [np.inf] * len(fns)
-    for _ in range(repeat):
-        for k, fn in enumerate(fns):
-            best[k] = min(best[k], timeit.timeit(fn, number=number) / number)
-    return best
 
 
 def legs_state(robot: rc.ParallelRobot, X: np.ndarray, XD: np.ndarray, XDD: np.ndarray
