@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dt", type=float, default=0.01, help="output step [s]")
     p.add_argument("--control-points", type=int)
     p.add_argument("--grid", type=int, default=4, help="constraint points per knot interval")
-    p.add_argument("--max-iter", type=int, default=300, help="NLP solver iterations")
+    p.add_argument("--max-iter", type=int, default=1000, help="NLP solver iterations per solve")
     p.add_argument("--solver", choices=SOLVERS, default="ipopt")
     p.add_argument("--tol-T", type=float, default=1e-3,
                    help="adaptive knots: stop when T changes less than this (relative)")

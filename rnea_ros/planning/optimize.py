@@ -110,7 +110,7 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
                   start_velocity: object | None = None, end_velocity: object | None = None,
                   zero_acceleration: bool | None = None, weight: float = 0.0,
                   control_points: int | None = None, degree: int | None = None,
-                  grid_per_interval: int = 4, max_iter: int = 300, tol: float | None = None,
+                  grid_per_interval: int = 4, max_iter: int = 1000, tol: float | None = None,
                   T_guess: float | None = None, refine: int = 5,
                   solver: str = "ipopt", tol_T: float | None = 1e-3,
                   max_knot_refinements: int = 4, max_intervals: int | None = None) -> Plan:
