@@ -62,8 +62,8 @@ def plucker(R: tuple[float, ...], p: tuple[float, float, float], X: Array) -> No
 
 @jit_fma
 def body_inertia(fp: Array, i: int, I6: Array) -> None:
-    """Fill ``I6`` (6, 6) with body ``i``'s spatial inertia at its origin (the elastic
-    kernels')."""
+    """Fill ``I6`` (6, 6) with body ``i``'s spatial inertia at its origin (ABA's, on a
+    row of its (n, 36) array, and the elastic kernels')."""
     m = fp[i, F_MASS]
     hx, hy, hz = fp[i, F_H], fp[i, F_H + 1], fp[i, F_H + 2]
     xx, yy, zz, xy, xz, yz = fp[i, F_IO:F_IO + 6]
@@ -93,21 +93,6 @@ def _plucker_row(R: tuple[float, ...], p: tuple[float, float, float], X: Array, 
             X[i, 6 * r + 3 + c] = 0.0
             X[i, 6 * (3 + r) + c] = -(R[r] * P[0][c] + R[3 + r] * P[1][c] + R[6 + r] * P[2][c])
 
-
-@jit_fma
-def _body_inertia_row(fp: Array, i: int, IA: Array) -> None:
-    """Fill ``IA[i]`` (36,: a row-major 6x6) with body ``i``'s spatial inertia at its origin."""
-    m = fp[i, F_MASS]
-    hx, hy, hz = fp[i, F_H], fp[i, F_H + 1], fp[i, F_H + 2]
-    xx, yy, zz, xy, xz, yz = fp[i, F_IO:F_IO + 6]
-    Io = ((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
-    H = ((0.0, -hz, hy), (hz, 0.0, -hx), (-hy, hx, 0.0))  # [h]x
-    for r in range(3):
-        for c in range(3):
-            IA[i, 6 * r + c] = Io[r][c]
-            IA[i, 6 * r + 3 + c] = H[r][c]
-            IA[i, 6 * (3 + r) + c] = -H[r][c]
-            IA[i, 6 * (3 + r) + 3 + c] = m if r == c else 0.0
 
 
 @jit_fma
@@ -173,7 +158,7 @@ def aba_pass(fp: Array, q: Array, qd: Array, tau: Array, g: Array,
             vecs[i, 6 + k], vecs[i, 9 + k] = c_w[k], c_v[k]
             vecs[i, 12 + k] = pn[k] - (fext[i, 3 + k] if use_fext else 0.0)
             vecs[i, 15 + k] = pf[k] - (fext[i, k] if use_fext else 0.0)
-        _body_inertia_row(fp, i, IA)
+        body_inertia(fp, i, IA[i].reshape((6, 6)))  # IA[i]: a row-major 6x6
     for i in range(n - 1, -1, -1):  # pass 2: articulated inertias and bias forces
         off = 3 if kind(fp, i) == PRISMATIC else 0
         u = vec3(fp, i, F_AXIS)
