@@ -73,17 +73,18 @@ def drive_friction(values: Mapping[str, Any], name: str, model: RobotModel,
     """Parameter ``name`` (``damping`` [N m s/rad, N s/m] or ``friction`` [N m, N]) per
     tree joint (nv,): one value for every joint, one per tree joint, or, with closed
     loops, one per active joint (the loop file's order) with the passive joints free
-    (the drives are on the active joints; a real passive joint's friction is small)."""
+    (the drives are on the active joints; a real passive joint's friction is small).
+    Every value is >= 0: a negative one would feed energy into the plant."""
     given = values[name]
     size = len(given) if isinstance(given, (list, tuple, np.ndarray)) else 1
     if loops is None or loops.n_active == model.nv or size in (1, model.nv):
-        return per_joint(values, name, model.nv, -math.inf)
+        return per_joint(values, name, model.nv)
     if size != loops.n_active:
         raise ParameterError(
             f"parameter '{name}' has {size} values; give 1, {loops.n_active} (the active "
             f"joints {options(loops.active_names)}) or {model.nv} (every tree joint)")
     out = np.zeros(model.nv)
-    out[loops.active_index] = per_joint(values, name, loops.n_active, -math.inf)
+    out[loops.active_index] = per_joint(values, name, loops.n_active)
     return out
 
 

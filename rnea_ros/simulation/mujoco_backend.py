@@ -53,7 +53,7 @@ from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.errors import JointNameError, ModelError, ParameterError, StateError, options
 from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
-from rnea_ros.simulation.rigid import INTEGRATORS
+from rnea_ros.simulation.rigid import INTEGRATORS, drive_coefficients
 
 Array = NDArray[np.float64]
 AXIS_POINT = 0.1  # [m] second point on a spatial revolute cut's axis (as the Pinocchio
@@ -145,8 +145,8 @@ class MujocoSimulator:
         self.dt = dt
         self.integrator = integrator
         n = model.nv
-        self.damping = np.zeros(n) if damping is None else np.asarray(damping, float)
-        self.friction = np.zeros(n) if friction is None else np.asarray(friction, float)
+        self.damping = drive_coefficients(damping, "damping", n)
+        self.friction = drive_coefficients(friction, "friction", n)
         spec = self._spec(urdf, payload, world, contacts, limits)
         try:
             self.mjm = spec.compile()

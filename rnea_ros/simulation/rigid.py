@@ -49,6 +49,20 @@ Array = NDArray[np.float64]
 INTEGRATORS = ("semi_implicit", "rk4")
 
 
+def drive_coefficients(value: Array | None, name: str, n: int) -> Array:
+    """A plant's per-joint ``damping`` or ``friction`` (n,): None is zeros, one value is
+    broadcast; :class:`ParameterError` naming ``name`` for a wrong count, a non-finite or
+    a negative value (a negative one would feed energy into the plant)."""
+    out = np.zeros(n) if value is None else np.asarray(value, dtype=np.float64).ravel()
+    if out.size == 1:
+        out = np.full(n, out[0])
+    if out.shape != (n,):
+        raise ParameterError(f"'{name}' has {out.size} values; give 1 or {n} (one per joint)")
+    if not np.all(np.isfinite(out)) or np.any(out < 0.0):
+        raise ParameterError(f"'{name}' must be finite and >= 0, got {out.tolist()}")
+    return out
+
+
 class Simulator:
     """Integrates ``qdd = ABA_pinocchio(q, qd, tau - damping qd)``."""
 
@@ -67,8 +81,8 @@ class Simulator:
             self.engine.add_payload(payload)
         self.dt = dt
         self.integrator = integrator
-        self.damping = np.zeros(model.nv) if damping is None else np.asarray(damping, float)
-        self.friction = np.zeros(model.nv) if friction is None else np.asarray(friction, float)
+        self.damping = drive_coefficients(damping, "damping", model.nv)
+        self.friction = drive_coefficients(friction, "friction", model.nv)
         self.q = np.zeros(model.nv)
         self.qd = np.zeros(model.nv)
         self.t0, self.steps = 0.0, 0  # t = t0 + steps * dt, without accumulating rounding

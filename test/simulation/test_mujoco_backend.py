@@ -237,3 +237,31 @@ def test_a_parallel_robots_drive_damping_is_on_its_active_joints_and_in_mujoco()
     with pytest.raises(ParameterError, match=r"'damping' has 4 values; give 1, 6 \(the "
                        r"active joints 'leg1_slide'.*\) or 21"):
         drive_friction({"damping": [1.0] * 4}, "damping", model, loops)
+
+
+@pytest.mark.parametrize("robot_name", ["arm7", "four_bar", "gough_stewart"])
+@pytest.mark.parametrize("name", ["damping", "friction"])
+def test_negative_drive_damping_or_friction_is_refused(robot_name: str, name: str) -> None:
+    """A negative ``damping`` or ``friction`` would feed energy into the plant: refused
+    naming the parameter, given once, per tree joint or (closed loops) per active joint."""
+    from rnea_ros.simulation.factory import drive_friction
+
+    model, loops, _ = robot(robot_name)
+    n_active = model.nv if loops is None else loops.n_active
+    for given in ([-1.0], [0.5] * (n_active - 1) + [-0.5], [0.5] * (model.nv - 1) + [-0.1]):
+        with pytest.raises(ParameterError, match=rf"parameter '{name}' must be >= 0"):
+            drive_friction({name: given}, name, model, loops)
+    assert np.array_equal(drive_friction({name: [0.0]}, name, model, loops), np.zeros(model.nv))
+
+
+@pytest.mark.parametrize("plant", [Simulator, MujocoSimulator])
+def test_a_plant_refuses_negative_non_finite_or_miscounted_drive_coefficients(plant) -> None:
+    """Built directly (the API, not the node), either plant checks its damping and
+    friction: a negative, a non-finite or a wrong count is a ParameterError naming it."""
+    model, _, _ = robot("arm7")
+    urdf = sample_urdf("arm7")
+    for name in ("damping", "friction"):
+        for given, why in (([-1.0], ">= 0"), ([np.nan], "finite"), ([1.0] * 3, "give 1 or 7")):
+            with pytest.raises(ParameterError, match=rf"'{name}' .*{why}"):
+                plant(urdf, model, **{name: np.array(given)})
+    assert np.array_equal(plant(urdf, model, damping=np.array([2.0])).damping, np.full(7, 2.0))
