@@ -30,7 +30,8 @@ general). Generalized forces come back as ``tau[iv] += mult * tau_k``
 (:func:`gather`).
 
 Kernels: :mod:`rnea_ros.core._expansion_jit` (every function named above but
-:func:`expand`, :func:`velocity_matrix` and :func:`joint_rows`, which are here).
+:func:`expand`, :func:`velocity_matrix`, :func:`mimic_rows` and :func:`joint_rows`, which
+are here).
 """
 
 from __future__ import annotations
@@ -92,6 +93,32 @@ def velocity_matrix(model: RobotModel) -> Array:
     G = np.zeros((km.shape[0], model.nv))
     G[np.arange(km.shape[0]), km[:, K_IV].astype(np.int64)] = km[:, K_MULT]
     return G
+
+
+def mimic_rows(model: RobotModel, q: Array, *rates: Array) -> tuple[Array, ...]:
+    """``(q, qd, qdd, ...)`` on the kernel rows of a model of 1-DoF joints and mimic
+    followers (one row per body; callers check :meth:`RobotModel.require_one_dof` with
+    ``mimic=True``): ``q_k = mult q[iq] + offset`` and every time derivative
+    ``x_k = mult x[iv]`` (``v_k = G v``, ``a_k = G a``, ...). Each (n,) or (N, n)
+    gives (nk,) or (N, nk), C-contiguous; a model without mimic joints gets its
+    arrays back."""
+    if not model.expanded:
+        return (q, *rates)
+    km = model.kernel_map
+    mult = km[:, K_MULT]
+    q_k = q[..., km[:, K_IQ].astype(np.int64)] * mult + km[:, K_OFFSET]
+    iv = km[:, K_IV].astype(np.int64)
+    return (np.ascontiguousarray(q_k), *(np.ascontiguousarray(x[..., iv] * mult) for x in rates))
+
+
+def fold_forces(model: RobotModel, *tau: Array) -> tuple[Array, ...]:
+    """Kernel-row generalized forces (..., nk) back to the model's (..., nv):
+    ``tau = G^T tau_k`` (mimic followers onto their leaders); the same arrays without
+    mimic joints."""
+    if not model.expanded:
+        return tau
+    G = velocity_matrix(model)
+    return tuple(np.ascontiguousarray(t @ G) for t in tau)
 
 
 def joint_rows(model: RobotModel) -> list[tuple[int, int]]:

@@ -33,6 +33,14 @@ derivative is 0 wherever ``qd != 0``; at ``qd = 0`` it is not differentiable and
 in each body's frame (they turn with the body, which the ``q`` derivatives
 account for). Fixed-base trees only (no floating base yet).
 
+Mimic joints (1-DoF followers ``q_f = m q_l + o``; no multi-DoF joint): the kernels
+run on the kernel tree, one row per body, at ``q_k = m q + o``, ``x_k = G x`` for
+every derivative ``x`` (:func:`~rnea_ros.core.expansion.mimic_rows`), and the
+results fold back by the chain rule: ``tau = G^T tau_k``, ``dtau/dq = G^T (dtau_k/dq_k)
+G`` (the same for ``qd, qdd, qddd``), ``dW/dq = (dW/dq_k) G`` with the wrenches one
+per body (followers included, as :func:`~rnea_ros.core.dynamics.rnea.rnea_with_wrenches`).
+Followers carry no drive, so the leaders' armature and friction fold back unchanged.
+
 Kernels: :mod:`~rnea_ros.core.dynamics._derivatives_jit` (``derivatives_pass``,
 ``tau_dot_sensitivities_pass``; entries ``derivatives_call`` behind the ``FastCall``
 below, ``derivatives_general_call``, ``derivatives_rows``, ``sensitivities_call``,
@@ -55,6 +63,7 @@ from rnea_ros.core.dynamics._derivatives_jit import (
     sensitivities_rows,
 )
 from rnea_ros.core.errors import StateError
+from rnea_ros.core.expansion import fold_forces, mimic_rows, velocity_matrix
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -88,7 +97,7 @@ def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
     ``gravity`` (3,) overrides ``model.gravity``; ``fext`` (n, 6) ``[force, torque]``
     applied to each body in its frame. The three arrays are views of one (3, n, n) block.
     """
-    if fext is None:  # the lean path: the kernel checks the lengths
+    if fext is None and not model.expanded:  # the lean path: the kernel checks the lengths
         q, v, a = _asc(q, _f64), _asc(v, _f64), _asc(a, _f64)
         if q.ndim == v.ndim == a.ndim == 1:
             n = model.nv
@@ -96,7 +105,6 @@ def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
             g = model.gravity if gravity is None else gravity_vector(model, gravity)
             if _fast.call(model.kernel_floats, q, v, a, g, out):
                 return out[0], out[1], out[2]
-        model.require_one_dof("rnea_derivatives")  # (their kernel rows never match q, v)
         raise_bad_input(model, q=q, qd=v, qdd=a)
     _, dq, dv, M, _, _, _, _ = _general(model, q, v, a, gravity, fext, False)
     return dq, dv, M
@@ -111,7 +119,9 @@ def joint_wrench_derivatives(model: RobotModel, q: object, v: object, a: object,
     body ``i`` through joint ``i``, in body ``i``'s frame at its origin -- exactly
     the second output of :func:`~rnea_ros.core.dynamics.rnea.rnea_with_wrenches`.
     ``dW_dq[i, r, k] = d W[i, r] / d q_k``. Armature and friction act in the
-    drive, not through the joint structure, so they do not appear here.
+    drive, not through the joint structure, so they do not appear here. With mimic
+    joints, ``W`` has a row per body (followers included): (nbodies, 6), and
+    ``dW/dx`` (nbodies, 6, n).
     """
     _, _, _, _, W, dWq, dWv, dWa = _general(model, q, v, a, gravity, fext, True)
     return W, dWq, dWv, dWa
@@ -120,14 +130,15 @@ def joint_wrench_derivatives(model: RobotModel, q: object, v: object, a: object,
 def _general(model: RobotModel, q: object, v: object, a: object, gravity: object | None,
              fext: object | None, want_wrenches: bool
              ) -> tuple[Array, Array, Array, Array, Array, Array, Array, Array]:
-    model.require_one_dof("rnea_derivatives/joint_wrench_derivatives")
+    model.require_one_dof("rnea_derivatives/joint_wrench_derivatives", mimic=True)
     q = joint_vector(model, q, "q")
     v = joint_vector(model, v, "qd")
     a = joint_vector(model, a, "qdd")
     g = gravity_vector(model, gravity)
     use_fext = fext is not None
     f = body_wrenches(model, fext) if use_fext else _NO_W2
-    n = model.nv
+    qk, vk, ak = mimic_rows(model, q, v, a)
+    n = qk.shape[-1]
     tau = np.empty(n)
     dq, dv, M = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
     if want_wrenches:
@@ -135,15 +146,26 @@ def _general(model: RobotModel, q: object, v: object, a: object, gravity: object
         dWq, dWv, dWa = np.zeros((n, 6, n)), np.zeros((n, 6, n)), np.zeros((n, 6, n))
     else:
         W, dWq, dWv, dWa = _NO_W2, _NO_W3, _NO_W3, _NO_W3
-    if not derivatives_general_call(model.kernel_floats, q, v, a, g, f, use_fext, True, tau,
+    if not derivatives_general_call(model.kernel_floats, qk, vk, ak, g, f, use_fext, True, tau,
                                     dq, dv, M, want_wrenches, W, dWq, dWv, dWa):
         raise_non_finite(model, q=q, qd=v, qdd=a)
-    return tau, dq, dv, M, W, dWq, dWv, dWa
+    if not model.expanded:
+        return tau, dq, dv, M, W, dWq, dWv, dWa
+    G = velocity_matrix(model)
+    dq, dv, M = (_fold(G, x) for x in (dq, dv, M))
+    if want_wrenches:
+        dWq, dWv, dWa = dWq @ G, dWv @ G, dWa @ G
+    return fold_forces(model, tau)[0], dq, dv, M, W, dWq, dWv, dWa
+
+
+def _fold(G: Array, K: Array) -> Array:
+    """``G^T K G`` (n, n) or (N, n, n) from a kernel-row Jacobian ``K`` (..., nk, nk)."""
+    return np.ascontiguousarray(G.T @ K @ G)
 
 
 def _batch_inputs(model: RobotModel, q: object, v: object, a: object
                   ) -> tuple[Array, Array, Array]:
-    model.require_one_dof("the derivatives' batch forms")
+    model.require_one_dof("the derivatives' batch forms", mimic=True)
     Q = joint_batch(model, q, "q")
     return Q, joint_batch(model, v, "qd", Q.shape[0]), joint_batch(model, a, "qdd", Q.shape[0])
 
@@ -155,9 +177,10 @@ def _batch_wrenches(model: RobotModel, fext: object | None, samples: int) -> Arr
     a = np.ascontiguousarray(fext, dtype=np.float64)
     if a.ndim != 3:
         return body_wrenches(model, a)[None]
-    if a.shape != (samples, model.nv, 6):
-        raise StateError(f"fext has shape {a.shape}, expected ({model.nv}, 6) for every "
-                         f"sample or ({samples}, {model.nv}, 6), one per sample")
+    nb = model.nbodies
+    if a.shape != (samples, nb, 6):
+        raise StateError(f"fext has shape {a.shape}, expected ({nb}, 6) for every "
+                         f"sample or ({samples}, {nb}, 6), one per sample")
     for f in a:
         body_wrenches(model, f)  # names a non-finite body
     return a
@@ -171,15 +194,19 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
     ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
     """
     Q, V, A = _batch_inputs(model, q, v, a)
-    N, n = Q.shape
+    Qk, Vk, Ak = mimic_rows(model, Q, V, A)
+    N, n = Qk.shape
     use_fext = fext is not None
     f = _batch_wrenches(model, fext, N)
     out = np.zeros((3, N, n, n))
-    if not derivatives_rows(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
+    if not derivatives_rows(model.kernel_floats, Qk, Vk, Ak, gravity_vector(model, gravity), f,
                             use_fext, out[0], out[1], out[2], False, np.zeros((1, n, 6)),
                             np.zeros((1, n, 6, n)), np.zeros((1, n, 6, n)),
                             np.zeros((1, n, 6, n))):
         raise_non_finite(model, q=Q, qd=V, qdd=A)
+    if model.expanded:
+        G = velocity_matrix(model)
+        return _fold(G, out[0]), _fold(G, out[1]), _fold(G, out[2])
     return out[0], out[1], out[2]
 
 
@@ -191,16 +218,20 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
     ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
     """
     Q, V, A = _batch_inputs(model, q, v, a)
-    N, n = Q.shape
+    Qk, Vk, Ak = mimic_rows(model, Q, V, A)
+    N, n = Qk.shape
     use_fext = fext is not None
     f = _batch_wrenches(model, fext, N)
     W = np.empty((N, n, 6))
     dW = np.zeros((3, N, n, 6, n))
     scratch = np.zeros((N, n, n))
-    if not derivatives_rows(model.kernel_floats, Q, V, A, gravity_vector(model, gravity), f,
+    if not derivatives_rows(model.kernel_floats, Qk, Vk, Ak, gravity_vector(model, gravity), f,
                             use_fext, scratch, scratch.copy(), scratch.copy(), True, W,
                             dW[0], dW[1], dW[2]):
         raise_non_finite(model, q=Q, qd=V, qdd=A)
+    if model.expanded:
+        G = velocity_matrix(model)
+        return W, dW[0] @ G, dW[1] @ G, dW[2] @ G
     return W, dW[0], dW[1], dW[2]
 
 
@@ -216,20 +247,25 @@ def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, 
     docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
     armature). The four matrices are views of one (4, n, n) block.
     """
-    model.require_one_dof("rnea_time_derivative_sensitivities")
+    model.require_one_dof("rnea_time_derivative_sensitivities", mimic=True)
     q = joint_vector(model, q, "q")
     v = joint_vector(model, v, "qd")
     a = joint_vector(model, a, "qdd")
     j = joint_vector(model, j, "qddd")
     g = gravity_vector(model, gravity)
     use_fext = fext is not None or fext_dot is not None
-    n = model.nv
-    f = body_wrenches(model, fext) if fext is not None else np.zeros((n, 6))
-    fd = body_wrenches(model, fext_dot, "fext_dot") if fext_dot is not None else np.zeros((n, 6))
+    nb = model.nbodies
+    f = body_wrenches(model, fext) if fext is not None else np.zeros((nb, 6))
+    fd = body_wrenches(model, fext_dot, "fext_dot") if fext_dot is not None else np.zeros((nb, 6))
+    qk, vk, ak, jk = mimic_rows(model, q, v, a, j)
+    n = qk.shape[0]
     tau_dot, out = np.empty(n), np.empty((4, n, n))
-    if not sensitivities_call(model.kernel_floats, q, v, a, j, g, f if use_fext else _NO_W2,
+    if not sensitivities_call(model.kernel_floats, qk, vk, ak, jk, g, f if use_fext else _NO_W2,
                               fd if use_fext else _NO_W2, use_fext, tau_dot, out):
         raise_non_finite(model, q=q, qd=v, qdd=a, qddd=j)
+    if model.expanded:
+        G = velocity_matrix(model)
+        tau_dot, out = fold_forces(model, tau_dot)[0], _fold(G, out)
     return tau_dot, out[0], out[1], out[2], out[3]
 
 
@@ -240,11 +276,15 @@ def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: ob
     ``tau_dot`` (N, n) and four (N, n, n)."""
     Q, V, A = _batch_inputs(model, q, v, a)
     J = joint_batch(model, j, "qddd", Q.shape[0])
-    N, n = Q.shape
+    Qk, Vk, Ak, Jk = mimic_rows(model, Q, V, A, J)
+    N, n = Qk.shape
     tau_dot, out = np.empty((N, n)), np.empty((N, 4, n, n))
-    if not sensitivities_rows(model.kernel_floats, Q, V, A, J, gravity_vector(model, gravity),
+    if not sensitivities_rows(model.kernel_floats, Qk, Vk, Ak, Jk, gravity_vector(model, gravity),
                               tau_dot, out):
         raise_non_finite(model, q=Q, qd=V, qdd=A, qddd=J)
+    if model.expanded:
+        G = velocity_matrix(model)
+        tau_dot, out = fold_forces(model, tau_dot)[0], _fold(G, out)
     return tau_dot, out[:, 0], out[:, 1], out[:, 2], out[:, 3]
 
 

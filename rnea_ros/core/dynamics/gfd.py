@@ -39,7 +39,10 @@ Rotor inertia and viscous friction are included (their derivatives are the
 last two terms); Coulomb friction ``Fs sign(qd)`` has zero derivative wherever
 ``qd != 0`` and is left out of the derivatives. Shapes: joint vectors (n,),
 wrenches and their derivatives (n, 6) ``[force, torque]`` per body in its
-frame; batch forms (N, n).
+frame; batch forms (N, n). Mimic joints (1-DoF followers, no multi-DoF joint) run on
+the kernel tree at ``q_k = m q + o``, ``x_k = G x`` for every derivative, and fold
+back as ``tau^(m) = G^T tau_k^(m)`` (:mod:`rnea_ros.core.dynamics.derivatives` does
+the same); wrenches are then one per body, followers included (nbodies, 6).
 
 Kernels: :mod:`~rnea_ros.core.dynamics._gfd_jit` (``gfd_pass`` over the work array
 ``GW_*`` of :mod:`rnea_ros.core._layout`; entries ``gfd_call``, ``gfd_general_call``,
@@ -57,6 +60,7 @@ from rnea_ros.core.dynamics._gfd_jit import (
     gfd_call,
     gfd_general_call,
 )
+from rnea_ros.core.expansion import fold_forces, mimic_rows
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -70,7 +74,7 @@ from rnea_ros.core.model.robot_model import RobotModel
 Array = NDArray[np.float64]
 
 def _wrench_or_empty(model: RobotModel, x: object | None, name: str) -> Array:
-    return body_wrenches(model, x, name) if x is not None else np.zeros((model.nv, 6))
+    return body_wrenches(model, x, name) if x is not None else np.zeros((model.nbodies, 6))
 
 
 _gfd_fast_call = FastCall(gfd_call)
@@ -81,14 +85,13 @@ def rnea_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, 
                          gravity: object | None = None, fext: object | None = None,
                          fext_dot: object | None = None) -> tuple[Array, Array]:
     """``(tau, tau_dot)`` (n,) from positions to jerks; ``fext``/``fext_dot`` (n, 6)."""
-    if fext is None and fext_dot is None:  # lean path, as rnea()'s
+    if fext is None and fext_dot is None and not model.expanded:  # lean path, as rnea()'s
         q, qd, qdd, qddd = _asc(q, _f64), _asc(qd, _f64), _asc(qdd, _f64), _asc(qddd, _f64)
         if q.ndim == qd.ndim == qdd.ndim == qddd.ndim == 1:
             tau, tau_dot = _empty(model.nv), _empty(model.nv)
             g = model.gravity if gravity is None else gravity_vector(model, gravity)
             if _gfd_fast_call.call(model.kernel_floats, q, qd, qdd, qddd, g, tau, tau_dot):
                 return tau, tau_dot
-        model.require_one_dof("rnea_time_derivative")  # (their kernel rows never match q, qd)
         raise_bad_input(model, q=q, qd=qd, qdd=qdd, qddd=qddd)
     tau, tau_dot, _ = _evaluate(model, q, qd, qdd, qddd, None, gravity, fext, fext_dot, None)
     return tau, tau_dot
@@ -105,7 +108,7 @@ def rnea_second_time_derivative(model: RobotModel, q: object, qd: object, qdd: o
 def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
               qdddd: object | None, gravity: object | None, fext: object | None,
               fext_dot: object | None, fext_ddot: object | None) -> tuple[Array, Array, Array]:
-    model.require_one_dof("rnea_time_derivative/rnea_second_time_derivative")
+    model.require_one_dof("rnea_time_derivative/rnea_second_time_derivative", mimic=True)
     second = qdddd is not None
     args = {"q": joint_vector(model, q, "q"), "qd": joint_vector(model, qd, "qd"),
             "qdd": joint_vector(model, qdd, "qdd"), "qddd": joint_vector(model, qddd, "qddd")}
@@ -114,26 +117,29 @@ def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: objec
     use_fext = any(x is not None for x in (fext, fext_dot, fext_ddot))
     fe, fe_dot, fe_ddot = (_wrench_or_empty(model, x, name) for x, name in
                            ((fext, "fext"), (fext_dot, "fext_dot"), (fext_ddot, "fext_ddot")))
-    tau, tau_dot, tau_ddot = (np.empty(model.nv) for _ in range(3))
-    if not gfd_general_call(model.kernel_floats, args["q"], args["qd"], args["qdd"],
-                            args["qddd"], args.get("qdddd", args["qddd"]),
+    x = mimic_rows(model, *args.values())
+    tau, tau_dot, tau_ddot = (np.empty(x[0].shape[0]) for _ in range(3))
+    if not gfd_general_call(model.kernel_floats, x[0], x[1], x[2], x[3], x[-1],
                             gravity_vector(model, gravity), fe, fe_dot, fe_ddot, use_fext,
                             second, tau, tau_dot, tau_ddot):
         raise_non_finite(model, **args)
+    tau, tau_dot, tau_ddot = fold_forces(model, tau, tau_dot, tau_ddot)
     return tau, tau_dot, tau_ddot
 
 
 def rnea_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
                                *, gravity: object | None = None) -> tuple[Array, Array]:
     """:func:`rnea_time_derivative` over N samples: (N, n) inputs give two (N, n) arrays."""
-    model.require_one_dof("rnea_time_derivative_batch")
+    model.require_one_dof("rnea_time_derivative_batch", mimic=True)
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD = (joint_batch(model, x, name, Q.shape[0])
                      for x, name in ((qd, "qd"), (qdd, "qdd"), (qddd, "qddd")))
-    TAU, TAU_D = np.empty_like(Q), np.empty_like(Q)
-    if not gfd_batch(model.kernel_floats, Q, QD, QDD, QDDD, QDDD,
+    x = mimic_rows(model, Q, QD, QDD, QDDD)
+    TAU, TAU_D = np.empty_like(x[0]), np.empty_like(x[0])
+    if not gfd_batch(model.kernel_floats, x[0], x[1], x[2], x[3], x[3],
                      gravity_vector(model, gravity), False, TAU, TAU_D, TAU_D):
         raise_non_finite(model, q=Q, qd=QD, qdd=QDD, qddd=QDDD)
+    TAU, TAU_D = fold_forces(model, TAU, TAU_D)
     return TAU, TAU_D
 
 
@@ -141,12 +147,14 @@ def rnea_second_time_derivative_batch(model: RobotModel, q: object, qd: object, 
                                       qddd: object, qdddd: object, *,
                                       gravity: object | None = None) -> tuple[Array, Array, Array]:
     """:func:`rnea_second_time_derivative` over N samples: (N, n) inputs give three (N, n)."""
-    model.require_one_dof("rnea_second_time_derivative_batch")
+    model.require_one_dof("rnea_second_time_derivative_batch", mimic=True)
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD, QDDDD = (joint_batch(model, x, name, Q.shape[0]) for x, name in
                             ((qd, "qd"), (qdd, "qdd"), (qddd, "qddd"), (qdddd, "qdddd")))
-    TAU, TAU_D, TAU_DD = np.empty_like(Q), np.empty_like(Q), np.empty_like(Q)
-    if not gfd_batch(model.kernel_floats, Q, QD, QDD, QDDD, QDDDD,
+    x = mimic_rows(model, Q, QD, QDD, QDDD, QDDDD)
+    TAU, TAU_D, TAU_DD = np.empty_like(x[0]), np.empty_like(x[0]), np.empty_like(x[0])
+    if not gfd_batch(model.kernel_floats, x[0], x[1], x[2], x[3], x[4],
                      gravity_vector(model, gravity), True, TAU, TAU_D, TAU_DD):
         raise_non_finite(model, q=Q, qd=QD, qdd=QDD, qddd=QDDD, qdddd=QDDDD)
+    TAU, TAU_D, TAU_DD = fold_forces(model, TAU, TAU_D, TAU_DD)
     return TAU, TAU_D, TAU_DD

@@ -379,16 +379,22 @@ class RobotModel:
         zero = np.zeros(self.nv)
         return self.replace(coulomb=zero, viscous=zero)
 
-    def require_one_dof(self, what: str) -> None:
-        """Raise :class:`ModelError` when the model has multi-DoF or mimic joints, which
-        ``what`` (an algorithm's name) does not support yet (docs/design.md lists them)."""
+    def require_one_dof(self, what: str, *, mimic: bool = False) -> None:
+        """Raise :class:`ModelError` when the model has multi-DoF joints, or mimic joints
+        unless ``mimic`` (``what`` handles them), which ``what`` (an algorithm's name)
+        does not support yet (docs/design.md lists them)."""
         if not self.expanded:
             return
         multi = [f"'{j}' ({t})" for j, t in zip(self.joint_names, self.joint_types, strict=True)
                  if t not in ONE_DOF]
-        mimic = [f"'{f}' (mimic)" for f in self.mimic_joints]
+        if mimic and not multi:
+            return
+        if mimic:
+            raise ModelError(f"{what} supports 1-DoF joints (mimic followers too) only; "
+                             f"model '{self.name}' has {', '.join(multi)}")
+        followers = [f"'{f}' (mimic)" for f in self.mimic_joints]
         raise ModelError(f"{what} supports 1-DoF joints without mimic only; model "
-                         f"'{self.name}' has {', '.join(multi + mimic)}")
+                         f"'{self.name}' has {', '.join(multi + followers)}")
 
     # ------------------------------------------------------------- coordinates
     def joint_of_coordinate(self, index: int, space: str = "v") -> str:

@@ -12,6 +12,7 @@ Pinocchio's mimic parser refuses: it is checked against the eliminated form).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -167,3 +168,113 @@ def test_body_poses_include_the_followers(case: Case) -> None:
         for b, jid in enumerate(o.body_jid):
             assert np.allclose(R[b], o.pd.oMi[jid].rotation, atol=1e-12)
             assert np.allclose(p[b], o.pd.oMi[jid].translation, atol=1e-12)
+
+
+# --- derivatives: the kernels on the kernel tree, folded back by the chain rule ---------
+
+def _eliminated_derivatives(o: PinOracle, q: np.ndarray, v: np.ndarray, a: np.ndarray,
+                            fext: np.ndarray | None = None
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pinocchio's computeRNEADerivatives on the followers as independent joints, then
+    ``G^T (.) G``: the chain rule done by hand on an independent engine."""
+    args = [o.pm, o.pd, o.config(q), o.tangent(v), o.tangent(a)]
+    if fext is not None:
+        args.append(o.forces(fext))
+    dq, dv, M = o.pin.computeRNEADerivatives(*args)
+    M = np.triu(M) + np.triu(M, 1).T  # Pinocchio fills the upper triangle
+    return o.ours(dq), o.ours(dv), o.ours(M)
+
+
+def _along(f, q: np.ndarray, *x: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    """d/dt f(q, qd, qdd, ...) along the motion, by central differences."""
+    plus = [q + h * x[0], *(xi + h * xn for xi, xn in itertools.pairwise(x))]
+    minus = [q - h * x[0], *(xi - h * xn for xi, xn in itertools.pairwise(x))]
+    return (np.asarray(f(*plus)) - np.asarray(f(*minus))) / (2 * h)
+
+
+def test_rnea_derivatives_against_pinocchio_on_the_eliminated_followers(case: Case) -> None:
+    m, o = case.model, case.eliminated
+    rng = np.random.default_rng(2)
+    for k in range(0, SAMPLES, 30):
+        q, v, a = case.q[k], case.v[k], case.a[k]
+        ours = rc.rnea_derivatives(m, q, v, a)
+        for x, ref in zip(ours, _eliminated_derivatives(o, q, v, a), strict=True):
+            assert relative_error(x, ref) < TOL
+        f = rng.normal(0.0, 5.0, (m.nbodies, 6))
+        ours = rc.rnea_derivatives(m, q, v, a, fext=f)
+        for x, ref in zip(ours, _eliminated_derivatives(o, q, v, a, f), strict=True):
+            assert relative_error(x, ref) < TOL
+    batch = rc.rnea_derivatives_batch(m, case.q[:20], case.v[:20], case.a[:20])
+    for k in range(20):
+        for x, one in zip(batch, rc.rnea_derivatives(m, case.q[k], case.v[k], case.a[k]),
+                          strict=True):
+            np.testing.assert_allclose(x[k], one, rtol=0, atol=1e-12 * np.abs(one).max())
+
+
+def test_joint_wrench_derivatives_per_body_against_finite_differences(case: Case) -> None:
+    """One wrench per body, followers included, exactly rnea_with_wrenches' (checked
+    against Pinocchio above); their derivatives against central differences of it."""
+    m = case.model
+    h = 1e-6
+    for k in range(0, SAMPLES, 100):
+        q, v, a = case.q[k], case.v[k], case.a[k]
+        W, dq, dv, da = rc.joint_wrench_derivatives(m, q, v, a)
+        assert W.shape == (m.nbodies, 6) and dq.shape == (m.nbodies, 6, m.nv)
+        np.testing.assert_allclose(W, rc.rnea_with_wrenches(m, q, v, a)[1], atol=1e-12)
+        for slot, d in enumerate((dq, dv, da)):
+            fd = np.empty_like(d)
+            for i in range(m.nv):
+                e = np.zeros(m.nv)
+                e[i] = h
+                up, down = [q, v, a], [q, v, a]
+                up[slot], down[slot] = up[slot] + e, down[slot] - e
+                fd[:, :, i] = (rc.rnea_with_wrenches(m, *up)[1]
+                               - rc.rnea_with_wrenches(m, *down)[1]) / (2 * h)
+            assert np.abs(d - fd).max() < 1e-6 * max(1.0, np.abs(d).max())
+        batch = rc.joint_wrench_derivatives_batch(m, q[None], v[None], a[None])
+        for x, one in zip(batch, (W, dq, dv, da), strict=True):
+            np.testing.assert_allclose(x[0], one, rtol=0, atol=1e-12 * max(1, np.abs(one).max()))
+
+
+def test_tau_dot_and_its_sensitivities_are_derivatives_along_the_motion(case: Case) -> None:
+    """tau_dot (gfd) = d/dt rnea, tau_ddot = d/dt tau_dot; d tau_dot/dq = d/dt (dtau/dq),
+    d tau_dot/dqd = d/dt (dtau/dqd) + dtau/dq, d tau_dot/dqdd = d/dt M + dtau/dqd,
+    d tau_dot/dqddd = M (module docstring of
+    derivatives): each against central differences of the already-checked functions."""
+    m = case.model
+    rng = np.random.default_rng(3)
+    for k in range(0, SAMPLES, 60):
+        q, v, a = case.q[k], case.v[k], case.a[k]
+        j, s = rng.normal(0.0, 3.0, m.nv), rng.normal(0.0, 3.0, m.nv)
+        tau, tau_dot, tau_ddot = rc.rnea_second_time_derivative(m, q, v, a, j, s)
+        np.testing.assert_allclose(tau, rc.rnea(m, q, v, a), atol=1e-10)
+        ref = _along(lambda *x: rc.rnea(m, *x), q, v, a, j)
+        assert np.abs(tau_dot - ref).max() < 1e-6 * max(1.0, np.abs(ref).max())
+        ref = _along(lambda *x: rc.rnea_time_derivative(m, *x)[1], q, v, a, j, s)
+        assert np.abs(tau_ddot - ref).max() < 1e-6 * max(1.0, np.abs(ref).max())
+        td, sq, sv, sa, sj = rc.rnea_time_derivative_sensitivities(m, q, v, a, j)
+        np.testing.assert_allclose(td, tau_dot, atol=1e-9 * max(1.0, np.abs(td).max()))
+        dq, dv, M = rc.rnea_derivatives(m, q, v, a)
+        np.testing.assert_allclose(sj, M, atol=1e-12 * np.abs(M).max())
+        ref = _along(lambda *x: rc.rnea_derivatives(m, *x)[0], q, v, a, j)
+        assert np.abs(sq - ref).max() < 1e-6 * max(1.0, np.abs(ref).max())
+        ref = _along(lambda *x: rc.rnea_derivatives(m, *x)[1], q, v, a, j) + dq
+        assert np.abs(sv - ref).max() < 1e-6 * max(1.0, np.abs(ref).max())
+        ref = _along(lambda *x: rc.rnea_derivatives(m, *x)[2], q, v, a, j) + dv
+        assert np.abs(sa - ref).max() < 1e-6 * max(1.0, np.abs(ref).max())
+        batch = rc.rnea_time_derivative_sensitivities_batch(m, q[None], v[None], a[None],
+                                                            j[None])
+        for x, one in zip(batch, (td, sq, sv, sa, sj), strict=True):
+            np.testing.assert_allclose(x[0], one, rtol=0, atol=1e-12 * max(1, np.abs(one).max()))
+        B = rc.rnea_second_time_derivative_batch(m, q[None], v[None], a[None], j[None], s[None])
+        for x, one in zip(B, (tau, tau_dot, tau_ddot), strict=True):
+            np.testing.assert_allclose(x[0], one, rtol=0, atol=1e-12 * max(1, np.abs(one).max()))
+
+
+def test_derivatives_still_refuse_a_multi_dof_joint_naming_it() -> None:
+    m = load_robot("solo12", root_joint="free-flyer")
+    q, v, a = random_states(m, 1, seed=1)
+    with pytest.raises(rc.ModelError, match=r"mimic followers too.*'root_joint' \(free-flyer\)"):
+        rc.rnea_derivatives(m, q[0], v[0], a[0])
+    with pytest.raises(rc.ModelError, match=r"'root_joint' \(free-flyer\)"):
+        rc.rnea_time_derivative_batch(m, q, v, a, a)
