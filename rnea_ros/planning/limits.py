@@ -8,10 +8,9 @@ force, the force part of :func:`rnea_ros.core.rnea_with_wrenches` [N].
 
 Joints are the model's coordinates: with mimic joints (URDF ``<mimic>``) the
 followers have no limit of their own here, and the force limit of joint ``j``
-is on the wrench of the body it moves (``model.joint_body[j]``). The planner
-itself (:func:`rnea_ros.planning.optimize.plan_min_time`) refuses mimic models:
-its sensitivities (``rnea_time_derivative_sensitivities``,
-``joint_wrench_derivatives``) do not take them yet.
+is on the wrench of the body it moves (``model.joint_body[j]``). The followers
+move with their leaders and load them through the dynamics (the sensitivities fold
+them back by the chain rule); multi-DoF joints are refused.
 """
 
 from __future__ import annotations
@@ -88,6 +87,15 @@ class Limits:
                                 f" > upper limit {self.upper[j]:g}")
 
 
+def joint_forces(model: RobotModel, q: Array, qd: Array, qdd: Array) -> Array:
+    """``|F|`` (N, n) [N]: the norm of the internal force through each coordinate joint
+    (on the body it moves, ``model.joint_body``; mimic followers have no limit) at the
+    states ``q, qd, qdd`` (N, n)."""
+    body = model.joint_body
+    return np.array([np.linalg.norm(rc.rnea_with_wrenches(model, *x)[1][body, :3], axis=1)
+                     for x in zip(q, qd, qdd, strict=True)]).reshape(len(q), model.nv)
+
+
 def check_waypoints(model: RobotModel, waypoints: Array, limits: Limits) -> None:
     """Raise :class:`InfeasibleError` naming the waypoint and joint that no trajectory can meet.
 
@@ -104,10 +112,10 @@ def check_waypoints(model: RobotModel, waypoints: Array, limits: Limits) -> None
                 raise InfeasibleError(
                     f"waypoint {k} is unreachable: joint '{names[j]}' = {w[j]:g} is outside "
                     f"its position limits [{limits.lower[j]:g}, {limits.upper[j]:g}]")
+    zero = np.zeros((1, model.nv))
     for k in (0, len(waypoints) - 1):
-        zero = np.zeros(model.nv)
-        tau, W = rc.rnea_with_wrenches(model, waypoints[k], zero, zero)
-        force = np.linalg.norm(W[model.joint_body, :3], axis=1)  # per coordinate joint
+        tau = rc.gravity_torques(model, waypoints[k])
+        force = joint_forces(model, waypoints[k][None], zero, zero)[0]
         for j in range(model.nv):
             if abs(tau[j]) > limits.torque[j]:
                 raise InfeasibleError(

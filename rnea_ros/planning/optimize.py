@@ -32,7 +32,7 @@ from rnea_ros.core.errors import PlanningError, SolverError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.planning.bspline import Basis, JointSpline
 from rnea_ros.planning.ipopt import solve_ipopt
-from rnea_ros.planning.limits import Limits, check_waypoints
+from rnea_ros.planning.limits import Limits, check_waypoints, joint_forces
 from rnea_ros.planning.nlp import SparseNlp
 from rnea_ros.planning.problem import Problem
 
@@ -101,9 +101,7 @@ class Plan:
         """``(tau, tau_dot, |F|)`` (N, n) at times t: torques, rates, internal force norms."""
         q, qd, qdd, qddd = self.spline.derivatives(t)
         tau, tau_dot = rc.rnea_time_derivative_batch(self.model, q, qd, qdd, qddd)
-        force = np.array([np.linalg.norm(rc.rnea_with_wrenches(self.model, *x)[1][:, :3], axis=1)
-                          for x in zip(q, qd, qdd, strict=True)])
-        return tau, tau_dot, force
+        return tau, tau_dot, joint_forces(self.model, q, qd, qdd)
 
 
 def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = None, *,
@@ -143,7 +141,8 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
     started = time.perf_counter()
     if solver not in SOLVERS:
         raise PlanningError(f"unknown solver '{solver}'; valid: {list(SOLVERS)}")
-    model.require_one_dof("rnea-plan (the torque-rate and joint-force sensitivities)")
+    model.require_one_dof("rnea-plan (the torque-rate and joint-force sensitivities)",
+                          mimic=True)
     limits = Limits.from_model(model) if limits is None else limits
     W = np.atleast_2d(np.asarray(waypoints, dtype=float))
     if W.ndim != 2 or W.shape[1] != model.nv or W.shape[0] < 2:
@@ -390,9 +389,7 @@ def dense_check(problem: Problem, x: Array) -> tuple[DenseCheck, Array]:
         tau_dot = rc.rnea_time_derivative_batch(model, q, qd, qdd, qddd)[1]
         ratios["torque_rate"] = np.abs(tau_dot) / lim.torque_rate
     if np.isfinite(lim.force).any():
-        force = np.array([np.linalg.norm(rc.rnea_with_wrenches(model, *s)[1][:, :3], axis=1)
-                          for s in zip(q, qd, qdd, strict=True)])
-        ratios["force"] = force / lim.force
+        ratios["force"] = joint_forces(model, q, qd, qdd) / lim.force
     worst = max(ratios, key=lambda k: float(ratios[k].max()))
     k, j = np.unravel_index(int(np.argmax(ratios[worst])), ratios[worst].shape)
     worst_ratio = np.zeros(dense.shape)

@@ -34,5 +34,11 @@ def torque_rate(model: RobotModel, Q: Array, V: Array, A: Array,
 
 
 def wrenches(model: RobotModel, Q: Array, V: Array, A: Array) -> tuple[Array, Array, Array, Array]:
-    """``(W, dW_dq, dW_dqd, dW_dqdd)``: (N, n, 6) and three (N, n, 6, n)."""
-    return rc.joint_wrench_derivatives_batch(model, Q, V, A)
+    """``(W, dW_dq, dW_dqd, dW_dqdd)``: (N, n, 6) and three (N, n, 6, n), row ``j`` the
+    wrench through joint ``j`` (on the body it moves, ``model.joint_body[j]``: with mimic
+    joints the followers' bodies, which have no limit of their own, are left out)."""
+    W, dq, dv, da = rc.joint_wrench_derivatives_batch(model, Q, V, A)
+    if model.nbodies == model.nv:
+        return W, dq, dv, da
+    body = model.joint_body
+    return W[:, body], dq[:, body], dv[:, body], da[:, body]
