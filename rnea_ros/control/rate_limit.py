@@ -62,7 +62,7 @@ from rnea_ros.control._rate_limit_jit import (
     slew_step,
 )
 from rnea_ros.control.trajectory import JointTrajectory
-from rnea_ros.core.errors import ParameterError, StateError
+from rnea_ros.core.errors import ModelError, ParameterError, StateError
 from rnea_ros.core.inputs import raise_non_finite
 from rnea_ros.core.kernels import FastCall
 from rnea_ros.core.model.robot_model import RobotModel
@@ -132,6 +132,10 @@ class TimeScaling:
                  min_speed: float = 0.05, max_acceleration: float = 5.0,
                  max_jerk: float = 100.0, horizon: float = 0.25, points: int = 16,
                  margin: float = 0.9, update_period: float = 0.005) -> None:
+        try:
+            model.require_one_dof("time scaling")
+        except ModelError as exc:  # refused at configuration, not at the first trajectory
+            raise ParameterError(f"parameter 'time_scaling.enable': {exc}") from None
         self.model = model
         self.rigid = model.without_friction()  # friction is added in closed form below
         self.tau_max = positive_limits(tau_max, "effort_limits")
@@ -166,8 +170,7 @@ class TimeScaling:
         self._lookahead = np.empty((points, W_ROWS, n))
         self._buffer = np.empty((B_ROWS, n))
         self._offsets = np.ascontiguousarray(self.offsets)
-        if not model.expanded:  # (feasible_speed refuses the others)
-            self._warm_up()
+        self._warm_up()
 
     def _warm_up(self) -> None:
         """Both kernels once on a still dummy path, state untouched: compiled (or loaded
@@ -195,7 +198,6 @@ class TimeScaling:
 
     def feasible_speed(self, trajectory: JointTrajectory) -> tuple[float, str]:
         """Largest grid speed within the limits over the look-ahead, and what binds next."""
-        self.rigid.require_one_dof("time scaling")
         first_ok, joint, rate = _feasible_fast.call(
             self.rigid.kernel_floats, self._gravity, self._limits, self._grid,
             *trajectory.kernel_arrays, float(self.s), self._offsets, self._lookahead)

@@ -159,3 +159,15 @@ def test_a_trajectory_naming_a_follower_is_rejected() -> None:
     with pytest.raises(StateError, match="'finger_joint2' \\(follows 'finger_joint1'\\)"):
         ctl.trajectory([*model.joint_names, "finger_joint2"], np.array([1.0]),
                        np.zeros((1, 9)), None, None, start=0.0)
+
+
+def test_time_scaling_on_a_mimic_model_is_refused_at_configuration() -> None:
+    """The time scaling's look-ahead kernel runs on 1-DoF rows without followers: asking
+    for it is a ParameterError naming the parameter and the follower when the controller
+    is configured (the node does not start, a runtime set is refused), not a ModelError
+    on every trajectory."""
+    with pytest.raises(ParameterError, match=r"parameter 'time_scaling.enable': time scaling "
+                                             r".*'finger_joint2' \(mimic\)"):
+        make(mode="inverse_dynamics", **{"time_scaling.enable": True})
+    ctl, _ = make(mode="inverse_dynamics")  # the default: off
+    assert ctl.reference.scaling is None
