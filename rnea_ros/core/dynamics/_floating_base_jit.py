@@ -4,16 +4,14 @@ and the bias wrenches ``beta^c`` towards the base, the base acceleration, then t
 joint torques) on a work array whose first 25 columns are CRBA's ``CW_*`` layout
 (:mod:`rnea_ros.core._layout`), so that :func:`~._crba_jit.composite_to_parent`
 (eq. 95) applies as is; the entry :func:`free_floating_call` runs it on the kernel tree,
-and :func:`free_floating_rows` runs that entry over a batch in one compiled call.
-The pass and the entry are compiled with fused multiply-adds
-(:func:`~rnea_ros.core._compile.jit_fma`: ~7-9 % less time per call, results moved by
-rounding only).
+and :func:`free_floating_rows` runs that entry over a batch in one compiled call; a
+free-flyer root over 1-DoF joints takes :func:`free_floating_free_call` (per call) and
+:func:`free_floating_free_rows` (batch), twins of those two. The pass and the entry
+are compiled with fused multiply-adds (:func:`~rnea_ros.core._compile.jit_fma`: ~7-9 %
+less time per call, results moved by rounding only).
 """
 
 from __future__ import annotations
-
-import types
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,7 +36,6 @@ from rnea_ros.core._algebra import (
     vec3,
 )
 from rnea_ros.core._compile import (
-    inline,
     jit,
     jit_entry_fma,
     jit_fma,
@@ -337,28 +334,6 @@ def free_floating_rows(fp: Array, km: Array, body_row: NDArray[np.int64], r0: in
     return -1
 
 
-def _inlined(fn: Any, done: dict[Any, Any] | None = None) -> Any:
-    """``fn`` (a kernel) with itself and every kernel it calls, transitively, inlined at
-    numba IR level: the same source, rebound to inlined copies of its callees, so the
-    fused-multiply-add contraction of the batch kernel reaches all of it."""
-    done = {} if done is None else done
-    if fn in done:
-        return done[fn]
-    py = fn.py_func
-    scope = dict(py.__globals__)
-    for name in py.__code__.co_names:
-        callee = scope.get(name)
-        if callee is not None and hasattr(callee, "py_func") and callee is not fn:
-            scope[name] = _inlined(callee, done)
-    copy = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__,
-                              py.__closure__)
-    done[fn] = inline(copy)
-    return done[fn]
-
-
-_fused_pass = _inlined(free_floating_pass)
-
-
 @jit
 def _free_base(fp: Array, q: Array, v: Array, g: Array, base: Array) -> bool:
     """:func:`_root_as_base` for a free-flyer root on rows 0-5 (the layout of
@@ -387,17 +362,18 @@ def _free_sample(fp: Array, q: Array, v: Array, a: Array, g: Array, tau: Array, 
                  work: Array) -> int:
     """One sample of a free-flyer root over 1-DoF joints (the layout of
     ``rnea_expanded.free_root``: row ``i >= 6`` at ``q[i + 1]``, ``v[i]``, ``a[i - 6]``),
-    no external wrench: :func:`free_floating_pass` (inlined, every kernel it calls too:
-    :func:`_inlined`) on the given buffers, without copying the kernel tree, expanding or
-    gathering. ``tau`` (nk - 6,), ``acc`` (6,) ``[dv; dw]``. Returns 1, 0 for a singular
-    inertia or a non-finite result, -1 for a quaternion off the unit sphere."""
+    no external wrench: :func:`free_floating_pass` on the given buffers, without copying
+    the kernel tree, expanding or gathering (the pass is not inlined at IR level with its
+    helpers, as it was for the batch: ~15 % faster, but its cold compile took 13 s more).
+    ``tau`` (nk - 6,), ``acc`` (6,) ``[dv; dw]``. Returns 1, 0 for a singular inertia or
+    a non-finite result, -1 for a quaternion off the unit sphere."""
     nk = fp.shape[0]
     if not _free_base(fp, q, v, g, base):
         return -1
     for i in range(6, nk):
         qk[i], vk[i], ak[i] = q[i + 1], v[i], a[i - 6]
     # ``work`` stands in for the unread external wrenches (use_fext False)
-    if not _fused_pass(fp, base, qk, vk, ak, work, False, True, tk, a0, work, 6):
+    if not free_floating_pass(fp, base, qk, vk, ak, work, False, True, tk, a0, work, 6):
         return 0
     for i in range(6, nk):
         tau[i - 6] = tk[i]
