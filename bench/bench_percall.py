@@ -82,12 +82,15 @@ def rows(name: str) -> list[tuple[str, Fn, Fn, Fn]]:
         aj = a[6:].copy()
         res = ff_face.free_floating_dynamics(model, q, v, aj)
         pfree = oracle.tangent(np.r_[np.zeros(6), res.tau])
-        r0 = ff_face._free_flyer_rows(model)
+        r0, fused = ff_face._free_flyer_layout(model)
         t, acc, base = np.empty(model.nv - 6), np.empty(6), np.empty((1, 25))
+        if fused:  # the entry the face takes
+            k_ff = lambda: ff_face._free_floating_free.call(kf, q, v, aj, g, t, acc)  # noqa: E731
+        else:
+            k_ff = lambda: ff_face._free_floating.call(kf, km, kl, r0, 6, q, v, aj,  # noqa: E731
+                                                       g, base, none, False, t, acc)
         table.append(("free-floating", lambda: ff_face.free_floating_dynamics(model, q, v, aj),
-                      lambda: ff_face._free_floating.call(kf, km, kl, r0, 6, q, v, aj, g, base,
-                                                          none, False, t, acc),
-                      lambda: pin.aba(pm, pd, pq, pv, pfree)))
+                      k_ff, lambda: pin.aba(pm, pd, pq, pv, pfree)))
     for _, ours, kernel, theirs in table:
         ours(), kernel(), theirs()
     return table

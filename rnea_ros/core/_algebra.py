@@ -120,6 +120,20 @@ def mm(A: Mat, B: Mat) -> Mat:
 
 
 @jit
+def rotate_symmetric(R: Mat, S: Mat) -> Mat:
+    """``R S R^T`` for a symmetric ``S`` (both row-major 3x3): ``R S`` (27 products),
+    then the upper triangle of ``(R S) R^T`` (18), mirrored."""
+    M = mm(R, S)
+    a00 = M[0] * R[0] + M[1] * R[1] + M[2] * R[2]
+    a01 = M[0] * R[3] + M[1] * R[4] + M[2] * R[5]
+    a02 = M[0] * R[6] + M[1] * R[7] + M[2] * R[8]
+    a11 = M[3] * R[3] + M[4] * R[4] + M[5] * R[5]
+    a12 = M[3] * R[6] + M[4] * R[7] + M[5] * R[8]
+    a22 = M[6] * R[6] + M[7] * R[7] + M[8] * R[8]
+    return (a00, a01, a02, a01, a11, a12, a02, a12, a22)
+
+
+@jit
 def axis_rotation(u: Vec, c: float, s: float) -> Mat:
     """Rotation about unit vector ``u`` by the angle of cosine ``c`` and sine ``s`` (Rodrigues)."""
     t = 1.0 - c

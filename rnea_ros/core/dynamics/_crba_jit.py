@@ -18,6 +18,7 @@ from rnea_ros.core._algebra import (
     mv,
     put3,
     put9,
+    rotate_symmetric,
     scale3,
     vec3,
 )
@@ -61,16 +62,13 @@ def composite_to_parent(work: Array, i: int, par: int) -> None:
     put3(work, par, CW_H, add3(vec3(work, par, CW_H), add3(hr, scale3(p, m))))
     pp = dot3(p, p)
     ph = dot3(p, hr)
+    rir = rotate_symmetric(R, mat3(work, i, CW_IO))  # R I_o R^T: 45 products, not 729
     for r in range(3):
         for c in range(3):
-            rir = 0.0  # (R I_o R^T)[r, c]
-            for a in range(3):
-                for b in range(3):
-                    rir += R[3 * r + a] * work[i, CW_IO + 3 * a + b] * R[3 * c + b]
             # -m [p]x^2 = m (|p|^2 1 - p p^T); -([p]x[hr]x + [hr]x[p]x) = 2 p.hr 1 - hr p^T - p hr^T
             eye = 1.0 if r == c else 0.0
             shift = m * (pp * eye - p[r] * p[c]) + 2.0 * ph * eye - hr[r] * p[c] - p[r] * hr[c]
-            work[par, CW_IO + 3 * r + c] += rir + shift
+            work[par, CW_IO + 3 * r + c] += rir[3 * r + c] + shift
 
 
 @jit

@@ -4,16 +4,14 @@ and the bias wrenches ``beta^c`` towards the base, the base acceleration, then t
 joint torques) on a work array whose first 25 columns are CRBA's ``CW_*`` layout
 (:mod:`rnea_ros.core._layout`), so that :func:`~._crba_jit.composite_to_parent`
 (eq. 95) applies as is; the entry :func:`free_floating_call` runs it on the kernel tree,
-and :func:`free_floating_rows` runs that entry over a batch in one compiled call.
-The pass and the entry are compiled with fused multiply-adds
-(:func:`~rnea_ros.core._compile.jit_fma`: ~7-9 % less time per call, results moved by
-rounding only).
+and :func:`free_floating_rows` runs that entry over a batch in one compiled call; a
+free-flyer root over 1-DoF joints takes :func:`free_floating_free_call` (per call) and
+:func:`free_floating_free_rows` (batch), twins of those two. The pass and the entry
+are compiled with fused multiply-adds (:func:`~rnea_ros.core._compile.jit_fma`: ~7-9 %
+less time per call, results moved by rounding only).
 """
 
 from __future__ import annotations
-
-import types
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,7 +36,6 @@ from rnea_ros.core._algebra import (
     vec3,
 )
 from rnea_ros.core._compile import (
-    inline,
     jit,
     jit_entry_fma,
     jit_fma,
@@ -337,42 +334,20 @@ def free_floating_rows(fp: Array, km: Array, body_row: NDArray[np.int64], r0: in
     return -1
 
 
-def _inlined(fn: Any, done: dict[Any, Any] | None = None) -> Any:
-    """``fn`` (a kernel) with itself and every kernel it calls, transitively, inlined at
-    numba IR level: the same source, rebound to inlined copies of its callees, so the
-    fused-multiply-add contraction of the batch kernel reaches all of it."""
-    done = {} if done is None else done
-    if fn in done:
-        return done[fn]
-    py = fn.py_func
-    scope = dict(py.__globals__)
-    for name in py.__code__.co_names:
-        callee = scope.get(name)
-        if callee is not None and hasattr(callee, "py_func") and callee is not fn:
-            scope[name] = _inlined(callee, done)
-    copy = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__,
-                              py.__closure__)
-    done[fn] = inline(copy)
-    return done[fn]
-
-
-_fused_pass = _inlined(free_floating_pass)
-
-
 @jit
-def _free_base(fp: Array, Q: Array, V: Array, s: int, g: Array, base: Array) -> bool:
-    """:func:`_root_as_base` for sample ``s`` of a free-flyer root on rows 0-5 (the
-    layout of ``rnea_expanded.free_root``), from ``Q[s, 3:7]`` without the kernel
-    tree's copy: ``R = R0 R(quaternion)``; False for a quaternion off the unit sphere."""
-    x, y, z, w = Q[s, 3], Q[s, 4], Q[s, 5], Q[s, 6]
+def _free_base(fp: Array, q: Array, v: Array, g: Array, base: Array) -> bool:
+    """:func:`_root_as_base` for a free-flyer root on rows 0-5 (the layout of
+    ``rnea_expanded.free_root``), from ``q[3:7]`` without the kernel tree's copy:
+    ``R = R0 R(quaternion)``; False for a quaternion off the unit sphere."""
+    x, y, z, w = q[3], q[4], q[5], q[6]
     if abs(np.sqrt(x * x + y * y + z * z + w * w) - 1.0) > UNIT_TOLERANCE:
         return False
     R = mm(mat3(fp, 0, F_R), quaternion_matrix(x, y, z, w))
     base[0, B_M] = fp[5, F_MASS]
     for c in range(3):
         base[0, B_H + c] = fp[5, F_H + c]
-        base[0, B_V + c] = V[s, c]
-        base[0, B_W + c] = V[s, 3 + c]
+        base[0, B_V + c] = v[c]
+        base[0, B_W + c] = v[3 + c]
         base[0, B_N + c] = 0.0
         base[0, B_F + c] = 0.0
     for c in range(6):
@@ -382,34 +357,69 @@ def _free_base(fp: Array, Q: Array, V: Array, s: int, g: Array, base: Array) -> 
 
 
 @jit_fma
+def _free_sample(fp: Array, q: Array, v: Array, a: Array, g: Array, tau: Array, acc: Array,
+                 base: Array, qk: Array, vk: Array, ak: Array, tk: Array, a0: Array,
+                 work: Array) -> int:
+    """One sample of a free-flyer root over 1-DoF joints (the layout of
+    ``rnea_expanded.free_root``: row ``i >= 6`` at ``q[i + 1]``, ``v[i]``, ``a[i - 6]``),
+    no external wrench: :func:`free_floating_pass` on the given buffers, without copying
+    the kernel tree, expanding or gathering (the pass is not inlined at IR level with its
+    helpers, as it was for the batch: ~15 % faster, but its cold compile took 13 s more).
+    ``tau`` (nk - 6,), ``acc`` (6,) ``[dv; dw]``. Returns 1, 0 for a singular inertia or
+    a non-finite result, -1 for a quaternion off the unit sphere."""
+    nk = fp.shape[0]
+    if not _free_base(fp, q, v, g, base):
+        return -1
+    for i in range(6, nk):
+        qk[i], vk[i], ak[i] = q[i + 1], v[i], a[i - 6]
+    # ``work`` stands in for the unread external wrenches (use_fext False)
+    if not free_floating_pass(fp, base, qk, vk, ak, work, False, True, tk, a0, work, 6):
+        return 0
+    for i in range(6, nk):
+        tau[i - 6] = tk[i]
+    for c in range(3):
+        acc[c] = a0[3 + c]
+        acc[3 + c] = a0[c]
+    return 1
+
+
+@jit_entry_fma
+def free_floating_free_call(fp: Array, q: Array, v: Array, a: Array, g: Array, tau: Array,
+                            acc: Array) -> int:
+    """The per-call entry for a free-flyer root over 1-DoF joints without external
+    wrenches (:func:`_free_sample` on stack scratch). Its twin: :func:`free_floating_call`
+    (equal to rounding, test/core/dynamics/test_floating_base_batch.py). Returns 1, 0 for
+    a singular inertia or a non-finite result, -1 for a quaternion off the unit sphere,
+    -2 for a wrong length."""
+    nk = fp.shape[0]
+    if (q.shape[0] != nk + 1 or v.shape[0] != nk or a.shape[0] != nk - 6
+            or tau.shape[0] != nk - 6 or acc.shape[0] != 6 or g.shape[0] != 3):
+        return -2
+    base, a0 = tree_scratch(1, 25), tree_vector(6)
+    qk, vk, ak, tk = tree_vector(nk), tree_vector(nk), tree_vector(nk), tree_vector(nk)
+    work = tree_scratch(nk + 1, _W_COLS)
+    return _free_sample(fp, q, v, a, g, tau, acc, base, qk, vk, ak, tk, a0, work)
+
+
+@jit_fma
 def free_floating_free_rows(fp: Array, Q: Array, V: Array, A: Array, g: Array, TAU: Array,
                             ACC: Array) -> int:
-    """:func:`free_floating_rows` for a free-flyer root over 1-DoF joints (the layout
-    of ``rnea_expanded.free_root``: row ``i >= 6`` at ``Q[s, i + 1]``, ``V[s, i]``,
-    ``A[s, i - 6]``): :func:`free_floating_pass` on reused buffers, without copying
-    the kernel tree, expanding or gathering per sample, compiled with fused
-    multiply-adds, the pass and every kernel it calls inlined (:func:`_inlined`: the
-    same source). Its twin: :func:`free_floating_rows` (equal to rounding,
-    test/core/dynamics/test_floating_base_batch.py). Returns -1, or the first
-    sample that failed."""
+    """:func:`free_floating_rows` for a free-flyer root over 1-DoF joints:
+    :func:`_free_sample` per sample on reused buffers (as :func:`free_floating_free_call`).
+    Its twin: :func:`free_floating_rows` (equal to rounding,
+    test/core/dynamics/test_floating_base_batch.py). Returns -1, or the first sample that
+    failed."""
     nk = fp.shape[0]
-    base, no_fext = np.empty((1, 25)), np.zeros((0, 6))
+    base = np.empty((1, 25))
     qk, vk, ak, tk = np.zeros(nk), np.zeros(nk), np.zeros(nk), np.zeros(nk)
     a0, work = np.empty(6), np.empty((nk + 1, _W_COLS))
     for s in range(Q.shape[0]):
-        if not _free_base(fp, Q, V, s, g, base):
+        if _free_sample(fp, Q[s], V[s], A[s], g, TAU[s], ACC[s], base, qk, vk, ak, tk, a0,
+                        work) != 1:
             return s
-        for i in range(6, nk):
-            qk[i], vk[i], ak[i] = Q[s, i + 1], V[s, i], A[s, i - 6]
-        if not _fused_pass(fp, base, qk, vk, ak, no_fext, False, True, tk, a0, work, 6):
-            return s
-        for i in range(6, nk):
-            TAU[s, i - 6] = tk[i]
-        for c in range(3):
-            ACC[s, c] = a0[3 + c]
-            ACC[s, 3 + c] = a0[c]
     return -1
 
 
 __all__ = ["B_F", "B_G", "B_H", "B_IO", "B_M", "B_N", "B_V", "B_W", "free_floating_call",
-           "free_floating_free_rows", "free_floating_pass", "free_floating_rows"]
+           "free_floating_free_call", "free_floating_free_rows", "free_floating_pass",
+           "free_floating_rows"]

@@ -31,7 +31,8 @@ gives ``dV_0 - g_0`` and the real base acceleration is that plus gravity.
 Two entries, one kernel (``free_floating_pass`` of
 :mod:`~rnea_ros.core.dynamics._floating_base_jit`, reached through ``free_floating_call``)
 on the kernel tree, so the tree may hold any joint type and mimic followers (their
-accelerations are given):
+accelerations are given; a free-flyer root over 1-DoF joints without external wrenches
+takes the same pass through its fused twin ``free_floating_free_call``, no tree copy):
 
 * :func:`free_floating_dynamics` -- a model whose root joint is a free-flyer
   (``load_urdf(path, root_joint="free-flyer")``): the root body is the base, its
@@ -65,6 +66,7 @@ from rnea_ros.core.dynamics._floating_base_jit import (
     B_V,
     B_W,
     free_floating_call,
+    free_floating_free_call,
     free_floating_free_rows,
     free_floating_rows,
 )
@@ -85,6 +87,7 @@ Array = NDArray[np.float64]
 
 
 _free_floating = FastCall(free_floating_call)
+_free_floating_free = FastCall(free_floating_free_call)
 _NO_WRENCH = np.zeros((0, 6))
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty  # global lookups are cheaper
 _new_tuple = tuple.__new__  # a NamedTuple's own __new__ is Python code (~0.3 us more)
@@ -169,13 +172,18 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
     no drive on the base); :class:`StateError` for bad input (a quaternion off the
     unit sphere names its joint).
     """
-    r0 = _free_flyer_rows(model)
+    r0, fused = _free_flyer_layout(model)
     # The per-call path, kept lean as rnea's: the kernel checks the lengths (code -2,
     # then _check_lengths names the input); the entry needs C-contiguous float64 vectors.
     q, v, qdd = _asc(q, _f64), _asc(v, _f64), _asc(qdd_joints, _f64)
     if not q.ndim == v.ndim == qdd.ndim == 1:
         _check_lengths(model, 6, q, v, qdd)
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
+    if fused and fext is None:  # a free-flyer over 1-DoF joints: the fused entry
+        tau, acc = _empty(qdd.shape[0]), _empty(6)
+        if _free_floating_free.call(model.kernel_floats, q, v, qdd, g, tau, acc) == 1:
+            return _new_tuple(FreeFloatingResult, (acc, tau))
+        # refused: the kernel-tree entry below names the cause
     return _solve(model, r0, q, v, qdd, g, _empty((1, 25)), fext)
 
 
@@ -200,7 +208,7 @@ def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_jo
                          f"for model '{model.name}'")
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
     tau, acc = np.empty_like(A), np.empty((Q.shape[0], 6))
-    if free_root(model):
+    if _free_flyer_layout(model)[1]:
         bad = free_floating_free_rows(model.kernel_floats, Q, V, A, g, tau, acc)
     else:
         bad = free_floating_rows(model.kernel_floats, model.kernel_map, model.kernel_last_row,
@@ -250,9 +258,15 @@ def _check_lengths(model: RobotModel, off: int, q: Array, v: Array, a: Array) ->
 
 def _free_flyer_rows(model: RobotModel) -> int:
     """The first kernel row after a free-flyer root's six (checked once per model)."""
-    r0: int | None = vars(model).get("_free_flyer_r0")  # cached on the immutable model
-    if r0 is not None:  # (a WeakKeyDictionary's lookup cost ~0.1 us more per call)
-        return r0
+    return _free_flyer_layout(model)[0]
+
+
+def _free_flyer_layout(model: RobotModel) -> tuple[int, bool]:
+    """:func:`_free_flyer_rows`, and whether the kernel tree is a free-flyer root over
+    1-DoF joints (``free_root``: the fused entries apply). Checked once per model."""
+    known: tuple[int, bool] | None = vars(model).get("_free_flyer_layout")  # cached on the
+    if known is not None:  # immutable model (a WeakKeyDictionary's lookup: ~0.1 us more)
+        return known
     where = f"free_floating_dynamics: model '{model.name}'"
     root = model.joint_names[0]
     if model.joint_types[0] != "free-flyer" or model.parent[model.joint_body[0]] >= 0:
@@ -269,9 +283,9 @@ def _free_flyer_rows(model: RobotModel) -> int:
         if np.any(values != 0.0):
             raise ModelError(f"{where}: root joint '{root}' has {key} {values.tolist()}; "
                              "Khalil's eq. 97 has no drive on the floating base (set it to 0)")
-    r0 = int(model.kernel_last_row[model.joint_body[0]]) + 1
-    vars(model)["_free_flyer_r0"] = r0
-    return r0
+    known = (int(model.kernel_last_row[model.joint_body[0]]) + 1, free_root(model))
+    vars(model)["_free_flyer_layout"] = known
+    return known
 
 
 __all__ = [

@@ -178,3 +178,24 @@ def test_aba_and_forward_dynamics(ff_case: FreeFlyerCase) -> None:
                               ff_case.a[k]) < TOL
     if not m.mimic_joints:
         assert relative_error(qdd, pin_each(ff_case, o.pin.aba, ff_case.v, tau)) < TOL
+
+
+@pytest.mark.parametrize("root_armature", (0.0, 0.2))
+def test_free_flyer_root_as_one_joint_or_six_rows(root_armature: float) -> None:
+    """A free-flyer root without drive is solved as one 6-DoF joint (``IA a = tau - pA``
+    at the root body); with armature on it, as its six sub-joint rows. Both give the
+    CRBA + Cholesky accelerations, per call and in the batch, with a wrench on the base,
+    torques on the root's coordinates and a tilted gravity."""
+    rng = np.random.default_rng(7)
+    base = load_robot("solo12", root_joint="free-flyer").without_friction()
+    m = base.replace(armature=np.r_[np.full(6, root_armature),
+                                    rng.uniform(0.0, 0.05, base.nv - 6)],
+                     gravity=np.array([0.5, -0.3, -9.81]))
+    Q = np.array([rc.random_configuration(m, rng) for _ in range(10)])
+    V, TAU = rng.normal(0.0, 1.0, (10, m.nv)), rng.normal(0.0, 5.0, (10, m.nv))
+    fext = rng.normal(0.0, 3.0, (m.nbodies, 6))
+    for q, v, tau in zip(Q, V, TAU, strict=True):
+        assert relative_error(aba(m, q, v, tau), forward_dynamics(m, q, v, tau)) <= TOL
+        assert relative_error(aba(m, q, v, tau, fext=fext),
+                              forward_dynamics(m, q, v, tau, fext=fext)) <= TOL
+    assert relative_error(aba_batch(m, Q, V, TAU), forward_dynamics_batch(m, Q, V, TAU)) <= TOL

@@ -124,3 +124,21 @@ def test_free_rows_equal_their_twin_free_floating_rows(robot: str) -> None:
     assert relative_error(ours[1], twin[1]) < 1e-12
     Q[7, 3:7] *= 1.001
     assert free_floating_free_rows(fp, Q, V, A, g, *ours) == 7
+
+
+@pytest.mark.parametrize("robot", ("solo12", "talos"))
+def test_fused_per_call_entry_is_the_kernel_tree_entry(robot: str) -> None:
+    """Twins: ``free_floating_free_call`` (a free-flyer root over 1-DoF joints, no
+    wrench: the per-call face's route) and ``free_floating_call`` (the kernel tree,
+    taken by the face when wrenches are given; zero here), equal to rounding."""
+    from rnea_ros.core.dynamics.floating_base import _free_flyer_layout
+
+    model = free_flyer(robot)
+    assert _free_flyer_layout(model)[1]
+    Q, V, A = batch_states(model, 20, seed=5)
+    zero = np.zeros((model.nbodies, 6))
+    for s in range(20):
+        fused = rc.free_floating_dynamics(model, Q[s], V[s], A[s])
+        tree = rc.free_floating_dynamics(model, Q[s], V[s], A[s], fext=zero)
+        assert relative_error(fused.base_acceleration, tree.base_acceleration) < 1e-12
+        assert relative_error(fused.tau, tree.tau) < 1e-12
