@@ -33,9 +33,10 @@ from rnea_ros.tools.files import check_outputs, make_directory, one_line
 PROG = "rnea-plan"
 MARGIN = 0.9     # --controller-config: plan within this fraction of the controller's limits
 # More --via points than this are refused. Measured 2026-11-27 (CPU time, warm): arm7 through
-# one via point takes 549 IPOPT iterations, 16 s; each segment adds 8 knot spans (7 n
-# variables) and their grid rows, and IPOPT's time per iteration grows with the rows
-# (~30 ms at 1200): issue 25's 30 via points in < 10 s is out of reach of this NLP.
+# one via point takes 148 IPOPT iterations, 3.6 s (exact Hessian; 549 and 15 s with
+# L-BFGS); each segment adds 8 knot spans (7 n variables) and their grid rows, and IPOPT's
+# time per iteration grows with the rows (~15 ms at 1100): issue 25's 30 via points in
+# < 10 s is out of reach of this NLP.
 MAX_VIA = 4
 
 

@@ -3,9 +3,10 @@
 casadi only carries the solver: ``g(x)`` and its exact sparse Jacobian come from
 our numpy/numba code (the RNEA sensitivities, chain rule eq. 4.15) through
 :class:`casadi.Callback` objects that declare the Jacobian's sparsity, so IPOPT
-factorises a sparse KKT system. The Hessian of the Lagrangian is IPOPT's
-limited-memory (L-BFGS) approximation. docs/design.md says why casadi, not
-cyipopt.
+factorises a sparse KKT system. The Hessian of the Lagrangian: our own
+(:mod:`rnea_ros.planning.hessian`, forward differences of the analytic state gradients)
+from EXACT_HESSIAN_MIN_DOF joints on, IPOPT's limited-memory (L-BFGS) approximation below
+that and with Barman's weighted objective. docs/design.md says why casadi, not cyipopt.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.planning.hessian import LagrangianHessian
 from rnea_ros.planning.nlp import SparseNlp
 
 Array = NDArray[np.float64]
@@ -157,6 +159,53 @@ def _objective(nlp: SparseNlp) -> tuple[Any, Any]:
                           lambda x: problem.objective(x)[1])
 
 
+def _hessian(nlp: SparseNlp) -> tuple[Any, list[Any]]:
+    """IPOPT's ``hess_lag``: ``(x, p, lam_f, lam_g) ->`` the upper triangle of the Hessian of
+    the Lagrangian (:class:`~rnea_ros.planning.hessian.LagrangianHessian`; objective T:
+    linear), and the Python objects casadi must not outlive."""
+    ca = _casadi()
+    lag = LagrangianHessian(nlp)
+    nx, ng = nlp.p.nx, nlp.pattern.ng
+    colind = np.searchsorted(lag.cols, np.arange(nx + 1)).tolist()
+    sparsity = ca.Sparsity(nx, nx, colind, lag.rows.tolist())
+    inputs = [ca.Sparsity.dense(nx, 1), ca.Sparsity(0, 0), ca.Sparsity.dense(1, 1),
+              ca.Sparsity.dense(ng, 1)]
+
+    class Hessian(ca.Callback):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            ca.Callback.__init__(self)
+            self.construct("plan_hess_lag", {})
+
+        def get_n_in(self) -> int:
+            return 4
+
+        def get_n_out(self) -> int:
+            return 1
+
+        def get_sparsity_in(self, i: int) -> Any:
+            return inputs[i]
+
+        def get_sparsity_out(self, i: int) -> Any:
+            return sparsity
+
+        def has_eval_buffer(self) -> bool:
+            return True
+
+        def eval_buffer(self, arg: Any, res: Any) -> int:
+            _buffer(res[0])[:] = lag.values(_buffer(arg[0]), _buffer(arg[3]))
+            return 0
+
+    h = Hessian()
+    return h, [h]
+
+
+# The exact Hessian of the Lagrangian (hessian.py) from this many joints on, L-BFGS below.
+# Measured (CPU s warm, one BLAS thread): arm7 through a via point 565 -> 196 iterations,
+# 13.1 -> 5.6 s; point to point 324 -> 192, 4.2 -> 4.1 s (T 0.1981 -> 0.1975: a better
+# optimum); Barman's RR hardly needs fewer iterations (69 -> 63) and each costs more (the
+# Hessian 3 ms against 1 ms for the Jacobian): default plan 0.33 -> 0.40 s, so it keeps L-BFGS.
+EXACT_HESSIAN_MIN_DOF = 3
+
 FEASIBLE = 1e-6  # an iterate within this of every (scaled) constraint and bound is feasible
 
 
@@ -256,6 +305,10 @@ def solve_ipopt(nlp: SparseNlp, x0: Array, *, max_iter: int, tol: float,
     tracker = _tracker(nlp)
     opts = {"ipopt": ipopt, "print_time": False, "error_on_fail": False,
             "iteration_callback": tracker}
+    if problem.weight == 0.0 and problem.n >= EXACT_HESSIAN_MIN_DOF:
+        opts["hess_lag"], keep_h = _hessian(nlp)
+        keep += keep_h
+        ipopt["hessian_approximation"] = "exact"
     solver = ca.nlpsol("rnea_plan", "ipopt", {"x": x, "f": f, "g": g_fun(x)}, opts)
     lbx, ubx = nlp.bounds_x()
     args: dict[str, Any] = {"x0": x0, "lbx": lbx, "ubx": ubx,

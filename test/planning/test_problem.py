@@ -96,3 +96,29 @@ def test_sparse_ipopt_jacobian_matches_central_differences_on_nonuniform_knots(n
     fd = _fd(lambda y: nlp.evaluate(y)[0], x)
     assert np.abs(jac - fd).max() <= 2e-6 * max(1.0, np.abs(fd).max())
     assert pat.rows.size < 0.5 * pat.ng * problem.nx  # sparse indeed
+
+
+def test_knot_refinement_capped_below_a_quarter_of_its_spans_is_not_made() -> None:
+    """A refinement with room for fewer than MIN_REFINED_SHARE of the spans it wants would
+    halve only the earliest ones (arm7 through a via point: 1 of 17, T rose, 48 wasted
+    IPOPT iterations): _refine_knots declines it, and makes it with room for a quarter."""
+    import math
+
+    from rnea_ros.planning.optimize import MIN_REFINED_SHARE, _refine_knots, initial_guess
+
+    model = rc.load_urdf(sample_urdf("arm7"))
+    lim = Limits.from_model(model, velocity=np.inf, lower=-np.inf, upper=np.inf)
+    basis = Basis(16, 3)
+    W = np.array([[0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8], [1.2, 0.3, -0.5, -1.2, 0.6, 2.2, -0.4]])
+    problem = Problem(model=model, basis=basis, waypoints=W, limits=lim, grid=basis.grid(4),
+                      start_velocity=np.zeros(7), end_velocity=np.zeros(7))
+    x = initial_guess(problem, None)
+    x[-1] *= 0.3  # faster: torques cross their limits, the active set switches
+    full = _refine_knots(problem, x, 64)
+    assert full is not None
+    wanted = full[0].basis.intervals - basis.intervals
+    assert wanted >= 5  # so that one span of room is below a quarter
+    assert _refine_knots(problem, x, basis.intervals + 1) is None
+    room = math.ceil(MIN_REFINED_SHARE * wanted)
+    capped = _refine_knots(problem, x, basis.intervals + room)
+    assert capped is not None and capped[0].basis.intervals == basis.intervals + room
