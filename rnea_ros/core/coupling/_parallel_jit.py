@@ -31,7 +31,6 @@ from rnea_ros.core.coupling._parallel_legs import (
     BAD_QUATERNION,
     G_ACTIVE,
     G_ATTACH,
-    G_END,
     G_LOWER,
     G_UPPER,
     KIND_UPS,
@@ -47,15 +46,17 @@ from rnea_ros.core.coupling._parallel_legs import (
     STATUS_LEG,
     jacobian_column,
     leg_bias,
-    leg_inverse_geometry,
-    leg_poses,
+    leg_frames,
     solve_in_place,
     unit_quaternion_matrix,
 )
 from rnea_ros.core.dynamics._rnea_jit import rnea_row
 
 Array = NDArray[np.float64]
-_rnea_row = inline(rnea_row)
+# The per-sample kernel is one function: its leg, RNEA and solve steps inlined (IR
+# level, with its FMA flags); the entries call it (compiled once, not inlined).
+_rnea_row, _leg_frames, _leg_bias = inline(rnea_row), inline(leg_frames), inline(leg_bias)
+_solve_in_place = inline(solve_in_place)
 
 BATCH_SAMPLE = 4096  # batch status: status + BATCH_SAMPLE * sample
 MAX_LEGS = 6
@@ -70,17 +71,19 @@ JINV_OUT = 6  # per-leg row of J_p^-1
 @jit_fma
 def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
                 xdd: Array, g: Array, tau: Array, work: Array, Q: Array, QD: Array,
-                QDD: Array, TAU: Array, J: Array, A: Array, legs_out: Array, jinv_out: Array,
-                want: bool) -> int:
+                QDD: Array, TAU: Array, J: Array, A: Array, legs_out: Array, jinv_out: Array
+                ) -> int:
     """Active forces ``tau`` (m,) of one sample (eq. 66); the status code (``OK``...).
 
     ``fp`` (3m, 30) packs the legs (leg ``i`` in rows ``3i..3i+2``, each its own
     chain from the base). Scratch: ``work`` (3m, 30), ``Q, QD, QDD, TAU`` (1, >= 3m),
-    ``J`` (m, 12), ``A`` (6, 7). With ``want``, also each leg's ``[q, qd, qdd]``
+    ``J`` (m, 12), ``A`` (6, 7). Unless ``legs_out`` has no rows (a run-time test,
+    so one compiled kernel serves every entry), also each leg's ``[q, qd, qdd]``
     into ``legs_out`` (m, 9) and the rows of ``J_p^-1`` (eq. 60, 62: ``[u_i, P_i x u_i]``
     with ``u_i = J_i^-T e_active``) into ``jinv_out`` (m, 6).
     """
     m = gm.shape[0]
+    want = legs_out.shape[0] > 0
     p = (x[0], x[1], x[2])
     if kind_ == KIND_UPS:
         ok, R = unit_quaternion_matrix(x[3], x[4], x[5], x[6])
@@ -101,16 +104,15 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
         B = add3(p, r)
         vB = add3(v, cross(w, r))  # v_i = J_vi V_p (eq. 64)
         aB = add3(a, add3(cross(dw, r), cross(w, cross(w, r))))
-        reason, q0, q1, q2 = leg_inverse_geometry(kind_, gm, i, B)
+        reason, q0, q1, q2, o0, o1, o2, z0, z1, z2 = _leg_frames(kind_, gm, i, B)
         if reason != OK:
-            return reason * STATUS_LEG + i
+            return int(reason) * STATUS_LEG + i
         if (q0 < gm[i, G_LOWER] or q0 > gm[i, G_UPPER] or q1 < gm[i, G_LOWER + 1]
                 or q1 > gm[i, G_UPPER + 1] or q2 < gm[i, G_LOWER + 2] or q2 > gm[i, G_UPPER + 2]):
             return LIMIT * STATUS_LEG + i
-        o0, o1, o2, z0, z1, z2, Bk = leg_poses(fp, o, q0, q1, q2, vec3(gm, i, G_END))
-        c0 = jacobian_column(fp, o, o0, z0, Bk)
-        c1 = jacobian_column(fp, o + 1, o1, z1, Bk)
-        c2 = jacobian_column(fp, o + 2, o2, z2, Bk)
+        c0 = jacobian_column(fp, o, o0, z0, B)
+        c1 = jacobian_column(fp, o + 1, o1, z1, B)
+        c2 = jacobian_column(fp, o + 2, o2, z2, B)
         r0, r1, r2 = cross(c1, c2), cross(c2, c0), cross(c0, c1)  # rows of det(J) J^-1
         det = dot3(c0, r0)
         size = math.sqrt(dot3(c0, c0) * dot3(c1, c1) * dot3(c2, c2))
@@ -118,7 +120,7 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
             return LEG_SINGULAR * STATUS_LEG + i
         r0, r1, r2 = scale3(r0, 1.0 / det), scale3(r1, 1.0 / det), scale3(r2, 1.0 / det)
         qd0, qd1, qd2 = dot3(r0, vB), dot3(r1, vB), dot3(r2, vB)  # qd_i = J_i^-1 v_i
-        acc = sub3(aB, leg_bias(fp, o, o0, o1, o2, z0, z1, z2, Bk, qd0, qd1, qd2))
+        acc = sub3(aB, _leg_bias(fp, o, o0, o1, o2, z0, z1, z2, B, qd0, qd1, qd2))
         Q[0, o], Q[0, o + 1], Q[0, o + 2] = q0, q1, q2
         QD[0, o], QD[0, o + 1], QD[0, o + 2] = qd0, qd1, qd2
         QDD[0, o], QDD[0, o + 1], QDD[0, o + 2] = dot3(r0, acc), dot3(r1, acc), dot3(r2, acc)
@@ -159,7 +161,7 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
     if nv == 6:
         A[3, nv], A[4, nv], A[5, nv] = n
     # (J_p^-1)^T Gamma = F_p + sum J_vi^T J_i^-T Gamma_i  (eq. 66).
-    if not solve_in_place(A, nv):
+    if not _solve_in_place(A, nv):
         return PLATFORM_SINGULAR * STATUS_LEG
     total = 0.0
     for i in range(m):
@@ -185,7 +187,7 @@ def inverse_dynamics_call(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
     J = scratch(m, _J_COLS)
     A = scratch(6, _M_COLS)
     return platform_id(fp, gm, pl, kind_, x, xd, xdd, g, tau, work, Q, QD, QDD, TAU, J, A,
-                       work[:0], work[:0], False)
+                       scratch(0, LEG_OUT), scratch(0, JINV_OUT))
 
 
 @jit_fma
@@ -203,7 +205,7 @@ def inverse_dynamics_detail(fp: Array, gm: Array, pl: Array, kind_: int, x: Arra
     """:func:`platform_id` with the legs' states and ``J_p^-1`` (analysis, not hot)."""
     work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
     return platform_id(fp, gm, pl, kind_, x, xd, xdd, g, tau, work, Q, QD, QDD, TAU, J, A,
-                       legs_out, jinv_out, True)
+                       legs_out, jinv_out)
 
 
 @jit_fma
@@ -214,14 +216,14 @@ def inverse_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
     work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
     x, xd, xdd = np.empty(X.shape[1]), np.empty(XD.shape[1]), np.empty(XDD.shape[1])
     out = np.empty(tau.shape[1])
-    none = work[:0]
+    no_legs, no_jinv = np.empty((0, LEG_OUT)), np.empty((0, JINV_OUT))
     for k in range(X.shape[0]):  # copies into reused rows: cheaper than per-sample views
         for c in range(x.shape[0]):
             x[c] = X[k, c]
         for c in range(xd.shape[0]):
             xd[c], xdd[c] = XD[k, c], XDD[k, c]
         status = platform_id(fp, gm, pl, kind_, x, xd, xdd, g, out, work, Q, QD, QDD, TAU, J,
-                             A, none, none, False)
+                             A, no_legs, no_jinv)
         if status != OK:
             return status + BATCH_SAMPLE * k
         for c in range(out.shape[0]):
@@ -232,30 +234,30 @@ def inverse_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
 @jit_fma
 def platform_fd(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
                 tau: Array, g: Array, xdd: Array, H: Array, col: Array, zero: Array,
-                unit: Array) -> int:
+                zero3: Array, unit: Array) -> int:
     """Platform acceleration ``xdd`` from the active forces ``tau`` (eq. 58, 66 inverted):
     ``Gamma = A_x(x) xdd + h(x, xd)``; ``h`` by one inverse dynamics at ``xdd = 0``,
     column ``k`` of ``A_x`` by one at zero velocity and gravity with ``xdd = e_k``
     (Khalil §3.3.1's column-by-column construction), then one solve.
 
-    ``H`` (nv, nv + 1), ``col`` (nv,), ``zero`` (>= 7,), ``unit`` (nv,) are scratch.
+    ``H`` (nv, nv + 1), ``col, zero, unit`` (nv,), ``zero3`` (3,) are scratch.
     """
     nv = tau.shape[0]
     work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
-    for k in range(zero.shape[0]):
-        zero[k] = 0.0
+    no_legs, no_jinv = np.empty((0, LEG_OUT)), np.empty((0, JINV_OUT))
     for k in range(nv):
-        unit[k] = 0.0
+        zero[k] = unit[k] = 0.0
+    zero3[0] = zero3[1] = zero3[2] = 0.0
     status = platform_id(fp, gm, pl, kind_, x, xd, unit, g, col, work, Q, QD, QDD, TAU, J, A,
-                         work[:0], work[:0], False)
+                         no_legs, no_jinv)
     if status != OK:
         return status
     for r in range(nv):
         H[r, nv] = tau[r] - col[r]
     for k in range(nv):
         unit[k] = 1.0
-        status = platform_id(fp, gm, pl, kind_, x, zero[:nv], unit, zero[:3], col, work, Q, QD,
-                             QDD, TAU, J, A, work[:0], work[:0], False)
+        status = platform_id(fp, gm, pl, kind_, x, zero, unit, zero3, col, work, Q, QD,
+                             QDD, TAU, J, A, no_legs, no_jinv)
         unit[k] = 0.0
         if status != OK:
             return status
@@ -274,10 +276,10 @@ def forward_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
     """:func:`platform_fd` over rows; status as :func:`inverse_dynamics_rows`."""
     nv = TAU.shape[1]
     H = np.empty((nv, nv + 1))
-    col, zero, unit = np.empty(nv), np.empty(7), np.empty(nv)
+    col, zero, zero3, unit = np.empty(nv), np.empty(nv), np.empty(3), np.empty(nv)
     for k in range(X.shape[0]):
         status = platform_fd(fp, gm, pl, kind_, X[k], XD[k], TAU[k], g, XDD[k], H, col, zero,
-                             unit)
+                             zero3, unit)
         if status != OK:
             return status + BATCH_SAMPLE * k
     return OK

@@ -41,11 +41,11 @@ from rnea_ros.core._algebra import (
     vec3,
 )
 from rnea_ros.core._compile import inline, jit_fma
-from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind
-from rnea_ros.core.dynamics._rnea_jit import _joint_transform
+from rnea_ros.core._layout import PRISMATIC, kind
 
 Array = NDArray[np.float64]
 _quaternion_matrix = inline(quaternion_matrix)  # with this module's FMA contraction
+_sincos = inline(sincos)
 
 KIND_UPS = 0  # Gough-Stewart: 6-DoF platform, legs U-P(-S)
 KIND_RUU = 1  # Delta: translating platform, legs R-U(-U)
@@ -172,32 +172,50 @@ def solve_in_place(A: Array, n: int) -> bool:
 
 
 # ---------------------------------------------------------------- legs
+_two_angles = inline(two_angles)  # inlined into the leg kernels (and their FMA flags)
+
+
+@inline
+def rotate_vector(w: Vec, c: float, s: float, v: Vec) -> Vec:
+    """``Rot(w, theta) v`` for the angle of cosine ``c`` and sine ``s`` (Rodrigues, unit ``w``)."""
+    return add3(add3(scale3(v, c), scale3(cross(w, v), s)), scale3(w, dot3(w, v) * (1.0 - c)))
+
+
 @jit_fma
-def leg_inverse_geometry(kind_: int, gm: Array, i: int, B: Vec
-                         ) -> tuple[int, float, float, float]:
-    """Inverse geometric model of leg ``i``: its three joint values placing the leg
-    end at ``B`` (base frame). Returns ``(reason, q0, q1, q2)``, reason ``OK`` or
-    ``UNREACHABLE`` (limits are not checked here).
+def leg_frames(kind_: int, gm: Array, i: int, B: Vec
+               ) -> tuple[int, float, float, float, Vec, Vec, Vec, Vec, Vec, Vec]:
+    """Inverse geometric model of leg ``i`` and its joints' frames, closed form: the three
+    joint values placing the leg end at ``B`` (base frame), each joint's origin ``o_j``
+    and axis ``z_j`` (base frame) there. Returns ``(reason, q0, q1, q2, o0, o1, o2,
+    z0, z1, z2)``, reason ``OK`` or ``UNREACHABLE`` (limits are not checked here).
 
     UPS leg: ``B = A + P1 Rot(w1, q0) P2 Rot(a2, q1) (kappa + q2) e``: the stroke
-    from the distance, the universal joint from the direction (subproblem 2).
+    from the distance, the universal joint from the direction (subproblem 2). Its
+    centre ``A`` is the origin of all three joints (the prismatic joint's own origin
+    does not enter the Jacobian nor ``dJ/dt qd``: ``o2 = A``); axes ``z0 = P1 w1``,
+    ``z1 = P1 Rot(w1, q0) w2``, ``z2 = (B - A) / |B - A|``.
     RUU leg (the classic Delta closed form): the elbow ``E(q0)`` on its circle at
     the forearm's length from ``B``, ``P cos q0 + Q sin q0 = R``, the knee branch
     by the sign of ``w . ((E - A) x (B - E))``; then the elbow's universal joint
-    from the forearm's direction.
+    from the forearm's direction. Origins ``A, E, E``; axes ``w``, ``F a2``,
+    ``F Rot(a2, q1) w2`` with ``F = P1 Rot(a1, q0) P2`` the elbow's frame.
     """
     A = vec3(gm, i, G_A)
     P1 = mat3(gm, i, G_P1)
     w1, w2, up = vec3(gm, i, G_UW1), vec3(gm, i, G_UW2), vec3(gm, i, G_UP)
+    zero = (0.0, 0.0, 0.0)
     if kind_ == KIND_UPS:
         d = sub3(B, A)
         rho = math.sqrt(dot3(d, d))
         if not rho > 0.0:
-            return UNREACHABLE, 0.0, 0.0, 0.0
-        ok, t0, t1 = two_angles(w1, w2, up, mtv(P1, scale3(d, 1.0 / rho)))
+            return UNREACHABLE, 0.0, 0.0, 0.0, zero, zero, zero, zero, zero, zero
+        u = scale3(d, 1.0 / rho)
+        ok, t0, t1 = _two_angles(w1, w2, up, mtv(P1, u))
         if not ok:
-            return UNREACHABLE, 0.0, 0.0, 0.0
-        return OK, t0, t1, rho - gm[i, G_KAPPA]
+            return UNREACHABLE, 0.0, 0.0, 0.0, zero, zero, zero, zero, zero, zero
+        c0, s0 = _sincos(t0)
+        z1 = mv(P1, rotate_vector(w1, c0, s0, w2))
+        return OK, t0, t1, rho - gm[i, G_KAPPA], A, A, A, mv(P1, w1), z1, u
     w = vec3(gm, i, G_W)
     rp = vec3(gm, i, G_RPERP)
     rq = cross(w, rp)
@@ -209,42 +227,24 @@ def leg_inverse_geometry(kind_: int, gm: Array, i: int, B: Vec
     R = 0.5 * (dot3(d, d) + la2 - lb * lb)
     rho = math.sqrt(P * P + Q * Q)
     if not abs(R) <= rho:
-        return UNREACHABLE, 0.0, 0.0, 0.0
+        return UNREACHABLE, 0.0, 0.0, 0.0, zero, zero, zero, zero, zero, zero
     phi = math.atan2(Q, P)
     delta = math.acos(R / rho)
     t0 = phi + delta
     hub = add3(A, scale3(w, gm[i, G_H]))
-    c, s = sincos(t0)
+    c, s = _sincos(t0)
     E = add3(hub, add3(scale3(rp, c), scale3(rq, s)))
     if dot3(w, cross(sub3(E, A), sub3(B, E))) * gm[i, G_KNEE] < 0.0:
         t0 = phi - delta
-        c, s = sincos(t0)
+        c, s = _sincos(t0)
         E = add3(hub, add3(scale3(rp, c), scale3(rq, s)))
     t0 = math.atan2(s, c)
-    R0 = mm(P1, axis_rotation(vec3(gm, i, G_A1), c, s))
-    target = mtv(mm(R0, mat3(gm, i, G_P2)), scale3(sub3(B, E), 1.0 / lb))
-    ok, t1, t2 = two_angles(w1, w2, up, target)
+    F = mm(mm(P1, axis_rotation(vec3(gm, i, G_A1), c, s)), mat3(gm, i, G_P2))
+    ok, t1, t2 = _two_angles(w1, w2, up, mtv(F, scale3(sub3(B, E), 1.0 / lb)))
     if not ok:
-        return UNREACHABLE, 0.0, 0.0, 0.0
-    return OK, t0, t1, t2
-
-
-@jit_fma
-def leg_poses(fp: Array, o: int, q0: float, q1: float, q2: float, e: Vec
-              ) -> tuple[Vec, Vec, Vec, Vec, Vec, Vec, Vec]:
-    """Forward kinematics of the leg in rows ``o, o+1, o+2`` of ``fp``, base frame:
-    body origins ``o0, o1, o2``, joint axes ``z0, z1, z2``, leg end ``B = o2 + R2 e``."""
-    R0, o0 = _joint_transform(fp, o, q0)
-    R1l, p1 = _joint_transform(fp, o + 1, q1)
-    o1 = add3(o0, mv(R0, p1))
-    R1 = mm(R0, R1l)
-    R2l, p2 = _joint_transform(fp, o + 2, q2)
-    o2 = add3(o1, mv(R1, p2))
-    R2 = mm(R1, R2l)
-    z0 = mv(R0, vec3(fp, o, F_AXIS))
-    z1 = mv(R1, vec3(fp, o + 1, F_AXIS))
-    z2 = mv(R2, vec3(fp, o + 2, F_AXIS))
-    return o0, o1, o2, z0, z1, z2, add3(o2, mv(R2, e))
+        return UNREACHABLE, 0.0, 0.0, 0.0, zero, zero, zero, zero, zero, zero
+    c1, s1 = _sincos(t1)
+    return OK, t0, t1, t2, A, E, E, w, mv(F, w1), mv(F, rotate_vector(w1, c1, s1, w2))
 
 
 @jit_fma
@@ -284,6 +284,6 @@ def leg_bias(fp: Array, o: int, o0: Vec, o1: Vec, o2: Vec, z0: Vec, z1: Vec, z2:
 
 @jit_fma
 def leg_geometry_call(kind_: int, gm: Array, i: int, B: Array, q: Array) -> int:
-    """:func:`leg_inverse_geometry` for Python (error messages, tree states)."""
-    reason, q[0], q[1], q[2] = leg_inverse_geometry(kind_, gm, i, (B[0], B[1], B[2]))
+    """:func:`leg_frames`' joint values for Python (error messages)."""
+    reason, q[0], q[1], q[2], _, _, _, _, _, _ = leg_frames(kind_, gm, i, (B[0], B[1], B[2]))
     return reason
