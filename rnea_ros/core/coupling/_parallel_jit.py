@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from rnea_ros.core._algebra import add3, cross, dot3, mat3, mtv, mv, scale3, sub3, vec3
 from rnea_ros.core._compile import inline, jit_entry_fma, jit_fma, scratch
-from rnea_ros.core._layout import RW_COLS
+from rnea_ros.core._layout import RW_COLS, RW_P, RW_R
 from rnea_ros.core.coupling._parallel_legs import (
     BAD_QUATERNION,
     G_ACTIVE,
@@ -50,12 +50,13 @@ from rnea_ros.core.coupling._parallel_legs import (
     solve_in_place,
     unit_quaternion_matrix,
 )
-from rnea_ros.core.dynamics._rnea_jit import rnea_row
+from rnea_ros.core.dynamics._rnea_jit import joint_transform_cs, rnea_posed
 
 Array = NDArray[np.float64]
 # The per-sample kernel is one function: its leg, RNEA and solve steps inlined (IR
 # level, with its FMA flags); the entries call it (compiled once, not inlined).
-_rnea_row, _leg_frames, _leg_bias = inline(rnea_row), inline(leg_frames), inline(leg_bias)
+_rnea_posed, _joint_transform_cs = inline(rnea_posed), inline(joint_transform_cs)
+_leg_frames, _leg_bias = inline(leg_frames), inline(leg_bias)
 _solve_in_place = inline(solve_in_place)
 
 BATCH_SAMPLE = 4096  # batch status: status + BATCH_SAMPLE * sample
@@ -104,12 +105,18 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
         B = add3(p, r)
         vB = add3(v, cross(w, r))  # v_i = J_vi V_p (eq. 64)
         aB = add3(a, add3(cross(dw, r), cross(w, cross(w, r))))
-        reason, q0, q1, q2, o0, o1, o2, z0, z1, z2 = _leg_frames(kind_, gm, i, B)
+        reason, qs, cs, ss, o0, o1, o2, z0, z1, z2 = _leg_frames(kind_, gm, i, B)
         if reason != OK:
             return int(reason) * STATUS_LEG + i
+        q0, q1, q2 = qs
         if (q0 < gm[i, G_LOWER] or q0 > gm[i, G_UPPER] or q1 < gm[i, G_LOWER + 1]
                 or q1 > gm[i, G_UPPER + 1] or q2 < gm[i, G_LOWER + 2] or q2 > gm[i, G_UPPER + 2]):
             return LIMIT * STATUS_LEG + i
+        for j in range(3):  # the RNEA's poses, from the closed form's cosines and sines
+            Rj, pj = _joint_transform_cs(fp, o + j, qs[j], cs[j], ss[j])
+            for c in range(9):
+                work[o + j, RW_R + c] = Rj[c]
+            work[o + j, RW_P], work[o + j, RW_P + 1], work[o + j, RW_P + 2] = pj
         c0 = jacobian_column(fp, o, o0, z0, B)
         c1 = jacobian_column(fp, o + 1, o1, z1, B)
         c2 = jacobian_column(fp, o + 2, o2, z2, B)
@@ -127,7 +134,7 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
         for k in range(3):
             J[i, k], J[i, 3 + k], J[i, 6 + k], J[i, 9 + k] = r0[k], r1[k], r2[k], r[k]
     # Every leg's inverse dynamics Gamma_i by our RNEA, in one pass over the legs.
-    _rnea_row(fp, Q, QD, QDD, 0, g, True, TAU, work)
+    _rnea_posed(fp, QD, QDD, 0, g, True, TAU, work, 0)
     # Platform: Newton-Euler (eq. 9), base frame, about its origin; gravity as -g.
     ag = (a[0] - g[0], a[1] - g[1], a[2] - g[2])
     mass = pl[0, PL_MASS]
@@ -161,7 +168,9 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
     if nv == 6:
         A[3, nv], A[4, nv], A[5, nv] = n
     # (J_p^-1)^T Gamma = F_p + sum J_vi^T J_i^-T Gamma_i  (eq. 66).
-    if not _solve_in_place(A, nv):
+    # The size as a constant, so that the elimination is unrolled (280 -> 180 ns for 6).
+    solved = _solve_in_place(A, 6) if nv == 6 else _solve_in_place(A, 3)
+    if not solved:
         return PLATFORM_SINGULAR * STATUS_LEG
     total = 0.0
     for i in range(m):
@@ -174,12 +183,17 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
 
 @jit_entry_fma
 def inverse_dynamics_call(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
-                          xd: Array, xdd: Array, g: Array, tau: Array) -> int:
-    """The per-call entry of :func:`platform_id` (lengths checked here)."""
+                          xd: Array, xdd: Array, g: Array, tau: Array, legs_out: Array,
+                          jinv_out: Array) -> int:
+    """The per-call entry of :func:`platform_id` (lengths checked here); ``legs_out``
+    (m, 9) and ``jinv_out`` (m, 6) as there, or with no rows (the hot path). One entry
+    for both: each entry re-optimises the kernel's inlined body when it is compiled."""
     m = gm.shape[0]
     nx, nv = (7, 6) if kind_ == KIND_UPS else (3, 3)
     if (x.shape[0] != nx or xd.shape[0] != nv or xdd.shape[0] != nv or g.shape[0] != 3
-            or tau.shape[0] != m or m != nv or fp.shape[0] != 3 * m):
+            or tau.shape[0] != m or m != nv or fp.shape[0] != 3 * m
+            or legs_out.shape[0] != jinv_out.shape[0]
+            or (legs_out.shape[0] != 0 and legs_out.shape[0] != m)):
         return NOT_FINITE * STATUS_LEG + STATUS_LEG - 1
     work = scratch(3 * m, RW_COLS)
     Q, QD = scratch(1, _Q_COLS), scratch(1, _Q_COLS)
@@ -187,7 +201,7 @@ def inverse_dynamics_call(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
     J = scratch(m, _J_COLS)
     A = scratch(6, _M_COLS)
     return platform_id(fp, gm, pl, kind_, x, xd, xdd, g, tau, work, Q, QD, QDD, TAU, J, A,
-                       scratch(0, LEG_OUT), scratch(0, JINV_OUT))
+                       legs_out, jinv_out)
 
 
 @jit_fma
@@ -196,16 +210,6 @@ def _buffers(m: int) -> tuple[Array, Array, Array, Array, Array, Array, Array]:
     return (np.empty((3 * m, RW_COLS)), np.empty((1, 3 * m)), np.empty((1, 3 * m)),
             np.empty((1, 3 * m)), np.empty((1, 3 * m)), np.empty((m, _J_COLS)),
             np.empty((6, _M_COLS)))
-
-
-@jit_fma
-def inverse_dynamics_detail(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
-                            xd: Array, xdd: Array, g: Array, tau: Array, legs_out: Array,
-                            jinv_out: Array) -> int:
-    """:func:`platform_id` with the legs' states and ``J_p^-1`` (analysis, not hot)."""
-    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
-    return platform_id(fp, gm, pl, kind_, x, xd, xdd, g, tau, work, Q, QD, QDD, TAU, J, A,
-                       legs_out, jinv_out)
 
 
 @jit_fma
@@ -231,7 +235,7 @@ def inverse_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
     return OK
 
 
-@jit_fma
+@inline  # into forward_dynamics_rows: one compiled caller of platform_id, not two
 def platform_fd(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
                 tau: Array, g: Array, xdd: Array, H: Array, col: Array, zero: Array,
                 zero3: Array, unit: Array) -> int:
@@ -278,8 +282,8 @@ def forward_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
     H = np.empty((nv, nv + 1))
     col, zero, zero3, unit = np.empty(nv), np.empty(nv), np.empty(3), np.empty(nv)
     for k in range(X.shape[0]):
-        status = platform_fd(fp, gm, pl, kind_, X[k], XD[k], TAU[k], g, XDD[k], H, col, zero,
-                             zero3, unit)
+        status: int = platform_fd(fp, gm, pl, kind_, X[k], XD[k], TAU[k], g, XDD[k], H, col,
+                                  zero, zero3, unit)
         if status != OK:
             return status + BATCH_SAMPLE * k
     return OK

@@ -41,6 +41,7 @@ Array = NDArray[np.float64]
 
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 _id_fast = FastCall(pk.inverse_dynamics_call)
+_NO_LEGS, _NO_JINV = np.empty((0, pk.LEG_OUT)), np.empty((0, pk.JINV_OUT))  # per call: no detail
 
 
 # ------------------------------------------------------------------ inputs, errors
@@ -133,7 +134,7 @@ def platform_inverse_dynamics(robot: ParallelRobot, x: object, xd: object, xdd: 
     tau = _empty(robot.nv)
     g = robot.tree.gravity if gravity is None else gravity_vector(robot.tree, gravity)
     status = _id_fast.call(robot.leg_floats, robot.leg_geometry, robot.platform_floats,
-                           robot.KIND, x, xd, xdd, g, tau)
+                           robot.KIND, x, xd, xdd, g, tau, _NO_LEGS, _NO_JINV)
     if status:
         _raise(robot, status, x=x, xd=xd, xdd=xdd)
     return tau
@@ -188,9 +189,8 @@ def _detail(robot: ParallelRobot, x: Array, xd: Array, xdd: Array) -> tuple[Arra
     """Each leg's ``[q, qd, qdd]`` (m, 9) and ``J_p^-1`` (m, nv) at one sample."""
     m = len(robot.legs)
     legs, jinv, tau = np.empty((m, pk.LEG_OUT)), np.empty((m, pk.JINV_OUT)), np.empty(m)
-    status = pk.inverse_dynamics_detail(robot.leg_floats, robot.leg_geometry,
-                                       robot.platform_floats, robot.KIND, x, xd, xdd,
-                                       robot.tree.gravity, tau, legs, jinv)
+    status = _id_fast.call(robot.leg_floats, robot.leg_geometry, robot.platform_floats,
+                           robot.KIND, x, xd, xdd, robot.tree.gravity, tau, legs, jinv)
     if status:
         _raise(robot, status, x=x, xd=xd, xdd=xdd)
     return legs, jinv[:, :robot.nv]

@@ -171,6 +171,9 @@ def _common(row: Array, leg: ParallelLeg) -> None:
     row[lk.G_ACTIVE] = leg.active
     row[lk.G_LOWER:lk.G_LOWER + 3] = leg.model.lower_limit
     row[lk.G_UPPER:lk.G_UPPER + 3] = leg.model.upper_limit
+    w1, w2, up = ((float(row[k]), float(row[k + 1]), float(row[k + 2]))
+                  for k in (lk.G_UW1, lk.G_UW2, lk.G_UP))
+    row[lk.G_TA:lk.G_TA + lk.TA_COLS] = lk.two_angles_setup(w1, w2, up)
 
 
 def _check_universal(leg: ParallelLeg, k: int, w1: Array, w2: Array) -> None:
