@@ -19,8 +19,6 @@ unit quaternion), ``xd = [v, w]`` (velocity of the origin, angular velocity),
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numpy.typing import NDArray
 
@@ -31,8 +29,6 @@ from rnea_ros.core.coupling._parallel_legs import (
     BAD_QUATERNION,
     G_ACTIVE,
     G_ATTACH,
-    G_LOWER,
-    G_UPPER,
     KIND_UPS,
     LEG_SINGULAR,
     LIMIT,
@@ -47,8 +43,10 @@ from rnea_ros.core.coupling._parallel_legs import (
     jacobian_column,
     leg_bias,
     leg_frames,
+    leg_values,
     solve_in_place,
     unit_quaternion_matrix,
+    within_limits,
 )
 from rnea_ros.core.dynamics._rnea_jit import joint_transform_cs, rnea_posed
 
@@ -108,9 +106,9 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
         reason, qs, cs, ss, o0, o1, o2, z0, z1, z2 = _leg_frames(kind_, gm, i, B)
         if reason != OK:
             return int(reason) * STATUS_LEG + i
-        q0, q1, q2 = qs
-        if (q0 < gm[i, G_LOWER] or q0 > gm[i, G_UPPER] or q1 < gm[i, G_LOWER + 1]
-                or q1 > gm[i, G_UPPER + 1] or q2 < gm[i, G_LOWER + 2] or q2 > gm[i, G_UPPER + 2]):
+        if not (within_limits(gm, i, 0, qs[0], cs[0], ss[0])
+                and within_limits(gm, i, 1, qs[1], cs[1], ss[1])
+                and within_limits(gm, i, 2, qs[2], cs[2], ss[2])):
             return LIMIT * STATUS_LEG + i
         for j in range(3):  # the RNEA's poses, from the closed form's cosines and sines
             Rj, pj = _joint_transform_cs(fp, o + j, qs[j], cs[j], ss[j])
@@ -121,14 +119,14 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
         c1 = jacobian_column(fp, o + 1, o1, z1, B)
         c2 = jacobian_column(fp, o + 2, o2, z2, B)
         r0, r1, r2 = cross(c1, c2), cross(c2, c0), cross(c0, c1)  # rows of det(J) J^-1
-        det = dot3(c0, r0)
-        size = math.sqrt(dot3(c0, c0) * dot3(c1, c1) * dot3(c2, c2))
-        if not abs(det) > 1e-9 * size:
+        det = dot3(c0, r0)  # |det| > 1e-9 |c0| |c1| |c2|, squared (no sqrt):
+        if not det * det > 1e-18 * (dot3(c0, c0) * dot3(c1, c1) * dot3(c2, c2)):
             return LEG_SINGULAR * STATUS_LEG + i
         r0, r1, r2 = scale3(r0, 1.0 / det), scale3(r1, 1.0 / det), scale3(r2, 1.0 / det)
         qd0, qd1, qd2 = dot3(r0, vB), dot3(r1, vB), dot3(r2, vB)  # qd_i = J_i^-1 v_i
         acc = sub3(aB, _leg_bias(fp, o, o0, o1, o2, z0, z1, z2, B, qd0, qd1, qd2))
-        Q[0, o], Q[0, o + 1], Q[0, o + 2] = q0, q1, q2
+        if want:
+            Q[0, o], Q[0, o + 1], Q[0, o + 2] = leg_values(kind_, qs, cs, ss)
         QD[0, o], QD[0, o + 1], QD[0, o + 2] = qd0, qd1, qd2
         QDD[0, o], QDD[0, o + 1], QDD[0, o + 2] = dot3(r0, acc), dot3(r1, acc), dot3(r2, acc)
         for k in range(3):

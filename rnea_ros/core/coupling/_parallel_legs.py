@@ -68,7 +68,9 @@ G_ACTIVE = 49  # index of the active joint in the leg
 G_LOWER = 50  # joint lower limits (3)
 G_UPPER = 53  # joint upper limits (3)
 G_TA = 56  # two_angles_setup(G_UW1, G_UW2, G_UP): the universal joint's constants (12)
-G_COLS = 68
+G_LIM = 68  # per joint: limit_test's cos mid, sin mid, cos half range, mode (3 x 4)
+G_COLS = 80
+LIM_NONE, LIM_ARC, LIM_VALUE, LIM_ANGLE = 0.0, 1.0, 2.0, 3.0  # limit test modes
 
 PL_MASS = 0
 PL_H = 1  # first moment m c, platform frame (3)
@@ -88,27 +90,32 @@ STATUS_LEG = 256
 
 
 # ------------------------------------------------------------------ small algebra
-@jit_fma
-def angle_cs(w: Vec, p: Vec, q: Vec) -> tuple[float, float, float]:
-    """Paden-Kahan subproblem 1: ``theta`` with ``Rot(w, theta) p = q`` (components normal
-    to w), and its cosine and sine (from the same two products, no ``sincos``)."""
+@inline
+def _angle_products(w: Vec, p: Vec, q: Vec) -> tuple[float, float]:
+    """``(x, y)`` with ``theta = atan2(y, x)`` of :func:`angle_between`."""
     pp = sub3(p, scale3(w, dot3(w, p)))
     qq = sub3(q, scale3(w, dot3(w, q)))
-    y, x = dot3(w, cross(pp, qq)), dot3(pp, qq)
-    h = math.sqrt(x * x + y * y)
-    if not h > 0.0:
-        return math.atan2(y, x), 1.0, 0.0
-    return math.atan2(y, x), x / h, y / h
+    return dot3(pp, qq), dot3(w, cross(pp, qq))
 
 
 @jit_fma
 def angle_between(w: Vec, p: Vec, q: Vec) -> float:
-    """:func:`angle_cs`'s angle."""
-    theta: float = angle_cs(w, p, q)[0]
-    return theta
+    """Paden-Kahan subproblem 1: ``theta`` with ``Rot(w, theta) p = q`` (components normal to w)."""
+    x, y = _angle_products(w, p, q)
+    return math.atan2(y, x)
 
 
-_angle_cs = inline(angle_cs)
+@jit_fma
+def rotation_cs(w: Vec, p: Vec, q: Vec) -> tuple[float, float]:
+    """:func:`angle_between`'s cosine and sine, from the same two products (no atan2)."""
+    x, y = _angle_products(w, p, q)
+    h = math.sqrt(x * x + y * y)
+    if not h > 0.0:
+        return 1.0, 0.0
+    return x / h, y / h
+
+
+_rotation_cs = inline(rotation_cs)
 TA = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
 TA_COLS = 12  # two_angles_setup's constants
 Frames = tuple[int, Vec, Vec, Vec, Vec, Vec, Vec, Vec, Vec, Vec]  # leg_frames' result
@@ -130,10 +137,10 @@ def two_angles_setup(w1: Vec, w2: Vec, p: Vec) -> TA:
 
 @jit_fma
 def two_angles_cs(w1: Vec, w2: Vec, p: Vec, K: TA, q: Vec
-                  ) -> tuple[bool, float, float, float, float, float, float]:
+                  ) -> tuple[bool, float, float, float, float]:
     """Paden-Kahan subproblem 2: ``Rot(w1, t1) Rot(w2, t2) p = q``, ``|p| = |q|``, with
-    ``K = two_angles_setup(w1, w2, p)``. Returns ``(ok, t1, cos t1, sin t1, t2, cos t2,
-    sin t2)``.
+    ``K = two_angles_setup(w1, w2, p)``. Returns ``(ok, cos t1, sin t1, cos t2, sin t2)``
+    (the angles are ``atan2(sin, cos)``: :func:`two_angles`).
 
     Of the two solutions, the one with the smaller ``max(|t1|, |t2|)`` (the
     branch through the joints' zero), chosen by the angles' cosines before the
@@ -146,7 +153,7 @@ def two_angles_cs(w1: Vec, w2: Vec, p: Vec, K: TA, q: Vec
     beta = (c * w1q - w2p) * inv_den
     g2 = (pp - alpha * alpha - beta * beta - 2.0 * alpha * beta * c) * inv_w12
     if g2 < -1e-12 * pp:
-        return False, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0
+        return False, 1.0, 0.0, 1.0, 0.0
     g = math.sqrt(max(g2, 0.0))
     base = add3(scale3(w1, alpha), scale3(w2, beta))
     za = add3(base, scale3(w12, g))
@@ -159,16 +166,16 @@ def two_angles_cs(w1: Vec, w2: Vec, p: Vec, K: TA, q: Vec
     ca = min(dot3(za, p2) * inv_n2, dot3(za, q1) * inv_n1)
     cb = min(dot3(zb, p2) * inv_n2, dot3(zb, q1) * inv_n1)
     z = zb if cb > ca else za
-    t1, c1, s1 = _angle_cs(w1, z, q)
-    t2, c2, s2 = _angle_cs(w2, p, z)
-    return True, t1, c1, s1, t2, c2, s2
+    c1, s1 = _rotation_cs(w1, z, q)
+    c2, s2 = _rotation_cs(w2, p, z)
+    return True, c1, s1, c2, s2
 
 
 @jit_fma
 def two_angles(w1: Vec, w2: Vec, p: Vec, q: Vec) -> tuple[bool, float, float]:
     """:func:`two_angles_cs`'s success and angles."""
-    ok, t1, _, _, t2, _, _ = two_angles_cs(w1, w2, p, two_angles_setup(w1, w2, p), q)
-    return ok, t1, t2
+    ok, c1, s1, c2, s2 = two_angles_cs(w1, w2, p, two_angles_setup(w1, w2, p), q)
+    return ok, math.atan2(s1, c1), math.atan2(s2, c2)
 
 
 @jit_fma
@@ -235,10 +242,12 @@ def rotate_vector(w: Vec, c: float, s: float, v: Vec) -> Vec:
 def leg_frames(kind_: int, gm: Array, i: int, B: Vec) -> Frames:
     """Inverse geometric model of leg ``i`` and its joints' frames, closed form: the three
     joint values placing the leg end at ``B`` (base frame), each joint's origin ``o_j``
-    and axis ``z_j`` (base frame) there. Returns ``(reason, (q0, q1, q2), (cos q0, cos q1,
-    cos q2), (sin q0, sin q1, sin q2), o0, o1, o2, z0, z1, z2)`` (a prismatic joint's
-    cosine and sine are 1 and 0), reason ``OK`` or ``UNREACHABLE`` (limits are not
-    checked here).
+    and axis ``z_j`` (base frame) there. Returns ``(reason, q, (cos q0, cos q1, cos q2),
+    (sin q0, sin q1, sin q2), o0, o1, o2, z0, z1, z2)``, ``q`` the prismatic joints'
+    values (0 for a revolute joint: no ``atan2`` in the hot path, the RNEA and the limit
+    test take the cosine and sine; :func:`leg_values` gives the angles) and a prismatic
+    joint's cosine and sine 1 and 0; reason ``OK`` or ``UNREACHABLE`` (limits are not
+    checked here: :func:`within_limits`).
 
     UPS leg: ``B = A + P1 Rot(w1, q0) P2 Rot(a2, q1) (kappa + q2) e``: the stroke
     from the distance, the universal joint from the direction (subproblem 2). Its
@@ -262,12 +271,11 @@ def leg_frames(kind_: int, gm: Array, i: int, B: Vec) -> Frames:
         if not rho > 0.0:
             return UNREACHABLE, zero, zero, zero, zero, zero, zero, zero, zero, zero
         u = scale3(d, 1.0 / rho)
-        ok, t0, c0, s0, t1, c1, s1 = _two_angles_cs(w1, w2, up, _constants(gm, i),
-                                                    mtv(P1, u))
+        ok, c0, s0, c1, s1 = _two_angles_cs(w1, w2, up, _constants(gm, i), mtv(P1, u))
         if not ok:
             return UNREACHABLE, zero, zero, zero, zero, zero, zero, zero, zero, zero
         z1 = mv(P1, rotate_vector(w1, c0, s0, w2))
-        return (OK, (t0, t1, rho - gm[i, G_KAPPA]), (c0, c1, 1.0), (s0, s1, 0.0), A, A, A,
+        return (OK, (0.0, 0.0, rho - gm[i, G_KAPPA]), (c0, c1, 1.0), (s0, s1, 0.0), A, A, A,
                 mv(P1, w1), z1, u)
     w = vec3(gm, i, G_W)
     rp = vec3(gm, i, G_RPERP)
@@ -290,14 +298,51 @@ def leg_frames(kind_: int, gm: Array, i: int, B: Vec) -> Frames:
     if dot3(w, cross(sub3(E, A), sub3(B, E))) * gm[i, G_KNEE] < 0.0:
         c, s = (P * R + Q * S) / rho2, (Q * R - P * S) / rho2
         E = add3(hub, add3(scale3(rp, c), scale3(rq, s)))
-    t0 = math.atan2(s, c)
     F = mm(mm(P1, axis_rotation(vec3(gm, i, G_A1), c, s)), mat3(gm, i, G_P2))
-    ok, t1, c1, s1, t2, c2, s2 = _two_angles_cs(w1, w2, up, _constants(gm, i),
-                                                mtv(F, scale3(sub3(B, E), 1.0 / lb)))
+    ok, c1, s1, c2, s2 = _two_angles_cs(w1, w2, up, _constants(gm, i),
+                                        mtv(F, scale3(sub3(B, E), 1.0 / lb)))
     if not ok:
         return UNREACHABLE, zero, zero, zero, zero, zero, zero, zero, zero, zero
-    return (OK, (t0, t1, t2), (c, c1, c2), (s, s1, s2), A, E, E, w, mv(F, w1),
+    return (OK, (0.0, 0.0, 0.0), (c, c1, c2), (s, s1, s2), A, E, E, w, mv(F, w1),
             mv(F, rotate_vector(w1, c1, s1, w2)))
+
+
+@inline
+def leg_values(kind_: int, q: Vec, c: Vec, s: Vec) -> Vec:
+    """A leg's joint values from :func:`leg_frames`' ``q, cos, sin``: the revolute
+    joints' angles ``atan2(sin, cos)`` in ``(-pi, pi]``, the UPS leg's stroke ``q[2]``."""
+    q2 = q[2] if kind_ == KIND_UPS else math.atan2(s[2], c[2])
+    return math.atan2(s[0], c[0]), math.atan2(s[1], c[1]), q2
+
+
+@inline
+def within_limits(gm: Array, i: int, j: int, q: float, c: float, s: float) -> bool:
+    """Whether joint ``j`` of leg ``i`` (value ``q``, or angle of cosine ``c`` and sine
+    ``s``) is within its limits, by the test of its ``G_LIM`` mode (:func:`limit_test`)."""
+    k = G_LIM + 4 * j
+    mode = gm[i, k + 3]
+    if mode == LIM_NONE:
+        return True
+    if mode == LIM_ARC:  # cos(angle - mid) >= cos(half range)
+        return bool(c * gm[i, k] + s * gm[i, k + 1] >= gm[i, k + 2])
+    v = q if mode == LIM_VALUE else math.atan2(s, c)
+    return bool(gm[i, G_LOWER + j] <= v <= gm[i, G_UPPER + j])
+
+
+def limit_test(prismatic: bool, lower: float, upper: float) -> tuple[float, float, float, float]:
+    """A joint's ``G_LIM`` columns: ``(cos mid, sin mid, cos half, mode)``. A revolute
+    joint whose limits lie in ``[-pi, pi]`` is tested on the arc (no ``atan2``: the
+    angle is ``atan2``'s principal value, so ``lower <= angle <= upper`` iff
+    ``cos(angle - mid) >= cos(half)``); limits spanning ``[-pi, pi]`` need no test;
+    other limits and a prismatic joint compare the value."""
+    if prismatic:
+        return 0.0, 0.0, 0.0, LIM_VALUE
+    if lower <= -math.pi and upper >= math.pi:
+        return 0.0, 0.0, 0.0, LIM_NONE
+    if -math.pi <= lower <= upper <= math.pi:
+        mid, half = 0.5 * (lower + upper), 0.5 * (upper - lower)
+        return math.cos(mid), math.sin(mid), math.cos(half), LIM_ARC
+    return 0.0, 0.0, 0.0, LIM_ANGLE
 
 
 @jit_fma
@@ -338,6 +383,6 @@ def leg_bias(fp: Array, o: int, o0: Vec, o1: Vec, o2: Vec, z0: Vec, z1: Vec, z2:
 @jit_fma
 def leg_geometry_call(kind_: int, gm: Array, i: int, B: Array, q: Array) -> int:
     """:func:`leg_frames`' joint values for Python (error messages)."""
-    reason, (q[0], q[1], q[2]), _, _, _, _, _, _, _, _ = leg_frames(kind_, gm, i,
-                                                                   (B[0], B[1], B[2]))
+    reason, qs, cs, ss, _, _, _, _, _, _ = leg_frames(kind_, gm, i, (B[0], B[1], B[2]))
+    q[0], q[1], q[2] = leg_values(kind_, qs, cs, ss)
     return reason
