@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._algebra import add3, cross, dot3, mat3, mtv, mv, scale3, sub3, vec3
-from rnea_ros.core._compile import inline, jit_entry_fma, jit_fma, scratch
+from rnea_ros.core._compile import inline, jit_entry_fma, jit_fma, scratch, tree_vector
 from rnea_ros.core._layout import RW_COLS, RW_P, RW_R
 from rnea_ros.core.coupling._parallel_legs import (
     BAD_QUATERNION,
@@ -67,7 +67,7 @@ JINV_OUT = 6  # per-leg row of J_p^-1
 
 
 # ------------------------------------------------------------ one sample
-@jit_fma
+@inline  # into platform_rows, the one compiled loop every entry calls
 def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
                 xdd: Array, g: Array, tau: Array, work: Array, Q: Array, QD: Array,
                 QDD: Array, TAU: Array, J: Array, A: Array, legs_out: Array, jinv_out: Array
@@ -198,8 +198,15 @@ def inverse_dynamics_call(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
     QDD, TAU = scratch(1, _Q_COLS), scratch(1, _Q_COLS)
     J = scratch(m, _J_COLS)
     A = scratch(6, _M_COLS)
-    return platform_id(fp, gm, pl, kind_, x, xd, xdd, g, tau, work, Q, QD, QDD, TAU, J, A,
-                       legs_out, jinv_out)
+    X, XD, XDD = scratch(1, 7), scratch(1, 6), scratch(1, 6)  # writable copies: one
+    for c in range(nx):  # specialisation of platform_rows for read-only inputs too
+        X[0, c] = x[c]
+    for c in range(nv):
+        XD[0, c], XDD[0, c] = xd[c], xdd[c]
+    status: int = platform_rows(fp, gm, pl, kind_, X, XD, XDD, g, tau.reshape((1, m)), work, Q,
+                                QD, QDD, TAU, J, A, legs_out, jinv_out, tree_vector(nx),
+                                tree_vector(nv), tree_vector(nv), tree_vector(m))
+    return status
 
 
 @jit_fma
@@ -211,21 +218,23 @@ def _buffers(m: int) -> tuple[Array, Array, Array, Array, Array, Array, Array]:
 
 
 @jit_fma
-def inverse_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
-                          XD: Array, XDD: Array, g: Array, tau: Array) -> int:
-    """:func:`platform_id` over the rows of ``X, XD, XDD``; the first failure's status
-    plus ``BATCH_SAMPLE * sample``, else ``OK``."""
-    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
-    x, xd, xdd = np.empty(X.shape[1]), np.empty(XD.shape[1]), np.empty(XDD.shape[1])
-    out = np.empty(tau.shape[1])
-    no_legs, no_jinv = np.empty((0, LEG_OUT)), np.empty((0, JINV_OUT))
-    for k in range(X.shape[0]):  # copies into reused rows: cheaper than per-sample views
+def platform_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array, XD: Array,
+                  XDD: Array, g: Array, tau: Array, work: Array, Q: Array, QD: Array,
+                  QDD: Array, TAU: Array, J: Array, A: Array, legs_out: Array,
+                  jinv_out: Array, x: Array, xd: Array, xdd: Array, out: Array) -> int:
+    """:func:`platform_id` (inlined) over the rows of ``X, XD, XDD`` into the rows of
+    ``tau``; the first failure's status plus ``BATCH_SAMPLE * sample``, else ``OK``.
+    Every entry calls it (a per-call entry on one row), so the batch equals the calls
+    bit for bit, and the kernel's arguments are taken once per batch, not per sample.
+    Scratch as :func:`platform_id`'s, and ``x, xd, xdd, out`` (nx,), (nv,), (nv,), (m,):
+    each sample is copied into them (cheaper than per-sample views)."""
+    for k in range(X.shape[0]):
         for c in range(x.shape[0]):
             x[c] = X[k, c]
         for c in range(xd.shape[0]):
             xd[c], xdd[c] = XD[k, c], XDD[k, c]
-        status = platform_id(fp, gm, pl, kind_, x, xd, xdd, g, out, work, Q, QD, QDD, TAU, J,
-                             A, no_legs, no_jinv)
+        status: int = platform_id(fp, gm, pl, kind_, x, xd, xdd, g, out, work, Q, QD, QDD,
+                                  TAU, J, A, legs_out, jinv_out)
         if status != OK:
             return status + BATCH_SAMPLE * k
         for c in range(out.shape[0]):
@@ -233,38 +242,52 @@ def inverse_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
     return OK
 
 
-@inline  # into forward_dynamics_rows: one compiled caller of platform_id, not two
+@jit_fma
+def inverse_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
+                          XD: Array, XDD: Array, g: Array, tau: Array) -> int:
+    """:func:`platform_rows` with heap scratch."""
+    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
+    status: int = platform_rows(fp, gm, pl, kind_, X, XD, XDD, g, tau, work, Q, QD, QDD, TAU,
+                                J, A, np.empty((0, LEG_OUT)), np.empty((0, JINV_OUT)),
+                                np.empty(X.shape[1]), np.empty(XD.shape[1]),
+                                np.empty(XDD.shape[1]), np.empty(tau.shape[1]))
+    return status
+
+
+@inline  # into forward_dynamics_rows: one compiled caller of platform_rows, not two
 def platform_fd(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array,
-                tau: Array, g: Array, xdd: Array, H: Array, col: Array, zero: Array,
-                zero3: Array, unit: Array) -> int:
+                tau: Array, g: Array, g0: Array, xdd: Array, H: Array) -> int:
     """Platform acceleration ``xdd`` from the active forces ``tau`` (eq. 58, 66 inverted):
     ``Gamma = A_x(x) xdd + h(x, xd)``; ``h`` by one inverse dynamics at ``xdd = 0``,
-    column ``k`` of ``A_x`` by one at zero velocity and gravity with ``xdd = e_k``
-    (Khalil §3.3.1's column-by-column construction), then one solve.
-
-    ``H`` (nv, nv + 1), ``col, zero, unit`` (nv,), ``zero3`` (3,) are scratch.
+    column ``k`` of ``A_x`` by one at zero velocity and gravity ``g0`` (zeros, of
+    ``g``'s type) with ``xdd = e_k`` (Khalil §3.3.1's column-by-column construction),
+    then one solve. ``H`` (nv, nv + 1) is scratch.
     """
-    nv = tau.shape[0]
-    work, Q, QD, QDD, TAU, J, A = _buffers(gm.shape[0])
+    nv, nx, m = tau.shape[0], x.shape[0], gm.shape[0]
+    work, Q, QD, QDD, TAU, J, A = _buffers(m)
     no_legs, no_jinv = np.empty((0, LEG_OUT)), np.empty((0, JINV_OUT))
-    for k in range(nv):
-        zero[k] = unit[k] = 0.0
-    zero3[0] = zero3[1] = zero3[2] = 0.0
-    status = platform_id(fp, gm, pl, kind_, x, xd, unit, g, col, work, Q, QD, QDD, TAU, J, A,
-                         no_legs, no_jinv)
+    xb, xdb, xddb, out = np.empty(nx), np.empty(nv), np.empty(nv), np.empty(m)
+    X, XD, ZERO = np.empty((1, nx)), np.empty((1, nv)), np.zeros((1, nv))
+    UNIT, COL = np.zeros((1, nv)), np.empty((1, nv))
+    for c in range(nx):
+        X[0, c] = x[c]
+    for c in range(nv):
+        XD[0, c] = xd[c]
+    status = platform_rows(fp, gm, pl, kind_, X, XD, UNIT, g, COL, work, Q, QD, QDD, TAU, J,
+                           A, no_legs, no_jinv, xb, xdb, xddb, out)
     if status != OK:
         return status
     for r in range(nv):
-        H[r, nv] = tau[r] - col[r]
+        H[r, nv] = tau[r] - COL[0, r]
     for k in range(nv):
-        unit[k] = 1.0
-        status = platform_id(fp, gm, pl, kind_, x, zero, unit, zero3, col, work, Q, QD,
-                             QDD, TAU, J, A, no_legs, no_jinv)
-        unit[k] = 0.0
+        UNIT[0, k] = 1.0
+        status = platform_rows(fp, gm, pl, kind_, X, ZERO, UNIT, g0, COL, work, Q, QD, QDD,
+                               TAU, J, A, no_legs, no_jinv, xb, xdb, xddb, out)
+        UNIT[0, k] = 0.0
         if status != OK:
             return status
         for r in range(nv):
-            H[r, k] = col[r]
+            H[r, k] = COL[0, r]
     if not solve_in_place(H, nv):
         return PLATFORM_SINGULAR * STATUS_LEG
     for r in range(nv):
@@ -274,14 +297,13 @@ def platform_fd(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
 
 @jit_fma
 def forward_dynamics_rows(fp: Array, gm: Array, pl: Array, kind_: int, X: Array,
-                          XD: Array, TAU: Array, g: Array, XDD: Array) -> int:
-    """:func:`platform_fd` over rows; status as :func:`inverse_dynamics_rows`."""
+                          XD: Array, TAU: Array, g: Array, g0: Array, XDD: Array) -> int:
+    """:func:`platform_fd` over rows (``g0``: zero gravity, of ``g``'s type); status as
+    :func:`platform_rows`."""
     nv = TAU.shape[1]
     H = np.empty((nv, nv + 1))
-    col, zero, zero3, unit = np.empty(nv), np.empty(nv), np.empty(3), np.empty(nv)
     for k in range(X.shape[0]):
-        status: int = platform_fd(fp, gm, pl, kind_, X[k], XD[k], TAU[k], g, XDD[k], H, col,
-                                  zero, zero3, unit)
+        status: int = platform_fd(fp, gm, pl, kind_, X[k], XD[k], TAU[k], g, g0, XDD[k], H)
         if status != OK:
             return status + BATCH_SAMPLE * k
     return OK
