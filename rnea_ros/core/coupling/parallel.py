@@ -41,6 +41,9 @@ Array = NDArray[np.float64]
 
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 _id_fast = FastCall(pk.inverse_dynamics_call)
+_NO_LEGS, _NO_JINV = np.empty((0, pk.LEG_OUT)), np.empty((0, pk.JINV_OUT))  # per call: no detail
+_ZERO_G = np.zeros(3)
+_ZERO_G.flags.writeable = False
 
 
 # ------------------------------------------------------------------ inputs, errors
@@ -58,6 +61,8 @@ def _vector(robot: ParallelRobot, name: str, a: object) -> Array:
 
 def _rows(robot: ParallelRobot, name: str, a: object, count: int | None = None) -> Array:
     v = _asc(a, _f64)
+    if not v.flags.writeable:  # a writable copy: the kernel's one specialisation (_gravity)
+        v = v.copy()
     n = _sizes(robot)[name]
     if v.ndim != 2 or v.shape[1] != n or (count is not None and v.shape[0] != count):
         want = f"({count if count is not None else 'N'}, {n})"
@@ -71,7 +76,13 @@ def _what(robot: ParallelRobot) -> str:
 
 
 def _gravity(robot: ParallelRobot, gravity: object | None) -> Array:
-    return robot.tree.gravity if gravity is None else gravity_vector(robot.tree, gravity)
+    """Gravity, read-only like the model's (the kernels' argument types stay the same:
+    each other combination of read-only flags would compile the kernel again, ~35 s)."""
+    if gravity is None:
+        return robot.tree.gravity
+    g: Array = gravity_vector(robot.tree, gravity).copy()
+    g.flags.writeable = False
+    return g
 
 
 def _rotation(robot: ParallelRobot, x: Array) -> Array:
@@ -131,9 +142,9 @@ def platform_inverse_dynamics(robot: ParallelRobot, x: object, xd: object, xdd: 
         _raise(robot, 0, x=_vector(robot, "x", x), xd=_vector(robot, "xd", xd),
                xdd=_vector(robot, "xdd", xdd))
     tau = _empty(robot.nv)
-    g = robot.tree.gravity if gravity is None else gravity_vector(robot.tree, gravity)
+    g = _gravity(robot, gravity)
     status = _id_fast.call(robot.leg_floats, robot.leg_geometry, robot.platform_floats,
-                           robot.KIND, x, xd, xdd, g, tau)
+                           robot.KIND, x, xd, xdd, g, tau, _NO_LEGS, _NO_JINV)
     if status:
         _raise(robot, status, x=x, xd=xd, xdd=xdd)
     return tau
@@ -177,7 +188,8 @@ def platform_forward_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
     TAU = _rows(robot, "tau", tau, X.shape[0])
     xdd = np.empty((X.shape[0], robot.nv))
     status = pk.forward_dynamics_rows(robot.leg_floats, robot.leg_geometry, robot.platform_floats,
-                                     robot.KIND, X, XD, TAU, _gravity(robot, gravity), xdd)
+                                     robot.KIND, X, XD, TAU, _gravity(robot, gravity), _ZERO_G,
+                                     xdd)
     if status:
         _batch_error(robot, status, x=X, xd=XD, tau=TAU)
     return xdd
@@ -188,9 +200,8 @@ def _detail(robot: ParallelRobot, x: Array, xd: Array, xdd: Array) -> tuple[Arra
     """Each leg's ``[q, qd, qdd]`` (m, 9) and ``J_p^-1`` (m, nv) at one sample."""
     m = len(robot.legs)
     legs, jinv, tau = np.empty((m, pk.LEG_OUT)), np.empty((m, pk.JINV_OUT)), np.empty(m)
-    status = pk.inverse_dynamics_detail(robot.leg_floats, robot.leg_geometry,
-                                       robot.platform_floats, robot.KIND, x, xd, xdd,
-                                       robot.tree.gravity, tau, legs, jinv)
+    status = _id_fast.call(robot.leg_floats, robot.leg_geometry, robot.platform_floats,
+                           robot.KIND, x, xd, xdd, robot.tree.gravity, tau, legs, jinv)
     if status:
         _raise(robot, status, x=x, xd=xd, xdd=xdd)
     return legs, jinv[:, :robot.nv]

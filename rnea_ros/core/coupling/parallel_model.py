@@ -165,12 +165,19 @@ class ParallelRobot:
         raise NotImplementedError
 
 
-def _common(row: Array, leg: ParallelLeg) -> None:
+def _common(row: Array, leg: ParallelLeg, leg_types: tuple[str, ...]) -> None:
     row[lk.G_ATTACH:lk.G_ATTACH + 3] = leg.attachment
     row[lk.G_END:lk.G_END + 3] = leg.end
     row[lk.G_ACTIVE] = leg.active
     row[lk.G_LOWER:lk.G_LOWER + 3] = leg.model.lower_limit
     row[lk.G_UPPER:lk.G_UPPER + 3] = leg.model.upper_limit
+    w1, w2, up = ((float(row[k]), float(row[k + 1]), float(row[k + 2]))
+                  for k in (lk.G_UW1, lk.G_UW2, lk.G_UP))
+    row[lk.G_TA:lk.G_TA + lk.TA_COLS] = lk.two_angles_setup(w1, w2, up)
+    for j, (kind, lower, upper) in enumerate(zip(
+            leg_types, leg.model.lower_limit, leg.model.upper_limit, strict=True)):
+        row[lk.G_LIM + 4 * j:lk.G_LIM + 4 * j + 4] = lk.limit_test(
+            kind == "prismatic", float(lower), float(upper))
 
 
 def _check_universal(leg: ParallelLeg, k: int, w1: Array, w2: Array) -> None:
@@ -212,7 +219,7 @@ class GoughStewart(ParallelRobot):
         row[lk.G_UW2:lk.G_UW2 + 3] = P2 @ a2
         row[lk.G_UP:lk.G_UP + 3] = P2 @ e
         row[lk.G_KAPPA] = kappa
-        _common(row, leg)
+        _common(row, leg, self.LEG_TYPES)
         return row
 
 
@@ -258,7 +265,7 @@ class DeltaRobot(ParallelRobot):
         row[lk.G_KNEE] = np.sign(knee)
         row[lk.G_P2:lk.G_P2 + 9] = P2.reshape(9)
         row[lk.G_A1:lk.G_A1 + 3] = a1
-        _common(row, leg)
+        _common(row, leg, self.LEG_TYPES)
         return row
 
 

@@ -123,13 +123,21 @@ def _set3(a: Array, i: int, k: int, x: tuple[float, float, float]) -> None:
 @inline
 def _joint_transform(fp: Array, i: int, q: float) -> tuple[Mat, Vec]:
     """``joint_transform`` of ``_algebra`` with its :func:`~rnea_ros.core._algebra.sincos`."""
+    c, s = (1.0, 0.0) if int(fp[i, F_KIND]) == PRISMATIC else _sincos(q)
+    pose: tuple[Mat, Vec] = joint_transform_cs(fp, i, q, c, s)
+    return pose
+
+
+@inline
+def joint_transform_cs(fp: Array, i: int, q: float, c: float, s: float) -> tuple[Mat, Vec]:
+    """:func:`_joint_transform` given the angle's cosine ``c`` and sine ``s`` (a revolute
+    joint; ``q`` unused) or the displacement ``q`` (a prismatic one; ``c, s`` unused)."""
     R0 = _get9(fp, i, F_R)
     p0 = _get3(fp, i, F_P)
     u = _get3(fp, i, F_AXIS)
     jk = int(fp[i, F_KIND])
     if jk == PRISMATIC:
         return R0, _add3(p0, _mv(R0, _scale3(u, q)))
-    c, s = _sincos(q)
     if jk == REVOLUTE:
         return _mm(R0, _axis_rotation(u, c, s)), p0
     k = jk - REVOLUTE_X
@@ -164,12 +172,21 @@ def rnea_span(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, driv
     ``w, v, dw, a`` and body force ``n, f`` in ``work``, and receives its children's
     wrenches (the free-flyer root of :mod:`~._rnea_expanded_jit`, ``first = 6``,
     ``oq = 1``); returns the sum of ``TAU[k, first:]``."""
-    n = fp.shape[0]
-    zero = (0.0, 0.0, 0.0)
-    for i in range(first, n):  # poses first: independent of each other, they overlap
+    for i in range(first, fp.shape[0]):  # poses first: independent of each other, they overlap
         R, p = _joint_transform(fp, i, Q[k, i + oq])
         _set9(work, i, RW_R, R)
         _set3(work, i, RW_P, p)
+    total: float = rnea_posed(fp, QD, QDD, k, g, drive, TAU, work, first)
+    return total
+
+
+@inline
+def rnea_posed(fp: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
+               TAU: Array, work: Array, first: int) -> float:
+    """:func:`rnea_span` after its poses: each row's ``R, p`` (``RW_R, RW_P``) already in
+    ``work`` (e.g. from a closed form that has the joints' cosines and sines)."""
+    n = fp.shape[0]
+    zero = (0.0, 0.0, 0.0)
     for i in range(first, n):
         jk = int(fp[i, F_KIND])
         par = int(fp[i, F_PARENT])
@@ -478,6 +495,7 @@ __all__ = [
     "rnea_drive_pass",
     "rnea_general_call",
     "rnea_pass",
+    "rnea_posed",
     "rnea_row",
     "rnea_rows",
     "rnea_span",
