@@ -66,7 +66,7 @@ def trajectory(model: rc.ClosedLoopModel, samples: int, rate: float = 1000.0
 
 
 STAGES = ("joint transforms (pose_span)", "world poses", "loop poses + closure residual",
-          "K (eq. 4)", "QR of K_p", "passive velocities", "forward pass, qdd = [qdd_a; 0]",
+          "K (eq. 4)", "QR of K_p", "passive velocities", "motion pass, qdd = [qdd_a; 0]",
           "gamma + passive qdd", "forward pass, consistent qdd", "backward pass",
           "cut wrenches + projection (eq. 57)")
 
@@ -106,14 +106,14 @@ def _staged(fp: Any, lp: Any, perm: Any, Q: Any, QDA: Any, QDDA: Any, g: Any, TA
             for c in range(p):
                 qd[0, perm[na + c]], qdd[0, perm[na + c]] = -xp[c], 0.0
         if stage >= 6:
-            forward_span(fp, qd, qdd, 0, g, work, 0)
+            forward_span(fp, qd, qdd, 0, g, work, 0, False)
         if stage >= 7:
             kd._relative_acceleration(lp, F, work, (-g[0], -g[1], -g[2]), b)
             kd._qr_solve(A, m, p, rdiag, tau, b, xp)
             for c in range(p):
                 qdd[0, perm[na + c]] = -xp[c]
         if stage >= 8:
-            forward_span(fp, qd, qdd, 0, g, work, 0)
+            forward_span(fp, qd, qdd, 0, g, work, 0, True)
         if stage >= 9:
             acc += backward_span(fp, qd, qdd, 0, True, tree, work, 0)
         if stage >= 10:

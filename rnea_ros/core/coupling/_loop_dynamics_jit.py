@@ -143,14 +143,14 @@ _qr_solve, _qr_transpose_solve = inline(qr_solve), inline(qr_transpose_solve)
 _relative_acceleration = inline(relative_acceleration)
 
 RowWork = tuple[Array, Array, Array, Array, Array, Array, Array, Array, Array, Array, Array,
-                Array, Array]
+                Array, Array]  # the arrays of row_workspace
 
 
 @jit
 def row_workspace(buf: Array, n: int, m: int, p: int, loops: int) -> RowWork:
     """``(work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam)`` of
-    :func:`loop_rnea_row`, carved from ``buf`` (:func:`workspace_rows` rows) once per
-    batch: :func:`views` and :func:`row_views`."""
+    :func:`loop_rnea_row`, carved from ``buf`` (:func:`workspace_rows` rows):
+    :func:`views` and :func:`row_views` (pointer arithmetic only)."""
     work, P, _, F, K, A, b, rdiag, tau, xp, _, _ = views(buf, n, m, p, loops)
     qd, qdd, tree, lam = row_views(buf, n, m, p, loops)
     return work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam
@@ -161,19 +161,24 @@ _row_workspace = inline(row_workspace)
 
 @jit_fma
 def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QDDA: Array,
-                  k: int, g: Array, closure_tol: float, TAU: Array, ws: RowWork) -> float:
+                  k: int, g: Array, closure_tol: float, TAU: Array, buf: Array) -> float:
     """:func:`inverse_dynamics` on sample ``k`` (``TAU[k] = tau_a``), written for
     throughput (its twin: ``test_loop_dynamics.py::test_row_kernel_equals_inverse_dynamics``
     checks they agree to rounding): the same steps, the tree's passes being the FMA row
     passes of the tree's batch RNEA (``_rnea_jit.pose_span``, ``forward_span``,
-    ``backward_span``), every helper inlined, the samples read in place, ``ws`` the
-    arrays of :func:`row_workspace`. Returns the code of :func:`inverse_dynamics`."""
+    ``backward_span``; the first without body forces), every helper inlined, the
+    samples read in place, ``buf`` the work array of :func:`workspace_rows` rows
+    (:func:`row_workspace`). One compiled function for :func:`loop_rnea_call` and
+    :func:`loop_rnea_rows` (called, not inlined: inlining it into both doubled their
+    cold compile for ~10 % of the batch's time). Returns the code of
+    :func:`inverse_dynamics`."""
     n = fp.shape[0]
     na = QDA.shape[1]
     p = n - na
     loops = lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
-    work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam = ws
+    work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam = _row_workspace(buf, n, m, p,
+                                                                              loops)
     pose_span(fp, Q, k, work, 0, 0)  # joint transforms, then world poses (eq. 3)
     for i in range(n):
         _put_world_pose(fp, P, i, _mat3(work, i, W_R), _vec3(work, i, W_P))
@@ -198,12 +203,12 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QD
     for c in range(p):
         qd[0, perm[na + c]] = -xp[c]
         qdd[0, perm[na + c]] = 0.0
-    forward_span(fp, qd, qdd, 0, g, work, 0)  # at qdd = [qdd_a; 0]
+    forward_span(fp, qd, qdd, 0, g, work, 0, False)  # motion at qdd = [qdd_a; 0]
     _relative_acceleration(lp, F, work, (-g[0], -g[1], -g[2]), b)  # K_a qdd_a + gamma
     _qr_solve(A, m, p, rdiag, tau, b, xp)
     for c in range(p):
         qdd[0, perm[na + c]] = -xp[c]
-    forward_span(fp, qd, qdd, 0, g, work, 0)  # at the consistent qdd
+    forward_span(fp, qd, qdd, 0, g, work, 0, True)  # at the consistent qdd
     tree_total = backward_span(fp, qd, qdd, 0, True, tree, work, 0)
     for c in range(p):  # lam = K_p^{+T} tau_p, tau_a = tau_tree_a - K_a^T lam (eq. 57)
         xp[c] = tree[0, perm[na + c]]
@@ -221,9 +226,6 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QD
     return rank
 
 
-_loop_rnea_row = inline(loop_rnea_row)
-
-
 @jit_entry_fma
 def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, qdda: Array,
                    g: Array, closure_tol: float, tau_a: Array) -> float:
@@ -237,10 +239,9 @@ def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, q
     loops = lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
     buf = scratch(workspace_rows(n, m, n - na, loops), WS_COLS)
-    ws = _row_workspace(buf, n, m, n - na, loops)
-    code: float = _loop_rnea_row(fp, lp, perm, q.reshape((1, n)), qda.reshape((1, na)),
-                                 qdda.reshape((1, na)), 0, g, closure_tol,
-                                 tau_a.reshape((1, na)), ws)
+    code: float = loop_rnea_row(fp, lp, perm, q.reshape((1, n)), qda.reshape((1, na)),
+                                qdda.reshape((1, na)), 0, g, closure_tol,
+                                tau_a.reshape((1, na)), buf)
     return code
 
 
@@ -254,9 +255,8 @@ def loop_rnea_rows(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, Q
     loops = lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
     buf = np.empty((workspace_rows(n, m, n - na, loops), WS_COLS))
-    ws = _row_workspace(buf, n, m, n - na, loops)
     for k in range(Q.shape[0]):
-        code = _loop_rnea_row(fp, lp, perm, Q, QDA, QDDA, k, g, closure_tol, TAU, ws)
+        code = loop_rnea_row(fp, lp, perm, Q, QDA, QDDA, k, g, closure_tol, TAU, buf)
         if not code >= SINGULAR_RATIO:
             return k, code
     return -1, 1.0

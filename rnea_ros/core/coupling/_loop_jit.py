@@ -68,7 +68,7 @@ from rnea_ros.core._algebra import (
     sub3,
     vec3,
 )
-from rnea_ros.core._compile import inline, jit
+from rnea_ros.core._compile import jit
 from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind, parent
 
 Array = NDArray[np.float64]
@@ -137,14 +137,11 @@ def frame_pose(lp: Array, P: Array, l: int, side: int) -> tuple[Mat, Vec]:
     return mm(Rb, Rf), add3(vec3(P, b, W_P), mv(Rb, pf))
 
 
-_frame_pose = inline(frame_pose)  # inlined where called (IR level): no call, no tuple copies
-
-
 @jit
 def relative_pose(lp: Array, P: Array, l: int) -> tuple[Mat, Vec, Mat, Vec]:
     """``(R_rel, p_rel, R2, p2)``: frame 2 in frame 1, and frame 2 in the world."""
-    R1, p1 = _frame_pose(lp, P, l, 0)
-    R2, p2 = _frame_pose(lp, P, l, 1)
+    R1, p1 = frame_pose(lp, P, l, 0)
+    R2, p2 = frame_pose(lp, P, l, 1)
     Rrel = (R1[0] * R2[0] + R1[3] * R2[3] + R1[6] * R2[6],
             R1[0] * R2[1] + R1[3] * R2[4] + R1[6] * R2[7],
             R1[0] * R2[2] + R1[3] * R2[5] + R1[6] * R2[8],
@@ -157,15 +154,12 @@ def relative_pose(lp: Array, P: Array, l: int) -> tuple[Mat, Vec, Mat, Vec]:
     return Rrel, mtv(R1, sub3(p2, p1)), R2, p2
 
 
-_relative_pose = inline(relative_pose)
-
-
 @jit
 def loop_poses(lp: Array, P: Array, F: Array) -> None:
     """Per loop into ``F`` (B, 24): ``R_rel, p_rel`` (frame 2 in frame 1) and ``R2, p2``
     (frame 2 in the world), computed once per configuration."""
     for l in range(lp.shape[0]):
-        Rr, pr, R2, p2 = _relative_pose(lp, P, l)
+        Rr, pr, R2, p2 = relative_pose(lp, P, l)
         put9(F, l, 0, Rr)
         put3(F, l, 9, pr)
         put9(F, l, 12, R2)
@@ -295,9 +289,6 @@ def qr_factor(A: Array, rows: int, cols: int, rdiag: Array, tau: Array) -> float
     return smallest
 
 
-_qr_factor = inline(qr_factor)
-
-
 @jit
 def qr_solve(A: Array, rows: int, cols: int, rdiag: Array, tau: Array, b: Array,
              x: Array) -> None:
@@ -351,7 +342,7 @@ def factor_passive(K: Array, perm: IntArray, na: int, A: Array, rdiag: Array,
         j = perm[na + c]
         for r in range(m):
             A[r, c] = K[r, j]
-    rank: float = _qr_factor(A, m, p, rdiag, tau)
+    rank: float = qr_factor(A, m, p, rdiag, tau)
     return rank
 
 

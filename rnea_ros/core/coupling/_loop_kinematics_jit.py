@@ -28,7 +28,7 @@ from rnea_ros.core._algebra import (
     to_child,
     vec3,
 )
-from rnea_ros.core._compile import inline, jit, jit_entry, scratch
+from rnea_ros.core._compile import jit, jit_entry, scratch
 from rnea_ros.core._layout import parent
 from rnea_ros.core.coupling._loop_jit import (
     BUDGET,
@@ -126,10 +126,6 @@ def frame_motion(lp: Array, work: Array, l: int, side: int, col: int, base: Vec)
     return mtv(Rf, w), mtv(Rf, add3(v, cross(w, pf)))
 
 
-# Inlined where called (IR level): no calls, no tuple copies.
-_frame_motion, _to_child, _mcross = inline(frame_motion), inline(to_child), inline(mcross)
-
-
 @jit
 def relative_acceleration(lp: Array, F: Array, work: Array, a0: Vec, r: Array) -> None:
     """``r`` (m,) = ``K qdd + Kdot qd`` at the pass in ``work``: the blocked rows of
@@ -137,14 +133,14 @@ def relative_acceleration(lp: Array, F: Array, work: Array, a0: Vec, r: Array) -
     frames alike and cancels)."""
     for l in range(lp.shape[0]):
         Rr, pr = mat3(F, l, 0), vec3(F, l, 9)
-        V1 = _frame_motion(lp, work, l, 0, W_W, ZERO)
-        A1 = _frame_motion(lp, work, l, 0, W_DW, a0)
-        V2 = _frame_motion(lp, work, l, 1, W_W, ZERO)
-        A2 = _frame_motion(lp, work, l, 1, W_DW, a0)
-        XV1 = _to_child(Rr, pr, V1)
-        XA1 = _to_child(Rr, pr, A1)
+        V1 = frame_motion(lp, work, l, 0, W_W, ZERO)
+        A1 = frame_motion(lp, work, l, 0, W_DW, a0)
+        V2 = frame_motion(lp, work, l, 1, W_W, ZERO)
+        A2 = frame_motion(lp, work, l, 1, W_DW, a0)
+        XV1 = to_child(Rr, pr, V1)
+        XA1 = to_child(Rr, pr, A1)
         Vrel = (sub3(V2[0], XV1[0]), sub3(V2[1], XV1[1]))
-        c = _mcross(V2, Vrel)
+        c = mcross(V2, Vrel)
         g_w = sub3(sub3(A2[0], XA1[0]), c[0])
         g_v = sub3(sub3(A2[1], XA1[1]), c[1])
         six = (g_v[0], g_v[1], g_v[2], g_w[0], g_w[1], g_w[2])

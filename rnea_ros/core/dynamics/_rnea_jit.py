@@ -169,10 +169,11 @@ def pose_span(fp: Array, Q: Array, k: int, work: Array, first: int, oq: int) -> 
 
 @inline
 def forward_span(fp: Array, QD: Array, QDD: Array, k: int, g: Array, work: Array,
-                 first: int) -> None:
+                 first: int, forces: bool) -> None:
     """The forward pass of :func:`rnea_span` on the transforms already in ``work``:
-    ``w, v, dw, a`` and the body forces ``n, f`` of rows ``first..n-1`` (the base at
-    rest, accelerating by ``-g``)."""
+    ``w, v, dw, a`` and, if ``forces`` (a constant: the branch is compiled away), the
+    body forces ``n, f`` of rows ``first..n-1`` (the base at rest, accelerating by
+    ``-g``)."""
     zero = (0.0, 0.0, 0.0)
     for i in range(first, fp.shape[0]):
         jk = int(fp[i, F_KIND])
@@ -204,14 +205,15 @@ def forward_span(fp: Array, QD: Array, QDD: Array, k: int, g: Array, work: Array
             s = _scale3(u, qd)
             v = _add3(v, s)
             a = _add3(a, _add3(_scale3(u, qdd), _cross(w, s)))
-        n1, f1 = _inertia_times(fp, i, dw, a)
-        n2, f2 = _inertia_times(fp, i, w, v)
         _set3(work, i, RW_W, w)
         _set3(work, i, RW_V, v)
         _set3(work, i, RW_DW, dw)
         _set3(work, i, RW_A, a)
-        _set3(work, i, RW_N, _add3(n1, _add3(_cross(w, n2), _cross(v, f2))))
-        _set3(work, i, RW_F, _add3(f1, _cross(w, f2)))
+        if forces:
+            n1, f1 = _inertia_times(fp, i, dw, a)
+            n2, f2 = _inertia_times(fp, i, w, v)
+            _set3(work, i, RW_N, _add3(n1, _add3(_cross(w, n2), _cross(v, f2))))
+            _set3(work, i, RW_F, _add3(f1, _cross(w, f2)))
 
 
 @inline
@@ -258,7 +260,7 @@ def rnea_span(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, driv
     :func:`pose_span`, :func:`forward_span` and :func:`backward_span` (the closed-loop
     row kernel of :mod:`~rnea_ros.core.coupling._loop_dynamics_jit` runs them apart)."""
     pose_span(fp, Q, k, work, first, oq)
-    forward_span(fp, QD, QDD, k, g, work, first)
+    forward_span(fp, QD, QDD, k, g, work, first, True)
     total: float = backward_span(fp, QD, QDD, k, drive, TAU, work, first)
     return total
 
