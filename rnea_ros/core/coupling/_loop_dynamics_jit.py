@@ -166,7 +166,7 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QD
     throughput (its twin: ``test_loop_dynamics.py::test_row_kernel_equals_inverse_dynamics``
     checks they agree to rounding): the same steps, the tree's passes being the FMA row
     passes of the tree's batch RNEA (``_rnea_jit.pose_span``, ``forward_span``,
-    ``backward_span``; the first without body forces), every helper inlined, the
+    ``backward_span``; the first without body forces), its helpers inlined, the
     samples read in place, ``buf`` the work array of :func:`workspace_rows` rows
     (:func:`row_workspace`). One compiled function for :func:`loop_rnea_call` and
     :func:`loop_rnea_rows` (called, not inlined: inlining it into both doubled their
