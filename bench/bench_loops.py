@@ -12,11 +12,11 @@ For each closed-loop sample robot (four-bar, five-bar, palletizer), per call:
   Cholesky on the tree with 3D point constraints);
 
 and per sample over 10^4 samples, ``rc.loop_rnea_batch`` against
-``rc.rnea_batch`` on the tree. Times are the best of interleaved repeats; the
-ratios, measured in the same run, are what matter. ``--stages`` adds where the
-batch's time goes (issue 28): the batch kernel's stages run cumulatively in one
-compiled loop (``stage_times``), each increment against the tree's batch
-kernel per sample.
+``rc.rnea_batch`` on the tree (process CPU time). Times are the best of
+interleaved repeats; the ratios, measured in the same run, are what matter.
+``--stages`` adds where the batch's time goes (issue 28): the row kernel's
+stages run cumulatively in one compiled loop (``stage_times``, 500 samples,
+best of 200), each increment against the tree's batch kernel per sample.
 
     python bench/bench_loops.py [--stages]   # or: make bench
 """
@@ -25,33 +25,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
-import numba
 import numpy as np
 import pinocchio as pin
 from timing import best_times  # the script's directory is on sys.path
 
 import rnea_ros.core as rc
-from rnea_ros.core.coupling._loop_dynamics_jit import inverse_dynamics
-from rnea_ros.core.coupling._loop_jit import (
-    WS_COLS,
-    constraint_jacobian,
-    factor_passive,
-    loop_poses,
-    qr_solve,
-    residual,
-    solve_passive,
-    views,
-    workspace_rows,
-)
-from rnea_ros.core.coupling._loop_kinematics_jit import (
-    motion_pass,
-    pose_pass,
-    relative_acceleration,
-)
-from rnea_ros.core.dynamics._rnea_jit import rnea_rows
+from rnea_ros.core._compile import jit_fma
+from rnea_ros.core.coupling import _loop_dynamics_jit as kd
+from rnea_ros.core.coupling._loop_dynamics_jit import row_workspace
+from rnea_ros.core.coupling._loop_jit import L_NROWS, L_ROW, W_P, W_R, WS_COLS, workspace_rows
+from rnea_ros.core.dynamics._rnea_jit import backward_span, forward_span, pose_span, rnea_rows
 from rnea_ros.loop_oracle import pinocchio_constraints
 from rnea_ros.oracle import PinocchioOracle
 from rnea_ros.samples import LOOP_ROBOTS, load_loop_robot, robot_urdf
@@ -78,47 +65,66 @@ def trajectory(model: rc.ClosedLoopModel, samples: int, rate: float = 1000.0
     return QA, QD, QDD
 
 
-STAGES = ("work-array views", "tree poses + loop poses", "K + closure residual",
-          "QR of K_p", "passive velocities", "motion pass + gamma + passive qdd",
-          "passive qdd added + backward + cut wrenches")
+STAGES = ("joint transforms (pose_span)", "world poses", "loop poses + closure residual",
+          "K (eq. 4)", "QR of K_p", "passive velocities", "motion pass, qdd = [qdd_a; 0]",
+          "gamma + passive qdd", "forward pass, consistent qdd", "backward pass",
+          "cut wrenches + projection (eq. 57)")
 
 
-@numba.njit
+@jit_fma
 def _staged(fp: Any, lp: Any, perm: Any, Q: Any, QDA: Any, QDDA: Any, g: Any, TAU: Any,
-            LAM: Any, stage: int) -> float:  # pragma: no cover (compiled)
-    """``inverse_dynamics_rows`` up to ``stage`` (0-5: the stages of ``closed_state``
-    in its order, 6: the whole ``inverse_dynamics``), for the stage shares."""
-    n, na, m = Q.shape[1], QDA.shape[1], LAM.shape[1]
-    p = n - na
-    qd, qdd = np.empty(n), np.empty(n)
-    buf = np.empty((workspace_rows(n, m, p, lp.shape[0]), WS_COLS))
-    a0 = (-g[0], -g[1], -g[2])
+            stage: int) -> float:  # pragma: no cover (compiled)
+    """``loop_rnea_rows`` (``_loop_dynamics_jit.loop_rnea_row``'s steps, closure and rank
+    checks left out) up to ``stage`` (0..10, :data:`STAGES`), for the stage shares."""
+    n, na = Q.shape[1], QDA.shape[1]
+    p, loops = n - na, lp.shape[0]
+    m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
+    buf = np.empty((workspace_rows(n, m, p, loops), WS_COLS))
+    work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam = row_workspace(buf, n, m, p, loops)
     acc = 0.0
     for k in range(Q.shape[0]):
-        q, qda, qdda = Q[k], QDA[k], QDDA[k]
-        if stage == 6:
-            acc += inverse_dynamics(fp, lp, perm, q, qda, qdda, g, 1e-6, TAU[k], qd, qdd,
-                                    LAM[k], buf)
-            continue
-        work, P, _, F, K, A, b, rdiag, tau, xp, _, _ = views(buf, n, m, p, lp.shape[0])
+        pose_span(fp, Q, k, work, 0, 0)
         if stage >= 1:
-            pose_pass(fp, q, work, P)
-            loop_poses(lp, P, F)
+            for i in range(n):
+                kd._put_world_pose(fp, P, i, kd._mat3(work, i, W_R), kd._vec3(work, i, W_P))
         if stage >= 2:
-            constraint_jacobian(fp, lp, P, F, K)
-            acc += residual(lp, F, b)
+            kd._loop_poses(lp, P, F)
+            acc += kd._residual(lp, F, b)
         if stage >= 3:
-            acc += factor_passive(K, perm, na, A, rdiag, tau)
+            kd._constraint_jacobian(fp, lp, P, F, K)
         if stage >= 4:
-            solve_passive(K, perm, na, qda, b, False, A, rdiag, tau, b, xp)
-            for c in range(na):
-                qd[perm[c]], qdd[perm[c]] = qda[c], qdda[c]
-            for c in range(p):
-                qd[perm[na + c]], qdd[perm[na + c]] = xp[c], 0.0
+            acc += kd._factor_passive(K, perm, na, A, rdiag, tau)
         if stage >= 5:
-            motion_pass(fp, qd, qdd, a0, work)
-            relative_acceleration(lp, F, work, a0, b)
-            qr_solve(A, m, p, rdiag, tau, b, xp)
+            for r in range(m):
+                s = 0.0
+                for c in range(na):
+                    s += K[r, perm[c]] * QDA[k, c]
+                b[r] = s
+            kd._qr_solve(A, m, p, rdiag, tau, b, xp)
+            for c in range(na):
+                qd[0, perm[c]], qdd[0, perm[c]] = QDA[k, c], QDDA[k, c]
+            for c in range(p):
+                qd[0, perm[na + c]], qdd[0, perm[na + c]] = -xp[c], 0.0
+        if stage >= 6:
+            forward_span(fp, qd, qdd, 0, g, work, 0, False)
+        if stage >= 7:
+            kd._relative_acceleration(lp, F, work, (-g[0], -g[1], -g[2]), b)
+            kd._qr_solve(A, m, p, rdiag, tau, b, xp)
+            for c in range(p):
+                qdd[0, perm[na + c]] = -xp[c]
+        if stage >= 8:
+            forward_span(fp, qd, qdd, 0, g, work, 0, True)
+        if stage >= 9:
+            acc += backward_span(fp, qd, qdd, 0, True, tree, work, 0)
+        if stage >= 10:
+            for c in range(p):
+                xp[c] = tree[0, perm[na + c]]
+            kd._qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
+            for c in range(na):
+                s = tree[0, perm[c]]
+                for r in range(m):
+                    s -= K[r, perm[c]] * lam[r]
+                TAU[k, c] = s
     return acc
 
 
@@ -129,15 +135,14 @@ def stage_times(model: rc.ClosedLoopModel, Q: np.ndarray, QDA: np.ndarray,
     batch kernel ``rnea_rows`` at the consistent states (best of interleaved repeats)."""
     tree = model.tree
     fp, lp, perm, g = tree.kernel_floats, model.loop_floats, model.permutation, tree.gravity
-    samples = Q.shape[0]
-    TAU, LAM = np.empty_like(QDA), np.empty((samples, model.n_constraints))
-    T = np.empty_like(QD)
-    fns = [lambda st=st: _staged(fp, lp, perm, Q, QDA, QDDA, g, TAU, LAM, st)
+    Q, QDA, QDDA = Q[:500], QDA[:500], QDDA[:500]  # 500 samples, best of 200 (a busy machine)
+    TAU, T = np.empty_like(QDA), np.empty_like(QD)
+    fns = [lambda st=st: _staged(fp, lp, perm, Q, QDA, QDDA, g, TAU, st)
            for st in range(len(STAGES))]
-    fns.append(lambda: rnea_rows(fp, Q, QD, QDD, g, True, T))
+    fns.append(lambda: rnea_rows(fp, Q[:500], QD[:500], QDD[:500], g, True, T))
     for fn in fns:
         fn()
-    times = [t / samples for t in best_times(fns, 1, 7)]
+    times = [t / 500 for t in best_times(fns, 1, 200)]
     t_tree = times[-1]
     rows: list[tuple[str, float, float, float, bool | None]] = []
     before = 0.0
@@ -200,7 +205,9 @@ def bench_robot(name: str, samples: int, stages: bool = False
     rc.loop_rnea_batch(model, Q[:2], QDA[:2], QDDA[:2])
     rc.rnea_batch(tree, Q[:2], QD[:2], QDD[:2])
     t_batch, t_tree = best_times((lambda: rc.loop_rnea_batch(model, Q, QDA, QDDA),
-                                  lambda: rc.rnea_batch(tree, Q, QD, QDD)), 1, 5)
+                                  lambda: rc.rnea_batch(tree, Q, QD, QDD)), 1, 20,
+                                 timer=time.process_time)  # CPU time: a 10^4-sample
+    # call on a busy machine is nearly always preempted, which wall time would count
     rows.append((f"loop_rnea_batch ({samples}) per sample vs tree", t_batch / samples,
                  t_tree / samples, t_batch / t_tree, None))
     if stages:

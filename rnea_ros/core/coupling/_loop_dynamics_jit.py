@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._algebra import add3, cross, inertia_times, mat3, mtv, put3, scale3, vec3
-from rnea_ros.core._compile import jit, jit_entry, scratch
+from rnea_ros.core._compile import inline, jit, jit_entry, jit_entry_fma, jit_fma, scratch
 from rnea_ros.core._layout import F_AXIS, PRISMATIC, kind, parent
 from rnea_ros.core.coupling._loop_jit import (
     L_NROWS,
@@ -24,15 +24,21 @@ from rnea_ros.core.coupling._loop_jit import (
     W_R,
     WS_COLS,
     ZERO,
+    constraint_jacobian,
+    factor_passive,
+    loop_poses,
+    put_world_pose,
     qr_solve,
     qr_transpose_solve,
+    residual,
+    row_views,
     state_views,
     views,
     workspace_rows,
 )
-from rnea_ros.core.coupling._loop_kinematics_jit import closed_state
+from rnea_ros.core.coupling._loop_kinematics_jit import closed_state, relative_acceleration
 from rnea_ros.core.dynamics._crba_jit import crba_pass
-from rnea_ros.core.dynamics._rnea_jit import backward_pass
+from rnea_ros.core.dynamics._rnea_jit import backward_pass, backward_span, forward_span, pose_span
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -128,11 +134,103 @@ def inverse_dynamics_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: A
                             buf)
 
 
-@jit_entry
+# ------------------------------------------------------------ the row kernel
+# The helpers inlined, so the row kernel's FMA contraction reaches them.
+_mat3, _vec3, _put_world_pose = inline(mat3), inline(vec3), inline(put_world_pose)
+_loop_poses, _residual = inline(loop_poses), inline(residual)
+_constraint_jacobian, _factor_passive = inline(constraint_jacobian), inline(factor_passive)
+_qr_solve, _qr_transpose_solve = inline(qr_solve), inline(qr_transpose_solve)
+_relative_acceleration = inline(relative_acceleration)
+
+RowWork = tuple[Array, Array, Array, Array, Array, Array, Array, Array, Array, Array, Array,
+                Array, Array]  # the arrays of row_workspace
+
+
+@jit
+def row_workspace(buf: Array, n: int, m: int, p: int, loops: int) -> RowWork:
+    """``(work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam)`` of
+    :func:`loop_rnea_row`, carved from ``buf`` (:func:`workspace_rows` rows):
+    :func:`views` and :func:`row_views` (pointer arithmetic only)."""
+    work, P, _, F, K, A, b, rdiag, tau, xp, _, _ = views(buf, n, m, p, loops)
+    qd, qdd, tree, lam = row_views(buf, n, m, p, loops)
+    return work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam
+
+
+_row_workspace = inline(row_workspace)
+
+
+@jit_fma
+def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QDDA: Array,
+                  k: int, g: Array, closure_tol: float, TAU: Array, buf: Array) -> float:
+    """:func:`inverse_dynamics` on sample ``k`` (``TAU[k] = tau_a``), written for
+    throughput (its twin: ``test_loop_dynamics.py::test_row_kernel_equals_inverse_dynamics``
+    checks they agree to rounding): the same steps, the tree's passes being the FMA row
+    passes of the tree's batch RNEA (``_rnea_jit.pose_span``, ``forward_span``,
+    ``backward_span``; the first without body forces), its helpers inlined, the
+    samples read in place, ``buf`` the work array of :func:`workspace_rows` rows
+    (:func:`row_workspace`). One compiled function for :func:`loop_rnea_call` and
+    :func:`loop_rnea_rows` (called, not inlined: inlining it into both doubled their
+    cold compile for ~10 % of the batch's time). Returns the code of
+    :func:`inverse_dynamics`."""
+    n = fp.shape[0]
+    na = QDA.shape[1]
+    p = n - na
+    loops = lp.shape[0]
+    m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
+    work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam = _row_workspace(buf, n, m, p,
+                                                                              loops)
+    pose_span(fp, Q, k, work, 0, 0)  # joint transforms, then world poses (eq. 3)
+    for i in range(n):
+        _put_world_pose(fp, P, i, _mat3(work, i, W_R), _vec3(work, i, W_P))
+    _loop_poses(lp, P, F)
+    worst: int = _residual(lp, F, b)
+    for r in range(m):
+        if not abs(b[r]) <= closure_tol:
+            return -1.0 - worst
+    _constraint_jacobian(fp, lp, P, F, K)
+    rank: float = _factor_passive(K, perm, na, A, rdiag, tau)
+    if rank < SINGULAR_RATIO:
+        return rank
+    for r in range(m):  # qd_p = -K_p^+ K_a qd_a (eq. 4)
+        s = 0.0
+        for c in range(na):
+            s += K[r, perm[c]] * QDA[k, c]
+        b[r] = s
+    _qr_solve(A, m, p, rdiag, tau, b, xp)
+    for c in range(na):
+        qd[0, perm[c]] = QDA[k, c]
+        qdd[0, perm[c]] = QDDA[k, c]
+    for c in range(p):
+        qd[0, perm[na + c]] = -xp[c]
+        qdd[0, perm[na + c]] = 0.0
+    forward_span(fp, qd, qdd, 0, g, work, 0, False)  # motion at qdd = [qdd_a; 0]
+    _relative_acceleration(lp, F, work, (-g[0], -g[1], -g[2]), b)  # K_a qdd_a + gamma
+    _qr_solve(A, m, p, rdiag, tau, b, xp)
+    for c in range(p):
+        qdd[0, perm[na + c]] = -xp[c]
+    forward_span(fp, qd, qdd, 0, g, work, 0, True)  # at the consistent qdd
+    tree_total = backward_span(fp, qd, qdd, 0, True, tree, work, 0)
+    for c in range(p):  # lam = K_p^{+T} tau_p, tau_a = tau_tree_a - K_a^T lam (eq. 57)
+        xp[c] = tree[0, perm[na + c]]
+    _qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
+    total = tree_total
+    for c in range(na):
+        j = perm[c]
+        s = tree[0, j]
+        for r in range(m):
+            s -= K[r, j] * lam[r]
+        TAU[k, c] = s
+        total += s
+    if not np.isfinite(total):
+        return np.nan
+    return rank
+
+
+@jit_entry_fma
 def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, qdda: Array,
                    g: Array, closure_tol: float, tau_a: Array) -> float:
-    """The 1 kHz entry: :func:`inverse_dynamics` with ``tau_a`` the only output (the tree
-    rates and wrenches stay in the stack scratch); NaN for wrong lengths."""
+    """The 1 kHz entry: :func:`loop_rnea_row` on the one sample, its work array on the
+    stack; NaN for wrong lengths."""
     n = fp.shape[0]
     na = tau_a.shape[0]
     if (q.shape[0] != n or qda.shape[0] != na or qdda.shape[0] != na or g.shape[0] != 3
@@ -141,27 +239,26 @@ def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, q
     loops = lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
     buf = scratch(workspace_rows(n, m, n - na, loops), WS_COLS)
-    qd, qdd, lam = state_views(buf, n, m, n - na, loops)
-    return inverse_dynamics(fp, lp, perm, q, qda, qdda, g, closure_tol, tau_a, qd, qdd, lam,
-                            buf)
+    code: float = loop_rnea_row(fp, lp, perm, q.reshape((1, n)), qda.reshape((1, na)),
+                                qdda.reshape((1, na)), 0, g, closure_tol,
+                                tau_a.reshape((1, na)), buf)
+    return code
 
 
-@jit
-def inverse_dynamics_rows(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array,
-                          QDDA: Array, g: Array, closure_tol: float, TAU: Array, LAM: Array
-                          ) -> tuple[int, float]:
-    """:func:`inverse_dynamics` over the rows of ``Q`` (N, n), one work array; returns
-    ``(k, code)``: the first failing row (-1: none) and its code (see above)."""
-    n = Q.shape[1]
+@jit_fma
+def loop_rnea_rows(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QDDA: Array,
+                   g: Array, closure_tol: float, TAU: Array) -> tuple[int, float]:
+    """:func:`loop_rnea_row` on every row of ``Q`` (S, n), one work array; returns
+    ``(k, code)``: the first failing row (-1: none) and its code."""
+    n = fp.shape[0]
     na = QDA.shape[1]
-    qd = np.empty(n)
-    qdd = np.empty(n)
-    buf = np.empty((workspace_rows(n, LAM.shape[1], n - na, lp.shape[0]), WS_COLS))
+    loops = lp.shape[0]
+    m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
+    buf = np.empty((workspace_rows(n, m, n - na, loops), WS_COLS))
     for k in range(Q.shape[0]):
-        rank = inverse_dynamics(fp, lp, perm, Q[k], QDA[k], QDDA[k], g, closure_tol, TAU[k],
-                                qd, qdd, LAM[k], buf)
-        if not rank >= SINGULAR_RATIO:
-            return k, rank
+        code = loop_rnea_row(fp, lp, perm, Q, QDA, QDDA, k, g, closure_tol, TAU, buf)
+        if not code >= SINGULAR_RATIO:
+            return k, code
     return -1, 1.0
 
 
@@ -267,6 +364,8 @@ __all__ = [
     "forward_dynamics_rows",
     "inverse_dynamics",
     "inverse_dynamics_call",
-    "inverse_dynamics_rows",
     "loop_rnea_call",
+    "loop_rnea_row",
+    "loop_rnea_rows",
+    "row_workspace",
 ]

@@ -342,7 +342,8 @@ def factor_passive(K: Array, perm: IntArray, na: int, A: Array, rdiag: Array,
         j = perm[na + c]
         for r in range(m):
             A[r, c] = K[r, j]
-    return qr_factor(A, m, p, rdiag, tau)
+    rank: float = qr_factor(A, m, p, rdiag, tau)
+    return rank
 
 
 @jit
@@ -432,6 +433,18 @@ def state_views(buf: Array, n: int, m: int, p: int, loops: int) -> tuple[Array, 
     return v[0:n], v[n:2 * n], v[2 * n:2 * n + m]
 
 
+@jit
+def row_views(buf: Array, n: int, m: int, p: int, loops: int
+              ) -> tuple[Array, Array, Array, Array]:
+    """``(qd, qdd, tree (1, n), lam (m,))``: :func:`state_views`' rates and :func:`views`'
+    ``tree`` as one-row matrices, the layout the tree's row passes read
+    (``_rnea_jit.forward_span``, ``backward_span``)."""
+    o = 48 * n + 24 * loops + m * n + m * p + m + 4 * p
+    s = o + 2 * n
+    return (carve(buf, s, 1, n), carve(buf, s + n, 1, n), carve(buf, o, 1, n),
+            carve(buf, s + 2 * n, 1, m)[0])
+
+
 __all__ = [
     "BUDGET",
     "CLOSED",
@@ -450,6 +463,7 @@ __all__ = [
     "qr_solve",
     "qr_transpose_solve",
     "residual",
+    "row_views",
     "state_views",
     "views",
     "workspace_rows",

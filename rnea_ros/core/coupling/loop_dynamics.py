@@ -208,12 +208,11 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
     Q = _batch(model, q, "q", model.n, None)
     QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
     QDD = _batch(model, qdd_active, "qdd_active", model.n_active, Q.shape[0])
-    g = gravity_vector(model.tree, gravity)
+    fp, lp, perm, g = model.kernel_arrays
+    if gravity is not None:
+        g = gravity_vector(model.tree, gravity)
     tau = np.empty_like(QD)
-    lam = np.empty((Q.shape[0], model.n_constraints))
-    k, code = kd.inverse_dynamics_rows(model.tree.kernel_floats, model.loop_floats,
-                                       model.permutation, Q, QD, QDD, g, CLOSURE_TOLERANCE,
-                                       tau, lam)
+    k, code = kd.loop_rnea_rows(fp, lp, perm, Q, QD, QDD, g, CLOSURE_TOLERANCE, tau)
     if k >= 0:
         try:
             _raise_id(model, Q[k], QD[k], QDD[k], code)

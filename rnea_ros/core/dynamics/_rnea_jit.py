@@ -165,29 +165,25 @@ def _cross_axis(x: Vec, k: int, s: float) -> Vec:
 
 
 @inline
-def rnea_span(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
-              TAU: Array, work: Array, first: int, oq: int) -> float:
-    """:func:`rnea_row` on rows ``first..n-1`` only, joint ``i``'s position at
-    ``Q[k, i + oq]``: a parent row below ``first`` must already hold its motion
-    ``w, v, dw, a`` and body force ``n, f`` in ``work``, and receives its children's
-    wrenches (the free-flyer root of :mod:`~._rnea_expanded_jit`, ``first = 6``,
-    ``oq = 1``); returns the sum of ``TAU[k, first:]``."""
-    for i in range(first, fp.shape[0]):  # poses first: independent of each other, they overlap
+def pose_span(fp: Array, Q: Array, k: int, work: Array, first: int, oq: int) -> None:
+    """The joint transforms of :func:`rnea_span` (rows ``first..n-1``, joint ``i``'s
+    position at ``Q[k, i + oq]``) into ``work``'s ``R, p`` columns; independent of
+    each other, they overlap."""
+    for i in range(first, fp.shape[0]):
         R, p = _joint_transform(fp, i, Q[k, i + oq])
         _set9(work, i, RW_R, R)
         _set3(work, i, RW_P, p)
-    total: float = rnea_posed(fp, QD, QDD, k, g, drive, TAU, work, first)
-    return total
 
 
 @inline
-def rnea_posed(fp: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
-               TAU: Array, work: Array, first: int) -> float:
-    """:func:`rnea_span` after its poses: each row's ``R, p`` (``RW_R, RW_P``) already in
-    ``work`` (e.g. from a closed form that has the joints' cosines and sines)."""
-    n = fp.shape[0]
+def forward_span(fp: Array, QD: Array, QDD: Array, k: int, g: Array, work: Array,
+                 first: int, forces: bool) -> None:
+    """The forward pass of :func:`rnea_span` on the transforms already in ``work``:
+    ``w, v, dw, a`` and, if ``forces`` (a constant: the branch is compiled away), the
+    body forces ``n, f`` of rows ``first..n-1`` (the base at rest, accelerating by
+    ``-g``)."""
     zero = (0.0, 0.0, 0.0)
-    for i in range(first, n):
+    for i in range(first, fp.shape[0]):
         jk = int(fp[i, F_KIND])
         par = int(fp[i, F_PARENT])
         qd, qdd = QD[k, i], QDD[k, i]
@@ -217,16 +213,25 @@ def rnea_posed(fp: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
             s = _scale3(u, qd)
             v = _add3(v, s)
             a = _add3(a, _add3(_scale3(u, qdd), _cross(w, s)))
-        n1, f1 = _inertia_times(fp, i, dw, a)
-        n2, f2 = _inertia_times(fp, i, w, v)
         _set3(work, i, RW_W, w)
         _set3(work, i, RW_V, v)
         _set3(work, i, RW_DW, dw)
         _set3(work, i, RW_A, a)
-        _set3(work, i, RW_N, _add3(n1, _add3(_cross(w, n2), _cross(v, f2))))
-        _set3(work, i, RW_F, _add3(f1, _cross(w, f2)))
+        if forces:
+            n1, f1 = _inertia_times(fp, i, dw, a)
+            n2, f2 = _inertia_times(fp, i, w, v)
+            _set3(work, i, RW_N, _add3(n1, _add3(_cross(w, n2), _cross(v, f2))))
+            _set3(work, i, RW_F, _add3(f1, _cross(w, f2)))
+
+
+@inline
+def backward_span(fp: Array, QD: Array, QDD: Array, k: int, drive: bool, TAU: Array,
+                  work: Array, first: int) -> float:
+    """The backward pass of :func:`rnea_span` over the body forces in ``work``:
+    ``TAU[k, first:]``, whose sum it returns; a parent row below ``first`` receives
+    its children's wrenches."""
     total = 0.0
-    for i in range(n - 1, first - 1, -1):
+    for i in range(fp.shape[0] - 1, first - 1, -1):
         jk = int(fp[i, F_KIND])
         nb, fb = _get3(work, i, RW_N), _get3(work, i, RW_F)
         u = _get3(fp, i, F_AXIS)
@@ -249,6 +254,32 @@ def rnea_posed(fp: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
             Rn = _add3(_mv(R, nb), _cross(_get3(work, i, RW_P), Rf))
             _set3(work, par, RW_N, _add3(_get3(work, par, RW_N), Rn))
             _set3(work, par, RW_F, _add3(_get3(work, par, RW_F), Rf))
+    return total
+
+
+@inline
+def rnea_posed(fp: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
+               TAU: Array, work: Array, first: int) -> float:
+    """:func:`rnea_span` after its poses: each row's ``R, p`` (``RW_R, RW_P``) already in
+    ``work`` (e.g. from a closed form that has the joints' cosines and sines)."""
+    forward_span(fp, QD, QDD, k, g, work, first, True)
+    total: float = backward_span(fp, QD, QDD, k, drive, TAU, work, first)
+    return total
+
+
+@inline
+def rnea_span(fp: Array, Q: Array, QD: Array, QDD: Array, k: int, g: Array, drive: bool,
+              TAU: Array, work: Array, first: int, oq: int) -> float:
+    """:func:`rnea_row` on rows ``first..n-1`` only, joint ``i``'s position at
+    ``Q[k, i + oq]``: a parent row below ``first`` must already hold its motion
+    ``w, v, dw, a`` and body force ``n, f`` in ``work``, and receives its children's
+    wrenches (the free-flyer root of :mod:`~._rnea_expanded_jit`, ``first = 6``,
+    ``oq = 1``); returns the sum of ``TAU[k, first:]``. Its three passes are
+    :func:`pose_span`, :func:`forward_span` and :func:`backward_span` (the closed-loop
+    row kernel of :mod:`~rnea_ros.core.coupling._loop_dynamics_jit` runs them apart)."""
+    pose_span(fp, Q, k, work, first, oq)
+    forward_span(fp, QD, QDD, k, g, work, first, True)
+    total: float = backward_span(fp, QD, QDD, k, drive, TAU, work, first)
     return total
 
 
@@ -486,11 +517,14 @@ def gravity_call(fp: Array, q: Array, g: Array, tau: Array) -> bool:
 
 __all__ = [
     "backward_pass",
+    "backward_span",
     "forward_pass",
+    "forward_span",
     "gravity_call",
     "gravity_pass",
     "gravity_row",
     "gravity_rows",
+    "pose_span",
     "rnea_call",
     "rnea_drive_pass",
     "rnea_general_call",

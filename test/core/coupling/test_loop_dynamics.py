@@ -160,6 +160,21 @@ def test_batch_equals_single_calls(mechanism: rc.ClosedLoopModel) -> None:
     np.testing.assert_array_equal(batch, single)
 
 
+def test_row_kernel_equals_inverse_dynamics(mechanism: rc.ClosedLoopModel) -> None:
+    """The twins: ``loop_rnea`` / ``loop_rnea_batch`` run the throughput row kernel
+    ``_loop_dynamics_jit.loop_rnea_row`` (the tree's FMA row passes), and
+    ``loop_rnea_with_wrenches`` the readable ``inverse_dynamics``: equal to rounding."""
+    Q, QD, QDD = random_closed_states(mechanism, 30, seed=8, spread=0.3)
+    for gravity in (None, [0.3, -2.0, -9.0]):
+        batch = rc.loop_rnea_batch(mechanism, Q, QD, QDD, gravity=gravity)
+        for k, (q, qd, qdd) in enumerate(zip(Q, QD, QDD, strict=True)):
+            ref, _ = rc.loop_rnea_with_wrenches(mechanism, q, qd, qdd, gravity=gravity)
+            scale = max(1.0, float(np.abs(ref).max()))
+            assert np.abs(batch[k] - ref).max() <= 1e-12 * scale, (k, batch[k], ref)
+            one = rc.loop_rnea(mechanism, q, qd, qdd, gravity=gravity)
+            assert np.abs(one - ref).max() <= 1e-12 * scale, (k, one, ref)
+
+
 def test_mass_matrix_is_symmetric_positive_definite(mechanism: rc.ClosedLoopModel) -> None:
     Q, QD, QDD = random_closed_states(mechanism, 30, seed=8, spread=0.3)
     for q, qd, qdd in zip(Q, QD, QDD, strict=True):
