@@ -7,7 +7,7 @@ import numpy as np
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.oracle import PinocchioOracle as PinOracle
 
-__all__ = ["PinOracle", "random_states", "relative_error"]
+__all__ = ["PinOracle", "pinocchio_rnea_derivatives", "random_states", "relative_error"]
 
 
 def random_states(model: RobotModel, count: int, seed: int = 0):
@@ -25,3 +25,17 @@ def relative_error(ours: np.ndarray, reference: np.ndarray) -> float:
     """max |ours - reference| / max |reference| over the whole batch."""
     scale = max(float(np.abs(reference).max()), 1e-12)
     return float(np.abs(np.asarray(ours) - np.asarray(reference)).max()) / scale
+
+
+def pinocchio_rnea_derivatives(o: PinOracle, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                               fext: np.ndarray | None = None
+                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pinocchio's ``computeRNEADerivatives`` ``(dtau/dq, dtau/dqd, M)`` in our conventions
+    (with ``mimic="eliminate"``, the followers as independent joints folded back by
+    ``G^T (.) G``: the chain rule done by hand on an independent engine)."""
+    args = [o.pm, o.pd, o.config(q), o.tangent(qd), o.tangent(qdd)]
+    if fext is not None:
+        args.append(o.forces(fext))
+    dq, dv, M = o.pin.computeRNEADerivatives(*args)
+    M = np.triu(M) + np.triu(M, 1).T  # Pinocchio fills the upper triangle
+    return o.ours(dq), o.ours(dv), o.ours(M)

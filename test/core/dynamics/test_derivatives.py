@@ -19,7 +19,7 @@ from functools import partial
 
 import numpy as np
 import pytest
-from oracle import PinOracle, random_states, relative_error
+from oracle import PinOracle, pinocchio_rnea_derivatives, random_states, relative_error
 
 from rnea_ros.core.dynamics.derivatives import (
     joint_wrench_derivatives,
@@ -63,20 +63,10 @@ def case(request: pytest.FixtureRequest) -> Case:
     return Case(request.param, model, PinOracle(robot_urdf(request.param), model), q, qd, qdd)
 
 
-def _pinocchio(o: PinOracle, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-               fext: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    args = [o.pm, o.pd, o.config(q), o.tangent(qd), o.tangent(qdd)]
-    if fext is not None:
-        args.append(o.forces(fext))
-    dq, dv, M = o.pin.computeRNEADerivatives(*args)
-    M = np.triu(M) + np.triu(M, 1).T  # Pinocchio fills the upper triangle
-    return o.ours(dq), o.ours(dv), o.ours(M)
-
-
 def test_rnea_derivatives_match_pinocchio(case: Case) -> None:
     m, o = case.model, case.oracle
     ours = [rnea_derivatives(m, *s) for s in zip(case.q, case.qd, case.qdd, strict=True)]
-    ref = [_pinocchio(o, *s) for s in zip(case.q, case.qd, case.qdd, strict=True)]
+    ref = [pinocchio_rnea_derivatives(o, *s) for s in zip(case.q, case.qd, case.qdd, strict=True)]
     for k in range(3):
         assert relative_error(np.array([x[k] for x in ours]), np.array([r[k] for r in ref])) <= TOL
     batch = rnea_derivatives_batch(m, case.q, case.qd, case.qdd)
@@ -90,7 +80,7 @@ def test_rnea_derivatives_with_external_wrenches_match_pinocchio(case: Case) -> 
     for q, qd, qdd in list(zip(case.q, case.qd, case.qdd, strict=True))[:30]:
         fext = rng.normal(0.0, 10.0, (m.nv, 6))
         ours = rnea_derivatives(m, q, qd, qdd, fext=fext)
-        ref = _pinocchio(o, q, qd, qdd, fext)
+        ref = pinocchio_rnea_derivatives(o, q, qd, qdd, fext)
         for k in range(3):
             assert relative_error(ours[k], ref[k]) <= TOL
     fext = rng.normal(0.0, 10.0, (m.nv, 6))

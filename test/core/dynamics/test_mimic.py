@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from multidof import random_states
-from oracle import PinOracle, relative_error
+from oracle import PinOracle, pinocchio_rnea_derivatives, relative_error
 
 import rnea_ros.core as rc
 from rnea_ros.core.model.robot_model import RobotModel
@@ -172,19 +172,6 @@ def test_body_poses_include_the_followers(case: Case) -> None:
 
 # --- derivatives: the kernels on the kernel tree, folded back by the chain rule ---------
 
-def _eliminated_derivatives(o: PinOracle, q: np.ndarray, v: np.ndarray, a: np.ndarray,
-                            fext: np.ndarray | None = None
-                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pinocchio's computeRNEADerivatives on the followers as independent joints, then
-    ``G^T (.) G``: the chain rule done by hand on an independent engine."""
-    args = [o.pm, o.pd, o.config(q), o.tangent(v), o.tangent(a)]
-    if fext is not None:
-        args.append(o.forces(fext))
-    dq, dv, M = o.pin.computeRNEADerivatives(*args)
-    M = np.triu(M) + np.triu(M, 1).T  # Pinocchio fills the upper triangle
-    return o.ours(dq), o.ours(dv), o.ours(M)
-
-
 def _along(f, q: np.ndarray, *x: np.ndarray, h: float = 1e-6) -> np.ndarray:
     """d/dt f(q, qd, qdd, ...) along the motion, by central differences."""
     plus = [q + h * x[0], *(xi + h * xn for xi, xn in itertools.pairwise(x))]
@@ -198,11 +185,11 @@ def test_rnea_derivatives_against_pinocchio_on_the_eliminated_followers(case: Ca
     for k in range(0, SAMPLES, 30):
         q, v, a = case.q[k], case.v[k], case.a[k]
         ours = rc.rnea_derivatives(m, q, v, a)
-        for x, ref in zip(ours, _eliminated_derivatives(o, q, v, a), strict=True):
+        for x, ref in zip(ours, pinocchio_rnea_derivatives(o, q, v, a), strict=True):
             assert relative_error(x, ref) < TOL
         f = rng.normal(0.0, 5.0, (m.nbodies, 6))
         ours = rc.rnea_derivatives(m, q, v, a, fext=f)
-        for x, ref in zip(ours, _eliminated_derivatives(o, q, v, a, f), strict=True):
+        for x, ref in zip(ours, pinocchio_rnea_derivatives(o, q, v, a, f), strict=True):
             assert relative_error(x, ref) < TOL
     batch = rc.rnea_derivatives_batch(m, case.q[:20], case.v[:20], case.a[:20])
     for k in range(20):
