@@ -273,12 +273,34 @@ def _solve_refining_grid(problem: Problem, x: Array, solver: str, max_iter: int,
             problem.margin = max(problem.margin, problem.margin + 2.0 * excess)
             problem.set_grid(problem.grid)
         else:
+            old_grid = problem.grid
             problem.set_grid(np.concatenate([problem.grid, extra]))
-            warm = None  # the constraint vector changed size
+            if warm is not None:  # the old rows keep their multipliers, the new start at 0
+                warm = (_carry_multipliers(problem, warm[0], old_grid), warm[1])
     quantity, joint, t = check.worst
     raise SolverError(f"after {refine} grid refinements the {quantity} of joint '{joint}' "
                       f"still exceeds its limit between grid points (t = {t:.4g} s); "
                       "raise grid_per_interval")
+
+
+def _carry_multipliers(problem: Problem, lam_g: Array, old_grid: Array) -> Array:
+    """IPOPT's constraint multipliers ``lam_g`` on ``old_grid`` carried over to the rows of
+    ``problem`` on its grid, a superset of old_grid (points added between): every old row
+    keeps its multiplier, the added rows start at 0 (inactive). Row layout of
+    :class:`SparseNlp`: grid-independent rows, then one block of N rows per grid quantity,
+    then the via-time order rows."""
+    nlp = SparseNlp(problem)
+    N_old, N = old_grid.size, problem.grid.size
+    blocks = len(nlp.blocks)
+    tail = problem.n_via + 1 if problem.n_via else 0
+    head = lam_g.size - N_old * blocks - tail
+    at = np.searchsorted(problem.grid, old_grid)
+    out = np.zeros(head + N * blocks + tail)
+    out[:head] = lam_g[:head]
+    for b in range(blocks):
+        out[head + b * N + at] = lam_g[head + b * N_old:head + (b + 1) * N_old]
+    out[out.size - tail:] = lam_g[lam_g.size - tail:]
+    return out
 
 
 def _vector(model: RobotModel, value: object | None, default: Array, name: str) -> Array:
