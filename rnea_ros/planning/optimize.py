@@ -163,12 +163,16 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
         zero_acceleration=rate_limited if zero_acceleration is None else zero_acceleration,
         weight=float(weight))
     x = initial_guess(problem, T_guess)
-    x, iterations, message, check = _solve_refining_grid(problem, x, solver, max_iter, tol,
-                                                         refine)
+    adaptive = control_points is None and tol_T is not None
+    # Adaptive: every basis is solved once on its uniform grid and only the plan kept at the
+    # end is refined until the dense check passes (the grid points added on a coarse basis
+    # are dropped with it); a kept plan whose check fails falls back to the one before.
+    solved = _solve_refining_grid(problem, x, solver, max_iter, tol, refine, verify=not adaptive)
+    x, iterations, message = solved.x, solved.iterations, solved.message
+    kept = [(problem, solved)]
     change, rounds = float("nan"), 0
     if max_intervals is None:
         max_intervals = min(64, MAX_ADAPTIVE_VARIABLES // model.nv - degree)
-    adaptive = control_points is None and tol_T is not None
     stop = "max_knot_refinements" if adaptive else "off"
     while adaptive and rounds < max_knot_refinements:
         refined = _refine_knots(problem, x, max_intervals)
@@ -177,22 +181,35 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
             break
         T_old = float(x[-1])
         try:
-            x_new, nit, message_new, check_new = _solve_refining_grid(
-                refined[0], refined[1], solver, max_iter, tol, refine, from_solution=True)
-        except SolverError as exc:  # keep the coarser plan, which met every limit
-            warnings.warn(f"rnea-plan: knot refinement {rounds + 1} failed ({exc}); "
-                          f"returning the plan of the previous resolution", SolverWarning,
-                          stacklevel=2)
+            new = _solve_refining_grid(refined[0], refined[1], solver, max_iter, tol, refine,
+                                       from_solution=True, verify=False)
+        except SolverError as exc:  # keep the coarser plan
+            _warn_refinement_failed(rounds + 1, exc)
             stop = "failed"
             break
         rounds += 1
-        iterations += nit
-        if float(x_new[-1]) <= T_old * (1 + 1e-9):  # a finer basis contains the coarser
-            problem, x, message, check = refined[0], x_new, message_new, check_new
-        change = abs(T_old - float(x_new[-1])) / T_old
+        iterations += new.iterations
+        if float(new.x[-1]) <= T_old * (1 + 1e-9):  # a finer basis contains the coarser
+            problem, x, message = refined[0], new.x, new.message
+            kept.append((problem, new))
+        change = abs(T_old - float(new.x[-1])) / T_old
         if tol_T is not None and change < tol_T:
             stop = "tol_T"
             break
+    while solved.check is None:  # verify the plan kept, or fall back to the one before
+        problem, solved = kept.pop()
+        try:
+            solved = _verify(problem, solved, solver, max_iter, tol, refine)
+        except SolverError as exc:
+            if not kept:
+                raise
+            warnings.warn(f"rnea-plan: the plan of knot refinement {len(kept)} failed ({exc}); "
+                          "falling back to the previous resolution", SolverWarning, stacklevel=2)
+            stop = "failed"
+            continue
+        iterations += solved.iterations
+        x, message = solved.x, solved.message
+    check = solved.check
     P, _, T = problem.unpack(x)
     return Plan(model=model, spline=JointSpline(problem.basis, P, T), limits=limits,
                 weight=weight, iterations=iterations,
@@ -251,23 +268,49 @@ def _refine_knots(problem: Problem, x: Array, max_intervals: int) -> tuple[Probl
     return refined, np.concatenate([P_new.ravel(), sigma, [T]])
 
 
+@dataclass
+class _Solved:
+    """One basis solved: x, IPOPT's multipliers (warm start), its check (None: not made)."""
+
+    x: Array
+    iterations: int
+    message: str
+    warm: tuple[Array, Array] | None
+    check: DenseCheck | None = None
+
+
+def _warn_refinement_failed(round_: int, exc: SolverError) -> None:
+    warnings.warn(f"rnea-plan: knot refinement {round_} failed ({exc}); returning the plan "
+                  "of the previous resolution", SolverWarning, stacklevel=3)
+
+
 def _solve_refining_grid(problem: Problem, x: Array, solver: str, max_iter: int,
-                         tol: float | None,
-                         refine: int, from_solution: bool = False
-                         ) -> tuple[Array, int, str, DenseCheck]:
-    """Solve; while the dense check finds a limit exceeded between grid points, re-solve
-    from the solution: with those points added to the grid, or, once the excess is below
-    1e-3 of the limit, with the grid constraints backed off by twice it (same rows: IPOPT
-    is warm-started with its multipliers). ``(x, iterations, message, check)``."""
-    iterations, message = 0, ""
-    warm: tuple[Array, Array] | None = None
-    for _ in range(refine + 1):
-        x, nit, message, warm = _solve(problem, x, solver, max_iter, tol, warm, from_solution)
-        from_solution = True
-        iterations += nit
+                         tol: float | None, refine: int, from_solution: bool = False,
+                         verify: bool = True) -> _Solved:
+    """Solve; ``verify``: then refine the grid until the dense check passes (:func:`_verify`)."""
+    x, nit, message, warm = _solve(problem, x, solver, max_iter, tol, None, from_solution)
+    solved = _Solved(x, nit, message, warm)
+    if not verify:
+        return solved
+    checked = _verify(problem, solved, solver, max_iter, tol, refine)
+    checked.iterations += nit
+    return checked
+
+
+def _verify(problem: Problem, solved: _Solved, solver: str, max_iter: int,
+            tol: float | None, refine: int) -> _Solved:
+    """While the dense check finds a limit exceeded between grid points, re-solve from the
+    solution (at most ``refine`` times): with those points added to the grid, or, once the
+    excess is below 1e-3 of the limit, with the grid constraints backed off by twice it
+    (IPOPT warm-started with its multipliers, the added rows' at 0). Returns the checked
+    solution; ``iterations``: those of the re-solves."""
+    x, message, warm, iterations = solved.x, solved.message, solved.warm, 0
+    for attempt in range(refine + 1):
         check, extra = dense_check(problem, x)
         if check.ok():
-            return x, iterations, message, check
+            return _Solved(x, iterations, message, warm, check)
+        if attempt == refine:
+            break
         excess = max(check.velocity, check.torque, check.torque_rate, check.force) - 1.0
         if 0.0 < excess < 1e-3:  # back off only: same rows, a warm start with multipliers
             problem.margin = max(problem.margin, problem.margin + 2.0 * excess)
@@ -277,6 +320,8 @@ def _solve_refining_grid(problem: Problem, x: Array, solver: str, max_iter: int,
             problem.set_grid(np.concatenate([problem.grid, extra]))
             if warm is not None:  # the old rows keep their multipliers, the new start at 0
                 warm = (_carry_multipliers(problem, warm[0], old_grid), warm[1])
+        x, nit, message, warm = _solve(problem, x, solver, max_iter, tol, warm, True)
+        iterations += nit
     quantity, joint, t = check.worst
     raise SolverError(f"after {refine} grid refinements the {quantity} of joint '{joint}' "
                       f"still exceeds its limit between grid points (t = {t:.4g} s); "
