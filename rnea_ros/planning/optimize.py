@@ -12,8 +12,10 @@ docs/design.md for the choice) on the NLP of :mod:`rnea_ros.planning.problem`:
    constraint is exceeded between grid points, add those points to the grid,
    once the excess is below 1e-3 of the limit also tighten the grid
    constraints by twice it (typically 1e-5), and re-solve from the solution
-   (at most ``refine`` times), so the returned trajectory is within every
-   limit on the dense grid too.
+   (at most ``refine`` times, IPOPT warm-started with its multipliers), so the
+   returned trajectory is within every limit on the dense grid too; with
+   adaptive knots only the basis kept at the end is checked and refined so
+   (the previous basis if that fails).
 """
 
 from __future__ import annotations
