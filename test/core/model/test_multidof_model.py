@@ -168,17 +168,24 @@ def test_state_errors_name_sizes_and_joints() -> None:
         m.to_model_order(list(m.joint_names), np.zeros(m.njoints))
 
 
-@pytest.mark.parametrize("call", [
+# The derivatives take mimic followers (chain rule on the kernel rows: test_mimic);
+# multi-DoF joints are refused by all eight, mimic joints by the last three.
+DERIVATIVES = [
     lambda m, q, v: rc.rnea_time_derivative(m, q, v, v, v),
     lambda m, q, v: rc.rnea_second_time_derivative(m, q, v, v, v, v),
     lambda m, q, v: rc.rnea_derivatives(m, q, v, v),
     lambda m, q, v: rc.joint_wrench_derivatives(m, q, v, v),
     lambda m, q, v: rc.rnea_time_derivative_sensitivities(m, q, v, v, v),
+]
+ONE_BODY_PER_JOINT = [
     lambda m, q, v: rc.joint_torque_regressor(m, q, v, v),
     lambda m, q, v: rc.regressor_parameters(m),
     lambda m, q, v: rc.elastic_model(m, []),
-])
-@pytest.mark.parametrize("kind", ["free-flyer", "mimic"])
+]
+
+
+@pytest.mark.parametrize("kind, call", [("free-flyer", c) for c in DERIVATIVES + ONE_BODY_PER_JOINT]
+                         + [("mimic", c) for c in ONE_BODY_PER_JOINT])
 def test_unsupported_algorithms_raise_model_errors(call, kind: str) -> None:
     if kind == "mimic":
         m = load_robot("panda", mimic=True)
@@ -189,6 +196,13 @@ def test_unsupported_algorithms_raise_model_errors(call, kind: str) -> None:
     q = random_configurations(m, 1)[0]
     with pytest.raises(ModelError, match=message):
         call(m, q, np.zeros(m.nv))
+
+
+@pytest.mark.parametrize("call", DERIVATIVES)
+def test_the_derivatives_take_mimic_followers(call) -> None:
+    m = load_robot("panda", mimic=True)
+    q = random_configurations(m, 1)[0]
+    assert all(np.all(np.isfinite(x)) for x in call(m, q, np.ones(m.nv)))
 
 
 def test_drive_parameters_on_a_multi_dof_joint() -> None:
