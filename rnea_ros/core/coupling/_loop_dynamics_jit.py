@@ -24,6 +24,7 @@ from rnea_ros.core.coupling._loop_jit import (
     W_R,
     WS_COLS,
     ZERO,
+    carve,
     constraint_jacobian,
     factor_passive,
     loop_poses,
@@ -226,6 +227,17 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QD
     return rank
 
 
+@inline
+def borrow(a: Array) -> Array:
+    """``a`` (2-D, C-contiguous float64) as a view without a reference count (its
+    meminfo null, like :func:`~._loop_jit.carve`'s; valid while ``a`` is). The row
+    kernel's inlined helpers alias their array arguments, and numba increments and
+    decrements a counted array's reference count at each alias: ~40 atomic pairs per
+    palletizer sample (perf: ~10 % of the batch's time in ``NRT_incref/decref``); on a
+    borrowed view each is a null test."""
+    return carve(a, 0, a.shape[0], a.shape[1])
+
+
 @jit_entry_fma
 def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, qdda: Array,
                    g: Array, closure_tol: float, tau_a: Array) -> float:
@@ -239,9 +251,9 @@ def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, q
     loops = lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
     buf = scratch(workspace_rows(n, m, n - na, loops), WS_COLS)
-    code: float = loop_rnea_row(fp, lp, perm, q.reshape((1, n)), qda.reshape((1, na)),
-                                qdda.reshape((1, na)), 0, g, closure_tol,
-                                tau_a.reshape((1, na)), buf)
+    code: float = loop_rnea_row(borrow(fp), borrow(lp), perm, carve(q, 0, 1, n),
+                                carve(qda, 0, 1, na), carve(qdda, 0, 1, na), 0,
+                                carve(g, 0, 1, 3)[0], closure_tol, carve(tau_a, 0, 1, na), buf)
     return code
 
 
@@ -254,9 +266,12 @@ def loop_rnea_rows(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, Q
     na = QDA.shape[1]
     loops = lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
-    buf = np.empty((workspace_rows(n, m, n - na, loops), WS_COLS))
+    store = np.empty((workspace_rows(n, m, n - na, loops), WS_COLS))
+    fp_, lp_, Q_, QDA_, QDDA_, TAU_, buf = (borrow(fp), borrow(lp), borrow(Q), borrow(QDA),
+                                            borrow(QDDA), borrow(TAU), borrow(store))
+    g_ = carve(g, 0, 1, 3)[0]
     for k in range(Q.shape[0]):
-        code = loop_rnea_row(fp, lp, perm, Q, QDA, QDDA, k, g, closure_tol, TAU, buf)
+        code = loop_rnea_row(fp_, lp_, perm, Q_, QDA_, QDDA_, k, g_, closure_tol, TAU_, buf)
         if not code >= SINGULAR_RATIO:
             return k, code
     return -1, 1.0
