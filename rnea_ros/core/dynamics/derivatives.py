@@ -63,7 +63,7 @@ from rnea_ros.core.dynamics._derivatives_jit import (
     sensitivities_rows,
 )
 from rnea_ros.core.errors import StateError
-from rnea_ros.core.expansion import fold_forces, mimic_rows, velocity_matrix
+from rnea_ros.core.expansion import mimic_rows, velocity_matrix
 from rnea_ros.core.inputs import (
     body_wrenches,
     gravity_vector,
@@ -155,7 +155,7 @@ def _general(model: RobotModel, q: object, v: object, a: object, gravity: object
     dq, dv, M = (_fold(G, x) for x in (dq, dv, M))
     if want_wrenches:
         dWq, dWv, dWa = dWq @ G, dWv @ G, dWa @ G
-    return fold_forces(model, tau)[0], dq, dv, M, W, dWq, dWv, dWa
+    return tau @ G, dq, dv, M, W, dWq, dWv, dWa
 
 
 def _fold(G: Array, K: Array) -> Array:
@@ -265,7 +265,7 @@ def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, 
         raise_non_finite(model, q=q, qd=v, qdd=a, qddd=j)
     if model.expanded:
         G = velocity_matrix(model)
-        tau_dot, out = fold_forces(model, tau_dot)[0], _fold(G, out)
+        tau_dot, out = tau_dot @ G, _fold(G, out)
     return tau_dot, out[0], out[1], out[2], out[3]
 
 
@@ -284,7 +284,7 @@ def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: ob
         raise_non_finite(model, q=Q, qd=V, qdd=A, qddd=J)
     if model.expanded:
         G = velocity_matrix(model)
-        tau_dot, out = fold_forces(model, tau_dot)[0], _fold(G, out)
+        tau_dot, out = tau_dot @ G, _fold(G, out)
     return tau_dot, out[:, 0], out[:, 1], out[:, 2], out[:, 3]
 
 
