@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import inspect
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -274,6 +275,39 @@ class StartupSignals(event.Listener):
                 event.unregister(kind, self)  # type: ignore[no-untyped-call]
 
 
+def _remap_rules(args: list[str]) -> Iterator[str]:
+    """The ``-r``/``--remap`` rules in the ``--ros-args`` sections of a command line."""
+    ros = False
+    words = iter(args)
+    for word in words:
+        if word == "--ros-args":
+            ros = True
+        elif word == "--":
+            ros = False
+        elif ros and word in ("-r", "--remap"):
+            yield next(words, "")
+
+
+def logger_name(name: str, args: list[str] | None) -> str:
+    """The ROS logger name of node ``name`` started with ``args``: ``ns.node`` after the
+    command line's ``__ns:=`` / ``__node:=`` remaps (a launch file's ``namespace`` and
+    ``name``), as the node's own ``get_logger()`` will be named -- so the lines a
+    start-up logs before its node exists (compiling, ``cannot start``) say which robot's
+    node they come from when two run side by side. Remaps for another node
+    (``other:__ns:=``) are skipped."""
+    node, namespace = name, ""
+    for rule in _remap_rules(list(args or ())):
+        target, _, value = rule.partition(":=")
+        owner, _, key = target.rpartition(":")
+        if owner and owner != name:
+            continue
+        if key == "__ns":
+            namespace = value
+        elif key in ("__node", "__name"):
+            node = value
+    return ".".join([*(part for part in namespace.split("/") if part), node])
+
+
 def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int:
     """Init rclpy, build the node, freeze the start-up heap out of the garbage
     collector's way, spin; a bad configuration logs one line and returns 1.
@@ -288,7 +322,7 @@ def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int
     stop = threading.Event()
     signals = StartupSignals()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    logger = rclpy.logging.get_logger(name)
+    logger = rclpy.logging.get_logger(logger_name(name, sys.argv if args is None else args))
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()

@@ -1,9 +1,12 @@
 """Node helpers: timers whose callback rclpy need not inspect at each firing, a
-command message kept serialised."""
+command message kept serialised, the start-up logger named like the node."""
 
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -16,7 +19,7 @@ from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 from std_msgs.msg import Float64MultiArray
 
-from rnea_ros.nodes.common import SerializedArray, TimerCallback, steady_timer
+from rnea_ros.nodes.common import SerializedArray, TimerCallback, logger_name, steady_timer
 
 
 def test_timer_callback_declares_an_empty_signature() -> None:
@@ -98,3 +101,27 @@ def test_serialized_array_falls_back_to_the_message(monkeypatch: pytest.MonkeyPa
     command.values[:] = [1.0, 2.0, 3.0]
     payload = command.payload()
     assert isinstance(payload, Float64MultiArray) and list(payload.data) == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["prog"], "rnea_controller"),
+    (["prog", "--ros-args", "-r", "__ns:=/cell1"], "cell1.rnea_controller"),
+    (["prog", "--ros-args", "-r", "__node:=left", "-r", "__ns:=/fleet/r2", "-p", "x:=1"],
+     "fleet.r2.left"),
+    (["prog", "--ros-args", "--remap", "rnea_controller:__ns:=/a", "-r", "other:__ns:=/b"],
+     "a.rnea_controller"),
+    (["prog", "-r", "__ns:=/not_ros", "--ros-args", "-p", "x:=1", "--", "-r", "__ns:=/no"],
+     "rnea_controller"),
+])
+def test_start_up_logger_is_named_like_the_node(args: list[str], expected: str) -> None:
+    assert logger_name("rnea_controller", args) == expected
+
+
+def test_a_namespaced_node_that_cannot_start_names_its_namespace() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "rnea_ros.nodes.controller", "--ros-args",
+         "-r", "__ns:=/cell1", "-p", "urdf_path:=/nonexistent/robot.urdf"],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ), check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "[cell1.rnea_controller]: cannot start: cannot read URDF file" in output, output
