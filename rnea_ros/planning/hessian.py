@@ -132,7 +132,7 @@ class LagrangianHessian:
                 N, R * n, L - 1)
             r_ = np.arange(R)
             Z[:, :, -1] = (-r_[None, :, None] * np.stack(S[:R], 1) / T).reshape(N, R * n)
-            G, HS = self._state_hessian(kind, S[:R], w)  # (N, R, n), (N, R n, R n)
+            G, HS = self._state_hessian(kind, S[:R], w, x)  # (N, R, n), (N, R n, R n)
             H += np.matmul(Z.transpose(0, 2, 1), np.matmul(HS, Z))
             # second derivatives of S itself: d2 S_r / dP dT = -r Bt_r / T,
             # d2 S_r / dT2 = r (r + 1) S_r / T^2
@@ -143,17 +143,21 @@ class LagrangianHessian:
                                       np.stack(S[:R], 1)) / T**2
         return H
 
-    def _state_hessian(self, kind: str, S: list[Array], w: Array) -> tuple[Array, Array]:
+    def _state_hessian(self, kind: str, S: list[Array], w: Array,
+                       x: Array) -> tuple[Array, Array]:
         """``(G (N, R, n), H_S (N, R n, R n))``: gradient and Hessian of
-        ``sum_j w_kj y_kj`` in the state, per grid point (forward differences of G)."""
+        ``sum_j w_kj y_kj`` in the state S at x, per grid point (forward differences of G)."""
         model = self.nlp.p.model
         R, (N, n) = len(S), S[0].shape
 
-        def jacobians(states: list[Array]) -> tuple[Array, list[Array]]:
-            J = state_jacobians(model, kind, states)
+        def jacobians(states: list[Array], J: list[Array] | None = None
+                      ) -> tuple[Array, list[Array]]:
+            J = state_jacobians(model, kind, states) if J is None else J
             return np.stack([np.matmul(w[:, None, :], Jr)[:, 0] for Jr in J], axis=1), J
 
-        G, J = jacobians(S)
+        cached = self.nlp.torque_jacobians
+        G, J = jacobians(S, cached[1] if kind == "tau" and cached is not None
+                         and cached[0] == x.tobytes() else None)
         HS = np.zeros((N, R, n, R, n))
         nonlinear = NONLINEAR[kind]
         # tau: only q is perturbed; the qd columns follow from the q passes (below)
