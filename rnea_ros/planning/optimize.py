@@ -314,6 +314,10 @@ def _verify(problem: Problem, solved: _Solved, solver: str, max_iter: int,
         if attempt == refine:
             break
         excess = max(check.velocity, check.torque, check.torque_rate, check.force) - 1.0
+        stretched = _stretch(problem, x, excess) if 0.0 < excess < 1e-3 else None
+        if stretched is not None:  # checked again at the top of the loop
+            x = stretched
+            continue
         if 0.0 < excess < 1e-3:  # back off only: same rows, a warm start with multipliers
             problem.margin = max(problem.margin, problem.margin + 2.0 * excess)
             problem.set_grid(problem.grid)
@@ -328,6 +332,41 @@ def _verify(problem: Problem, solved: _Solved, solver: str, max_iter: int,
     raise SolverError(f"after {refine} grid refinements the {quantity} of joint '{joint}' "
                       f"still exceeds its limit between grid points (t = {t:.4g} s); "
                       "raise grid_per_interval")
+
+
+STRETCH_BISECTIONS = 8
+
+
+def _stretch(problem: Problem, x: Array, excess: float) -> Array | None:
+    """x with T stretched by the smallest factor in (1, 1 + 4 excess] (to 2^-8 of that
+    range) for which the dense check's worst ratio is at most 1 - excess (the room the
+    back-off by twice the excess leaves, for the samples between the dense ones), or None
+    (then the grid constraints are backed off and the NLP re-solved). A slower traversal
+    of the same path: the velocity-linear and -quadratic terms of the torque fall by 1/k and
+    1/k^2, its gravity and Coulomb parts stay, so an excess of 1e-3 or less goes at a cost in
+    T of about the excess (the back-off re-solve cost about as much, and 1-16 IPOPT
+    iterations). Only with zero boundary velocities (then a stretch keeps every boundary
+    and via equality)."""
+    if np.any(problem.start_velocity) or np.any(problem.end_velocity):
+        return None
+    T = float(x[-1])
+
+    def stretched(k: float) -> Array:
+        out: Array = x.copy()
+        out[-1] = k * T
+        return out
+
+    def below(k: float) -> bool:
+        c = dense_check(problem, stretched(k))[0]
+        return c.ok() and max(c.velocity, c.torque, c.torque_rate, c.force) <= 1.0 - excess
+
+    lo, hi = 1.0, 1.0 + 4.0 * excess
+    if not below(hi):
+        return None
+    for _ in range(STRETCH_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if below(mid) else (mid, hi)
+    return stretched(hi)
 
 
 def _carry_multipliers(problem: Problem, lam_g: Array, old_grid: Array) -> Array:
