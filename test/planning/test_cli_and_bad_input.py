@@ -260,6 +260,29 @@ def test_cli_says_when_knot_refinement_stopped_before_tol_T(tmp_path: Path, caps
     assert "rounds ran out" in line or "cap was reached" in line, line
 
 
+def test_cli_summary_says_when_no_knot_refinement_was_made(tmp_path: Path, capsys) -> None:
+    """No knot refinement (fixed --control-points; arm7 through a waypoint, whose knot-span
+    cap leaves no room): the summary says so and why, not 'last change of T nan'."""
+    from dataclasses import replace
+
+    from rnea_ros.planning.cli import _refinement_note
+
+    out = tmp_path / "traj.yaml"
+    assert main(["--urdf", RR, "--from", "0", "-2", "--to", "1", "-1", "--limits", "torque=10",
+                 "--control-points", "12", "--no-plot", "--out", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert "nan" not in line, line
+    assert "no knot refinement made (--control-points given)" in line, line
+    model = rc.load_urdf(RR)
+    plan = plan_min_time(model, [[0.0, -2.0], [1.0, -1.0]],
+                         Limits.from_model(model, torque=10.0), control_points=8)
+    capped = replace(plan, refinement_stop="max_intervals")
+    assert _refinement_note(capped, 1e-3) == ("no knot refinement made (the knot-span cap was "
+                                              "reached)")
+    refined = replace(plan, refinement_stop="tol_T", knot_refinements=2, T_change=2e-4)
+    assert _refinement_note(refined, 1e-3) == "2 knot refinements, last change of T 0.0002"
+
+
 def test_cli_refuses_more_via_points_than_it_plans_in_one_line(tmp_path: Path, capsys) -> None:
     from rnea_ros.planning.cli import MAX_VIA
 
