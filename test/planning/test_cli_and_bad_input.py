@@ -265,14 +265,13 @@ def test_cli_summary_says_when_no_knot_refinement_was_made(tmp_path: Path, capsy
     cap leaves no room): the summary says so and why, not 'last change of T nan'."""
     from dataclasses import replace
 
-    from rnea_ros.planning.cli import _refinement_note
-
     out = tmp_path / "traj.yaml"
     assert main(["--urdf", RR, "--from", "0", "-2", "--to", "1", "-1", "--limits", "torque=10",
                  "--control-points", "12", "--no-plot", "--out", str(out)]) == 0
     line = capsys.readouterr().out
     assert "nan" not in line, line
     assert "no knot refinement made (--control-points given)" in line, line
+    from rnea_ros.planning.cli import _refinement_note
     model = rc.load_urdf(RR)
     plan = plan_min_time(model, [[0.0, -2.0], [1.0, -1.0]],
                          Limits.from_model(model, torque=10.0), control_points=8)
