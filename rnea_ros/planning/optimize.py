@@ -6,14 +6,16 @@ docs/design.md for the choice) on the NLP of :mod:`rnea_ros.planning.problem`:
 1. check the input (:func:`rnea_ros.planning.limits.check_waypoints`);
 2. initial guess: a path through the waypoints (piecewise linear in joint
    space, smoothstep time law, via times by chord length) slowed down until
-   it meets every limit;
+   it meets every limit (to within 0.35 % of the smallest such T);
 3. solve on a grid of ``grid_per_interval`` points per knot interval;
 4. check the solution 10x finer (:func:`dense_check`); where a grid
-   constraint is exceeded between grid points, add those points to the grid,
-   once the excess is below 1e-3 of the limit also tighten the grid
-   constraints by twice it (typically 1e-5), and re-solve from the solution
-   (at most ``refine`` times, IPOPT warm-started with its multipliers), so the
-   returned trajectory is within every limit on the dense grid too; with
+   constraint is exceeded between grid points, add the worst point of each such
+   interval and two beside it to the grid and re-solve from the solution (at most
+   ``refine`` times, IPOPT warm-started with its multipliers); once the excess is
+   below 1e-3 of the limit, stretch T just enough (the same path, slower) or, when
+   that cannot be (nonzero boundary velocities), tighten the grid constraints by
+   twice it and re-solve, so the returned trajectory is within every limit on the
+   dense grid too; with
    adaptive knots only the basis kept at the end is checked and refined so
    (the previous basis if that fails).
 """
@@ -303,9 +305,10 @@ def _verify(problem: Problem, solved: _Solved, solver: str, max_iter: int,
             tol: float | None, refine: int) -> _Solved:
     """While the dense check finds a limit exceeded between grid points, re-solve from the
     solution (at most ``refine`` times): with those points added to the grid, or, once the
-    excess is below 1e-3 of the limit, with the grid constraints backed off by twice it
-    (IPOPT warm-started with its multipliers, the added rows' at 0). Returns the checked
-    solution; ``iterations``: those of the re-solves."""
+    excess is below 1e-3 of the limit, T stretched (:func:`_stretch`, no re-solve) or else
+    the grid constraints backed off by twice it (IPOPT warm-started with its multipliers,
+    the added rows' at 0). Returns the checked solution; ``iterations``: those of the
+    re-solves."""
     x, message, warm, iterations = solved.x, solved.message, solved.warm, 0
     for attempt in range(refine + 1):
         check, extra = dense_check(problem, x)
