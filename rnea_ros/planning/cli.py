@@ -33,10 +33,11 @@ from rnea_ros.tools.files import check_outputs, make_directory, one_line
 PROG = "rnea-plan"
 MARGIN = 0.9     # --controller-config: plan within this fraction of the controller's limits
 # More --via points than this are refused. Measured 2026-11-27 (CPU time, warm): arm7 through
-# one via point takes 148 IPOPT iterations, 3.6 s (exact Hessian; 549 and 15 s with
-# L-BFGS); each segment adds 8 knot spans (7 n variables) and their grid rows, and IPOPT's
-# time per iteration grows with the rows (~15 ms at 1100): issue 25's 30 via points in
-# < 10 s is out of reach of this NLP.
+# one via point takes 82 IPOPT iterations, 1.8 s (torque limits only; 148 and 3.6 s before
+# branch plan8, 549 and 15 s with L-BFGS), two via points 206 and 7.7 s; each segment adds
+# 8 knot spans (7 n variables) and their grid rows, and IPOPT's time per iteration grows
+# with the rows (~15 ms at 1100): issue 25's 30 via points in < 10 s is out of reach of
+# this NLP.
 MAX_VIA = 4
 
 
