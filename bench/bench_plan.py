@@ -45,7 +45,11 @@ def timed_cpu(f, *args, **kwargs):  # type: ignore[no-untyped-def]
     """``(out, wall [s], CPU [s])``: the CPU time of this process, the solve time an idle
     machine would see (the dev machine is shared: wall times there run 2-10x the CPU). It
     counts MUMPS's OpenMP threads too, which spin on a loaded machine: run with
-    OMP_NUM_THREADS=1 for stable numbers (arm7 through a waypoint 3.6 s vs 3.7-11 s)."""
+    OMP_NUM_THREADS=1 for stable numbers (arm7 through a waypoint 3.6 s vs 3.7-11 s, at
+    fb24feb). Issue 25's targets, ``PYTHONPATH=$PWD OMP_NUM_THREADS=1 python
+    bench/bench_plan.py --arm7`` (2026-11-27, branch plan8): arm7 through a waypoint (3
+    waypoints) 1.79 s CPU warm, 82 iterations (main fb24feb: 2.80 s, 114), point to point
+    1.53 s, 85 (2.77 s, 159); ``--reference``: the RR default plan 0.27 s (< 0.5 s)."""
     t0, c0 = time.perf_counter(), time.process_time()
     out = f(*args, **kwargs)
     return out, time.perf_counter() - t0, time.process_time() - c0

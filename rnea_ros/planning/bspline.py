@@ -80,12 +80,22 @@ class Basis:
         """Number of knot intervals ``l`` of eq. 4.14."""
         return self.m - self.degree
 
+    @cached_property
+    def _splines(self) -> dict[int, BSpline]:
+        """The basis as one vector-valued scipy BSpline per derivative order, built on first
+        use (building one and its derivative at every call was half of a via point's
+        single-point evaluations in the planner's NLP and Hessian)."""
+        return {}
+
     def matrix(self, s: object, order: int = 0) -> Array:
         """(N, m) ``B^(order)(s)``: row k maps control points to the order-th s-derivative."""
         s = np.clip(np.asarray(s, dtype=float), 0.0, 1.0)
-        spline = BSpline(self.knots, np.eye(self.m), self.degree, extrapolate=False)
-        if order:
-            spline = spline.derivative(order)
+        spline = self._splines.get(order)
+        if spline is None:
+            spline = BSpline(self.knots, np.eye(self.m), self.degree, extrapolate=False)
+            if order:
+                spline = spline.derivative(order)
+            self._splines[order] = spline
         out = spline(s)
         return np.asarray(np.nan_to_num(np.asarray(out, dtype=float)), dtype=np.float64)
 

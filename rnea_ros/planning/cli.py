@@ -33,10 +33,11 @@ from rnea_ros.tools.files import check_outputs, make_directory, one_line
 PROG = "rnea-plan"
 MARGIN = 0.9     # --controller-config: plan within this fraction of the controller's limits
 # More --via points than this are refused. Measured 2026-11-27 (CPU time, warm): arm7 through
-# one via point takes 148 IPOPT iterations, 3.6 s (exact Hessian; 549 and 15 s with
-# L-BFGS); each segment adds 8 knot spans (7 n variables) and their grid rows, and IPOPT's
-# time per iteration grows with the rows (~15 ms at 1100): issue 25's 30 via points in
-# < 10 s is out of reach of this NLP.
+# one via point takes 82 IPOPT iterations, 1.8 s (torque limits only; 148 and 3.6 s before
+# branch plan8, 549 and 15 s with L-BFGS), two via points 206 and 7.7 s; each segment adds
+# 8 knot spans (7 n variables) and their grid rows, and IPOPT's time per iteration grows
+# with the rows (~15 ms at 1100): issue 25's 30 via points in < 10 s is out of reach of
+# this NLP.
 MAX_VIA = 4
 
 
@@ -198,8 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     c = plan.check
     print(f"{PROG}: {model.name}: T = {plan.T:.4f} s ({plan.iterations} {a.solver.upper()} "
-          f"iterations, {plan.knot_refinements} knot refinements, last change of T "
-          f"{plan.T_change:.2g}{_stop_note(plan, a.tol_T)}, {plan.solve_time:.2f} s); worst "
+          f"iterations, {_refinement_note(plan, a.tol_T)}, {plan.solve_time:.2f} s); worst "
           f"|tau|/limit {c.torque:.4f}, "
           f"|tau_dot|/limit {c.torque_rate:.4f}, |qd|/limit {c.velocity:.4f} (10x finer "
           f"than the grid); wrote {a.out}")
@@ -211,12 +211,19 @@ STOPS = {"max_intervals": "the knot-span cap was reached",
          "failed": "the next refinement failed; the coarser plan is kept"}
 
 
-def _stop_note(plan: Plan, tol_T: float) -> str:
-    """Say so when adaptive refinement stopped before T changed by less than --tol-T: then
-    T may still be up to about the last change above what a finer basis would give."""
+def _refinement_note(plan: Plan, tol_T: float) -> str:
+    """The summary's knot-refinement part: the rounds and the last change of T; when none
+    was made, why (no change of T to report: it printed 'last change of T nan'); when
+    refinement stopped before T changed by less than --tol-T, that T may still be up to
+    about the last change above what a finer basis would give."""
+    if plan.knot_refinements == 0:
+        why = ("--control-points given" if plan.refinement_stop == "off"
+               else STOPS.get(plan.refinement_stop, plan.refinement_stop))
+        return f"no knot refinement made ({why})"
+    note = f"{plan.knot_refinements} knot refinements, last change of T {plan.T_change:.2g}"
     if plan.refinement_stop not in STOPS or plan.T_change < tol_T:
-        return ""
-    return (f", NOT below --tol-T {tol_T:g}: {STOPS[plan.refinement_stop]}, T may be "
+        return note
+    return (f"{note}, NOT below --tol-T {tol_T:g}: {STOPS[plan.refinement_stop]}, T may be "
             "that much above the optimum")
 
 

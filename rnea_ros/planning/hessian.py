@@ -132,7 +132,7 @@ class LagrangianHessian:
                 N, R * n, L - 1)
             r_ = np.arange(R)
             Z[:, :, -1] = (-r_[None, :, None] * np.stack(S[:R], 1) / T).reshape(N, R * n)
-            G, HS = self._state_hessian(kind, S[:R], w)  # (N, R, n), (N, R n, R n)
+            G, HS = self._state_hessian(kind, S[:R], w, x)  # (N, R, n), (N, R n, R n)
             H += np.matmul(Z.transpose(0, 2, 1), np.matmul(HS, Z))
             # second derivatives of S itself: d2 S_r / dP dT = -r Bt_r / T,
             # d2 S_r / dT2 = r (r + 1) S_r / T^2
@@ -143,29 +143,58 @@ class LagrangianHessian:
                                       np.stack(S[:R], 1)) / T**2
         return H
 
-    def _state_hessian(self, kind: str, S: list[Array], w: Array) -> tuple[Array, Array]:
+    def _state_hessian(self, kind: str, S: list[Array], w: Array,
+                       x: Array) -> tuple[Array, Array]:
         """``(G (N, R, n), H_S (N, R n, R n))``: gradient and Hessian of
-        ``sum_j w_kj y_kj`` in the state, per grid point (forward differences of G)."""
+        ``sum_j w_kj y_kj`` in the state S at x, per grid point (forward differences of G)."""
         model = self.nlp.p.model
         R, (N, n) = len(S), S[0].shape
 
-        def gradient(states: list[Array]) -> Array:
-            return np.stack([np.matmul(w[:, None, :], J)[:, 0]
-                             for J in state_jacobians(model, kind, states)], axis=1)
+        def jacobians(states: list[Array], J: list[Array] | None = None
+                      ) -> tuple[Array, list[Array]]:
+            J = state_jacobians(model, kind, states) if J is None else J
+            return np.stack([np.matmul(w[:, None, :], Jr)[:, 0] for Jr in J], axis=1), J
 
-        G = gradient(S)
+        cached = self.nlp.torque_jacobians
+        G, J = jacobians(S, cached[1] if kind == "tau" and cached is not None
+                         and cached[0] == x.tobytes() else None)
         HS = np.zeros((N, R, n, R, n))
         nonlinear = NONLINEAR[kind]
-        for r in nonlinear:
+        # tau: only q is perturbed; the qd columns follow from the q passes (below)
+        perturbed = (0,) if kind == "tau" else nonlinear
+        dM = np.empty((N, n, n, n)) if kind == "tau" else None  # [k, c, a, b] d M_ab / dq_c
+        for r in perturbed:
             for i in range(n):
                 h = FD_STEP * (1.0 + np.abs(S[r][:, i]))
                 shifted = list(S)
                 shifted[r] = S[r].copy()
                 shifted[r][:, i] += h
-                HS[:, :, :, r, i] = (gradient(shifted) - G) / h[:, None, None]
+                Gi, Ji = jacobians(shifted)
+                HS[:, :, :, r, i] = (Gi - G) / h[:, None, None]
+                if dM is not None:
+                    dM[:, i] = (Ji[2] - J[2]) / h[:, None, None]
+        if dM is not None:
+            self._tau_velocity_columns(HS, dM, w)
         H = HS.reshape(N, R * n, R * n)
         c = len(nonlinear) * n  # the nonlinear orders come first (0, 1[, 2])
         H[:, :c, :c] = 0.5 * (H[:, :c, :c] + H[:, :c, :c].transpose(0, 2, 1))
         H[:, :c, c:] = H[:, c:, :c].transpose(0, 2, 1)  # linear orders: by symmetry
         H[:, c:, c:] = 0.0
         return G, H
+
+    @staticmethod
+    def _tau_velocity_columns(HS: Array, dM: Array, w: Array) -> None:
+        """The qd columns of the torque rows' state Hessian ``HS`` (N, 3, n, 3, n) from its q
+        columns and ``dM`` (N, n, n, n) ``d M_ab / d q_c`` at [k, c, a, b], without
+        perturbing qd: the q-qd block is the transpose of the qd-q block (mixed partials);
+        the qd-qd block, constant in qd since tau is quadratic in it, is twice the
+        Christoffel symbols of the first kind contracted with w:
+        ``d^2 (w^T tau) / dqd_a dqd_b = sum_i w_i (dM_ia/dq_b + dM_ib/dq_a - dM_ab/dq_i)``
+        (the Lagrange form ``tau_i = M_ia qdd_a + c_iab qd_a qd_b + g_i``, c_iab =
+        (dM_ia/dq_b + dM_ib/dq_a - dM_ab/dq_i) / 2; the drive's viscous and Coulomb
+        friction are linear or piecewise constant in qd: no curvature); the qdd-qd block
+        is 0 (M depends on q only). Halves the RNEA-derivative passes (n + 1, not 2n + 1)."""
+        wdM = HS[:, 2, :, 0, :]  # [k, a, b] = sum_i w_i dM_ia / dq_b
+        HS[:, 0, :, 1, :] = HS[:, 1, :, 0, :].transpose(0, 2, 1)
+        HS[:, 1, :, 1, :] = (wdM + wdM.transpose(0, 2, 1)
+                             - np.einsum("ki,kiab->kab", w, dM))

@@ -206,6 +206,17 @@ def _hessian(nlp: SparseNlp) -> tuple[Any, list[Any]]:
 # Hessian 3 ms against 1 ms for the Jacobian): default plan 0.33 -> 0.40 s, so it keeps L-BFGS.
 EXACT_HESSIAN_MIN_DOF = 3
 
+# IPOPT's initial barrier on a re-solve warm-started with multipliers (a grid refinement or
+# back-off): 1e-6, or with the exact Hessian 1e-7, the barrier its solves end at (tol 1e-6):
+# Newton steps on the exact Hessian converge at it directly, where 1e-6 spent ~7 iterations
+# per re-solve first converging at 1e-6 (T pushed 7e-4 off the active limits) and then
+# coming back. arm7 through a waypoint (CPU s warm, one thread): 114 -> 100 iterations, T
+# 0.323676 -> 0.323595 (the back-off re-solve 15 -> 1); point to point 159 -> 154, T
+# 0.197381 -> 0.197376. 1e-8 was worse (grid re-solves 18 -> 39, a second back-off), and
+# with L-BFGS (Barman's RR) 1e-6 stays.
+WARM_MU = 1e-6
+WARM_MU_EXACT = 1e-7
+
 FEASIBLE = 1e-6  # an iterate within this of every (scaled) constraint and bound is feasible
 
 
@@ -297,15 +308,17 @@ def solve_ipopt(nlp: SparseNlp, x0: Array, *, max_iter: int, tol: float,
         # infeasible -> 99, solved)
         "mu_strategy": "monotone" if warm or from_solution else "adaptive",
     }
+    exact = problem.weight == 0.0 and problem.n >= EXACT_HESSIAN_MIN_DOF
     if warm:
         ipopt.update(warm_start_init_point="yes", warm_start_bound_push=1e-9,
-                     warm_start_mult_bound_push=1e-9, mu_init=1e-6)
+                     warm_start_mult_bound_push=1e-9,
+                     mu_init=WARM_MU_EXACT if exact else WARM_MU)
     elif from_solution:
         ipopt.update(mu_init=1e-6, bound_push=1e-6, bound_frac=1e-6)
     tracker = _tracker(nlp)
     opts = {"ipopt": ipopt, "print_time": False, "error_on_fail": False,
             "iteration_callback": tracker}
-    if problem.weight == 0.0 and problem.n >= EXACT_HESSIAN_MIN_DOF:
+    if exact:
         opts["hess_lag"], keep_h = _hessian(nlp)
         keep += keep_h
         ipopt["hessian_approximation"] = "exact"

@@ -50,6 +50,9 @@ class SparseNlp:
     def __init__(self, problem: Problem) -> None:
         self.p = problem
         self._cache: dict[str, object] = {}
+        # (x.tobytes(), [dtau/dq, dtau/dqd, M]) of the last evaluation: the Hessian at the
+        # same x (IPOPT's order: g and its Jacobian, then the Hessian) reuses them
+        self.torque_jacobians: tuple[bytes, list[Array]] | None = None
         self.pattern = self._pattern()
         # (2, m) B^(r) at s = 0 and 1, r = 0, 1, 2: fixed per basis (scipy's BSpline is slow
         # to build: computing them at every evaluation took a quarter of its time)
@@ -208,6 +211,7 @@ class SparseNlp:
         found: dict[str, tuple[Array, Array, Array]] = {}
         if "tau" in wanted:
             tau, dq, dv, M = sens.torque(p.model, *S[:3])
+            self.torque_jacobians = (x.tobytes(), [dq, dv, M])  # the Hessian's, at this x
             found["tau"] = (tau, *_local((dq, dv, M), Bl[:3], S[:3], T))
         if "tau_dot" in wanted:
             td, *jac = sens.torque_rate(p.model, *S)

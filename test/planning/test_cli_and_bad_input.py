@@ -72,11 +72,16 @@ def test_solver_that_stops_says_why_and_which_constraint(solver: str) -> None:
     ("slsqp", {"control_points": 48}, "Positive directional derivative .* at a feasible"),
 ])
 def test_solver_stop_at_a_feasible_iterate_returns_it_with_a_warning(solver, options,
-                                                                     message) -> None:
+                                                                     message,
+                                                                     monkeypatch) -> None:
     """SLSQP at 48 control points stopped with 'Positive directional derivative for
-    linesearch' and the planner raised, discarding a feasible iterate (issue 25)."""
+    linesearch' and the planner raised, discarding a feasible iterate (issue 25). It stops
+    so in the re-solve after the grid constraints are backed off below the limits, which a
+    stretch of T now replaces here: disabled, so that re-solve runs."""
+    from rnea_ros.planning import optimize
     from rnea_ros.planning.optimize import SolverWarning
 
+    monkeypatch.setattr(optimize, "_stretch", lambda *args: None)
     model = rc.load_urdf(RR)
     limits = Limits.from_model(model, torque=10.0, velocity=np.inf)
     with pytest.warns(SolverWarning, match=message):
@@ -258,6 +263,28 @@ def test_cli_says_when_knot_refinement_stopped_before_tol_T(tmp_path: Path, caps
     line = capsys.readouterr().out
     assert "NOT below --tol-T 1e-09" in line, line
     assert "rounds ran out" in line or "cap was reached" in line, line
+
+
+def test_cli_summary_says_when_no_knot_refinement_was_made(tmp_path: Path, capsys) -> None:
+    """No knot refinement (fixed --control-points; arm7 through a waypoint, whose knot-span
+    cap leaves no room): the summary says so and why, not 'last change of T nan'."""
+    from dataclasses import replace
+
+    out = tmp_path / "traj.yaml"
+    assert main(["--urdf", RR, "--from", "0", "-2", "--to", "1", "-1", "--limits", "torque=10",
+                 "--control-points", "12", "--no-plot", "--out", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert "nan" not in line, line
+    assert "no knot refinement made (--control-points given)" in line, line
+    from rnea_ros.planning.cli import _refinement_note
+    model = rc.load_urdf(RR)
+    plan = plan_min_time(model, [[0.0, -2.0], [1.0, -1.0]],
+                         Limits.from_model(model, torque=10.0), control_points=8)
+    capped = replace(plan, refinement_stop="max_intervals")
+    assert _refinement_note(capped, 1e-3) == ("no knot refinement made (the knot-span cap was "
+                                              "reached)")
+    refined = replace(plan, refinement_stop="tol_T", knot_refinements=2, T_change=2e-4)
+    assert _refinement_note(refined, 1e-3) == "2 knot refinements, last change of T 0.0002"
 
 
 def test_cli_refuses_more_via_points_than_it_plans_in_one_line(tmp_path: Path, capsys) -> None:
