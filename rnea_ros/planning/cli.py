@@ -197,13 +197,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RneaError, OSError, ValueError) as exc:  # ValueError: numbers the NLP refuses
         print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
         return 1
-    c = plan.check
     print(f"{PROG}: {model.name}: T = {plan.T:.4f} s ({plan.iterations} {a.solver.upper()} "
           f"iterations, {_refinement_note(plan, a.tol_T)}, {plan.solve_time:.2f} s); worst "
-          f"|tau|/limit {c.torque:.4f}, "
-          f"|tau_dot|/limit {c.torque_rate:.4f}, |qd|/limit {c.velocity:.4f} (10x finer "
-          f"than the grid); wrote {a.out}")
+          f"{_ratios(plan)} (10x finer than the grid); wrote {a.out}")
     return 0
+
+
+def _ratios(plan: Plan) -> str:
+    """The summary's worst ratios to the limits, for the limits the plan had (a torque-rate
+    or internal-force ratio without its limit read as 0)."""
+    c, limits = plan.check, plan.limits
+    parts = [f"|tau|/limit {c.torque:.4f}"]
+    if np.isfinite(limits.torque_rate).any():
+        parts.append(f"|tau_dot|/limit {c.torque_rate:.4f}")
+    if np.isfinite(limits.force).any():
+        parts.append(f"|F|/limit {c.force:.4f}")
+    return ", ".join([*parts, f"|qd|/limit {c.velocity:.4f}"])
 
 
 STOPS = {"max_intervals": "the knot-span cap was reached",

@@ -4,6 +4,7 @@ a solver that stops -- a message naming the constraint, exit 1, nothing written.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,8 @@ def test_cli_writes_a_joint_trajectory_within_the_limits(tmp_path: Path, capsys)
     code = main(["--urdf", RR, "--from", "0", "-2", "--to", "1", "-1", "--via", "0.6", "-1.8",
                  "--limits", "torque=10", "torque_rate=400", "--dt", "0.002", "--out", str(out)])
     assert code == 0
-    assert "T = " in capsys.readouterr().out
+    line = capsys.readouterr().out
+    assert "T = " in line and "|tau_dot|/limit" in line and "|F|/limit" not in line, line
     names, t, q, qd, qdd = read_trajectory(out)
     assert names == ["joint1", "joint2"]
     assert np.allclose(np.diff(t)[:-1], 0.002) and t[-1] > 0.3
@@ -285,6 +287,18 @@ def test_cli_summary_says_when_no_knot_refinement_was_made(tmp_path: Path, capsy
                                               "reached)")
     refined = replace(plan, refinement_stop="tol_T", knot_refinements=2, T_change=2e-4)
     assert _refinement_note(refined, 1e-3) == "2 knot refinements, last change of T 0.0002"
+
+
+def test_cli_summary_reports_the_ratios_of_the_limits_given(tmp_path: Path, capsys) -> None:
+    """A force limit: the summary gives the worst |F|/limit (it printed |tau| and |tau_dot|
+    only, the latter 0 without a rate limit), and no |tau_dot| ratio without its limit."""
+    out = tmp_path / "traj.yaml"
+    assert main(["--urdf", RR, "--from", "0", "-2", "--to", "1", "-1", "--limits", "torque=10",
+                 "force=40", "--no-plot", "--out", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert "|tau_dot|/limit" not in line, line
+    ratio = float(re.search(r"\|F\|/limit ([0-9.]+)", line).group(1))  # type: ignore[union-attr]
+    assert 0.5 < ratio <= 1.0, line
 
 
 def test_cli_refuses_more_via_points_than_it_plans_in_one_line(tmp_path: Path, capsys) -> None:
