@@ -229,7 +229,9 @@ def _refinement_note(plan: Plan, tol_T: float) -> str:
         why = ("--control-points given" if plan.refinement_stop == "off"
                else STOPS.get(plan.refinement_stop, plan.refinement_stop))
         return f"no knot refinement made ({why})"
-    note = f"{plan.knot_refinements} knot refinements, last change of T {plan.T_change:.2g}"
+    rounds = plan.knot_refinements
+    note = (f"{rounds} knot refinement{'s' if rounds > 1 else ''}, last change of T "
+            f"{plan.T_change:.2g}")
     if plan.refinement_stop not in STOPS or plan.T_change < tol_T:
         return note
     return (f"{note}, NOT below --tol-T {tol_T:g}: {STOPS[plan.refinement_stop]}, T may be "

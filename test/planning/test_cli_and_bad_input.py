@@ -287,6 +287,8 @@ def test_cli_summary_says_when_no_knot_refinement_was_made(tmp_path: Path, capsy
                                               "reached)")
     refined = replace(plan, refinement_stop="tol_T", knot_refinements=2, T_change=2e-4)
     assert _refinement_note(refined, 1e-3) == "2 knot refinements, last change of T 0.0002"
+    once = replace(refined, knot_refinements=1)
+    assert _refinement_note(once, 1e-3) == "1 knot refinement, last change of T 0.0002"
 
 
 def test_cli_summary_reports_the_ratios_of_the_limits_given(tmp_path: Path, capsys) -> None:
