@@ -77,8 +77,9 @@ IntArray = NDArray[np.int64]
 # Packed loop columns.
 L_BODY1, L_BODY2, L_TYPE, L_ROW, L_NROWS = 0, 1, 2, 3, 4
 L_R1, L_P1, L_R2, L_P2 = 5, 14, 17, 26
-L_SUPPORT = 29  # n columns: +1 joint moves body 2 only, -1 body 1 only, 0 both or neither
-L_COLS = 29
+L_IDENTITY = 29  # 2 columns: 1 if frame 1's (2's) rotation on its body is the identity
+L_SUPPORT = 31  # n columns: +1 joint moves body 2 only, -1 body 1 only, 0 both or neither
+L_COLS = 31
 
 SPHERICAL, REVOLUTE, PRISMATIC_CUT, WELD, PLANAR_REVOLUTE = 0, 1, 2, 3, 4
 # Blocked components of [v; w] per cut-joint type. PLANAR_REVOLUTE: a revolute cut whose
@@ -134,7 +135,10 @@ def frame_pose(lp: Array, P: Array, l: int, side: int) -> tuple[Mat, Vec]:
     if b < 0:
         return Rf, pf
     Rb = mat3(P, b, W_R)
-    return mm(Rb, Rf), add3(vec3(P, b, W_P), mv(Rb, pf))
+    pw = add3(vec3(P, b, W_P), mv(Rb, pf))
+    if lp[l, L_IDENTITY + side] != 0.0:  # a cut frame placed by its offset alone
+        return Rb, pw
+    return mm(Rb, Rf), pw
 
 
 @jit

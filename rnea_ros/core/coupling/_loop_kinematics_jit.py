@@ -32,6 +32,7 @@ from rnea_ros.core.coupling._loop_jit import (
     BUDGET,
     CLOSED,
     L_BODY1,
+    L_IDENTITY,
     L_NROWS,
     L_P1,
     L_P2,
@@ -125,7 +126,10 @@ def frame_motion(lp: Array, work: Array, l: int, side: int, col: int, base: Vec)
         return ZERO, mtv(Rf, base)
     pf = vec3(lp, l, L_P1 if side == 0 else L_P2)
     w, v = vec3(work, b, col), vec3(work, b, col + 3)
-    return mtv(Rf, w), mtv(Rf, add3(v, cross(w, pf)))
+    vf = add3(v, cross(w, pf))
+    if lp[l, L_IDENTITY + side] != 0.0:  # R_f = I: no rotation
+        return w, vf
+    return mtv(Rf, w), mtv(Rf, vf)
 
 
 @jit

@@ -282,6 +282,7 @@ class ClosedLoopModel:
                                        loop.placement(side))
                 lp[l, kj.L_BODY1 + side - 1] = frame.body
                 lp[l, (kj.L_R1, kj.L_R2)[side - 1]:][:9] = R.ravel()
+                lp[l, kj.L_IDENTITY + side - 1] = float(np.array_equal(R, np.eye(3)))
                 lp[l, (kj.L_P1, kj.L_P2)[side - 1]:][:3] = p
             code = kj.PLANAR_REVOLUTE if l in planar else _TYPE_CODES[loop.type]
             lp[l, kj.L_TYPE] = code
