@@ -105,17 +105,6 @@ def angle_between(w: Vec, p: Vec, q: Vec) -> float:
     return math.atan2(y, x)
 
 
-@jit_fma
-def rotation_cs(w: Vec, p: Vec, q: Vec) -> tuple[float, float]:
-    """:func:`angle_between`'s cosine and sine, from the same two products (no atan2)."""
-    x, y = _angle_products(w, p, q)
-    h = math.sqrt(x * x + y * y)
-    if not h > 0.0:
-        return 1.0, 0.0
-    return x / h, y / h
-
-
-_rotation_cs = inline(rotation_cs)
 TA = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
 TA_COLS = 12  # two_angles_setup's constants
 Frames = tuple[int, Vec, Vec, Vec, Vec, Vec, Vec, Vec, Vec, Vec]  # leg_frames' result
@@ -166,8 +155,14 @@ def two_angles_cs(w1: Vec, w2: Vec, p: Vec, K: TA, q: Vec
     ca = min(dot3(za, p2) * inv_n2, dot3(za, q1) * inv_n1)
     cb = min(dot3(zb, p2) * inv_n2, dot3(zb, q1) * inv_n1)
     z = zb if cb > ca else za
-    c1, s1 = _rotation_cs(w1, z, q)
-    c2, s2 = _rotation_cs(w2, p, z)
+    # Each angle's cosine and sine: angle_between's two products (|u||v| cos, |u||v| sin
+    # of the parts u, v normal to the axis) over |u||v| = |q1|^2, |p2|^2, both known: on
+    # the solution, z's parts normal to w1 and w2 are as long as q1 and p2 (no square
+    # root, no division; 1, 0 when the part is zero, the angle undetermined).
+    x1, y1 = _angle_products(w1, z, q)
+    x2, y2 = _angle_products(w2, p, z)
+    c1, s1 = (x1 * inv_n1, y1 * inv_n1) if n1 > 0.0 else (1.0, 0.0)
+    c2, s2 = (x2 * inv_n2, y2 * inv_n2) if dot3(p2, p2) > 0.0 else (1.0, 0.0)
     return True, c1, s1, c2, s2
 
 
