@@ -354,9 +354,11 @@ def _chain_step(fp: Array, k: int, r: Vec, z: Vec, qd: float,
                 w: Vec, v: Vec, al: Vec, acc: Vec) -> tuple[Vec, Vec, Vec, Vec]:
     """Angular velocity, origin velocity, angular and classical linear acceleration of
     the body of joint row ``k`` (base frame) from its parent's, ``r`` between their
-    origins, ``qdd = 0``."""
-    v = add3(v, cross(w, r))
-    acc = add3(acc, add3(cross(al, r), cross(w, cross(w, r))))
+    origins, ``qdd = 0``. No transport when they share their origin (``r = 0``: a
+    universal joint's two axes, a UPS leg's three joints)."""
+    if r[0] != 0.0 or r[1] != 0.0 or r[2] != 0.0:
+        v = add3(v, cross(w, r))
+        acc = add3(acc, add3(cross(al, r), cross(w, cross(w, r))))
     s = scale3(z, qd)
     if kind(fp, k) == PRISMATIC:
         return w, add3(v, s), al, add3(acc, scale3(cross(w, s), 2.0))
