@@ -187,7 +187,9 @@ def unit_quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> tuple[
 @jit_fma
 def solve_in_place(A: Array, n: int) -> bool:
     """Solve ``A[:n, :n] x = A[:n, n]`` by Gaussian elimination with partial pivoting;
-    ``x`` replaces ``A[:n, n]``. False if the matrix is (numerically) singular."""
+    ``x`` replaces ``A[:n, n]``. False if the matrix is (numerically) singular. Each pivot
+    is inverted once (as LAPACK's ``dgetf2`` scales its column): ``n`` divisions, not
+    ``n (n + 1) / 2 + n``; ``A`` is left with the pivots' inverses on its diagonal."""
     scale = 0.0
     for r in range(n):
         for c in range(n):
@@ -203,15 +205,17 @@ def solve_in_place(A: Array, n: int) -> bool:
         if piv != k:
             for c in range(k, n + 1):
                 A[k, c], A[piv, c] = A[piv, c], A[k, c]
-        for r in range(k + 1, n):
-            f = A[r, k] / A[k, k]
-            for c in range(k, n + 1):
+        inv = 1.0 / A[k, k]
+        A[k, k] = inv
+        for r in range(k + 1, n):  # column k below the pivot is not read again
+            f = A[r, k] * inv
+            for c in range(k + 1, n + 1):
                 A[r, c] -= f * A[k, c]
     for k in range(n - 1, -1, -1):
         s = A[k, n]
         for c in range(k + 1, n):
             s -= A[k, c] * A[c, n]
-        A[k, n] = s / A[k, k]
+        A[k, n] = s * A[k, k]
     return True
 
 
