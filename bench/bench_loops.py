@@ -97,7 +97,7 @@ def _staged(fp: Any, lp: Any, perm: Any, blk: Any, Q: Any, QDA: Any, QDDA: Any, 
             kd._constraint_jacobian(fp, lp, P, F, K)
         if stage >= 4:
             acc += (kd._factor_pairs(K, perm, na, blk, A) if pairs
-                    else kd._factor_passive(K, perm, na, A, rdiag, tau))
+                    else kd.factor_passive(K, perm, na, A, rdiag, tau))
         if stage >= 5:
             for r in range(m):
                 s = 0.0
@@ -107,7 +107,7 @@ def _staged(fp: Any, lp: Any, perm: Any, blk: Any, Q: Any, QDA: Any, QDDA: Any, 
             if pairs:
                 kd._pairs_solve(blk, A, b, u, xp)
             else:
-                kd._qr_solve(A, m, p, rdiag, tau, b, xp)
+                kd.qr_solve(A, m, p, rdiag, tau, b, xp)
             for c in range(na):
                 qd[0, perm[c]], qdd[0, perm[c]] = QDA[k, c], QDDA[k, c]
             for c in range(p):
@@ -119,7 +119,7 @@ def _staged(fp: Any, lp: Any, perm: Any, blk: Any, Q: Any, QDA: Any, QDDA: Any, 
             if pairs:
                 kd._pairs_solve(blk, A, b, u, xp)
             else:
-                kd._qr_solve(A, m, p, rdiag, tau, b, xp)
+                kd.qr_solve(A, m, p, rdiag, tau, b, xp)
             for c in range(p):
                 qdd[0, perm[na + c]] = -xp[c]
         if stage >= 8:
@@ -132,7 +132,7 @@ def _staged(fp: Any, lp: Any, perm: Any, blk: Any, Q: Any, QDA: Any, QDDA: Any, 
             if pairs:
                 kd._pairs_transpose_solve(blk, A, xp, u, lam)
             else:
-                kd._qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
+                kd.qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
             for c in range(na):
                 s = tree[0, perm[c]]
                 for r in range(m):

@@ -143,8 +143,7 @@ def inverse_dynamics_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: A
 # The helpers inlined, so the row kernel's FMA contraction reaches them.
 _mat3, _vec3, _put_world_pose = inline(mat3), inline(vec3), inline(put_world_pose)
 _loop_poses, _residual = inline(loop_poses), inline(residual)
-_constraint_jacobian, _factor_passive = inline(constraint_jacobian), inline(factor_passive)
-_qr_solve, _qr_transpose_solve = inline(qr_solve), inline(qr_transpose_solve)
+_constraint_jacobian = inline(constraint_jacobian)
 _factor_pairs, _pairs_solve = inline(factor_pairs), inline(pairs_solve)
 _pairs_transpose_solve = inline(pairs_transpose_solve)
 _relative_acceleration = inline(relative_acceleration)
@@ -202,8 +201,8 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, blk: IntArray, Q: Array,
     pairs = blk[0] > 0
     if pairs:
         rank: float = _factor_pairs(K, perm, na, blk, A)
-    else:
-        rank = _factor_passive(K, perm, na, A, rdiag, tau)
+    else:  # the QR path called, not inlined (cold compile)
+        rank = factor_passive(K, perm, na, A, rdiag, tau)
     if rank < SINGULAR_RATIO:
         return rank
     for r in range(m):  # qd_p = -K_p^+ K_a qd_a (eq. 4)
@@ -214,7 +213,7 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, blk: IntArray, Q: Array,
     if pairs:
         _pairs_solve(blk, A, b, u, xp)
     else:
-        _qr_solve(A, m, p, rdiag, tau, b, xp)
+        qr_solve(A, m, p, rdiag, tau, b, xp)
     for c in range(na):
         qd[0, perm[c]] = QDA[k, c]
         qdd[0, perm[c]] = QDDA[k, c]
@@ -226,7 +225,7 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, blk: IntArray, Q: Array,
     if pairs:
         _pairs_solve(blk, A, b, u, xp)
     else:
-        _qr_solve(A, m, p, rdiag, tau, b, xp)
+        qr_solve(A, m, p, rdiag, tau, b, xp)
     for c in range(p):
         qdd[0, perm[na + c]] = -xp[c]
     forward_span(fp, qd, qdd, 0, g, work, 0, True)  # at the consistent qdd
@@ -236,7 +235,7 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, blk: IntArray, Q: Array,
     if pairs:
         _pairs_transpose_solve(blk, A, xp, u, lam)
     else:
-        _qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
+        qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
     total = tree_total
     for c in range(na):
         j = perm[c]
