@@ -66,21 +66,24 @@ def trajectory(model: rc.ClosedLoopModel, samples: int, rate: float = 1000.0
 
 
 STAGES = ("joint transforms (pose_span)", "world poses", "loop poses + closure residual",
-          "K (eq. 4)", "QR of K_p", "passive velocities", "motion pass, qdd = [qdd_a; 0]",
+          "K (eq. 4)", "K_p factors (2 x 2 blocks or QR)", "passive velocities",
+          "motion pass, qdd = [qdd_a; 0]",
           "gamma + passive qdd", "forward pass, consistent qdd", "backward pass",
           "cut wrenches + projection (eq. 57)")
 
 
 @jit_fma
-def _staged(fp: Any, lp: Any, perm: Any, Q: Any, QDA: Any, QDDA: Any, g: Any, TAU: Any,
-            stage: int) -> float:  # pragma: no cover (compiled)
+def _staged(fp: Any, lp: Any, perm: Any, blk: Any, Q: Any, QDA: Any, QDDA: Any, g: Any,
+            TAU: Any, stage: int) -> float:  # pragma: no cover (compiled)
     """``loop_rnea_rows`` (``_loop_dynamics_jit.loop_rnea_row``'s steps, closure and rank
     checks left out) up to ``stage`` (0..10, :data:`STAGES`), for the stage shares."""
     n, na = Q.shape[1], QDA.shape[1]
     p, loops = n - na, lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
     buf = np.empty((workspace_rows(n, m, p, loops), WS_COLS))
-    work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam = row_workspace(buf, n, m, p, loops)
+    work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam, u = row_workspace(buf, n, m, p,
+                                                                                loops)
+    pairs = blk[0] > 0
     acc = 0.0
     for k in range(Q.shape[0]):
         pose_span(fp, Q, k, work, 0, 0)
@@ -93,14 +96,18 @@ def _staged(fp: Any, lp: Any, perm: Any, Q: Any, QDA: Any, QDDA: Any, g: Any, TA
         if stage >= 3:
             kd._constraint_jacobian(fp, lp, P, F, K)
         if stage >= 4:
-            acc += kd._factor_passive(K, perm, na, A, rdiag, tau)
+            acc += (kd._factor_pairs(K, perm, na, blk, A) if pairs
+                    else kd.factor_passive(K, perm, na, A, rdiag, tau))
         if stage >= 5:
             for r in range(m):
                 s = 0.0
                 for c in range(na):
                     s += K[r, perm[c]] * QDA[k, c]
                 b[r] = s
-            kd._qr_solve(A, m, p, rdiag, tau, b, xp)
+            if pairs:
+                kd._pairs_solve(blk, A, b, u, xp)
+            else:
+                kd.qr_solve(A, m, p, rdiag, tau, b, xp)
             for c in range(na):
                 qd[0, perm[c]], qdd[0, perm[c]] = QDA[k, c], QDDA[k, c]
             for c in range(p):
@@ -109,7 +116,10 @@ def _staged(fp: Any, lp: Any, perm: Any, Q: Any, QDA: Any, QDDA: Any, g: Any, TA
             forward_span(fp, qd, qdd, 0, g, work, 0, False)
         if stage >= 7:
             kd._relative_acceleration(lp, F, work, (-g[0], -g[1], -g[2]), b)
-            kd._qr_solve(A, m, p, rdiag, tau, b, xp)
+            if pairs:
+                kd._pairs_solve(blk, A, b, u, xp)
+            else:
+                kd.qr_solve(A, m, p, rdiag, tau, b, xp)
             for c in range(p):
                 qdd[0, perm[na + c]] = -xp[c]
         if stage >= 8:
@@ -119,7 +129,10 @@ def _staged(fp: Any, lp: Any, perm: Any, Q: Any, QDA: Any, QDDA: Any, g: Any, TA
         if stage >= 10:
             for c in range(p):
                 xp[c] = tree[0, perm[na + c]]
-            kd._qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
+            if pairs:
+                kd._pairs_transpose_solve(blk, A, xp, u, lam)
+            else:
+                kd.qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
             for c in range(na):
                 s = tree[0, perm[c]]
                 for r in range(m):
@@ -137,7 +150,8 @@ def stage_times(model: rc.ClosedLoopModel, Q: np.ndarray, QDA: np.ndarray,
     fp, lp, perm, g = tree.kernel_floats, model.loop_floats, model.permutation, tree.gravity
     Q, QDA, QDDA = Q[:500], QDA[:500], QDDA[:500]  # 500 samples, best of 200 (a busy machine)
     TAU, T = np.empty_like(QDA), np.empty_like(QD)
-    fns = [lambda st=st: _staged(fp, lp, perm, Q, QDA, QDDA, g, TAU, st)
+    blk = model.passive_blocks
+    fns = [lambda st=st: _staged(fp, lp, perm, blk, Q, QDA, QDDA, g, TAU, st)
            for st in range(len(STAGES))]
     fns.append(lambda: rnea_rows(fp, Q[:500], QD[:500], QDD[:500], g, True, T))
     for fn in fns:

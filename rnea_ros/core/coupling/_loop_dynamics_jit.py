@@ -24,10 +24,14 @@ from rnea_ros.core.coupling._loop_jit import (
     W_R,
     WS_COLS,
     ZERO,
+    block_views,
     carve,
     constraint_jacobian,
+    factor_pairs,
     factor_passive,
     loop_poses,
+    pairs_solve,
+    pairs_transpose_solve,
     put_world_pose,
     qr_solve,
     qr_transpose_solve,
@@ -139,36 +143,41 @@ def inverse_dynamics_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: A
 # The helpers inlined, so the row kernel's FMA contraction reaches them.
 _mat3, _vec3, _put_world_pose = inline(mat3), inline(vec3), inline(put_world_pose)
 _loop_poses, _residual = inline(loop_poses), inline(residual)
-_constraint_jacobian, _factor_passive = inline(constraint_jacobian), inline(factor_passive)
-_qr_solve, _qr_transpose_solve = inline(qr_solve), inline(qr_transpose_solve)
+_constraint_jacobian = inline(constraint_jacobian)
+_factor_pairs, _pairs_solve = inline(factor_pairs), inline(pairs_solve)
+_pairs_transpose_solve = inline(pairs_transpose_solve)
 _relative_acceleration = inline(relative_acceleration)
 
 RowWork = tuple[Array, Array, Array, Array, Array, Array, Array, Array, Array, Array, Array,
-                Array, Array]  # the arrays of row_workspace
+                Array, Array, Array]  # the arrays of row_workspace
 
 
 @jit
 def row_workspace(buf: Array, n: int, m: int, p: int, loops: int) -> RowWork:
-    """``(work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam)`` of
+    """``(work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam, u)`` of
     :func:`loop_rnea_row`, carved from ``buf`` (:func:`workspace_rows` rows):
-    :func:`views` and :func:`row_views` (pointer arithmetic only)."""
+    :func:`views`, :func:`row_views` and :func:`block_views` (pointer arithmetic only)."""
     work, P, _, F, K, A, b, rdiag, tau, xp, _, _ = views(buf, n, m, p, loops)
     qd, qdd, tree, lam = row_views(buf, n, m, p, loops)
-    return work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam
+    u = block_views(buf, n, m, p, loops)
+    return work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam, u
 
 
 _row_workspace = inline(row_workspace)
 
 
 @jit_fma
-def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QDDA: Array,
-                  k: int, g: Array, closure_tol: float, TAU: Array, buf: Array) -> float:
+def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, blk: IntArray, Q: Array, QDA: Array,
+                  QDDA: Array, k: int, g: Array, closure_tol: float, TAU: Array, buf: Array
+                  ) -> float:
     """:func:`inverse_dynamics` on sample ``k`` (``TAU[k] = tau_a``), written for
     throughput (its twin: ``test_loop_dynamics.py::test_row_kernel_equals_inverse_dynamics``
     checks they agree to rounding): the same steps, the tree's passes being the FMA row
     passes of the tree's batch RNEA (``_rnea_jit.pose_span``, ``forward_span``,
-    ``backward_span``; the first without body forces), its helpers inlined, the
-    samples read in place, ``buf`` the work array of :func:`workspace_rows` rows
+    ``backward_span``; the first without body forces), ``K_p`` solved 2 x 2 block by
+    block when ``blk`` has such blocks (:func:`~._loop_jit.factor_pairs`; else by its
+    QR, as there), its helpers inlined,
+    the samples read in place, ``buf`` the work array of :func:`workspace_rows` rows
     (:func:`row_workspace`). One compiled function for :func:`loop_rnea_call` and
     :func:`loop_rnea_rows` (called, not inlined: inlining it into both doubled their
     cold compile for ~10 % of the batch's time). Returns the code of
@@ -178,8 +187,8 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QD
     p = n - na
     loops = lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
-    work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam = _row_workspace(buf, n, m, p,
-                                                                              loops)
+    work, P, F, K, A, b, rdiag, tau, xp, qd, qdd, tree, lam, u = _row_workspace(
+        buf, n, m, p, loops)
     pose_span(fp, Q, k, work, 0, 0)  # joint transforms, then world poses (eq. 3)
     for i in range(n):
         _put_world_pose(fp, P, i, _mat3(work, i, W_R), _vec3(work, i, W_P))
@@ -189,7 +198,11 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QD
         if not abs(b[r]) <= closure_tol:
             return -1.0 - worst
     _constraint_jacobian(fp, lp, P, F, K)
-    rank: float = _factor_passive(K, perm, na, A, rdiag, tau)
+    pairs = blk[0] > 0
+    if pairs:
+        rank: float = _factor_pairs(K, perm, na, blk, A)
+    else:  # the QR path called, not inlined (cold compile)
+        rank = factor_passive(K, perm, na, A, rdiag, tau)
     if rank < SINGULAR_RATIO:
         return rank
     for r in range(m):  # qd_p = -K_p^+ K_a qd_a (eq. 4)
@@ -197,7 +210,10 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QD
         for c in range(na):
             s += K[r, perm[c]] * QDA[k, c]
         b[r] = s
-    _qr_solve(A, m, p, rdiag, tau, b, xp)
+    if pairs:
+        _pairs_solve(blk, A, b, u, xp)
+    else:
+        qr_solve(A, m, p, rdiag, tau, b, xp)
     for c in range(na):
         qd[0, perm[c]] = QDA[k, c]
         qdd[0, perm[c]] = QDDA[k, c]
@@ -206,14 +222,20 @@ def loop_rnea_row(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QD
         qdd[0, perm[na + c]] = 0.0
     forward_span(fp, qd, qdd, 0, g, work, 0, False)  # motion at qdd = [qdd_a; 0]
     _relative_acceleration(lp, F, work, (-g[0], -g[1], -g[2]), b)  # K_a qdd_a + gamma
-    _qr_solve(A, m, p, rdiag, tau, b, xp)
+    if pairs:
+        _pairs_solve(blk, A, b, u, xp)
+    else:
+        qr_solve(A, m, p, rdiag, tau, b, xp)
     for c in range(p):
         qdd[0, perm[na + c]] = -xp[c]
     forward_span(fp, qd, qdd, 0, g, work, 0, True)  # at the consistent qdd
     tree_total = backward_span(fp, qd, qdd, 0, True, tree, work, 0)
     for c in range(p):  # lam = K_p^{+T} tau_p, tau_a = tau_tree_a - K_a^T lam (eq. 57)
         xp[c] = tree[0, perm[na + c]]
-    _qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
+    if pairs:
+        _pairs_transpose_solve(blk, A, xp, u, lam)
+    else:
+        qr_transpose_solve(A, m, p, rdiag, tau, xp, lam)
     total = tree_total
     for c in range(na):
         j = perm[c]
@@ -239,8 +261,8 @@ def borrow(a: Array) -> Array:
 
 
 @jit_entry_fma
-def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, qdda: Array,
-                   g: Array, closure_tol: float, tau_a: Array) -> float:
+def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, blk: IntArray, q: Array, qda: Array,
+                   qdda: Array, g: Array, closure_tol: float, tau_a: Array) -> float:
     """The 1 kHz entry: :func:`loop_rnea_row` on the one sample, its work array on the
     stack; NaN for wrong lengths."""
     n = fp.shape[0]
@@ -251,15 +273,15 @@ def loop_rnea_call(fp: Array, lp: Array, perm: IntArray, q: Array, qda: Array, q
     loops = lp.shape[0]
     m = int(lp[loops - 1, L_ROW] + lp[loops - 1, L_NROWS])
     buf = scratch(workspace_rows(n, m, n - na, loops), WS_COLS)
-    code: float = loop_rnea_row(borrow(fp), borrow(lp), perm, carve(q, 0, 1, n),
+    code: float = loop_rnea_row(borrow(fp), borrow(lp), perm, blk, carve(q, 0, 1, n),
                                 carve(qda, 0, 1, na), carve(qdda, 0, 1, na), 0,
                                 carve(g, 0, 1, 3)[0], closure_tol, carve(tau_a, 0, 1, na), buf)
     return code
 
 
 @jit_fma
-def loop_rnea_rows(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, QDDA: Array,
-                   g: Array, closure_tol: float, TAU: Array) -> tuple[int, float]:
+def loop_rnea_rows(fp: Array, lp: Array, perm: IntArray, blk: IntArray, Q: Array, QDA: Array,
+                   QDDA: Array, g: Array, closure_tol: float, TAU: Array) -> tuple[int, float]:
     """:func:`loop_rnea_row` on every row of ``Q`` (S, n), one work array; returns
     ``(k, code)``: the first failing row (-1: none) and its code."""
     n = fp.shape[0]
@@ -271,7 +293,8 @@ def loop_rnea_rows(fp: Array, lp: Array, perm: IntArray, Q: Array, QDA: Array, Q
                                             borrow(QDDA), borrow(TAU), borrow(store))
     g_ = carve(g, 0, 1, 3)[0]
     for k in range(Q.shape[0]):
-        code = loop_rnea_row(fp_, lp_, perm, Q_, QDA_, QDDA_, k, g_, closure_tol, TAU_, buf)
+        code = loop_rnea_row(fp_, lp_, perm, blk, Q_, QDA_, QDDA_, k, g_, closure_tol, TAU_,
+                             buf)
         if not code >= SINGULAR_RATIO:
             return k, code
     return -1, 1.0

@@ -77,8 +77,9 @@ IntArray = NDArray[np.int64]
 # Packed loop columns.
 L_BODY1, L_BODY2, L_TYPE, L_ROW, L_NROWS = 0, 1, 2, 3, 4
 L_R1, L_P1, L_R2, L_P2 = 5, 14, 17, 26
-L_SUPPORT = 29  # n columns: +1 joint moves body 2 only, -1 body 1 only, 0 both or neither
-L_COLS = 29
+L_IDENTITY = 29  # 2 columns: 1 if frame 1's (2's) rotation on its body is the identity
+L_SUPPORT = 31  # n columns: +1 joint moves body 2 only, -1 body 1 only, 0 both or neither
+L_COLS = 31
 
 SPHERICAL, REVOLUTE, PRISMATIC_CUT, WELD, PLANAR_REVOLUTE = 0, 1, 2, 3, 4
 # Blocked components of [v; w] per cut-joint type. PLANAR_REVOLUTE: a revolute cut whose
@@ -134,7 +135,10 @@ def frame_pose(lp: Array, P: Array, l: int, side: int) -> tuple[Mat, Vec]:
     if b < 0:
         return Rf, pf
     Rb = mat3(P, b, W_R)
-    return mm(Rb, Rf), add3(vec3(P, b, W_P), mv(Rb, pf))
+    pw = add3(vec3(P, b, W_P), mv(Rb, pf))
+    if lp[l, L_IDENTITY + side] != 0.0:  # a cut frame placed by its offset alone
+        return Rb, pw
+    return mm(Rb, Rf), pw
 
 
 @jit
@@ -226,7 +230,7 @@ def constraint_jacobian(fp: Array, lp: Array, P: Array, F: Array, K: Array) -> N
     """
     n = K.shape[1]
     for l in range(lp.shape[0]):
-        R2, p2 = mat3(F, l, 12), vec3(F, l, 21)
+        p2 = vec3(F, l, 21)
         t = int(lp[l, L_TYPE])
         r0 = int(lp[l, L_ROW])
         nr = int(lp[l, L_NROWS])
@@ -237,14 +241,17 @@ def constraint_jacobian(fp: Array, lp: Array, P: Array, F: Array, K: Array) -> N
                     K[r0 + r, j] = 0.0
                 continue
             u = mv(mat3(P, j, W_R), vec3(fp, j, F_AXIS))
-            if kind(fp, j) == PRISMATIC:
-                w, v = ZERO, u
-            else:
-                w, v = u, cross(u, sub3(p2, vec3(P, j, W_P)))
-            wl, vl = mtv(R2, w), mtv(R2, v)
-            six = (vl[0], vl[1], vl[2], wl[0], wl[1], wl[2])
-            for r in range(nr):
-                K[r0 + r, j] = sgn * six[component(t, r)]
+            prismatic = kind(fp, j) == PRISMATIC
+            v = u if prismatic else cross(u, sub3(p2, vec3(P, j, W_P)))
+            for r in range(nr):  # the blocked components only: R2^T v, R2^T w
+                c = component(t, r)
+                if c < 3:
+                    x = F[l, 12 + c] * v[0] + F[l, 15 + c] * v[1] + F[l, 18 + c] * v[2]
+                elif prismatic:
+                    x = 0.0
+                else:
+                    x = F[l, 9 + c] * u[0] + F[l, 12 + c] * u[1] + F[l, 15 + c] * u[2]
+                K[r0 + r, j] = sgn * x
 
 
 # --------------------------------------------------------------- QR of K_p
@@ -361,6 +368,83 @@ def solve_passive(K: Array, perm: IntArray, na: int, xa: Array, extra: Array, us
         xp[c] = -xp[c]
 
 
+# ------------------------------------------------- K_p two by two (blk)
+# ``blk`` (int64, ``ClosedLoopModel.passive_blocks``): ``[B, ro (m), co (p)]``. ``B > 0``:
+# the rows ``ro`` and passive columns ``co`` (positions in ``perm[na:]``) order ``K_p`` as
+# ``B`` square 2 x 2 blocks, block lower triangular (block ``b``: rows ``ro[2b:2b+2]``,
+# columns ``co[2b:2b+2]``; a block's rows are zero in the later blocks' columns, an exact 0
+# in ``K``: those joints do not move that loop, ``L_SUPPORT`` 0). That is a mechanism of
+# planar loops (2 rows each), each of which fixes two passive joints the earlier ones left:
+# the four-bar and five-bar (one block) and the palletizer (three). ``K_p`` is then solved
+# block by block, each block by its inverse (Cramer), in place of its QR (Khalil 2010 §4,
+# eq. 4 loop by loop; ``det K_p`` is the blocks' product). ``B = 0``: no such order,
+# ``K_p``'s QR (:func:`factor_passive`).
+
+
+@jit
+def factor_pairs(K: Array, perm: IntArray, na: int, blk: IntArray, A: Array) -> float:
+    """``A`` (m, p) = ``K_p[ro, co]`` (``blk``, ``B > 0``) on and below its diagonal
+    blocks, each diagonal block replaced by its inverse. Returns the rank measure of
+    :func:`qr_factor` over the blocks (its value on a 2 x 2 block ``[c0 c1]`` is
+    ``|det| / (|c0| |c1|)``; 0: singular)."""
+    nb = blk[0]
+    m = 2 * nb
+    smallest = np.inf
+    for bb in range(nb):
+        r = 2 * bb
+        for i in range(r, r + 2):
+            row = blk[1 + i]
+            for k in range(r + 2):
+                A[i, k] = K[row, perm[na + blk[1 + m + k]]]
+        a, b, c, d = A[r, r], A[r, r + 1], A[r + 1, r], A[r + 1, r + 1]
+        det = a * d - b * c
+        n2 = (a * a + c * c) * (b * b + d * d)
+        smallest = min(smallest, det * det / n2 if n2 != 0.0 else 0.0)
+        if det != 0.0:
+            inv = 1.0 / det
+            A[r, r], A[r, r + 1], A[r + 1, r], A[r + 1, r + 1] = (d * inv, -b * inv, -c * inv,
+                                                                  a * inv)
+    return math.sqrt(smallest)
+
+
+@jit
+def pairs_solve(blk: IntArray, A: Array, b: Array, u: Array, x: Array) -> None:
+    """``x`` (p,) = ``K_p^-1 b`` (b (m,)) with :func:`factor_pairs`' ``A``: block by block
+    in order, the right-hand side less the earlier blocks' columns (block forward
+    substitution), times the block's inverse. ``u`` (m,) is scratch."""
+    nb = blk[0]
+    m = 2 * nb
+    for bb in range(nb):
+        r = 2 * bb
+        s0, s1 = b[blk[1 + r]], b[blk[2 + r]]
+        for k in range(r):
+            s0 -= A[r, k] * u[k]
+            s1 -= A[r + 1, k] * u[k]
+        u[r] = A[r, r] * s0 + A[r, r + 1] * s1
+        u[r + 1] = A[r + 1, r] * s0 + A[r + 1, r + 1] * s1
+    for k in range(m):
+        x[blk[1 + m + k]] = u[k]
+
+
+@jit
+def pairs_transpose_solve(blk: IntArray, A: Array, y: Array, u: Array, z: Array) -> None:
+    """``z`` (m,) = ``K_p^-T y`` (y (p,)) with :func:`factor_pairs`' ``A``: block by block
+    backwards (``K_p^T`` is block upper triangular), the right-hand side less the later
+    blocks' rows, times the block's inverse transposed. ``u`` (m,) is scratch."""
+    nb = blk[0]
+    m = 2 * nb
+    for bb in range(nb - 1, -1, -1):
+        r = 2 * bb
+        s0, s1 = y[blk[1 + m + r]], y[blk[2 + m + r]]
+        for i in range(r + 2, m):
+            s0 -= A[i, r] * u[i]
+            s1 -= A[i, r + 1] * u[i]
+        u[r] = A[r, r] * s0 + A[r + 1, r] * s1
+        u[r + 1] = A[r, r + 1] * s0 + A[r + 1, r + 1] * s1
+    for i in range(m):
+        z[blk[1 + i]] = u[i]
+
+
 # ------------------------------------------------------------------ scratch
 WS_COLS = 32  # columns of the per-call scratch (a compile-time constant for _jit.scratch)
 
@@ -399,7 +483,8 @@ def carve(buf: Array, offset: int, rows: int, cols: int) -> Array:
 def workspace_rows(n: int, m: int, p: int, loops: int) -> int:
     """Rows of the ``(rows, WS_COLS)`` scratch :func:`views` and :func:`state_views`
     carve up."""
-    size = 52 * n + m * n + m * p + 2 * m + 4 * p + 24 * loops  # views + state_views
+    size = 52 * n + m * n + m * p + 3 * m + 4 * p + 24 * loops  # views, state_views,
+    # block_views
     return (size + WS_COLS - 1) // WS_COLS
 
 
@@ -434,6 +519,15 @@ def state_views(buf: Array, n: int, m: int, p: int, loops: int) -> tuple[Array, 
 
 
 @jit
+def block_views(buf: Array, n: int, m: int, p: int, loops: int) -> Array:
+    """``u`` (m,) after :func:`state_views`' arrays: the scratch of :func:`pairs_solve`
+    and :func:`pairs_transpose_solve`."""
+    o = 48 * n + 24 * loops + m * n + m * p + m + 4 * p + 4 * n + m
+    u: Array = carve(buf, o, 1, m)[0]
+    return u
+
+
+@jit
 def row_views(buf: Array, n: int, m: int, p: int, loops: int
               ) -> tuple[Array, Array, Array, Array]:
     """``(qd, qdd, tree (1, n), lam (m,))``: :func:`state_views`' rates and :func:`views`'
@@ -457,8 +551,12 @@ __all__ = [
     "SINGULAR",
     "SINGULAR_RATIO",
     "WS_COLS",
+    "block_views",
     "constraint_jacobian",
+    "factor_pairs",
     "loop_poses",
+    "pairs_solve",
+    "pairs_transpose_solve",
     "qr_factor",
     "qr_solve",
     "qr_transpose_solve",

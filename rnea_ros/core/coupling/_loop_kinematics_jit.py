@@ -20,12 +20,10 @@ from rnea_ros.core._algebra import (
     cross,
     joint_transform,
     mat3,
-    mcross,
     mtv,
     put3,
     put9,
     sub3,
-    to_child,
     vec3,
 )
 from rnea_ros.core._compile import inline, jit, jit_entry, scratch
@@ -34,6 +32,7 @@ from rnea_ros.core.coupling._loop_jit import (
     BUDGET,
     CLOSED,
     L_BODY1,
+    L_IDENTITY,
     L_NROWS,
     L_P1,
     L_P2,
@@ -43,10 +42,13 @@ from rnea_ros.core.coupling._loop_jit import (
     L_TYPE,
     NOT_CONVERGED,
     PAUSED,
+    PLANAR_REVOLUTE,
     POLISHED,
+    PRISMATIC_CUT,
     REVERSED,
     SINGULAR,
     SINGULAR_RATIO,
+    SPHERICAL,
     W_A,
     W_DW,
     W_F,
@@ -55,6 +57,7 @@ from rnea_ros.core.coupling._loop_jit import (
     W_R,
     W_V,
     W_W,
+    WELD,
     WS_COLS,
     ZERO,
     body_poses,
@@ -123,29 +126,50 @@ def frame_motion(lp: Array, work: Array, l: int, side: int, col: int, base: Vec)
         return ZERO, mtv(Rf, base)
     pf = vec3(lp, l, L_P1 if side == 0 else L_P2)
     w, v = vec3(work, b, col), vec3(work, b, col + 3)
-    return mtv(Rf, w), mtv(Rf, add3(v, cross(w, pf)))
+    vf = add3(v, cross(w, pf))
+    if lp[l, L_IDENTITY + side] != 0.0:  # R_f = I: no rotation
+        return w, vf
+    return mtv(Rf, w), mtv(Rf, vf)
 
 
 @jit
 def relative_acceleration(lp: Array, F: Array, work: Array, a0: Vec, r: Array) -> None:
-    """``r`` (m,) = ``K qdd + Kdot qd`` at the pass in ``work``: the blocked rows of
-    ``A2 - X A1 - V2 x V_rel`` (the base's acceleration ``a0``, e.g. gravity, moves both
-    frames alike and cancels)."""
+    """``r`` (m,) = ``K qdd + Kdot qd`` at the pass in ``work``, whose ``qd`` satisfies
+    eq. 4 (``K qd = 0``): the blocked rows of ``A2 - X A1 - V2 x V_rel`` (the base's
+    acceleration ``a0``, e.g. gravity, moves both frames alike and cancels).
+
+    At such a ``qd`` the blocked components of ``V_rel`` vanish, so only its free ones
+    enter ``V2 x V_rel``: ``w_z`` for a revolute cut (a planar loop's ``v_z, w_x, w_y``
+    vanish identically too), ``w`` for a spherical one, ``v_z`` for a prismatic one,
+    none for a weld. A planar loop needs only the linear rows."""
     for l in range(lp.shape[0]):
         Rr, pr = mat3(F, l, 0), vec3(F, l, 9)
-        V1 = frame_motion(lp, work, l, 0, W_W, ZERO)
-        A1 = frame_motion(lp, work, l, 0, W_DW, a0)
-        V2 = frame_motion(lp, work, l, 1, W_W, ZERO)
-        A2 = frame_motion(lp, work, l, 1, W_DW, a0)
-        XV1 = to_child(Rr, pr, V1)
-        XA1 = to_child(Rr, pr, A1)
-        Vrel = (sub3(V2[0], XV1[0]), sub3(V2[1], XV1[1]))
-        c = mcross(V2, Vrel)
-        g_w = sub3(sub3(A2[0], XA1[0]), c[0])
-        g_v = sub3(sub3(A2[1], XA1[1]), c[1])
-        six = (g_v[0], g_v[1], g_v[2], g_w[0], g_w[1], g_w[2])
         t = int(lp[l, L_TYPE])
         r0 = int(lp[l, L_ROW])
+        w2, v2 = frame_motion(lp, work, l, 1, W_W, ZERO)
+        if t == PRISMATIC_CUT:  # V_rel = (0, (0, 0, v_z)): V2 x V_rel = (0, w2 x v_rel)
+            w1, v1 = frame_motion(lp, work, l, 0, W_W, ZERO)
+            x = add3(v1, cross(w1, pr))
+            vz = v2[2] - (Rr[2] * x[0] + Rr[5] * x[1] + Rr[8] * x[2])
+            c_w, c_v = ZERO, (w2[1] * vz, -w2[0] * vz, 0.0)
+        elif t == SPHERICAL:  # V_rel = (w_rel, 0): V2 x V_rel = (w2 x w_rel, v2 x w_rel)
+            w1, _ = frame_motion(lp, work, l, 0, W_W, ZERO)
+            wr = sub3(w2, mtv(Rr, w1))
+            c_w, c_v = cross(w2, wr), cross(v2, wr)
+        elif t == WELD:
+            c_w, c_v = ZERO, ZERO
+        else:  # revolute: V_rel = ((0, 0, w_z), 0)
+            w1, _ = frame_motion(lp, work, l, 0, W_W, ZERO)
+            wz = w2[2] - (Rr[2] * w1[0] + Rr[5] * w1[1] + Rr[8] * w1[2])
+            c_w, c_v = (w2[1] * wz, -w2[0] * wz, 0.0), (v2[1] * wz, -v2[0] * wz, 0.0)
+        dw1, a1 = frame_motion(lp, work, l, 0, W_DW, a0)
+        dw2, a2 = frame_motion(lp, work, l, 1, W_DW, a0)
+        g_v = sub3(sub3(a2, mtv(Rr, add3(a1, cross(dw1, pr)))), c_v)
+        if t == PLANAR_REVOLUTE:
+            r[r0], r[r0 + 1] = g_v[0], g_v[1]
+            continue
+        g_w = sub3(sub3(dw2, mtv(Rr, dw1)), c_w)
+        six = (g_v[0], g_v[1], g_v[2], g_w[0], g_w[1], g_w[2])
         for k in range(int(lp[l, L_NROWS])):
             r[r0 + k] = six[component(t, k)]
 

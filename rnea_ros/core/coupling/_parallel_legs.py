@@ -105,17 +105,6 @@ def angle_between(w: Vec, p: Vec, q: Vec) -> float:
     return math.atan2(y, x)
 
 
-@jit_fma
-def rotation_cs(w: Vec, p: Vec, q: Vec) -> tuple[float, float]:
-    """:func:`angle_between`'s cosine and sine, from the same two products (no atan2)."""
-    x, y = _angle_products(w, p, q)
-    h = math.sqrt(x * x + y * y)
-    if not h > 0.0:
-        return 1.0, 0.0
-    return x / h, y / h
-
-
-_rotation_cs = inline(rotation_cs)
 TA = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
 TA_COLS = 12  # two_angles_setup's constants
 Frames = tuple[int, Vec, Vec, Vec, Vec, Vec, Vec, Vec, Vec, Vec]  # leg_frames' result
@@ -166,8 +155,14 @@ def two_angles_cs(w1: Vec, w2: Vec, p: Vec, K: TA, q: Vec
     ca = min(dot3(za, p2) * inv_n2, dot3(za, q1) * inv_n1)
     cb = min(dot3(zb, p2) * inv_n2, dot3(zb, q1) * inv_n1)
     z = zb if cb > ca else za
-    c1, s1 = _rotation_cs(w1, z, q)
-    c2, s2 = _rotation_cs(w2, p, z)
+    # Each angle's cosine and sine: angle_between's two products (|u||v| cos, |u||v| sin
+    # of the parts u, v normal to the axis) over |u||v| = |q1|^2, |p2|^2, both known: on
+    # the solution, z's parts normal to w1 and w2 are as long as q1 and p2 (no square
+    # root, no division; 1, 0 when the part is zero, the angle undetermined).
+    x1, y1 = _angle_products(w1, z, q)
+    x2, y2 = _angle_products(w2, p, z)
+    c1, s1 = (x1 * inv_n1, y1 * inv_n1) if n1 > 0.0 else (1.0, 0.0)
+    c2, s2 = (x2 * inv_n2, y2 * inv_n2) if dot3(p2, p2) > 0.0 else (1.0, 0.0)
     return True, c1, s1, c2, s2
 
 
@@ -192,7 +187,9 @@ def unit_quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> tuple[
 @jit_fma
 def solve_in_place(A: Array, n: int) -> bool:
     """Solve ``A[:n, :n] x = A[:n, n]`` by Gaussian elimination with partial pivoting;
-    ``x`` replaces ``A[:n, n]``. False if the matrix is (numerically) singular."""
+    ``x`` replaces ``A[:n, n]``. False if the matrix is (numerically) singular. Each pivot
+    is inverted once (as LAPACK's ``dgetf2`` scales its column): ``n`` divisions, not
+    ``n (n + 1) / 2 + n``; ``A`` is left with the pivots' inverses on its diagonal."""
     scale = 0.0
     for r in range(n):
         for c in range(n):
@@ -208,15 +205,17 @@ def solve_in_place(A: Array, n: int) -> bool:
         if piv != k:
             for c in range(k, n + 1):
                 A[k, c], A[piv, c] = A[piv, c], A[k, c]
-        for r in range(k + 1, n):
-            f = A[r, k] / A[k, k]
-            for c in range(k, n + 1):
+        inv = 1.0 / A[k, k]
+        A[k, k] = inv
+        for r in range(k + 1, n):  # column k below the pivot is not read again
+            f = A[r, k] * inv
+            for c in range(k + 1, n + 1):
                 A[r, c] -= f * A[k, c]
     for k in range(n - 1, -1, -1):
         s = A[k, n]
         for c in range(k + 1, n):
             s -= A[k, c] * A[c, n]
-        A[k, n] = s / A[k, k]
+        A[k, n] = s * A[k, k]
     return True
 
 
@@ -359,9 +358,11 @@ def _chain_step(fp: Array, k: int, r: Vec, z: Vec, qd: float,
                 w: Vec, v: Vec, al: Vec, acc: Vec) -> tuple[Vec, Vec, Vec, Vec]:
     """Angular velocity, origin velocity, angular and classical linear acceleration of
     the body of joint row ``k`` (base frame) from its parent's, ``r`` between their
-    origins, ``qdd = 0``."""
-    v = add3(v, cross(w, r))
-    acc = add3(acc, add3(cross(al, r), cross(w, cross(w, r))))
+    origins, ``qdd = 0``. No transport when they share their origin (``r = 0``: a
+    universal joint's two axes, a UPS leg's three joints)."""
+    if r[0] != 0.0 or r[1] != 0.0 or r[2] != 0.0:
+        v = add3(v, cross(w, r))
+        acc = add3(acc, add3(cross(al, r), cross(w, cross(w, r))))
     s = scale3(z, qd)
     if kind(fp, k) == PRISMATIC:
         return w, add3(v, s), al, add3(acc, scale3(cross(w, s), 2.0))

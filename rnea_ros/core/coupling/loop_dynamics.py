@@ -102,7 +102,8 @@ def loop_rnea(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: 
     if gravity is not None:
         g = gravity_vector(model.tree, gravity)
     tau = _empty(model.n_active)
-    code = _rnea_fast.call(fp, lp, perm, q, qda, qdda, g, CLOSURE_TOLERANCE, tau)
+    code = _rnea_fast.call(fp, lp, perm, model.passive_blocks, q, qda, qdda, g,
+                           CLOSURE_TOLERANCE, tau)
     if not code >= kj.SINGULAR_RATIO:
         _raise_id(model, q, qda, qdda, code)
     return tau
@@ -212,7 +213,8 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
     if gravity is not None:
         g = gravity_vector(model.tree, gravity)
     tau = np.empty_like(QD)
-    k, code = kd.loop_rnea_rows(fp, lp, perm, Q, QD, QDD, g, CLOSURE_TOLERANCE, tau)
+    k, code = kd.loop_rnea_rows(fp, lp, perm, model.passive_blocks, Q, QD, QDD, g,
+                                CLOSURE_TOLERANCE, tau)
     if k >= 0:
         try:
             _raise_id(model, Q[k], QD[k], QDD[k], code)

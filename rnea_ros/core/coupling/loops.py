@@ -172,6 +172,7 @@ class ClosedLoopModel:
     active_period: Array = field(init=False, repr=False)
     constraint_rows: IntArray = field(init=False, repr=False)
     loop_floats: Array = field(init=False, repr=False)
+    passive_blocks: IntArray = field(init=False, repr=False)
     kernel_arrays: tuple[Array, Array, IntArray, Array] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -281,6 +282,7 @@ class ClosedLoopModel:
                                        loop.placement(side))
                 lp[l, kj.L_BODY1 + side - 1] = frame.body
                 lp[l, (kj.L_R1, kj.L_R2)[side - 1]:][:9] = R.ravel()
+                lp[l, kj.L_IDENTITY + side - 1] = float(np.array_equal(R, np.eye(3)))
                 lp[l, (kj.L_P1, kj.L_P2)[side - 1]:][:3] = p
             code = kj.PLANAR_REVOLUTE if l in planar else _TYPE_CODES[loop.type]
             lp[l, kj.L_TYPE] = code
@@ -295,6 +297,8 @@ class ClosedLoopModel:
                                                    self.permutation, tree.gravity))
         object.__setattr__(self, "constraint_rows", _frozen(rows, np.int64))
         object.__setattr__(self, "n_constraints", row)
+        object.__setattr__(self, "passive_blocks", _frozen(
+            passive_blocks(lp[:, kj.L_COLS:], rows, self.passive_index), np.int64))
 
     # ------------------------------------------------------------- helpers
     @property
@@ -348,6 +352,33 @@ def _support(tree: RobotModel, body: int) -> Array:
     s = np.zeros(tree.nv)
     s[branch(tree, body)] = 1.0
     return s
+
+
+def passive_blocks(support: Array, rows: Sequence[int], passive: IntArray) -> list[int]:
+    """``blk`` of :mod:`._loop_jit` (:func:`~._loop_jit.factor_pairs`): ``[B, ro, co]``, the
+    loops ordered so that each, of 2 rows, moves exactly 2 of the passive joints the
+    earlier loops left (its joints: non-zero ``support`` (B, n)); then ``K_p[ro, co]`` is
+    block lower triangular with 2 x 2 diagonal blocks, one per loop. Greedy, loop by
+    loop; when there is no such order, ``B = 0`` (``K_p`` by its QR).
+
+    ``rows`` (B + 1,) are the loops' row offsets, ``passive`` (p,) the passive joints."""
+    loops, m, p = support.shape[0], int(rows[-1]), len(passive)
+    done: list[int] = []
+    ro: list[int] = []
+    left = list(range(loops))
+    while left:
+        for l in left:
+            new = [c for c in range(p) if support[l, passive[c]] != 0.0 and c not in done]
+            if rows[l + 1] - rows[l] == 2 and len(new) == 2:
+                done += new
+                ro += [rows[l], rows[l] + 1]
+                left.remove(l)
+                break
+        else:
+            return [0, *range(m), *range(p)]
+    if len(done) != p:
+        return [0, *range(m), *range(p)]
+    return [loops, *ro, *done]
 
 
 def reference_vector(tree: RobotModel,

@@ -175,6 +175,33 @@ def test_row_kernel_equals_inverse_dynamics(mechanism: rc.ClosedLoopModel) -> No
             assert np.abs(one - ref).max() <= 1e-12 * scale, (k, one, ref)
 
 
+def test_identity_frames_skip_their_rotation_to_the_same_torques() -> None:
+    """``L_IDENTITY`` marks the cut frames whose rotation on their body is exactly the
+    identity (all six of the palletizer's; a random mechanism's frame 2 is turned): the
+    kernels skip that rotation, and give the torques of the full rotation (flags
+    cleared) to rounding."""
+    from rnea_ros.core.coupling import _loop_dynamics_jit as kd
+    from rnea_ros.core.coupling import _loop_jit as kj
+    from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE
+
+    flags = slice(kj.L_IDENTITY, kj.L_IDENTITY + 2)
+    assert list(random_mechanism(7, "weld").model.loop_floats[0, flags]) == [1.0, 0.0]
+    model = load_loop_robot("palletizer")
+    assert np.all(model.loop_floats[:, flags] == 1.0)
+    Q, QD, QDD = random_closed_states(model, 20, seed=4, spread=0.3)
+    fp, lp, perm, g = model.kernel_arrays
+    cleared = lp.copy()
+    cleared[:, flags] = 0.0
+    taus = []
+    for loops in (lp, cleared):
+        tau = np.empty_like(QD)
+        k, _ = kd.loop_rnea_rows(fp, loops, perm, model.passive_blocks, Q, QD, QDD, g,
+                                 CLOSURE_TOLERANCE, tau)
+        assert k == -1
+        taus.append(tau)
+    np.testing.assert_allclose(taus[0], taus[1], rtol=1e-12, atol=1e-12)
+
+
 def test_mass_matrix_is_symmetric_positive_definite(mechanism: rc.ClosedLoopModel) -> None:
     Q, QD, QDD = random_closed_states(mechanism, 30, seed=8, spread=0.3)
     for q, qd, qdd in zip(Q, QD, QDD, strict=True):

@@ -242,13 +242,78 @@ def test_kernel_scratch_layout_fits() -> None:
     for n, m, p, loops in ((3, 2, 2, 1), (8, 6, 6, 3), (7, 6, 6, 1), (40, 30, 25, 5)):
         rows = kj.workspace_rows(n, m, p, loops)
         buf = np.zeros((rows, kj.WS_COLS))
-        arrays = [*kj.views(buf, n, m, p, loops), *kj.state_views(buf, n, m, p, loops)]
-        sizes = [30 * n, 12 * n, 6 * n, 24 * loops, m * n, m * p, m, p, p, p, n, n, n, n, m]
+        arrays = [*kj.views(buf, n, m, p, loops), *kj.state_views(buf, n, m, p, loops),
+                  kj.block_views(buf, n, m, p, loops)]
+        sizes = [30 * n, 12 * n, 6 * n, 24 * loops, m * n, m * p, m, p, p, p, n, n, n, n, m, m]
         assert [a.size for a in arrays] == sizes
         for k, a in enumerate(arrays):
             a.ravel()[:] = k + 1
         counts = np.bincount(buf.ravel().astype(int), minlength=len(arrays) + 1)
         assert list(counts[1:]) == sizes  # nothing overwritten, nothing outside
+
+
+def test_passive_blocks_take_the_palletizer_loop_by_loop() -> None:
+    """``K_p`` of the palletizer (6 x 6) is block lower triangular in ``passive_blocks``'
+    order, one 2 x 2 block per parallelogram, the zeros above the blocks exact; a single
+    planar loop is one block; loops that share their passive joints so that none moves
+    exactly two new ones, or loops of more than 2 rows, have none (``K_p``'s QR)."""
+    from loop_cases import random_closed_states, random_mechanism
+
+    from rnea_ros.core.coupling.loops import passive_blocks
+
+    model = load_loop_robot("palletizer")
+    m, p = model.n_constraints, model.passive_index.size
+    blk = model.passive_blocks
+    ro, co = blk[1:m + 1], blk[m + 1:]
+    assert blk[0] == 3 and m == p == 6
+    assert sorted(ro) == list(range(m)) and sorted(co) == list(range(p))
+    Q, _, _ = random_closed_states(model, 5, seed=1, spread=0.3)
+    for q in Q:
+        Kp = rc.loop_constraint_jacobian(model, q)[:, model.passive_index][ro][:, co]
+        for r in range(0, m, 2):
+            assert np.all(Kp[r:r + 2, r + 2:] == 0.0)
+            assert abs(np.linalg.det(Kp[r:r + 2, r:r + 2])) > 1e-6
+    assert list(load_loop_robot("four_bar").passive_blocks) == [1, 0, 1, 0, 1]
+    support = np.array([[1.0, 1.0, 1.0, 0.0], [0.0, -1.0, 1.0, 1.0]])
+    assert passive_blocks(support, [0, 2, 4], np.arange(4)) == [0, *range(4), *range(4)]
+    spatial = random_mechanism(0, "revolute").model  # 5 rows
+    assert spatial.passive_blocks[0] == 0
+
+
+def test_block_solves_equal_the_dense_solves() -> None:
+    """``factor_pairs``, ``pairs_solve``, ``pairs_transpose_solve`` (the row kernel's
+    ``K_p`` solves) give ``K_p^-1 b`` and ``K_p^-T y``, and the rank measure of
+    ``qr_factor`` on ``K_p``'s diagonal blocks; a singular block is a singular ``K_p``,
+    and the measure says so."""
+    from loop_cases import random_closed_states
+
+    from rnea_ros.core.coupling import _loop_jit as kj
+
+    rng = np.random.default_rng(3)
+    model = load_loop_robot("palletizer")
+    perm, na, blk = model.permutation, model.n_active, model.passive_blocks
+    m, p = model.n_constraints, model.passive_index.size
+    ro, co = blk[1:m + 1], blk[m + 1:]
+    A, u, x, z = np.empty((m, p)), np.empty(m), np.empty(p), np.empty(m)
+    rdiag, tau = np.empty(2), np.empty(2)
+    Q, _, _ = random_closed_states(model, 5, seed=2, spread=0.3)
+    for q in Q:
+        K = rc.loop_constraint_jacobian(model, q)
+        Kp = K[:, model.passive_index]
+        measures = []
+        for r in range(0, m, 2):
+            block = Kp[ro[r:r + 2]][:, co[r:r + 2]].copy()
+            measures.append(kj.qr_factor(block, 2, 2, rdiag, tau))
+        assert kj.factor_pairs(K, perm, na, blk, A) == pytest.approx(min(measures), rel=1e-12)
+        b, y = rng.normal(size=m), rng.normal(size=p)
+        kj.pairs_solve(blk, A, b, u, x)
+        np.testing.assert_allclose(x, np.linalg.solve(Kp, b), rtol=1e-10, atol=1e-12)
+        kj.pairs_transpose_solve(blk, A, y, u, z)
+        np.testing.assert_allclose(z, np.linalg.solve(Kp.T, y), rtol=1e-10, atol=1e-12)
+    j0, j1 = model.passive_index[co[0]], model.passive_index[co[1]]  # the first block's
+    K[ro[:2], j1] = 2.0 * K[ro[:2], j0]  # columns made parallel on the block's rows
+    assert kj.factor_pairs(K, perm, na, blk, A) < kj.SINGULAR_RATIO
+    assert np.linalg.matrix_rank(K[:, model.passive_index]) < p
 
 
 def test_bad_reference_vectors(tree: rc.RobotModel) -> None:
