@@ -504,7 +504,10 @@ def initial_guess(problem: Problem, T_guess: float | None) -> Array:
     else:
         return x
     lo, hi = T / 1.25, T
-    for _ in range(INITIAL_BISECTIONS if grew else 0):  # lo failed: the smallest T that holds
+    # (minimum time only: a weighted objective (u > 0) prefers a slower motion, and from the
+    # smallest T its L-BFGS solves ran out of iterations on the PR of eq. 4.18-4.19)
+    tighten = grew and problem.weight == 0.0
+    for _ in range(INITIAL_BISECTIONS if tighten else 0):  # lo failed: the smallest that holds
         mid = float(np.sqrt(lo * hi))
         lo, hi = (lo, mid) if holds(mid) else (mid, hi)
     x[-1] = hi
