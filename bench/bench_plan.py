@@ -68,6 +68,8 @@ def thesis() -> None:
               f"({100 * (p.T / ref['T'] - 1):+.2f} %), solve {dt:.2f} s, worst dense "
               f"|tau|/limit {p.check.torque:.6f}")
     print("RR with |tau_dot| limited (degree 4, 20 control points, torque from and to zero)")
+    plan_min_time(rr, [ref["start"], ref["goal"]], lim.with_(rr, torque_rate=1000.0),
+                  zero_acceleration=True, degree=4, control_points=8)  # compile the tau_dot rows
     for rate in (np.inf, 1000.0, 400.0, 200.0, 100.0):
         p, dt = timed(plan_min_time, rr, [ref["start"], ref["goal"]],
                       lim.with_(rr, torque_rate=rate), zero_acceleration=True, degree=4,

@@ -11,14 +11,26 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.optimize import minimize_scalar
 
 import rnea_ros.core as rc
-from rnea_ros.planning import Limits, plan_min_time
+from rnea_ros.planning import Limits, Plan, plan_min_time
 from rnea_ros.samples import sample_urdf
 
 A0 = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8])
 A1 = np.array([1.2, 0.3, -0.5, -1.2, 0.6, 2.2, -0.4])
+
+
+def torque_ratio_100x_finer(plan: Plan, limits: Limits) -> NDArray[np.float64]:
+    """``|tau| / limit`` at 100 points per grid interval (printed: T, iterations, worst)."""
+    s = np.unique(np.concatenate([np.linspace(a, b, 101) for a, b in
+                                  zip(plan.grid[:-1], plan.grid[1:], strict=True)]))
+    tau, _, _ = plan.dynamics(s * plan.T)
+    ratio: NDArray[np.float64] = np.abs(tau) / limits.torque
+    print(f"T = {plan.T:.5f} s, {plan.iterations} iterations, {plan.solve_time:.1f} s, "
+          f"worst |tau|/limit {ratio.max():.9f} (100x finer)")
+    return ratio
 
 
 def test_arm7_torque_only_point_to_point_plans_within_its_limits_100x_finer() -> None:
@@ -27,12 +39,7 @@ def test_arm7_torque_only_point_to_point_plans_within_its_limits_100x_finer() ->
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no solver stop short of convergence either
         plan = plan_min_time(model, [A0, A1], limits)
-    s = np.unique(np.concatenate([np.linspace(a, b, 101) for a, b in
-                                  zip(plan.grid[:-1], plan.grid[1:], strict=True)]))
-    tau, _, _ = plan.dynamics(s * plan.T)
-    ratio = np.abs(tau) / limits.torque
-    print(f"T = {plan.T:.5f} s, {plan.iterations} iterations, {plan.solve_time:.1f} s, "
-          f"worst |tau|/limit {ratio.max():.6f} (100x finer)")
+    ratio = torque_ratio_100x_finer(plan, limits)
     assert ratio.max() <= 1.0 + 1e-9
     assert ratio.max() > 0.99  # minimum time: some torque is at its limit
     q, qd, _, _ = plan.spline.derivatives(np.array([0.0, plan.T]))
@@ -50,12 +57,7 @@ def test_arm7_torque_only_through_two_waypoints_plans_within_its_limits_100x_fin
     AV2 = np.array([0.9, 0.0, 0.0, -1.5, 0.2, 2.0, 0.0])
     W = np.array([A0, AV, AV2, A1])
     plan = plan_min_time(model, W, limits)
-    s = np.unique(np.concatenate([np.linspace(a, b, 101) for a, b in
-                                  zip(plan.grid[:-1], plan.grid[1:], strict=True)]))
-    tau, _, _ = plan.dynamics(s * plan.T)
-    ratio = np.abs(tau) / limits.torque
-    print(f"T = {plan.T:.5f} s, {plan.iterations} iterations, worst |tau|/limit "
-          f"{ratio.max():.9f} (100x finer)")
+    ratio = torque_ratio_100x_finer(plan, limits)
     assert ratio.max() <= 1.0 + 1e-9
     assert ratio.max() > 0.99
     q = plan.spline.derivatives(np.array([0.0, plan.T]))[0]
