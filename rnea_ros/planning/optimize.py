@@ -69,9 +69,13 @@ class DenseCheck:
     force: float
     worst: tuple[str, str, float]  # (quantity, joint, time [s]) of the largest ratio
 
+    @property
+    def ratio(self) -> float:
+        """The worst of the four ratios."""
+        return max(self.velocity, self.torque, self.torque_rate, self.force)
+
     def ok(self, tol: float = 0.0) -> bool:
-        return (max(self.velocity, self.torque, self.torque_rate, self.force) <= 1.0 + tol
-                and self.position <= tol + 1e-9)
+        return self.ratio <= 1.0 + tol and self.position <= tol + 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -316,12 +320,13 @@ def _verify(problem: Problem, solved: _Solved, solver: str, max_iter: int,
             return _Solved(x, iterations, message, warm, check)
         if attempt == refine:
             break
-        excess = max(check.velocity, check.torque, check.torque_rate, check.force) - 1.0
-        stretched = _stretch(problem, x, excess) if 0.0 < excess < 1e-3 else None
-        if stretched is not None:  # checked again at the top of the loop
-            x = stretched
-            continue
-        if 0.0 < excess < 1e-3:  # back off only: same rows, a warm start with multipliers
+        excess = check.ratio - 1.0
+        if 0.0 < excess < 1e-3:
+            stretched = _stretch(problem, x, excess)
+            if stretched is not None:  # checked again at the top of the loop
+                x = stretched
+                continue
+            # back off only: same rows, a warm start with multipliers
             problem.margin = max(problem.margin, problem.margin + 2.0 * excess)
             problem.set_grid(problem.grid)
         else:
@@ -361,7 +366,7 @@ def _stretch(problem: Problem, x: Array, excess: float) -> Array | None:
 
     def below(k: float) -> bool:
         c = dense_check(problem, stretched(k))[0]
-        return c.ok() and max(c.velocity, c.torque, c.torque_rate, c.force) <= 1.0 - excess
+        return c.ok() and c.ratio <= 1.0 - excess
 
     lo, hi = 1.0, 1.0 + 4.0 * excess
     if not below(hi):
