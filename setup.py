@@ -1,10 +1,15 @@
 """rnea_ros: builds with colcon (ament_python) and installs with pip."""
 
+import re
 from glob import glob
+from pathlib import Path
 
 from setuptools import find_packages, setup
 
 PACKAGE = "rnea_ros"
+# The version has one source, rnea_ros/__init__.py (read as text: no import at build time).
+VERSION = re.search(r'^__version__ = "([^"]+)"', Path(__file__).with_name(PACKAGE).joinpath(
+    "__init__.py").read_text(encoding="utf-8"), re.M).group(1)
 
 ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
     "ros-rclpy[fastrtps]", "ros-sensor-msgs", "ros-std-msgs", "ros-trajectory-msgs",
@@ -21,7 +26,7 @@ PLANNING = [*PLANNING, "casadi>=3.6"]  # rnea-plan's NLP solver: IPOPT, bundled 
 
 setup(
     name=PACKAGE,
-    version="0.1.0",
+    version=VERSION,
     packages=find_packages(exclude=["test", "test.*"]),
     package_data={PACKAGE: ["params/*.yaml"]},  # the nodes' parameter tables
     data_files=[
