@@ -76,7 +76,9 @@ def pd_gains(model: rc.RobotModel, bandwidth: float = BANDWIDTH,
 
 
 def _number(x: float) -> str:
-    return f"{float(x):.4g}" if "e" not in f"{float(x):.4g}" else f"{float(x):.3e}"
+    """``x`` to 4 significant digits as a YAML float literal (``87.0``, never ``87``: rcl
+    refuses a double array holding an integer, "Sequence should be of same type")."""
+    return str(np.format_float_positional(float(f"{float(x):.4g}"), trim="0"))
 
 
 def _numbers(values: Sequence[float] | np.ndarray) -> str:
