@@ -37,6 +37,7 @@ COMMANDS: dict[str, Command] = {
                              "rnea_identify"),
     "rnea-plan": Command("rnea_ros.planning.cli:main", "planning", "rnea_plan"),
     "rnea-config": Command("rnea_ros.control.starting_config:main", "", "rnea_config"),
+    "rnea-sample": Command("rnea_ros.tools.sample:main", "tools", "rnea_sample"),
 }
 PACKAGE = "rnea_ros"
 
@@ -108,3 +109,7 @@ def rnea_plan() -> int:
 
 def rnea_config() -> int:
     return run("rnea-config")
+
+
+def rnea_sample() -> int:
+    return run("rnea-sample")
