@@ -11,7 +11,8 @@ the fleet, not with its bags:
   failed), silent (no bag), with errors, no trend (fewer than 3 bags read whole),
   then ok; a click on a column head sorts by it. Each robot links to its page. About
   1 kB per robot: a 1000-robot overview is ~1 MB (docs/scale.md).
-* ``robots/NAME.html``, one per robot: its flagged joints, its trends (bags, slope,
+* ``robots/NAME.html``, one per robot (the page of a robot no longer in the manifest
+  is removed): its flagged joints, its trends (bags, slope,
   relative rise, noise), small-multiple SVG panels per joint and metric against date
   (:mod:`~rnea_ros.tools.fleet.plot`: a y-range shared by all robots per joint and
   metric, the noise band, the threshold, units on every axis), its failed, partial and
@@ -75,6 +76,9 @@ def write_report(out: Path, rows: list[dict[str, Any]], trends: list[dict[str, A
         page = _robot_page(name, states[name], by_robot[name], trends_of[name], out,
                            scales, x_range, summary)
         write_atomic(pages / f"{name}.html", page.encode())
+    for old in pages.glob("*.html"):  # a robot no longer in the manifest
+        if old.stem not in names:
+            old.unlink()
 
 
 def state(rows: list[dict[str, Any]], trends: list[dict[str, Any]]) -> str:

@@ -79,3 +79,18 @@ def test_robot_pages_share_scales_draw_noise_and_threshold_with_units(fleet: Pat
     assert "duplicate" in pages["robot0003"] and "a copy of /fleet/robot0003/day07" in \
         pages["robot0003"]
     assert all(len(p) < 200_000 for p in pages.values())
+
+
+def test_a_robot_gone_from_the_manifest_loses_its_page(tmp_path: Path) -> None:
+    from rnea_ros.tools.fleet.report import report_from_tables
+
+    out = fleet_tables(tmp_path, robots=6, days=3).parent
+    assert (out / "robots" / "robot0005.html").is_file()
+    summary = json.loads((out / "summary.json").read_text())
+    (out / "robots" / "gone.html").write_text("an old robot's page")
+    (out / "robots" / "notes.txt").write_text("not a page")
+    report_from_tables(out)
+    assert not (out / "robots" / "gone.html").exists()
+    assert (out / "robots" / "notes.txt").exists() and summary["robots"] == 6
+    assert sorted(p.stem for p in (out / "robots").glob("*.html")) == [
+        f"robot{k:04d}" for k in range(6)]
