@@ -47,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
                        "tables, drift and report under --out.")
     a.add_argument("manifest", type=Path, help="YAML: robots: {NAME: {urdf: F, bags: GLOB}}; "
                    "paths relative to it")
-    a.add_argument("--out", type=Path, required=True,
+    a.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="output directory (required; nothing is written outside it)")
     a.add_argument("--workers", type=int, metavar="N",
                    help=f"local worker processes (default: all cores, {default_workers()} "
