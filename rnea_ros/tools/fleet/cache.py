@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rnea_ros.tools.files import atomic_path
 from rnea_ros.tools.fleet.manifest import FleetError
 from rnea_ros.tools.fleet.tables import RESULT_FIELDS, ROW_FIELDS
 
@@ -154,19 +155,9 @@ def writable(folder: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file renamed over it (fsynced),
-    readable as the umask allows (``mkstemp`` makes it owner-only)."""
-    path = Path(path)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    """Write ``data`` to ``path`` through a temporary file renamed over it (fsynced; the
+    mode ``open()`` would give it): :func:`rnea_ros.tools.files.atomic_path`."""
+    with atomic_path(Path(path), "cache") as temporary, open(temporary, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())

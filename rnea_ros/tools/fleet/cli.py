@@ -13,7 +13,6 @@ import argparse
 import hashlib
 import json
 import math
-import shlex
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -31,15 +30,15 @@ from rnea_ros.tools.fleet.recordings import duplicates
 from rnea_ros.tools.fleet.report import write_report
 from rnea_ros.tools.fleet.tables import bag_rows, write_bags, write_drift
 from rnea_ros.tools.fleet.task import Job
+from rnea_ros.tools.provenance import command_line
+from rnea_ros.tools.provenance import parser as cli_parser
 
 PROG = "rnea-fleet"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="rnea-bag over a fleet's bags: "
-                                "tables, drift and a report (docs/fleet.md)")
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
-                   help="print the version and exit")
+    p = cli_parser(PROG, "rnea-bag over a fleet's bags: tables, drift and a report "
+                   "(docs/fleet.md)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
                            help="analyse: the only command")
     a = sub.add_parser("analyse", help="analyse the manifest's bags (new or changed ones)",
@@ -72,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; 0, 2 (some bags failed) or 1 (usage, or an I/O error: one line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
-    command = shlex.join([PROG, *argv])
+    command = command_line(PROG, argv)
     try:
         since = _since(args.since)
         if args.workers is not None and args.workers < 1:

@@ -4,10 +4,11 @@ atomically (a temporary file renamed over the old one)."""
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from rnea_ros.tools.files import atomic_path
 
 BAG_COLUMNS = ("robot", "bag", "joint", "start", "duration", "samples", "rms", "bias",
                "max_abs", "peak_effort_ratio", "peak_rate_ratio", "violations", "viscous",
@@ -89,6 +90,5 @@ def _write(path: Path, table: Any, stamp: dict[str, str] | None) -> None:
     if stamp:
         table = table.replace_schema_metadata(
             {f"rnea_fleet.{k}": v for k, v in stamp.items()})
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, temp)
-    os.replace(temp, path)
+    with atomic_path(path) as temporary:  # renamed into place, or removed on failure
+        pq.write_table(table, temporary)
