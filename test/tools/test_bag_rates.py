@@ -223,3 +223,23 @@ def test_a_value_chattering_about_its_threshold_is_one_interval_across_chunks() 
     assert found == [("a", 1.0, 1.028, 1500.0), ("b", 1.02, 1.02, 1100.0),
                      ("a", 1.5, 1.5, -1200.0)]
     assert tracker.close() == tracker.close()  # closing again adds nothing
+
+
+@pytest.mark.parametrize(("window", "order"), [(51, 4), (11, 3), (101, 6)])
+def test_noise_estimate_and_rate_gain_are_those_of_white_noise(window: int, order: int) -> None:
+    """Identities the threshold rests on: the estimated deviation of white noise on a smooth
+    signal is its deviation, and the filtered rate of white noise has the deviation
+    ``sigma * rate_gain``; beyond 5 of them, the Gaussian tail (2.9e-7 a side)."""
+    from rnea_ros.tools.bag.differentiation import effort_rate, noise_sigma, rate_gain
+
+    rng = np.random.default_rng(7)
+    dt, sigma = 1e-3, np.array([0.5, 1.0, 2.0])
+    t = np.arange(200_000) * dt
+    smooth = np.column_stack([30.0 * np.sin(t), 5.0 * np.cos(2.0 * t), 0.0 * t])
+    noise = rng.normal(0.0, 1.0, smooth.shape) * sigma
+    assert np.allclose(noise_sigma(smooth + noise), sigma, rtol=0.01)
+    rate = effort_rate(noise, dt, window, order)[window:-window]
+    expected = sigma * rate_gain(window, order, dt)
+    assert np.allclose(rate.std(axis=0), expected, rtol=0.02)
+    # 600,000 samples at 5.7e-7 (both sides): 0.34 expected, of correlated samples
+    assert (np.abs(rate) > 5.0 * expected).sum() <= 3
