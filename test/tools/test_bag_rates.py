@@ -58,8 +58,8 @@ def test_noise_of_1_nm_gives_no_effort_rate_violation(bags: dict[str, Path], tmp
     report = (out / "report.md").read_text()
     assert len(report.splitlines()) < 80
     # The noise is estimated from the data: 1 N m within 5 % on every joint.
-    line = next(x for x in report.splitlines() if x.startswith("Measured effort noise"))
-    sigmas = [float(part.split()[1]) for part in line.split(": ", 1)[1].split(", ")]
+    table = report.split("## Measured effort noise")[1].split("\n\n")[2].splitlines()[2:]
+    sigmas = [float(row.split("|")[2]) for row in table]
     assert len(sigmas) == MODEL.nv and np.allclose(sigmas, 1.0, rtol=0.05), sigmas
 
 
@@ -126,10 +126,13 @@ def test_plots_mark_the_intervals_with_the_tables_peaks() -> None:
         top, _, bottom = figure.axes
         assert bottom.get_ylim()[1] >= 4.6e4 and not figure.note.get_visible()
         assert all(line.get_visible() for line in figure.limits)
-        marks = [m for m in figure.marks if hasattr(m, "get_xdata")]
+        marks = [m for m in figure.marks if hasattr(m, "get_marker") and m.get_marker() == "x"]
+        limits = [m for m in figure.marks if hasattr(m, "get_marker") and m.get_marker() != "x"]
+        assert sorted(float(m.get_ydata()[0]) for m in limits) == [-12.0, 12.0]
+        assert {m.axes for m in limits} == {top}  # the crossed effort limit
         assert sorted((float(m.get_xdata()[0]), float(m.get_ydata()[0])) for m in marks) == \
             [(7.004, 4.6e4), (12.0, 20.0)]
-        spans = [m for m in figure.marks if not hasattr(m, "get_xdata")]
+        spans = [m for m in figure.marks if not hasattr(m, "get_marker")]
         assert len(spans) == 2 and {s.axes for s in spans} == {top, bottom}
         figure.draw("j", "N m", t, np.sin(t), np.sin(t), np.sin(t), rate, rate, 1000.0, [])
         assert figure.marks == [] and bottom.get_ylim()[1] < 100.0  # redrawn: none left

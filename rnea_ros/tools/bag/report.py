@@ -113,6 +113,10 @@ class JointFigure:
             self.marks.append(ax.axvspan(middle_ - half, middle_ + half, color="r",
                                          alpha=0.2, lw=0))
             self.marks += ax.plot([v.peak_time], [v.peak], "rx", ms=7)
+        over = {v.limit for v in violations if v.kind == "effort"}
+        for level in over:  # the effort limit, drawn when it was crossed
+            self.marks += [top.axhline(sign * level, color="r", ls="--", lw=0.8)
+                           for sign in (1, -1)]
         self.measured.set_data(t, effort)
         self.model.set_data(t, tau)
         has_command = bool(np.isfinite(command).any())
@@ -276,11 +280,17 @@ def write_report(analysis: Analysed, stats: dict[str, Any], plots: list[Path]) -
         lines.append("None.")
     noise, rate_noise = analysis.effort_noise, analysis.rate_noise
     if np.isfinite(noise).any():
-        lines += ["", "Measured effort noise (estimated from the data) and its filtered "
-                  "rate's: " + ", ".join(
-                      f"{name} {noise[j]:.3g} / {rate_noise[j]:.3g}"
-                      for j, name in enumerate(model.joint_names) if np.isfinite(noise[j]))
-                  + "."]
+        lines += ["", "## Measured effort noise", "", "Estimated from the data (MAD of second "
+                  "differences); the effort rate is checked against limit + "
+                  f"{RATE_NOISE_SIGMAS:g} sigma_rate.", "",
+                  "| joint | sigma | sigma_rate | rate limit | threshold | unit |",
+                  "|---|---|---|---|---|---|"]
+        for j, name in enumerate(model.joint_names):
+            if np.isfinite(noise[j]):
+                limit = float(analysis.rate_limits[j])
+                lines.append(f"| {name} | {noise[j]:.3g} | {rate_noise[j]:.3g} | {limit:.4g} | "
+                             f"{limit + RATE_NOISE_SIGMAS * rate_noise[j]:.4g} | "
+                             f"{effort_unit(model.joint_types[j])} (/s) |")
     if plots:
         lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
     series = (f"`series.{'parquet' if opt.series_format == 'parquet' else 'csv'}`"
