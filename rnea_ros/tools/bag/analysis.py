@@ -29,7 +29,12 @@ from rnea_ros.tools.bag.differentiation import (
 from rnea_ros.tools.bag.loops import ActiveJoints, LoopEvaluator, bag_loops
 from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.reading import BagReader, Joints, Samples
-from rnea_ros.tools.bag.report import plot_joints, write_report, write_violations
+from rnea_ros.tools.bag.report import (
+    plot_joints,
+    provenance,
+    write_report,
+    write_violations,
+)
 from rnea_ros.tools.bag.series import SeriesWriter, write_rows  # noqa: F401 (re-exported)
 from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker, sequential_sum
 from rnea_ros.tools.files import OutputError, check_outputs, staged_directory
@@ -91,8 +96,10 @@ class Analysis:
             columns += [f"{kind}.{j}" for j in model.joint_names]
         if isinstance(dynamics, LoopEvaluator):  # the solved passive joints
             columns += [f"q_passive.{j}" for j in dynamics.loops.passive_names]
-        self.series = (SeriesWriter(options.out, columns, options.series_format)
-                       if options.series else None)
+        # What made the outputs (version, command line, input digests): once, if any.
+        self.provenance = provenance(options) if options.series or options.report else {}
+        self.series = (SeriesWriter(options.out, columns, options.series_format,
+                                    self.provenance) if options.series else None)
         self.csv_file = self.series.csv_file if self.series is not None else None
 
     def window_samples(self) -> int:

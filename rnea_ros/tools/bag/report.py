@@ -52,6 +52,7 @@ class Analysed(Protocol):
     effort_violations: ViolationTracker
     rate_violations: ViolationTracker
     violations: list[Violation]
+    provenance: dict[str, Any]  # :func:`provenance` of the run
 
 
 def effort_unit(joint_type: str) -> str:
@@ -295,7 +296,7 @@ def write_report(analysis: Analysed, stats: dict[str, Any], plots: list[Path]) -
         lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
     series = (f"`series.{'parquet' if opt.series_format == 'parquet' else 'csv'}`"
               if opt.series else "not written (`--series csv` or `parquet`)")
-    stamp = provenance(opt)
+    stamp = analysis.provenance
     lines += ["", f"Savitzky-Golay window {opt.window} s, order {opt.order}; velocities "
               f"{'recorded' if opt.recorded_velocity else 'differentiated'}. Every sample: "
               f"{series}.", "", f"rnea-bag {stamp['version']}: `{stamp['command']}`; inputs "

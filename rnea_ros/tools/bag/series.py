@@ -8,6 +8,7 @@ chunk; CSV writes each in its shortest exact form (read back, the same double).
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,11 @@ FORMATS = ("parquet", "csv", "none")  # --series; "none": not written
 class SeriesWriter:
     """Appends rows (samples, columns) to ``out/series.<format>`` as they come."""
 
-    def __init__(self, out: Path, columns: list[str], form: str) -> None:
+    def __init__(self, out: Path, columns: list[str], form: str,
+                 stamp: dict[str, Any] | None = None) -> None:
+        """``stamp``: what made the series (version, command, input digests), kept as the
+        Parquet file's ``rnea_bag`` metadata (JSON); a CSV has no place for it (the
+        report has it)."""
         if form not in FORMATS[:2]:
             raise BagError(f"--series '{form}': must be one of {', '.join(FORMATS)}")
         self.columns, self.form = columns, form
@@ -41,7 +46,8 @@ class SeriesWriter:
                 raise BagError("--series parquet needs pyarrow (pip install pyarrow, or "
                                "the 'fleet' extra); --series csv needs nothing more") from None
 
-            self.schema = pa.schema([(c, pa.float64()) for c in columns])
+            self.schema = pa.schema([(c, pa.float64()) for c in columns],
+                                    metadata={"rnea_bag": json.dumps(stamp or {})})
             self.parquet = pq.ParquetWriter(self.path, self.schema, compression="zstd")
 
     def write(self, rows: Array) -> None:
