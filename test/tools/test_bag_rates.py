@@ -250,3 +250,24 @@ def test_noise_estimate_and_rate_gain_are_those_of_white_noise(window: int, orde
     assert np.allclose(rate.std(axis=0), expected, rtol=0.02)
     # 600,000 samples at 5.7e-7 (both sides): 0.34 expected, of correlated samples
     assert (np.abs(rate) > 5.0 * expected).sum() <= 3
+
+
+def test_many_violations_stay_readable_and_all_in_the_csv(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """250 real effort violations: report.md lists 200 and says where the rest are;
+    violations.csv has every one, once."""
+    spikes = [(0.1 + 0.07 * k, 0.005, 4, 20.0) for k in range(250)]  # joint5, limit 12
+    bag = tmp_path / "b"
+    write_bag(bag, MODEL, duration=17.8, noise=0.5, seed=2, spikes=spikes)
+    out = tmp_path / "o"
+    code, _, err = run([str(bag), "--urdf", URDF, "--out", str(out), "--no-plots"], capsys)
+    assert code == 0, err
+    rows = read_violations(out)
+    efforts = [r for r in rows if r["kind"] == "effort"]
+    assert len(efforts) == 250 and {r["joint"] for r in efforts} == {"joint5"}
+    starts = np.array([float(r["start_s"]) for r in efforts])
+    assert np.allclose(starts, [s[0] for s in spikes], atol=1.5e-3)
+    report = (out / "report.md").read_text()
+    assert report.count("| joint5 | effort |") == 200
+    assert f"{len(rows) - 200} more in `violations.csv`." in report
