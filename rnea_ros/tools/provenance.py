@@ -29,22 +29,27 @@ CHUNK = 1 << 20     # bytes read at a time when hashing an input
 MAX_DIGEST_FILES = 10_000  # files hashed in one input directory (a rosbag2 folder has a few)
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
+class DefaultsFormatter(argparse.RawDescriptionHelpFormatter):
     """Each option's default appended to its help (not when it has none: None, False, an
-    empty list); the description kept as written."""
+    empty list; a list shown space-separated, as typed); the description kept as
+    written."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         quiet = action.default in (None, False, [], argparse.SUPPRESS) or "%(default)" in text
         if quiet or not action.option_strings:
             return text
-        return f"{text} (default: %(default)s)"
+        default = action.default
+        shown = " ".join(map(str, default)) if isinstance(default, list) else "%(default)s"
+        return f"{text} (default: {shown})"
 
 
-def parser(prog: str, description: str, **kwargs: Any) -> argparse.ArgumentParser:
-    """An argument parser for ``prog`` with ``--version`` and defaults in ``--help``."""
-    p = argparse.ArgumentParser(prog=prog, description=description,
-                                formatter_class=_Formatter, **kwargs)
+def parser(prog: str, description: str, *,
+           cls: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+           **kwargs: Any) -> argparse.ArgumentParser:
+    """An argument parser (of class ``cls``) for ``prog`` with ``--version`` and
+    defaults in ``--help``."""
+    p = cls(prog=prog, description=description, formatter_class=DefaultsFormatter, **kwargs)
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
                    help="print the version and exit")
     return p
@@ -68,8 +73,8 @@ def digest(path: Path) -> str:
     else:
         return "missing"
     for f in files:
-        if f is not path:
-            h.update(str(f.relative_to(path)).encode())
+        if f is not path:  # the name, then its contents (the NUL keeps them apart)
+            h.update(str(f.relative_to(path)).encode() + b"\0")
         with open(f, "rb") as stream:
             while chunk := stream.read(CHUNK):
                 h.update(chunk)

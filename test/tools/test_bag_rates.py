@@ -204,7 +204,7 @@ def test_series_is_opt_in_csv_or_parquet(tmp_path: Path,
     assert table.column_names == rows[0]
     stamp = json.loads(pq.read_schema(tmp_path / "p" / "series.parquet").metadata[b"rnea_bag"])
     assert stamp["version"] == __version__ and "--series parquet" in stamp["command"]
-    assert stamp["inputs"][URDF] == hashlib.sha256(Path(URDF).read_bytes()).hexdigest()
+    assert stamp["inputs"][URDF] == "sha256:" + hashlib.sha256(Path(URDF).read_bytes()).hexdigest()
     values = np.array(rows[1:], dtype=np.float64)
     assert np.array_equal(np.column_stack([c.to_numpy() for c in table.columns]), values,
                           equal_nan=True)  # the same doubles

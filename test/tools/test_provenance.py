@@ -41,7 +41,9 @@ def test_every_option_has_help_and_defaults_are_shown(prog: str) -> None:
     for action in p._actions:
         if action.option_strings and action.default not in (None, False, [],
                                                               argparse.SUPPRESS):
-            assert f"(default: {action.default})" in " ".join(text.split()), \
+            default = action.default
+            shown = " ".join(map(str, default)) if isinstance(default, list) else default
+            assert f"(default: {shown})" in " ".join(text.split()), \
                 (prog, action.option_strings)
 
 

@@ -15,20 +15,9 @@ from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.report import effort_unit
 from rnea_ros.tools.bag.series import FORMATS
 from rnea_ros.tools.files import one_line
+from rnea_ros.tools.provenance import parser as cli_parser
 
 PROG = "rnea-bag"
-
-
-class _Help(argparse.HelpFormatter):
-    """``--help`` shows each flag's default, where it has one (not for switches)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if action.default in (None, False, argparse.SUPPRESS) or "%(default)" in text:
-            return text
-        default = action.default
-        shown = " ".join(map(str, default)) if isinstance(default, list) else "%(default)s"
-        return f"{text} (default: {shown})"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,13 +30,8 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     """Every flag with its help; defaults shown by ``--help``."""
-    from rnea_ros import __version__
-
-    p = _Parser(
-        prog=PROG, formatter_class=_Help,
-        description="model torques, torque rates and limit violations from a bag "
-                    "(docs/bag.md)")
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p = cli_parser(PROG, "model torques, torque rates and limit violations from a bag "
+                   "(docs/bag.md)", cls=_Parser)
     p.add_argument("bag", type=Path, help="rosbag2 directory, .mcap/.db3 file or ROS 1 .bag")
     p.add_argument("--urdf", type=Path, help="robot URDF (default: /robot_description in the bag)")
     p.add_argument("--loops", help="closed-loop robot: the loop file closing the URDF's "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import hashlib
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +17,7 @@ from rnea_ros.tools.bag.options import Options
 from rnea_ros.tools.bag.page import write_page
 from rnea_ros.tools.bag.reading import Joints
 from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker, rate_and_jitter
+from rnea_ros.tools.provenance import digest
 
 Array = NDArray[np.float64]
 
@@ -345,19 +345,6 @@ def write_violations(analysis: Analysed) -> Path:
         writer.writeheader()
         writer.writerows(violation_rows(analysis))
     return path
-
-
-def digest(path: Path) -> str:
-    """sha256 of a file, or of a directory's files (names and contents, sorted)."""
-    h = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for f in files:
-        if path.is_dir():
-            h.update(str(f.relative_to(path)).encode() + b"\0")
-        with open(f, "rb") as stream:
-            for block in iter(lambda: stream.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()
 
 
 def provenance(options: Options) -> dict[str, Any]:
