@@ -265,3 +265,102 @@ def test_a_plant_refuses_negative_non_finite_or_miscounted_drive_coefficients(pl
             with pytest.raises(ParameterError, match=rf"'{name}' .*{why}"):
                 plant(urdf, model, **{name: np.array(given)})
     assert np.array_equal(plant(urdf, model, damping=np.array([2.0])).damping, np.full(7, 2.0))
+
+
+# Issue 35, items 5 and 6: MuJoCo's own instability and world files.
+ACTUATED_WORLD = """<mujoco model="conveyor">
+  <worldbody>
+    <body name="belt" pos="1.5 0 0.1">
+      <joint name="belt_slide" type="slide" axis="1 0 0"/>
+      <geom name="belt" type="box" size="0.2 0.2 0.02" mass="1"/>
+    </body>
+  </worldbody>
+  <actuator><motor name="belt_motor" joint="belt_slide"/></actuator>
+</mujoco>
+"""
+# A wall through the arm's base and first links (the arm at its shipped start).
+WALL_WORLD = """<mujoco model="wall">
+  <worldbody>
+    <body name="wall" pos="0 0 0.3"><geom name="slab" type="box" size="0.3 0.02 0.3"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("force", [1e6, 1e12])
+def test_a_push_that_blows_mujoco_up_is_not_taken_and_reported(force: float) -> None:
+    """Issue 35 item 5: a 1e12 N push made MuJoCo reset itself (the arm at q = 0 in one
+    step, 2 rad), a 1e6 N push threw a joint 6e5 rad before MuJoCo's reset, both with
+    0 diverged steps. Now the step is not taken: the state before it, at rest, the push
+    cancelled, counted and described (1e6 N: the two steps before the blow-up are the
+    model's physics, 6 rad, past the joint limits; the node's wrench bound refuses it)."""
+    model, _, q0 = robot("arm7")
+    sim = MujocoSimulator(sample_urdf("arm7"), model, integrator="rk4")
+    sim.reset(q0)
+    sim.apply_wrench("flange", np.array([0.0, force, 0.0]), np.zeros(3), 0.1)
+    q_before = [sim.q.copy()]
+    jumps = []
+    for _ in range(300):
+        sim.step(rc.gravity_torques(model, sim.q))
+        jumps.append(float(np.abs(sim.q - q_before[-1]).max()))
+        q_before.append(sim.q.copy())
+    assert max(jumps) < 10.0, max(jumps)  # main: 2.0 rad to q = 0 (1e12 N), 6.3e5 (1e6 N)
+    assert sim.diverged >= 1 and not sim.pushes
+    print(f"{force:g} N: {sim.diverged} steps not taken ({sim.instability}); largest step "
+          f"{max(jumps):.3g} rad")
+    assert "reset" in sim.instability or "speed" in sim.instability, sim.instability
+    assert sim.mjd.time > 0.29 and np.all(np.isfinite(sim.q))  # MuJoCo's reset: time 0
+    if force > 1e9:  # not taken at the first step: the arm never moved, and holds
+        assert float(np.abs(sim.q - q0).max()) < 1e-6 and float(np.abs(sim.qd).max()) < 1e-6
+
+
+def test_a_push_beyond_the_stated_bound_is_refused_with_the_reason() -> None:
+    model, _, q0 = robot("arm7")
+    sim = MujocoSimulator(sample_urdf("arm7"), model)
+    sim.reset(q0)
+    with pytest.raises(StateError, match=r"'flange': force 1e\+06 N is beyond the bound 1000 N "
+                       r"\(wrench_max_force\)"):
+        sim.apply_wrench("flange", np.array([0.0, 1e6, 0.0]), np.zeros(3), 0.1,
+                         max_force=1000.0, max_torque=200.0)
+    with pytest.raises(StateError, match=r"torque 300 N m is beyond the bound 200 N m"):
+        sim.apply_wrench("flange", np.zeros(3), np.array([0.0, 0.0, 300.0]), 0.1,
+                         max_force=1000.0, max_torque=200.0)
+    assert not sim.pushes
+    sim.apply_wrench("flange", np.array([0.0, 999.0, 0.0]), np.zeros(3), 0.1,
+                     max_force=1000.0, max_torque=200.0)
+    assert sim.pushes
+
+
+def test_a_world_that_adds_actuators_is_refused_naming_file_and_element(tmp_path) -> None:
+    """Issue 35 item 6: such a world started, then the simulator died at its first step
+    ('could not broadcast (7,) into (8,)')."""
+    model, _, _ = robot("arm7")
+    world = tmp_path / "conveyor.xml"
+    world.write_text(ACTUATED_WORLD)
+    with pytest.raises(ParameterError, match=rf"world '{world}': <actuator> element\(s\) "
+                       r"'belt_motor': a world may not add actuators"):
+        MujocoSimulator(sample_urdf("arm7"), model, world=world)
+    # Its joints alone (a free-moving belt, like the table's free box) are the world's own.
+    world.write_text(ACTUATED_WORLD.replace(
+        '<actuator><motor name="belt_motor" joint="belt_slide"/></actuator>', ""))
+    sim = MujocoSimulator(sample_urdf("arm7"), model, world=world)
+    sim.step(np.zeros(7))
+    assert sim.mjm.nu == 7 and sim.diverged == 0
+
+
+def test_a_world_that_intersects_the_robot_at_start_is_named(tmp_path) -> None:
+    """Issue 35 item 6: 7 contacts at t = 0 went unreported (the arm thrown 3.19 rad):
+    the backend lists each penetrating pair, robot geom and world geom, with its depth;
+    the shipped table world does not intersect the shipped start."""
+    model, _, q0 = robot("arm7")
+    world = tmp_path / "wall.xml"
+    world.write_text(WALL_WORLD)
+    sim = MujocoSimulator(sample_urdf("arm7"), model, world=world)
+    sim.reset(q0)
+    found = sim.start_penetrations
+    print(found)
+    assert found and all(w == "world/slab" and depth > 1e-3 for _, w, depth in found)
+    assert any(r.startswith("link") and "geom 0 (" in r for r, _, _ in found), found
+    clear = MujocoSimulator(sample_urdf("arm7"), model, world="table")
+    clear.reset(q0)
+    assert clear.start_penetrations == []
