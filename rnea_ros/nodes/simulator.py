@@ -480,7 +480,7 @@ class SimulatorNode(Node):
             level, message = DiagnosticStatus.ERROR, "integration diverged: state held at rest"
             why = getattr(self.sim, "instability", "")
             if why:
-                message = (f"integration unstable ({diverged} steps not taken; last at "
+                message = (f"integration unstable ({diverged} step(s) not taken; last at "
                            f"{why}): state held at rest, pushes cancelled")
         elif timeouts.active:
             level, message = DiagnosticStatus.WARN, (
