@@ -46,11 +46,10 @@ would drop a gravity-loaded arm, a motion nobody commanded.
 
 Pushes: :meth:`MujocoSimulator.apply_wrench` (world frame, at the link's centre of
 mass: MuJoCo's ``xfrc_applied``) for a duration; beyond the caller's bounds (the node:
-``wrench_max_force``/``wrench_max_torque``) refused. A world may not add actuators
-(nobody would command them: :class:`ParameterError` naming file and element); its
-joints are its own objects' (a free box), not the robot's. A world that intersects the
-robot at :meth:`MujocoSimulator.reset` is listed in ``start_penetrations`` (the
-geoms, the depth) for the node to warn: MuJoCo would throw the arm out of it.
+``wrench_max_force``/``wrench_max_torque``) refused. The world file
+(:mod:`rnea_ros.simulation.mujoco_world`) may not add actuators; a world that
+intersects the robot at :meth:`MujocoSimulator.reset` is listed in
+``start_penetrations`` (the geoms, the depth) for the node to warn.
 """
 
 from __future__ import annotations
@@ -68,12 +67,12 @@ from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.errors import JointNameError, ModelError, ParameterError, StateError, options
 from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.simulation.mujoco_world import WORLD_PREFIX, attach_world, penetrations, world_path
 from rnea_ros.simulation.rigid import INTEGRATORS, drive_coefficients
 
 Array = NDArray[np.float64]
 AXIS_POINT = 0.1  # [m] second point on a spatial revolute cut's axis (as the Pinocchio
 # backend), and on a weld cut's x and y axes
-WORLD_PREFIX = "world/"
 ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1  # robot geoms: touch the world, not each other
 EQUALITY_TIMECONST_STEPS, EQUALITY_IMPEDANCE = 2.0, 0.9999  # loops and mimic couplings
 MASS_FLOOR, INERTIA_FLOOR = 1e-9, 1e-14  # [kg], [kg m^2]: MuJoCo refuses massless moving links
@@ -81,7 +80,6 @@ MASS_FLOOR, INERTIA_FLOOR = 1e-9, 1e-14  # [kg], [kg m^2]: MuJoCo refuses massle
 # has blown up before MuJoCo's own check (1e10) sees it (a 1e6 N push: 6e8 rad/s, q
 # +6e5 rad in one step, MuJoCo's reset only at the next one).
 MAX_SPEED = 1e4
-PENETRATION_TOLERANCE = 1e-4  # [m] deeper contacts at reset are reported (MuJoCo's margin: 0)
 
 
 @dataclass
@@ -126,23 +124,6 @@ def urdf_text(urdf: str | Path) -> str:
     if text.lstrip().startswith("<"):
         return text
     return Path(text).read_text()
-
-
-def world_path(world: str | Path) -> Path:
-    """An MJCF world file: a path, or a name of ``config/worlds/`` (``table`` ->
-    ``config/worlds/table.xml``); :class:`ParameterError` listing the shipped worlds."""
-    from rnea_ros.samples import share_directory
-
-    worlds = share_directory() / "config" / "worlds"
-    text = str(world)
-    path = Path(text)
-    if path.is_file():
-        return path
-    named = worlds / (text if text.endswith(".xml") else f"{text}.xml")
-    if named.is_file():
-        return named
-    shipped = sorted(p.stem for p in worlds.glob("*.xml")) if worlds.is_dir() else []
-    raise ParameterError(f"world '{text}': no such file; shipped worlds: {options(shipped)}")
 
 
 class MujocoSimulator:
@@ -252,30 +233,8 @@ class MujocoSimulator:
         if payload is not None and payload.mass > 0.0:
             self._add_payload(spec, payload)
         if world is not None and str(world):
-            self._attach_world(spec, world_path(world))
+            attach_world(mj, spec, world_path(world))
         return spec
-
-    def _attach_world(self, spec: Any, path: Path) -> None:
-        """The world file's bodies under :data:`WORLD_PREFIX`; :class:`ParameterError`
-        naming the file if MuJoCo cannot load it or it has actuators (the simulator
-        commands the robot's motors alone: a world's would stay at zero, and its
-        control vector would no longer be the robot's)."""
-        mj = self.mj
-        try:
-            child = mj.MjSpec.from_file(str(path))
-        except Exception as exc:
-            raise ParameterError(f"world '{path}': MuJoCo cannot load it: {exc}") from None
-        actuators = [f"'{a.name}'" if a.name else f"(unnamed, on '{a.target}')"
-                     for a in child.actuators]
-        if actuators:
-            raise ParameterError(
-                f"world '{path}': <actuator> element(s) {', '.join(actuators)}: a world may "
-                "not add actuators (the simulator drives only the robot's joints, from "
-                "effort_controller/commands); remove its <actuator> section")
-        try:
-            spec.attach(child, prefix=WORLD_PREFIX, frame=spec.worldbody.add_frame())
-        except Exception as exc:
-            raise ParameterError(f"world '{path}': MuJoCo cannot load it: {exc}") from None
 
     def _body_link(self, body: int) -> str:
         """The link whose frame is body ``body``'s own (-1: the root link)."""
@@ -353,35 +312,7 @@ class MujocoSimulator:
         self.qdd = np.asarray(d.qacc[self.dadr], dtype=np.float64).copy()
         self.t0, self.steps = t, 0
         self.pushes.clear()
-        self.start_penetrations = self.penetrations()
-
-    def geom_name(self, g: int) -> str:
-        """Geom ``g``'s name, or (a URDF's collision geoms have none) its body's and its
-        place and type there: ``link3 geom 0 (cylinder)``."""
-        m = self.mjm
-        name = str(m.geom(g).name)
-        if name:
-            return name
-        body = int(m.geom_bodyid[g])
-        kind = self.mj.mjtGeom(int(m.geom_type[g])).name.removeprefix("mjGEOM_").lower()
-        return f"{m.body(body).name} geom {g - int(m.body_geomadr[body])} ({kind})"
-
-    def penetrations(self, tolerance: float = PENETRATION_TOLERANCE
-                     ) -> list[tuple[str, str, float]]:
-        """``(robot geom, world geom, depth [m])`` of each contact between the robot and
-        the world deeper than ``tolerance``, at the current state (after ``mj_forward``)."""
-        m, d = self.mjm, self.mjd
-        found = []
-        for c in d.contact[:d.ncon]:
-            if not c.dist < -tolerance:
-                continue
-            g1, g2 = int(c.geom1), int(c.geom2)
-            world1, world2 = (str(m.body(m.geom_bodyid[g]).name).startswith(WORLD_PREFIX)
-                              for g in (g1, g2))
-            if world1 != world2:
-                robot, world = (g2, g1) if world1 else (g1, g2)
-                found.append((self.geom_name(robot), self.geom_name(world), float(-c.dist)))
-        return found
+        self.start_penetrations = penetrations(self.mj, self.mjm, d)
 
     def follower_state(self) -> tuple[list[str], Array, Array]:
         """Names, positions and velocities of the mimic followers (MuJoCo's own, held to
