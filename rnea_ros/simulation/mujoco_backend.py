@@ -178,10 +178,11 @@ class MujocoSimulator:
         self.instability = ""  # the last step not taken, and why
         self.start_penetrations: list[tuple[str, str, float]] = []
         self.pushes: dict[int, Push] = {}
-        self._bad_warnings = [int(w) for w in (mj.mjtWarning.mjWARN_BADQPOS,
-                                               mj.mjtWarning.mjWARN_BADQVEL,
-                                               mj.mjtWarning.mjWARN_BADQACC,
-                                               mj.mjtWarning.mjWARN_BADCTRL)]
+        self._bad_warnings = np.array([int(w) for w in (mj.mjtWarning.mjWARN_BADQPOS,
+                                                         mj.mjtWarning.mjWARN_BADQVEL,
+                                                         mj.mjtWarning.mjWARN_BADQACC,
+                                                         mj.mjtWarning.mjWARN_BADCTRL)])
+        self._warnings = self.mjd.warning.number  # (a view: 2 us a step, 18 us by item)
         self.reset(loops.q_reference if loops is not None else np.zeros(n))
 
     # -- building -------------------------------------------------------------------------
@@ -405,13 +406,12 @@ class MujocoSimulator:
         """Why the step just taken is not to be kept ('' when it is): MuJoCo flagged a
         bad position, velocity, acceleration or control (and reset itself), or the
         state is not finite, or a joint is faster than :data:`MAX_SPEED`."""
-        d = self.mjd
-        warning = d.warning
-        for w in self._bad_warnings:
-            if warning[w].number:
-                kind = self.mj.mjtWarning(w).name.removeprefix("mjWARN_BAD")
-                return (f"MuJoCo found a bad {kind} value ({self._dof_name(warning[w], kind)}) "
-                        "and reset its state")
+        if self._warnings[self._bad_warnings].any():
+            warning = self.mjd.warning
+            w = int(next(w for w in self._bad_warnings if warning[w].number))
+            kind = self.mj.mjtWarning(w).name.removeprefix("mjWARN_BAD")
+            return (f"MuJoCo found a bad {kind} value ({self._dof_name(warning[w], kind)}) "
+                    "and reset its state")
         speed = float(np.abs(self._qvel).max(initial=0.0))
         if not math.isfinite(float(self._qpos.sum()) + speed):  # (a NaN or inf propagates)
             return "the state is not finite"
@@ -438,8 +438,7 @@ class MujocoSimulator:
         self._xfrc[:] = 0.0
         self.pushes.clear()
         self._pushed = False
-        for w in self._bad_warnings:
-            d.warning[w].number = 0
+        self._warnings[self._bad_warnings] = 0
         self.mj.mj_forward(self.mjm, d)
         self.q = self._qpos[self.qadr].copy()
         self.qd = np.zeros(self.model.nv)
