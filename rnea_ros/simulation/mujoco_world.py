@@ -4,7 +4,9 @@ it is, what it may add to the scene, and whether it intersects the robot.
 A world is an MJCF file (or a name in ``config/worlds/``) attached to the scene under
 :data:`WORLD_PREFIX`: its bodies, geoms, assets, defaults. Its joints are its own
 objects' (the table's free box), never the robot's (it is attached to the world body,
-and its names are prefixed); it may not add actuators (:func:`attach_world`). A world
+and its names are prefixed); it may not add actuators, nor constraints or contact pairs
+naming the robot (:func:`attach_world`); its ``<option>`` is not used (the robot's time
+step, gravity and integrator stay). A world
 that intersects the robot at the initial state is reported by :func:`penetrations`
 (MuJoCo's contacts would throw the robot out of it in the first steps).
 """
@@ -54,10 +56,36 @@ def attach_world(mj: Any, spec: Any, path: Path) -> None:
             f"world '{path}': <actuator> element(s) {', '.join(actuators)}: a world may "
             "not add actuators (the simulator drives only the robot's joints, from "
             "effort_controller/commands); remove its <actuator> section")
+    foreign = foreign_references(child)
+    if foreign:
+        raise ParameterError(
+            f"world '{path}': {'; '.join(foreign)}: a world's constraints and contact "
+            "pairs may name only its own bodies, joints, geoms and sites (not the robot's)")
     try:
         spec.attach(child, prefix=WORLD_PREFIX, frame=spec.worldbody.add_frame())
     except Exception as exc:
         raise ParameterError(f"world '{path}': MuJoCo cannot load it: {exc}") from None
+
+
+def foreign_references(child: Any) -> list[str]:
+    """The world spec ``child``'s ``<equality>``, contact ``<pair>`` and ``<exclude>``
+    elements that name something it does not define (the robot's links or joints: MuJoCo
+    would drop or bind them silently), described as ``<weld> names 'link3'``."""
+    own = {e.name for group in (child.bodies, child.joints, child.geoms, child.sites,
+                                child.tendons) for e in group if e.name}
+    found = []
+    for kind, elements, fields in (
+            ("equality", child.equalities, ("name1", "name2")),
+            ("pair", child.pairs, ("geomname1", "geomname2")),
+            ("exclude", child.excludes, ("bodyname1", "bodyname2"))):
+        for element in elements:
+            names = [str(getattr(element, f)) for f in fields]
+            missing = [n for n in names if n and n not in own]
+            if missing:
+                tag = (str(element.type.name).removeprefix("mjEQ_").lower()
+                       if kind == "equality" else kind)
+                found.append(f"<{tag}> names {options(missing)}")
+    return found
 
 
 def geom_name(mj: Any, m: Any, g: int) -> str:

@@ -340,12 +340,24 @@ def test_a_world_that_adds_actuators_is_refused_naming_file_and_element(tmp_path
     with pytest.raises(ParameterError, match=rf"world '{world}': <actuator> element\(s\) "
                        r"'belt_motor': a world may not add actuators"):
         MujocoSimulator(sample_urdf("arm7"), model, world=world)
-    # Its joints alone (a free-moving belt, like the table's free box) are the world's own.
+    # A constraint or a contact pair naming the robot's links: MuJoCo dropped the weld
+    # without a word (main: accepted, no equality in the model).
+    world.write_text('<mujoco><worldbody><body name="b" pos="1 0 0"><geom name="g" '
+                     'size="0.1"/></body></worldbody><equality><weld body1="link3"/>'
+                     '</equality><contact><exclude body1="b" body2="link2"/></contact>'
+                     '</mujoco>')
+    with pytest.raises(ParameterError, match=rf"world '{world}': <weld> names 'link3'; "
+                       r"<exclude> names 'link2': a world's constraints"):
+        MujocoSimulator(sample_urdf("arm7"), model, world=world)
+    # Its joints alone (a free-moving belt, like the table's free box) are the world's own,
+    # and its <option> is not used: the robot's time step and gravity stay.
     world.write_text(ACTUATED_WORLD.replace(
-        '<actuator><motor name="belt_motor" joint="belt_slide"/></actuator>', ""))
+        '<actuator><motor name="belt_motor" joint="belt_slide"/></actuator>', "").replace(
+        "<worldbody>", '<option timestep="0.01" gravity="0 0 -100"/><worldbody>'))
     sim = MujocoSimulator(sample_urdf("arm7"), model, world=world)
     sim.step(np.zeros(7))
     assert sim.mjm.nu == 7 and sim.diverged == 0
+    assert sim.mjm.opt.timestep == 1e-3 and sim.mjm.opt.gravity[2] == -9.81
 
 
 def test_a_world_that_intersects_the_robot_at_start_is_named(tmp_path) -> None:
