@@ -264,5 +264,12 @@ def test_a_world_with_actuators_is_refused_at_start_and_one_inside_the_robot_rep
         try:
             found = node.sim.start_penetrations
             assert found and {w for _, w, _ in found} == {"world/slab"}, found
+            loop.executor.add_node(node)
+            assert loop.spin_until(lambda: node.diagnostics_pub.get_subscription_count() >= 1,
+                                   10.0)
+            node.publish_diagnostics()
+            assert loop.spin_until(lambda: simulator_status(loop)[0] is not None, 10.0)
+            values = simulator_status(loop)[1]
+            assert values["contacts at start (penetrating)"] == str(len(found)), values
         finally:
             node.destroy_node()
