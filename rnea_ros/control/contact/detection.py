@@ -1,5 +1,5 @@
 """Contact detection and isolation from the momentum observer's residual ``r``
-(Haddadin, De Luca & Albu-Schaeffer, T-RO 2017, §IV-B/§V: thresholds on ``r``,
+(Haddadin, De Luca & Albu-Schaeffer, T-RO 2017: thresholds on ``r``,
 isolation by the chain structure of ``J^T``).
 
 **Thresholds.** Per velocity coordinate ``j`` and sample::

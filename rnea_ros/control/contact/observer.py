@@ -1,7 +1,8 @@
 """Generalized-momentum observer: the external joint torques ``tau_ext`` without
 acceleration (De Luca & Mattone, ICRA 2003; De Luca, Albu-Schaeffer, Haddadin &
 Hirzinger, IROS 2006; Haddadin, De Luca & Albu-Schaeffer, "Robot collisions: a
-survey on detection, isolation, and identification", T-RO 2017, §IV-D, eq. 24-26).
+survey on detection, isolation, and identification", T-RO 2017; equation numbers
+below are this module's).
 
 **Model.** With ``p = M(q) qd`` and a Christoffel-consistent ``C`` (``dM/dt = C + C^T``),
 

@@ -2,7 +2,7 @@
 in O(n), without forming ``M`` or ``C``.
 
 The momentum observer (De Luca & Mattone 2003; Haddadin, De Luca & Albu-Schaeffer,
-T-RO 2017, eq. 24-26) integrates ``dp/dt = tau - beta(q, qd) + tau_ext``: it needs
+T-RO 2017) integrates ``dp/dt = tau - beta(q, qd) + tau_ext``: it needs
 ``p`` and ``beta`` at every sample. ``C`` must be a Christoffel-consistent
 factorisation (``dM/dt = C + C^T``, the one of :mod:`~.coriolis`, Echeandia &
 Wensing 2021; Pinocchio's ``computeCoriolisMatrix``): then ``C^T qd = dM/dt qd - C qd``
