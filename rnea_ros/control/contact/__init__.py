@@ -17,12 +17,14 @@ from rnea_ros.control.contact.detection import (
     detect,
     episodes,
 )
+from rnea_ros.control.contact.monitor import ContactMonitor
 from rnea_ros.control.contact.observer import MomentumObserver, residuals
 
 __all__ = [
     "Contact",
     "ContactDetector",
     "ContactEvent",
+    "ContactMonitor",
     "DetectionSettings",
     "MomentumObserver",
     "contact_wrench",

@@ -21,48 +21,56 @@ TIME_TOLERANCE = 1e-9  # [s] rounding of sample times (0.105 - 0.1 < 0.005 in bi
 
 
 @jit
+def detect_step(t: float, r: Array, th: Array, release: float, min_duration: float,
+                depth: IntArray, state: Array) -> bool:
+    """Advance ``state`` by one sample (time ``t``, residual ``r`` and thresholds ``th``,
+    (nv,) each); whether in contact after it. Onset: some ``|r_j| > th_j`` for
+    ``min_duration`` [s] (continuously); release: every ``|r_j| < release th_j`` for
+    ``min_duration``. In contact, the coordinate isolated (``state[S_JOINT]``) is the
+    deepest (``depth``: ancestors of its joint's body) with ``|r| > th``, the deepest of
+    the contact so far (a residual crossing zero does not move the contact towards the
+    base)."""
+    above, below = False, True
+    deepest, deepest_depth = -1, -1
+    peak = 0.0
+    for j in range(r.shape[0]):
+        x = abs(r[j])
+        peak = max(peak, x)
+        if x > th[j]:
+            above = True
+            if depth[j] > deepest_depth:
+                deepest, deepest_depth = j, depth[j]
+        if x >= release * th[j]:
+            below = False
+    inside = state[S_IN] > 0.5
+    condition = below if inside else above
+    if not condition:
+        state[S_SINCE] = math.nan
+    else:
+        if math.isnan(state[S_SINCE]):
+            state[S_SINCE] = t
+        if t - state[S_SINCE] >= min_duration - TIME_TOLERANCE:
+            if not inside:
+                state[S_START] = state[S_SINCE]
+                state[S_JOINT], state[S_DEPTH], state[S_PEAK] = -1.0, -1.0, 0.0
+            state[S_IN] = 0.0 if inside else 1.0
+            state[S_SINCE] = math.nan
+    if state[S_IN] < 0.5:
+        return False
+    if deepest >= 0 and deepest_depth > state[S_DEPTH]:
+        state[S_JOINT], state[S_DEPTH] = float(deepest), float(deepest_depth)
+    state[S_PEAK] = max(state[S_PEAK], peak)
+    return True
+
+
+@jit
 def detect_rows(t: Array, R: Array, TH: Array, release: float, min_duration: float,
                 depth: IntArray, state: Array, flag: Array, joint: IntArray, start: Array) -> None:
-    """Advance ``state`` over the samples: ``flag[k]`` 1 while in contact, ``joint[k]``
+    """:func:`detect_step` over the samples: ``flag[k]`` 1 while in contact, ``joint[k]``
     the isolated velocity coordinate (-1 out of contact), ``start[k]`` the time the
-    contact's onset condition began (nan out of contact).
-
-    Onset: some ``|R[k, j]| > TH[k, j]`` for ``min_duration`` [s] (continuously); release:
-    every ``|R[k, j]| < release TH[k, j]`` for ``min_duration``. In contact, the
-    coordinate isolated is the deepest (``depth``: ancestors of its joint's body) with
-    ``|R| > TH``, the deepest of the contact so far (a residual crossing zero
-    does not move the contact towards the base)."""
-    nv = R.shape[1]
+    contact's onset condition began (nan out of contact)."""
     for k in range(R.shape[0]):
-        above, below = False, True
-        deepest, deepest_depth = -1, -1
-        peak = 0.0
-        for j in range(nv):
-            x = abs(R[k, j])
-            peak = max(peak, x)
-            if x > TH[k, j]:
-                above = True
-                if depth[j] > deepest_depth:
-                    deepest, deepest_depth = j, depth[j]
-            if x >= release * TH[k, j]:
-                below = False
-        inside = state[S_IN] > 0.5
-        condition = below if inside else above
-        if not condition:
-            state[S_SINCE] = math.nan
-        else:
-            if math.isnan(state[S_SINCE]):
-                state[S_SINCE] = t[k]
-            if t[k] - state[S_SINCE] >= min_duration - TIME_TOLERANCE:
-                if not inside:
-                    state[S_START] = state[S_SINCE]
-                    state[S_JOINT], state[S_DEPTH], state[S_PEAK] = -1.0, -1.0, 0.0
-                state[S_IN] = 0.0 if inside else 1.0
-                state[S_SINCE] = math.nan
-        if state[S_IN] > 0.5:
-            if deepest >= 0 and deepest_depth > state[S_DEPTH]:
-                state[S_JOINT], state[S_DEPTH] = float(deepest), float(deepest_depth)
-            state[S_PEAK] = max(state[S_PEAK], peak)
+        if detect_step(t[k], R[k], TH[k], release, min_duration, depth, state):
             flag[k] = 1.0
             joint[k] = int(state[S_JOINT])
             start[k] = state[S_START]
@@ -79,4 +87,5 @@ def new_state() -> Array:
     return s
 
 
-__all__ = ["S_IN", "S_JOINT", "S_PEAK", "S_SIZE", "S_START", "detect_rows", "new_state"]
+__all__ = ["S_IN", "S_JOINT", "S_PEAK", "S_SIZE", "S_START", "detect_rows", "detect_step",
+           "new_state"]
