@@ -44,6 +44,7 @@ from rnea_ros.control.contact.detection import (
     Contact,
     ContactDetector,
     DetectionSettings,
+    contact_wrench,
     coordinate_depth,
     coordinate_link,
 )
@@ -140,6 +141,17 @@ class ContactMonitor:
                 joint = m.joint_of_coordinate(int(bad[0]), "q" if name == "q" else "v")
                 raise StateError(f"contact monitor: {name} of joint '{joint}' is not finite")
         raise StateError(f"contact monitor: sample time {t!r} or the result is not finite")
+
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) every kernel :meth:`update`, :meth:`contact`
+        and :func:`~.detection.contact_wrench` reach, on two neutral states, then
+        :meth:`reset`: a node calls it before its first callback."""
+        m = self.model
+        q, zero = rc.neutral(m), np.zeros(m.nv)
+        self.update(0.0, q, zero, zero, zero)
+        self.update(1e-3, q, zero, zero)
+        contact_wrench(m, q, str(m.body_names[-1]), zero)
+        self.reset()
 
     def contact(self) -> Contact | None:
         """The current contact (link, joint, onset time, peak |r|), or ``None``."""

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 import rnea_ros.core as rc
-from rnea_ros.control.contact import ContactMonitor, DetectionSettings, detect, residuals
+from rnea_ros.control.contact import (
+    ContactMonitor,
+    DetectionSettings,
+    contact_wrench,
+    detect,
+    residuals,
+)
 from rnea_ros.samples import load_robot
 
 T = 1e-3
@@ -43,6 +49,7 @@ def test_monitor_equals_the_batch(name: str, mimic: bool) -> None:
     assert flag.any() and not flag[:100].any()
     monitor = ContactMonitor(model, gains, settings(model.nv), max_gap=0.1)
     assert monitor.fused is not mimic
+    monitor.warm_up()  # compiles, then forgets: the run below starts fresh
     for k in range(len(t)):
         inside = monitor.update(float(t[k]), q[k], qd[k], tau[k], qdd[k])
         assert np.allclose(monitor.r, r[k], rtol=1e-9, atol=1e-9), k
@@ -52,6 +59,35 @@ def test_monitor_equals_the_batch(name: str, mimic: bool) -> None:
         if contact is not None:
             assert contact.coordinate == joint[k]
     assert contact is not None and contact.link == "link3" and contact.since >= t[100]
+
+
+def test_warm_up_leaves_nothing_to_compile_in_a_callback() -> None:
+    """After warm_up, updates (with and without qdd), contact() and contact_wrench add no
+    compiled specialisation to any numba dispatcher of the package."""
+    import numba
+
+    model = load_robot("arm7")
+    monitor = ContactMonitor(model, 50.0, settings(model.nv), max_gap=0.1)
+    monitor.warm_up()
+
+    def specialisations() -> dict[str, int]:
+        import sys
+        out = {}
+        for name, module in list(sys.modules.items()):
+            if name.startswith("rnea_ros"):
+                for attr, value in vars(module).items():
+                    if isinstance(value, numba.core.registry.CPUDispatcher):
+                        out[f"{name}.{attr}"] = len(value.overloads)
+        return out
+
+    before = specialisations()
+    t, q, qd, qdd, tau = recording(model, 150, 3)
+    for k in range(150):
+        monitor.update(float(t[k]), q[k], qd[k], tau[k], qdd[k] if k % 2 else None)
+    contact = monitor.contact()
+    assert contact is not None
+    contact_wrench(model, q[-1], contact.link, monitor.r)
+    assert specialisations() == before
 
 
 def test_bad_states_are_refused_and_change_nothing() -> None:
