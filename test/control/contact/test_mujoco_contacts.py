@@ -80,6 +80,7 @@ def test_estimated_joint_torques_match_j_transpose_f_at_their_peak(
 def test_no_false_contact_at_full_speed(thresholds: np.ndarray, phase: float) -> None:
     run = simulate(3.0, [], speed=1.0, phase=phase)
     r = observe(run.model, run.t, run.q, run.qd, run.tau, GAIN)
-    assert np.abs(run.qd).max(axis=0).min() > 0.9 * 2.175 * 0.4  # it does move
+    # full speed: every joint reaches 95 % of its velocity limit
+    assert (np.abs(run.qd).max(axis=0) >= 0.95 * run.model.velocity_limit).all()
     flag, _ = detect(run.model, settings(thresholds), run.t, r, run.qd, run.qdd_ref)
     assert not flag.any(), np.abs(r).max(axis=0) / thresholds

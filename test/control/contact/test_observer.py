@@ -87,6 +87,20 @@ def test_friction_comes_from_the_model_and_the_drives_file(free_run, tmp_path: P
     assert np.abs(wrong).max() > 100 * np.abs(r).max()
 
 
+def test_coulomb_friction_of_the_model_is_subtracted(free_run) -> None:
+    """An observer whose model has Coulomb friction the plant lacks expects the drives to
+    lose Fs sign(qd) to it; they don't, so it reports +Fs sign(qd) as an external torque
+    (checked away from velocity reversals)."""
+    model, (t, q, qd, tau) = free_run
+    with_coulomb = model.replace(coulomb=np.full(model.nv, 0.4))
+    r = residuals(with_coulomb, t, q, qd, tau, 200.0)
+    steady = (t > 0.05)[:, None] & (np.abs(qd) > 0.2)
+    for j in range(model.nv):
+        away = steady[:, j] & (np.convolve(np.abs(qd[:, j]) > 0.2, np.ones(41), "same") == 41)
+        assert away.sum() > 100
+        assert np.abs(r[away, j] - 0.4 * np.sign(qd[away, j])).max() < 0.02
+
+
 @pytest.mark.parametrize("gain", [20.0, 80.0])
 def test_constant_external_torque_is_followed_with_time_constant_one_over_k(gain: float
                                                                              ) -> None:
