@@ -10,6 +10,8 @@ against ``computeFrameJacobian`` in Pinocchio's three reference frames, every li
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from dynamics_cases import TOL, Case, FreeFlyerCase, tree_states
@@ -17,7 +19,7 @@ from oracle import PinOracle, random_states, relative_error
 from trees import random_tree
 
 import rnea_ros.core as rc
-from rnea_ros.samples import load_loop_robot, load_robot, robot_urdf
+from rnea_ros.samples import load_elastic_robot, load_loop_robot, load_robot, robot_urdf
 
 STATES = 50
 REFERENCES = ("LOCAL", "WORLD", "LOCAL_WORLD_ALIGNED")
@@ -105,6 +107,11 @@ def test_refuses_closed_loops_and_wrong_shapes() -> None:
         rc.momentum_bias(loops, np.zeros(1), np.zeros(1))  # type: ignore[arg-type]
     with pytest.raises(rc.ModelError, match=r"frame_jacobian.*ClosedLoopModel"):
         rc.frame_jacobian(loops, np.zeros(1), "link1")  # type: ignore[arg-type]
+    with warnings.catch_warnings():  # the sample's link inertias are not what is tested
+        warnings.simplefilter("ignore", rc.InertiaWarning)
+        elastic = load_elastic_robot("mixed_3dof")
+    with pytest.raises(rc.ModelError, match=r"ElasticModel.*model.links"):
+        rc.momentum_and_bias_batch(elastic, np.zeros((1, 3)), np.zeros((1, 3)))  # type: ignore[arg-type]
     model = load_robot("arm7")
     with pytest.raises(rc.StateError, match=r"qd has shape \(3,\)"):
         rc.momentum_bias(model, np.zeros(model.nq), np.zeros(3))
