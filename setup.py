@@ -15,7 +15,8 @@ ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
     "ros-rclpy[fastrtps]", "ros-sensor-msgs", "ros-std-msgs", "ros-trajectory-msgs",
     "ros-diagnostic-msgs", "ros-builtin-interfaces", "ros-geometry-msgs",
 ]
-TOOLS = ["rosbags", "mcap", "orjson", "scipy", "matplotlib", "tqdm", "pyarrow"]  # pyarrow: --series parquet
+# rnea-bag; pyarrow for --series parquet
+TOOLS = ["rosbags", "mcap", "orjson", "scipy", "matplotlib", "tqdm", "pyarrow"]
 IDENTIFICATION = [*TOOLS, "cvxpy", "threadpoolctl"]
 FLEET = [*TOOLS, "dask[distributed]", "distributed", "pyarrow", "duckdb"]  # rnea-fleet
 PLANNING = ["scipy>=1.11", "matplotlib", "toppra"]  # rnea-plan; toppra only for bench_plan
