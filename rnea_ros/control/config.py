@@ -75,6 +75,7 @@ class ControllerConfig:
     mimic_check: bool = True
     mimic_tolerance: float = 0.005  # [rad or m]
     watchdog_grace: float = 0.0  # [s] silence after the timeout before the stale behaviour
+    clock_stall_timeout: float = 1.0  # [s] use_sim_time: /clock standing still is stopped
 
 
 def _number_list(values: Mapping[str, Any], name: str) -> Array:
@@ -289,6 +290,9 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     count = int(values["clock_reset.count"])
     if count < 2:
         raise ParameterError(f"parameter 'clock_reset.count' must be >= 2, got {count}")
+    stall = float(values["clock_stall_timeout"])
+    if not (math.isfinite(stall) and stall > 0.0):
+        raise ParameterError(f"parameter 'clock_stall_timeout' must be > 0 s, got {stall}")
     every_n = int(values["oracle.every_n"])
     tolerance = float(values["oracle.tolerance"])
     if every_n < 1 or not tolerance > 0.0:
@@ -332,7 +336,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         passive_tolerance=float(values["loops.passive_tolerance"]), parallel=parallel,
         watchdog_timeout=timeout, watchdog_grace=grace,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
-        clock_reset_threshold=threshold, clock_reset_count=count,
+        clock_reset_threshold=threshold, clock_reset_count=count, clock_stall_timeout=stall,
         oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,
         oracle_tolerance=tolerance, imu=imu,
         mimic_check=bool(values["mimic.check"]), mimic_tolerance=mimic_tolerance,

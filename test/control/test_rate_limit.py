@@ -186,17 +186,22 @@ def test_stamps_cannot_loosen_the_controllers_rate_limit(attack: str, path: str)
 
 @pytest.mark.parametrize("path", CONTROLLER_PATHS)
 def test_a_node_on_simulated_time_bounds_by_its_own_clock(path: str) -> None:
-    """``receipt_clock`` (the node's /clock on simulated time) bounds the step, not
-    ``now`` (the steady clock, for the watchdog): a lockstep simulation faster than
-    real time is limited in simulated time."""
+    """On simulated time the receipt clock is ``/clock`` under the clock rule
+    (issue 35): a lockstep simulation slower than real time is limited in simulated
+    time, one faster than real time in steady time (never faster than the steady
+    clock: a ``/clock`` jump cannot let a step through), and a state stamped ahead of
+    ``/clock`` gains nothing."""
     ctl, model = path_controller(path)
-    clock = iter([1.0, 1.001, 1.002])
-    ctl.receipt_clock = lambda: next(clock)
+    clock = iter([1.0, 1.001, 1.002, 1.003])
+    ctl.use_plant_clock(lambda: next(clock))
     names, zeros = model.joint_names, [0.0] * 7
     first = ctl.joint_state(names, Q0, zeros, 1.0, now=0.0).command.copy()
-    # 1 ms of simulated time in 0.1 ms of real time: a 0.2 N m step, not 0.02
-    second = ctl.joint_state(names, Q1, zeros, 1.001, now=1e-4).command
+    # 1 ms of simulated time in 10 ms of real time: a 0.2 N m step (200 N m/s), not 2
+    second = ctl.joint_state(names, Q1, zeros, 1.001, now=0.01).command.copy()
     assert np.abs(second - first).max() == pytest.approx(0.2)
+    # 1 ms of simulated time in 0.1 ms of real time: 0.02 N m, not 0.2
+    third = ctl.joint_state(names, Q1, zeros, 1.002, now=0.0101).command.copy()
+    assert np.abs(third - second).max() == pytest.approx(0.02)
     # a state stamped ahead of /clock gains nothing
-    third = ctl.joint_state(names, Q1, zeros, 1.9, now=2e-4).command
-    assert np.abs(third - second).max() == pytest.approx(0.2)
+    fourth = ctl.joint_state(names, Q1, zeros, 1.9, now=0.0201).command
+    assert np.abs(fourth - third).max() == pytest.approx(0.2)
