@@ -93,14 +93,15 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
         level, message = "error", "model disagrees with Pinocchio"
     if recent["passive"]:
         level, message = "warn", "passive encoders disagree with the closed loops"
+    rule, read = c.plant_clock, c.receipt_clock  # /clock (the clock rule), sim time only
+    stalled = rule is not None and read is not None and rule.stalled_at(read(), now)
+    clock_level, clock_message = rule.status(stalled, now) if rule else ("ok", "")
+    if clock_level != "ok" and not stalled:  # jumped (a clock reset of the stamps says more)
+        level, message = clock_level, clock_message
     if since_clock_reset < CLOCK_RESET_SHOWN:
         level, message = "warn", "clock reset: re-synchronised"
-    rule, read = c.plant_clock, c.receipt_clock
-    stalled = rule is not None and read is not None and rule.stalled_at(read(), now)
-    if rule is not None:
-        clock_level, clock_message = rule.status(stalled, now)
-        if clock_level != "ok":
-            level, message = clock_level, clock_message
+    if stalled:
+        level, message = clock_level, clock_message
     if c.stale:
         level, message = "error", "watchdog: joint states stopped"
     values = {
