@@ -28,9 +28,9 @@ clock** ``b`` [s], monotonic, that the slew limiters time their steps with. With
 So a step is never larger than the rate limit times the steady time elapsed, and a
 command is never held longer than ``stall_timeout`` by the plant clock. Off
 simulated time the node passes the steady clock as the plant's: ``b`` is then the
-steady clock itself. Events are counted and kept for ``/diagnostics``
-(:meth:`ClockRule.values`; :meth:`ClockRule.status` warns while the clock is
-stalled and for ``SHOWN`` seconds after a jump).
+steady clock itself (``b`` starts at the first plant reading). Events are counted
+and kept for ``/diagnostics`` (:meth:`ClockRule.values`; :meth:`ClockRule.status`
+warns while the clock is stalled and for ``SHOWN`` seconds after a jump).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class ClockRule:
             raise ValueError(f"clock rule: threshold {threshold} and stall_timeout "
                              f"{stall_timeout} must be finite and > 0 s")
         self.threshold, self.stall_timeout = float(threshold), float(stall_timeout)
-        self.bounded = 0.0  # b [s]
+        self.bounded = math.nan  # b [s], from the first plant reading on
         self.plant = math.nan  # plant time when b last advanced or the plant moved [s]
         self.steady = math.nan  # steady time then [s]
         self.previous = math.nan  # steady time of the previous event [s]
@@ -71,6 +71,8 @@ class ClockRule:
         ``steady`` [s]; sets :attr:`event` when the plant clock jumped or stalled."""
         self.event = ""
         if math.isnan(self.plant) or not math.isfinite(plant):
+            if math.isnan(self.plant):  # the first reading: b starts at the plant's time
+                self.bounded = plant if math.isfinite(plant) else steady
             self.plant, self.steady, self.previous = plant, steady, steady
             return self.bounded
         pd = plant - self.plant

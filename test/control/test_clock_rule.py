@@ -130,17 +130,17 @@ def test_clock_rule_follows_a_slower_plant_and_is_the_steady_clock_off_sim_time(
 
 def test_clock_rule_stall_runs_on_steady_time_without_counting_it_twice() -> None:
     rule = ClockRule(1.0, STALL)
-    rule.tick(10.0, 0.0)
-    assert rule.tick(10.0, 0.9) == 0.0 and not rule.event  # a coarse clock: held
+    assert rule.tick(10.0, 0.0) == 10.0  # starts at the plant's time
+    assert rule.tick(10.0, 0.9) == 10.0 and not rule.event  # a coarse clock: held
     b = rule.tick(10.0, 1.5)  # stalled: the steady time since the previous event
-    assert b == pytest.approx(0.6) and rule.stalls == 1 and "stopped" in rule.event
+    assert b == pytest.approx(10.6) and rule.stalls == 1 and "stopped" in rule.event
     assert rule.stalled_at(10.0, 1.6)
-    assert rule.tick(10.0, 1.6) == pytest.approx(0.7) and not rule.event  # counted once
+    assert rule.tick(10.0, 1.6) == pytest.approx(10.7) and not rule.event  # counted once
     # /clock resumes: only the 0.1 s of steady time since the previous event counts
-    assert rule.tick(10.5, 1.7) == pytest.approx(0.8) and "runs again" in rule.event
+    assert rule.tick(10.5, 1.7) == pytest.approx(10.8) and "runs again" in rule.event
     assert not rule.stalled_at(10.5, 1.8)
     # having advanced 2 s more in 0.1 s: a forward jump, the steady 0.1 s counts
-    assert rule.tick(12.5, 1.8) == pytest.approx(0.9) and "forward" in rule.event
+    assert rule.tick(12.5, 1.8) == pytest.approx(10.9) and "forward" in rule.event
 
 
 @pytest.mark.parametrize(("threshold", "stall"), [(0.0, 1.0), (1.0, -1.0), (1.0, math.inf)])
