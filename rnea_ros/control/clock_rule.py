@@ -14,9 +14,12 @@ clock** ``b`` [s], monotonic, that the slew limiters time their steps with. With
 ``pd`` the plant time and ``sd >= 0`` the steady time since ``b`` last advanced
 (or the plant last moved):
 
-* ``pd > 0``: ``b += min(pd, sd)`` -- the plant's time, never faster than the
-  steady clock (a ``/clock`` jumping ``+1000 s`` gains the steady ``sd``, and is
-  reported: a **forward jump** when ``pd > sd + threshold``);
+* ``0 < pd <= max_speed * sd``: ``b += pd`` -- the plant's time, for a plant up to
+  ``max_speed`` times faster than real time (a lockstep or fast simulation is
+  limited in its own time: the same torques whatever the machine's speed);
+* ``pd > max_speed * sd``: ``b += sd`` -- the steady clock (a ``/clock`` jumping
+  ``+1000 s`` gains the steady ``sd``, and is reported: a **forward jump** when
+  ``pd > sd + threshold``, else counted as too fast);
 * ``pd < 0``: a **backward jump**, reported; ``b += sd`` (the steady time since
   the previous event: the output keeps moving at the rate limit);
 * ``pd == 0``: the plant has not moved (a coarse ``/clock``, e.g. Gazebo's at
@@ -25,8 +28,10 @@ clock** ``b`` [s], monotonic, that the slew limiters time their steps with. With
   once, and ``b`` advances by the steady time since the previous event until the
   plant moves again (the steady time so spent is not counted twice when it does).
 
-So a step is never larger than the rate limit times the steady time elapsed, and a
-command is never held longer than ``stall_timeout`` by the plant clock. Off
+So a step is never larger than the rate limit times ``max_speed`` times the steady
+time elapsed (and never larger than the rate limit times the steady time elapsed
+once ``/clock`` jumped or ran faster than that), and a command is never held longer
+than ``stall_timeout`` by the plant clock. Off
 simulated time the node passes the steady clock as the plant's: ``b`` is then the
 steady clock itself (``b`` starts at the first plant reading). Events are counted
 and kept for ``/diagnostics`` (:meth:`ClockRule.values`; :meth:`ClockRule.status`
@@ -46,16 +51,23 @@ class ClockRule:
     ``threshold`` [s]: a plant step ahead of the steady one by more than this is a
     forward jump (the nodes' ``clock_reset.threshold``); ``stall_timeout`` [s]: the
     steady time the plant clock may stand still before it is stalled (the nodes'
-    ``clock_stall_timeout``). Both finite and > 0 (:class:`ValueError` otherwise;
-    the nodes' parameter tables refuse them first).
+    ``clock_stall_timeout``); ``max_speed``: the fastest plant clock followed, in
+    multiples of the steady clock (``clock_max_speed``). Finite, > 0 and
+    ``max_speed >= 1`` (:class:`ValueError` otherwise; the nodes' parameter tables
+    refuse them first).
     """
 
-    def __init__(self, threshold: float, stall_timeout: float) -> None:
+    def __init__(self, threshold: float, stall_timeout: float, max_speed: float) -> None:
         if not (math.isfinite(threshold) and threshold > 0.0
-                and math.isfinite(stall_timeout) and stall_timeout > 0.0):
+                and math.isfinite(stall_timeout) and stall_timeout > 0.0
+                and math.isfinite(max_speed) and max_speed >= 1.0):
             raise ValueError(f"clock rule: threshold {threshold} and stall_timeout "
-                             f"{stall_timeout} must be finite and > 0 s")
+                             f"{stall_timeout} must be finite and > 0 s, max_speed "
+                             f"{max_speed} finite and >= 1")
         self.threshold, self.stall_timeout = float(threshold), float(stall_timeout)
+        self.max_speed = float(max_speed)
+        self.too_fast = 0  # plant steps beyond max_speed that were not jumps
+        self.fastest = 0.0  # the largest plant / steady step ratio seen
         self.bounded = math.nan  # b [s], from the first plant reading on
         self.plant = math.nan  # plant time when b last advanced or the plant moved [s]
         self.steady = math.nan  # steady time then [s]
@@ -94,12 +106,16 @@ class ClockRule:
             self._jump(pd - since, steady, "back")
             self.bounded += since
         else:
+            if sd > 0.0:
+                self.fastest = max(self.fastest, pd / sd)
             if pd > sd + self.threshold:
                 self.jumps_forward += 1
                 self._jump(pd - sd, steady, "forward")
+            elif pd > self.max_speed * sd:
+                self.too_fast += 1
             elif self.stalled:
                 self.event = "/clock runs again"
-            self.bounded += min(pd, sd)
+            self.bounded += pd if pd <= self.max_speed * sd else sd
         self.stalled = False
         self.plant, self.steady = plant, steady
         return self.bounded
@@ -129,6 +145,8 @@ class ClockRule:
                 "/clock jumps back": str(self.jumps_back),
                 "/clock jumps forward": str(self.jumps_forward),
                 "/clock stalls": str(self.stalls),
+                f"/clock steps faster than {self.max_speed:g}x": str(self.too_fast),
+                "/clock fastest [x steady]": f"{self.fastest:.2f}",
                 "last /clock jump [s]": f"{self.last_jump:+.6f}"}
 
 

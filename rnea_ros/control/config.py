@@ -76,6 +76,7 @@ class ControllerConfig:
     mimic_tolerance: float = 0.005  # [rad or m]
     watchdog_grace: float = 0.0  # [s] silence after the timeout before the stale behaviour
     clock_stall_timeout: float = 1.0  # [s] use_sim_time: /clock standing still is stopped
+    clock_max_speed: float = 10.0  # use_sim_time: /clock followed up to this x steady
 
 
 def _number_list(values: Mapping[str, Any], name: str) -> Array:
@@ -293,6 +294,9 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     stall = float(values["clock_stall_timeout"])
     if not (math.isfinite(stall) and stall > 0.0):
         raise ParameterError(f"parameter 'clock_stall_timeout' must be > 0 s, got {stall}")
+    speed = float(values["clock_max_speed"])
+    if not (math.isfinite(speed) and speed >= 1.0):
+        raise ParameterError(f"parameter 'clock_max_speed' must be >= 1, got {speed}")
     every_n = int(values["oracle.every_n"])
     tolerance = float(values["oracle.tolerance"])
     if every_n < 1 or not tolerance > 0.0:
@@ -337,6 +341,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         watchdog_timeout=timeout, watchdog_grace=grace,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
         clock_reset_threshold=threshold, clock_reset_count=count, clock_stall_timeout=stall,
+        clock_max_speed=speed,
         oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,
         oracle_tolerance=tolerance, imu=imu,
         mimic_check=bool(values["mimic.check"]), mimic_tolerance=mimic_tolerance,

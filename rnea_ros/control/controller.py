@@ -249,8 +249,9 @@ class TorqueController:
         previous_config: ControllerConfig | None = getattr(self, "config", None)
         rule = getattr(self, "plant_clock", None)
         if rule is not None:  # (clock_reset.threshold may change at runtime)
-            rule.threshold, rule.stall_timeout = (config.clock_reset_threshold,
-                                                  config.clock_stall_timeout)
+            rule.threshold, rule.stall_timeout, rule.max_speed = (
+                config.clock_reset_threshold, config.clock_stall_timeout,
+                config.clock_max_speed)
         if previous_config is not None and previous_config.mode != config.mode:
             self.reference.release()
         self.build_stages(config)
@@ -449,10 +450,12 @@ class TorqueController:
     def use_plant_clock(self, read: Callable[[], float]) -> None:
         """Time the receipts on the plant's clock ``read()`` [s] (a node on simulated
         time: ``/clock``) under the clock rule (:class:`ClockRule`: never faster than the
-        steady clock; ``clock_reset.threshold`` and ``clock_stall_timeout``)."""
+        steady clock; ``clock_reset.threshold``, ``clock_stall_timeout`` and
+        ``clock_max_speed``)."""
         self.receipt_clock = read
         self.plant_clock = ClockRule(self.config.clock_reset_threshold,
-                                     self.config.clock_stall_timeout)
+                                     self.config.clock_stall_timeout,
+                                     self.config.clock_max_speed)
 
     def _check_followers(self, rows: Followers, p: array[float]) -> str:
         """Compare the followers of an accepted message with their leaders (see the

@@ -36,15 +36,15 @@ class EffortLimiter:
 
     ``rates`` and ``limits`` (n,) [N m/s or N/s, N m or N] (``inf``: no clipping);
     ``threshold`` [s] and ``reset_count`` the clock-reset test's, ``stall_timeout`` [s]
-    the clock rule's (:attr:`clock`). :meth:`array` and :meth:`joint_state` return the
-    command to publish, or None with the rejection counted in :attr:`rejected` (its
-    message in :attr:`message`); :attr:`event` says when a call re-synchronised the
-    stamps' clock or found ``/clock`` jumped or stopped.
+    and ``max_speed`` the clock rule's (:attr:`clock`). :meth:`array` and
+    :meth:`joint_state` return the command to publish, or None with the rejection
+    counted in :attr:`rejected` (its message in :attr:`message`); :attr:`event` says
+    when a call re-synchronised the stamps' clock or found ``/clock`` jumped or stopped.
     """
 
     def __init__(self, joints: Sequence[str], rates: Array, limits: Array,
                  threshold: float = 1.0, reset_count: int = 5,
-                 stall_timeout: float = 1.0) -> None:
+                 stall_timeout: float = 1.0, max_speed: float = 10.0) -> None:
         self.joints = list(joints)
         self.slew = SlewLimiter(rates)
         self.limits = np.asarray(limits, dtype=np.float64)
@@ -56,7 +56,7 @@ class EffortLimiter:
         self.last_moved_wall = -math.inf  # ... of the last one not held (its stamp: last_time)
         self.streak, self.streak_stamp = 0, -math.inf
         self.clock_resets = 0
-        self.clock = ClockRule(threshold, stall_timeout)
+        self.clock = ClockRule(threshold, stall_timeout, max_speed)
         self.joint_set = set(self.joints)
         self.index_cache: dict[tuple[str, ...], NDArray[np.int64]] = {}
 
@@ -89,7 +89,10 @@ class EffortLimiter:
         stall = float(values["clock_stall_timeout"])
         if not (math.isfinite(stall) and stall > 0):
             raise ParameterError(f"parameter 'clock_stall_timeout' must be > 0 s, got {stall}")
-        return cls(joints, rates, limits, threshold, count, stall)
+        speed = float(values["clock_max_speed"])
+        if not (math.isfinite(speed) and speed >= 1):
+            raise ParameterError(f"parameter 'clock_max_speed' must be >= 1, got {speed}")
+        return cls(joints, rates, limits, threshold, count, stall, speed)
 
     def reject(self, reason: str, detail: str = "") -> None:
         """Count a rejected input under ``reason``; :attr:`message` says it."""

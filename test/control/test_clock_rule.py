@@ -23,6 +23,7 @@ from rnea_ros.control.controller import TorqueController
 from rnea_ros.control.controller_status import controller_status
 from rnea_ros.control.effort_limiter import EffortLimiter
 from rnea_ros.core.dynamics.rnea import gravity_torques
+from rnea_ros.core.errors import ParameterError
 from rnea_ros.parameters import defaults, load_table
 
 DT = 1e-3  # [s] steady time between inputs
@@ -116,43 +117,52 @@ def test_limiter_status_clears_after_a_jump() -> None:
 
 def test_clock_rule_follows_a_slower_plant_and_is_the_steady_clock_off_sim_time() -> None:
     """Identities: off simulated time (plant = steady) the bounded clock is the steady
-    clock; a plant at half speed is followed (limited in the plant's time); a coarse
-    /clock (10 Hz, Gazebo classic) holds between its ticks and loses nothing."""
-    same, slow, coarse = (ClockRule(1.0, STALL) for _ in range(3))
+    clock; a plant at half speed, or at 5x (a lockstep simulation faster than real time),
+    is followed (limited in the plant's time); one at 20x, beyond clock_max_speed (10),
+    is limited on the steady clock, counted; a coarse /clock (10 Hz, Gazebo classic)
+    holds between its ticks and loses nothing."""
+    same, slow, fast, faster, coarse = (ClockRule(1.0, STALL, 10.0) for _ in range(5))
     for k in range(2001):
         s = k * DT
         assert same.tick(s, s) == pytest.approx(s)
         assert slow.tick(0.5 * s, s) == pytest.approx(0.5 * s)
+        assert fast.tick(5.0 * s, s) == pytest.approx(5.0 * s)
+        assert faster.tick(20.0 * s, s) == pytest.approx(s)
         assert coarse.tick(math.floor(s * 10.0) / 10.0, s) == pytest.approx(
             math.floor(s * 10.0) / 10.0)
-    assert not any(r.jumps_back + r.jumps_forward + r.stalls for r in (same, slow, coarse))
+    assert faster.too_fast == 2000 and faster.fastest == pytest.approx(20.0)
+    assert not any(r.jumps_back + r.jumps_forward + r.stalls + r.too_fast
+                   for r in (same, slow, fast, coarse))
 
 
 def test_clock_rule_stall_runs_on_steady_time_without_counting_it_twice() -> None:
-    rule = ClockRule(1.0, STALL)
+    rule = ClockRule(1.0, STALL, 10.0)
     assert rule.tick(10.0, 0.0) == 10.0  # starts at the plant's time
     assert rule.tick(10.0, 0.9) == 10.0 and not rule.event  # a coarse clock: held
     b = rule.tick(10.0, 1.5)  # stalled: the steady time since the previous event
     assert b == pytest.approx(10.6) and rule.stalls == 1 and "stopped" in rule.event
     assert rule.stalled_at(10.0, 1.6)
     assert rule.tick(10.0, 1.6) == pytest.approx(10.7) and not rule.event  # counted once
-    # /clock resumes: only the 0.1 s of steady time since the previous event counts
-    assert rule.tick(10.5, 1.7) == pytest.approx(10.8) and "runs again" in rule.event
-    assert not rule.stalled_at(10.5, 1.8)
+    # /clock resumes: its 0.05 s in the 0.1 s of steady time since the previous event
+    # (the stalled steady time is not counted again)
+    assert rule.tick(10.05, 1.7) == pytest.approx(10.75) and "runs again" in rule.event
+    assert not rule.stalled_at(10.05, 1.8)
     # having advanced 2 s more in 0.1 s: a forward jump, the steady 0.1 s counts
-    assert rule.tick(12.5, 1.8) == pytest.approx(10.9) and "forward" in rule.event
+    assert rule.tick(12.05, 1.8) == pytest.approx(10.85) and "forward" in rule.event
 
 
-@pytest.mark.parametrize(("threshold", "stall"), [(0.0, 1.0), (1.0, -1.0), (1.0, math.inf)])
-def test_clock_rule_refuses_bad_settings(threshold: float, stall: float) -> None:
+@pytest.mark.parametrize(("threshold", "stall", "speed"), [
+    (0.0, 1.0, 10.0), (1.0, -1.0, 10.0), (1.0, math.inf, 10.0), (1.0, 1.0, 0.5)])
+def test_clock_rule_refuses_bad_settings(threshold: float, stall: float, speed: float) -> None:
     with pytest.raises(ValueError, match="stall_timeout"):
-        ClockRule(threshold, stall)
+        ClockRule(threshold, stall, speed)
 
 
-def test_bad_stall_timeout_names_the_parameter() -> None:
-    values = {**defaults(load_table("rate_limiter")), "joints": ["a"],
-              "clock_stall_timeout": 0.0}
-    with pytest.raises(Exception, match="parameter 'clock_stall_timeout'"):
+@pytest.mark.parametrize(("name", "value"), [("clock_stall_timeout", 0.0),
+                                           ("clock_max_speed", 0.5)])
+def test_bad_clock_rule_parameters_are_named(name: str, value: float) -> None:
+    values = {**defaults(load_table("rate_limiter")), "joints": ["a"], name: value}
+    with pytest.raises(ParameterError, match=f"parameter '{name}'"):
         EffortLimiter.from_parameters(values)
 
 
