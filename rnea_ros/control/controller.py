@@ -39,11 +39,12 @@ state-driven commands the time step is the smaller of the stamp difference and
 the time between the two messages' receipts on the node's clock (the steady
 ``now`` of :meth:`TorqueController.joint_state`; on simulated time
 (:meth:`TorqueController.use_plant_clock`) ``/clock`` as the clock rule bounds it:
-never faster than the steady clock, moving on the steady clock when ``/clock``
-jumps back or stops, :mod:`rnea_ros.control.clock_rule`); else the steady-clock
-time since the previous output. Joint states are judged fresh on the steady clock
-(the watchdog): a stopped ``/clock`` while states keep arriving is reported, and
-the commands keep following the states. A stamp dated ahead (e.g.
+never more than ``clock_max_speed`` times faster than the steady clock, moving on
+the steady clock when ``/clock`` jumps or stops, :mod:`rnea_ros.control.clock_rule`);
+else the steady-clock time since the previous output. Joint states are judged
+fresh on the steady clock (the watchdog): a stopped ``/clock`` while states keep
+arriving is reported, and the commands keep following the states. A stamp dated
+ahead (e.g.
 +0.9 s, inside the clock-reset threshold) or a stream whose stamps run faster
 than real time (a bag played at ``--rate 10``) then moves the command no faster
 than ``effort_rate_limits`` in the receiver's time. A held command (no time has
@@ -449,9 +450,8 @@ class TorqueController:
 
     def use_plant_clock(self, read: Callable[[], float]) -> None:
         """Time the receipts on the plant's clock ``read()`` [s] (a node on simulated
-        time: ``/clock``) under the clock rule (:class:`ClockRule`: never faster than the
-        steady clock; ``clock_reset.threshold``, ``clock_stall_timeout`` and
-        ``clock_max_speed``)."""
+        time: ``/clock``) under the clock rule (:class:`ClockRule`: ``clock_reset.threshold``,
+        ``clock_stall_timeout`` and ``clock_max_speed``)."""
         self.receipt_clock = read
         self.plant_clock = ClockRule(self.config.clock_reset_threshold,
                                      self.config.clock_stall_timeout,

@@ -6,9 +6,10 @@ backwards or future-dated stamps held, until ``clock_reset.count`` of them in a 
 agree: a clock reset, re-synchronised. Times: stamps, the receiver's clock [s]
 (``received``: ``/clock`` on simulated time, the plant's time) and a steady clock
 (``now``). The slew step is timed on the clock rule's bounded clock
-(:class:`~rnea_ros.control.clock_rule.ClockRule`): the receiver's clock, never faster
-than the steady one, and moving on the steady one when ``/clock`` jumps back or
-stops -- a ``/clock`` jump neither freezes the output nor lets a step through.
+(:class:`~rnea_ros.control.clock_rule.ClockRule`): the receiver's clock, never more
+than ``clock_max_speed`` times faster than the steady one, and moving on the steady
+one when ``/clock`` jumps or stops -- a ``/clock`` jump neither freezes the output nor
+lets a step through.
 """
 
 from __future__ import annotations

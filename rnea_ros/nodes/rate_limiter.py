@@ -7,7 +7,8 @@ time step is the time between receipts) or ``~/input_state``
 never more than the time between receipts: stamps dated ahead or running faster
 than real time, e.g. a bag played at ``--rate 10``, cannot loosen the limit).
 Receipts are timed on the steady clock; with ``use_sim_time`` on ``/clock``,
-the plant's time, but never faster than the steady clock: a ``/clock`` jump back
+the plant's time, never more than ``clock_max_speed`` times faster than the
+steady clock: a ``/clock`` jump back
 or forward, or a ``/clock`` stopped for ``clock_stall_timeout`` while inputs
 arrive, neither freezes the output nor lets a step through; it is reported
 (the clock rule, :mod:`rnea_ros.control.clock_rule`; docs/nodes.md).
