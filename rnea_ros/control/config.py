@@ -291,12 +291,8 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     count = int(values["clock_reset.count"])
     if count < 2:
         raise ParameterError(f"parameter 'clock_reset.count' must be >= 2, got {count}")
-    stall = float(values["clock_stall_timeout"])
-    if not (math.isfinite(stall) and stall > 0.0):
-        raise ParameterError(f"parameter 'clock_stall_timeout' must be > 0 s, got {stall}")
-    speed = float(values["clock_max_speed"])
-    if not (math.isfinite(speed) and speed >= 1.0):
-        raise ParameterError(f"parameter 'clock_max_speed' must be >= 1, got {speed}")
+    stall = table_value(CONTROLLER_PARAMETERS, values, "clock_stall_timeout")
+    speed = table_value(CONTROLLER_PARAMETERS, values, "clock_max_speed")
     every_n = int(values["oracle.every_n"])
     tolerance = float(values["oracle.tolerance"])
     if every_n < 1 or not tolerance > 0.0:
@@ -346,6 +342,17 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         oracle_tolerance=tolerance, imu=imu,
         mimic_check=bool(values["mimic.check"]), mimic_tolerance=mimic_tolerance,
     )
+
+
+def table_value(table: Mapping[str, ParameterSpec], values: Mapping[str, Any],
+                name: str) -> float:
+    """``values[name]`` as a float within its range in ``table`` (the YAML table, the
+    one source of the range), else :class:`ParameterError` naming it."""
+    value = float(values[name])
+    why = table[name].refusal(name, value)
+    if why is not None or not math.isfinite(value):
+        raise ParameterError(why or f"parameter '{name}' must be finite, got {value}")
+    return value
 
 
 def default_values() -> dict[str, Any]:

@@ -24,9 +24,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.clock_rule import ClockRule
-from rnea_ros.control.config import per_joint
+from rnea_ros.control.config import per_joint, table_value
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
 from rnea_ros.core.errors import ParameterError, options
+from rnea_ros.parameters import load_table
 
 Array = NDArray[np.float64]
 INPUT_TYPES = ("array", "joint_state")
@@ -87,12 +88,9 @@ class EffortLimiter:
         window = float(values["diagnostics_window"])
         if not (math.isfinite(window) and window > 0):
             raise ParameterError(f"parameter 'diagnostics_window' must be > 0 s, got {window}")
-        stall = float(values["clock_stall_timeout"])
-        if not (math.isfinite(stall) and stall > 0):
-            raise ParameterError(f"parameter 'clock_stall_timeout' must be > 0 s, got {stall}")
-        speed = float(values["clock_max_speed"])
-        if not (math.isfinite(speed) and speed >= 1):
-            raise ParameterError(f"parameter 'clock_max_speed' must be >= 1, got {speed}")
+        table = load_table("rate_limiter")  # the ranges of the clock rule's parameters
+        stall = table_value(table, values, "clock_stall_timeout")
+        speed = table_value(table, values, "clock_max_speed")
         return cls(joints, rates, limits, threshold, count, stall, speed)
 
     def reject(self, reason: str, detail: str = "") -> None:

@@ -31,6 +31,7 @@ RATE = 100.0  # [N m/s]: 0.1 N m a millisecond
 STALL = 1.0  # [s] clock_stall_timeout's default
 JUMP_AT = 1.0  # [s] of steady time
 START = 3600.0  # [s] the plant clock at steady time 0
+URDF = "package://rnea_ros/urdf/arm7.urdf"
 
 
 # The plant clock (/clock) as a function of steady time.
@@ -158,16 +159,21 @@ def test_clock_rule_refuses_bad_settings(threshold: float, stall: float, speed: 
         ClockRule(threshold, stall, speed)
 
 
-@pytest.mark.parametrize(("name", "value"), [("clock_stall_timeout", 0.0),
-                                           ("clock_max_speed", 0.5)])
+@pytest.mark.parametrize(("name", "value"), [
+    ("clock_stall_timeout", 0.0), ("clock_stall_timeout", 1e9), ("clock_stall_timeout", math.nan),
+    ("clock_max_speed", 0.5), ("clock_max_speed", 1e9)])
 def test_bad_clock_rule_parameters_are_named(name: str, value: float) -> None:
+    """No value disables the rule: a stall timeout of 1e9 s would let a stopped /clock
+    freeze the output, a speed of 1e9 would let a jump through."""
     values = {**defaults(load_table("rate_limiter")), "joints": ["a"], name: value}
     with pytest.raises(ParameterError, match=f"parameter '{name}'"):
         EffortLimiter.from_parameters(values)
+    controller = {**default_values(), "urdf_path": URDF, name: value}
+    with pytest.raises(ParameterError, match=f"parameter '{name}'"):
+        controller_config(controller, load_model(controller))
 
 
 # ----------------------------------------------------------------- the controller
-URDF = "package://rnea_ros/urdf/arm7.urdf"
 CONTROLLER_RATE = 1000.0  # N m/s, the default
 
 
