@@ -292,7 +292,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     if count < 2:
         raise ParameterError(f"parameter 'clock_reset.count' must be >= 2, got {count}")
     stall = table_value(CONTROLLER_PARAMETERS, values, "clock_stall_timeout")
-    speed = table_value(CONTROLLER_PARAMETERS, values, "clock_max_speed")
+    clock_speed = table_value(CONTROLLER_PARAMETERS, values, "clock_max_speed")
     every_n = int(values["oracle.every_n"])
     tolerance = float(values["oracle.tolerance"])
     if every_n < 1 or not tolerance > 0.0:
@@ -337,7 +337,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         watchdog_timeout=timeout, watchdog_grace=grace,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
         clock_reset_threshold=threshold, clock_reset_count=count, clock_stall_timeout=stall,
-        clock_max_speed=speed,
+        clock_max_speed=clock_speed,
         oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,
         oracle_tolerance=tolerance, imu=imu,
         mimic_check=bool(values["mimic.check"]), mimic_tolerance=mimic_tolerance,

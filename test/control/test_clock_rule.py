@@ -173,6 +173,19 @@ def test_bad_clock_rule_parameters_are_named(name: str, value: float) -> None:
         controller_config(controller, load_model(controller))
 
 
+def test_the_clock_rule_parameters_reach_the_controller() -> None:
+    """Each value lands in its own field (none of the others moves)."""
+    values = {**default_values(), "urdf_path": URDF, "clock_stall_timeout": 0.3,
+              "clock_max_speed": 7.0}
+    config = controller_config(values, load_model(values))
+    assert (config.clock_stall_timeout, config.clock_max_speed) == (0.3, 7.0)
+    assert config.time_scaling_min_speed == default_values()["time_scaling.min_speed"]
+    ctl = TorqueController(load_model(values), config)
+    ctl.use_plant_clock(lambda: 0.0)
+    assert ctl.plant_clock is not None
+    assert (ctl.plant_clock.stall_timeout, ctl.plant_clock.max_speed) == (0.3, 7.0)
+
+
 # ----------------------------------------------------------------- the controller
 CONTROLLER_RATE = 1000.0  # N m/s, the default
 
