@@ -76,6 +76,8 @@ class ControllerConfig:
     mimic_check: bool = True
     mimic_tolerance: float = 0.005  # [rad or m]
     watchdog_grace: float = 0.0  # [s] silence after the timeout before the stale behaviour
+    clock_stall_timeout: float = 1.0  # [s] use_sim_time: /clock standing still is stopped
+    clock_max_speed: float = 10.0  # use_sim_time: /clock followed up to this x steady
 
 
 def _number_list(values: Mapping[str, Any], name: str) -> Array:
@@ -274,6 +276,8 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     count = int(values["clock_reset.count"])
     if count < 2:
         raise ParameterError(f"parameter 'clock_reset.count' must be >= 2, got {count}")
+    stall = table_value(CONTROLLER_PARAMETERS, values, "clock_stall_timeout")
+    clock_speed = table_value(CONTROLLER_PARAMETERS, values, "clock_max_speed")
     every_n = int(values["oracle.every_n"])
     tolerance = float(values["oracle.tolerance"])
     if every_n < 1 or not tolerance > 0.0:
@@ -317,11 +321,23 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         passive_tolerance=float(values["loops.passive_tolerance"]), parallel=parallel,
         watchdog_timeout=timeout, watchdog_grace=grace,
         stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
-        clock_reset_threshold=threshold, clock_reset_count=count,
+        clock_reset_threshold=threshold, clock_reset_count=count, clock_stall_timeout=stall,
+        clock_max_speed=clock_speed,
         oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,
         oracle_tolerance=tolerance, imu=imu,
         mimic_check=bool(values["mimic.check"]), mimic_tolerance=mimic_tolerance,
     )
+
+
+def table_value(table: Mapping[str, ParameterSpec], values: Mapping[str, Any],
+                name: str) -> float:
+    """``values[name]`` as a float within its range in ``table`` (the YAML table, the
+    one source of the range), else :class:`ParameterError` naming it."""
+    value = float(values[name])
+    why = table[name].refusal(name, value)
+    if why is not None or not math.isfinite(value):
+        raise ParameterError(why or f"parameter '{name}' must be finite, got {value}")
+    return value
 
 
 def default_values() -> dict[str, Any]:

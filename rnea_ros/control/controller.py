@@ -37,9 +37,14 @@ clock reset) goes through the slew limiter. The limit protects the hardware in
 the hardware's time, so a sender's stamps cannot loosen it: between consecutive
 state-driven commands the time step is the smaller of the stamp difference and
 the time between the two messages' receipts on the node's clock (the steady
-``now`` of :meth:`TorqueController.joint_state`, or
-:attr:`TorqueController.receipt_clock`: ``/clock`` on simulated time); else
-the steady-clock time since the previous output. A stamp dated ahead (e.g.
+``now`` of :meth:`TorqueController.joint_state`; on simulated time
+(:meth:`TorqueController.use_plant_clock`) ``/clock`` as the clock rule bounds it:
+never more than ``clock_max_speed`` times faster than the steady clock, moving on
+the steady clock when ``/clock`` jumps or stops, :mod:`rnea_ros.control.clock_rule`);
+else the steady-clock time since the previous output. Joint states are judged
+fresh on the steady clock (the watchdog): a stopped ``/clock`` while states keep
+arriving is reported, and the commands keep following the states. A stamp dated
+ahead (e.g.
 +0.9 s, inside the clock-reset threshold) or a stream whose stamps run faster
 than real time (a bag played at ``--rate 10``) then moves the command no faster
 than ``effort_rate_limits`` in the receiver's time. A held command (no time has
@@ -91,6 +96,7 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.clock_rule import ClockRule
 from rnea_ros.control.command import (
     BAD_TORQUE,
     HELD,
@@ -195,8 +201,9 @@ class TorqueController:
         self._output_received = math.nan
         self._received = math.nan
         # The receipt clock [s] when not the steady 'now' (a node on simulated time sets
-        # its /clock): called once per joint state.
+        # its /clock, use_plant_clock): read once per joint state, bounded by plant_clock.
         self.receipt_clock: Callable[[], float] | None = None
+        self.plant_clock: ClockRule | None = None
         # The last command output (commanded-joint order), written in place by the
         # compiled output path; the slew limiter's previous command once _has_output.
         self._last_output = np.zeros(0)
@@ -241,6 +248,11 @@ class TorqueController:
         trajectory the mode holds the pose measured at the switch (bumpless), a
         trajectory sent before the switch is not resumed."""
         previous_config: ControllerConfig | None = getattr(self, "config", None)
+        rule = getattr(self, "plant_clock", None)
+        if rule is not None:  # (clock_reset.threshold may change at runtime)
+            rule.threshold, rule.stall_timeout, rule.max_speed = (
+                config.clock_reset_threshold, config.clock_stall_timeout,
+                config.clock_max_speed)
         if previous_config is not None and previous_config.mode != config.mode:
             self.reference.release()
         self.build_stages(config)
@@ -358,7 +370,8 @@ class TorqueController:
         ``out``. ``position`` and ``velocity`` are cheapest as ``array('d')``, what
         rclpy's messages hold. The message's receipt time on the node's clock, which
         bounds the rate limiter's time step (module docstring), is ``now``, or
-        :attr:`receipt_clock` when set (a node on simulated time: ``/clock``).
+        :attr:`receipt_clock` bounded by :attr:`plant_clock` (:meth:`use_plant_clock`; a
+        ``/clock`` jump or stop is then in ``plant_clock.event``).
 
         The node calls this at 1 kHz, where each Python operation costs several times
         its warm-loop time: the checks run compiled
@@ -367,7 +380,8 @@ class TorqueController:
         booked in a few lines; Python handles the rest by status.
         """
         now = _monotonic() if now is None else now
-        self._received = now if self.receipt_clock is None else self.receipt_clock()
+        rule, read = self.plant_clock, self.receipt_clock
+        self._received = now if rule is None or read is None else rule.tick(read(), now)
         idx, screen, duplicates, followers = self._name_cache.get(tuple(names)) or \
             self._name_map(names)
         p = position if type(position) is array and position.typecode == "d" else \
@@ -433,6 +447,15 @@ class TorqueController:
         self.stale = False
         return Result(command=out, event=event, warning=warning) if event or warning else \
             self._plain(out)
+
+    def use_plant_clock(self, read: Callable[[], float]) -> None:
+        """Time the receipts on the plant's clock ``read()`` [s] (a node on simulated
+        time: ``/clock``) under the clock rule (:class:`ClockRule`: ``clock_reset.threshold``,
+        ``clock_stall_timeout`` and ``clock_max_speed``)."""
+        self.receipt_clock = read
+        self.plant_clock = ClockRule(self.config.clock_reset_threshold,
+                                     self.config.clock_stall_timeout,
+                                     self.config.clock_max_speed)
 
     def _check_followers(self, rows: Followers, p: array[float]) -> str:
         """Compare the followers of an accepted message with their leaders (see the

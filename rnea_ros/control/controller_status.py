@@ -57,7 +57,7 @@ class ControllerReport:
             "passive": loop.passive_mismatches if loop is not None else 0,
             "imu": sum(imu.rejected.values()) if imu is not None else 0})
         status = controller_status(c, recent, self.window.window, rate, received,
-                                   self.callback_us, now - self.last_event_wall)
+                                   self.callback_us, now - self.last_event_wall, now)
         statuses = [status]
         if imu is not None:  # the IMU's own status; its fallback also sets the computation's
             level, message = imu.status(recent_rejections=recent["imu"])
@@ -71,10 +71,11 @@ class ControllerReport:
 
 def controller_status(c: TorqueController, recent: dict[str, int], window: float,
                       rate: float, received: int, callback_us: deque[float],
-                      since_clock_reset: float) -> Status:
+                      since_clock_reset: float, now: float = -np.inf) -> Status:
     """The computation's status: ``recent`` the counters' increases over the last
     ``window`` s, ``rate`` [Hz] and ``received`` the joint states', ``callback_us``
-    the receipt-to-publish times [us], ``since_clock_reset`` [s]."""
+    the receipt-to-publish times [us], ``since_clock_reset`` [s]; ``now`` the steady
+    time [s] (on simulated time, the plant clock's status at it: stopped, jumped)."""
     p50, p99 = c.compute_percentiles()
     cb50, cb99 = (np.percentile(np.fromiter(callback_us, float), [50, 99])
                   if callback_us else (0.0, 0.0))
@@ -92,8 +93,15 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
         level, message = "error", "model disagrees with Pinocchio"
     if recent["passive"]:
         level, message = "warn", "passive encoders disagree with the closed loops"
+    rule, read = c.plant_clock, c.receipt_clock  # /clock (the clock rule), sim time only
+    stalled = rule is not None and read is not None and rule.stalled_at(read(), now)
+    clock_level, clock_message = rule.status(stalled, now) if rule else ("ok", "")
+    if clock_level != "ok" and not stalled:  # jumped (a clock reset of the stamps says more)
+        level, message = clock_level, clock_message
     if since_clock_reset < CLOCK_RESET_SHOWN:
         level, message = "warn", "clock reset: re-synchronised"
+    if stalled:
+        level, message = clock_level, clock_message
     if c.stale:
         level, message = "error", "watchdog: joint states stopped"
     values = {
@@ -119,6 +127,8 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
         "rate limited": str(c.slew.limited) if c.slew else "disabled",
         "bad dt": str(c.slew.bad_dt) if c.slew else "disabled",
     }
+    if rule is not None:
+        values.update(rule.values(stalled))
     if c.base_model.mimic_joints:
         values.update(_mimic_values(c, recent["mimic"], span))
     if loop is not None:

@@ -3,8 +3,13 @@ of ROS: efforts in (an array, or a joint state's efforts picked by name), clippe
 ``effort_limits`` then slew-limited (:class:`~rnea_ros.control.rate_limit.SlewLimiter`:
 ``|tau_k - tau_{k-1}| <= effort_rate_limits * dt``); bad inputs rejected and counted;
 backwards or future-dated stamps held, until ``clock_reset.count`` of them in a row
-agree: a clock reset, re-synchronised. Times: stamps and the receiver's clock [s]
-(``received``), and a steady clock (``now``) for the clock-reset test.
+agree: a clock reset, re-synchronised. Times: stamps, the receiver's clock [s]
+(``received``: ``/clock`` on simulated time, the plant's time) and a steady clock
+(``now``). The slew step is timed on the clock rule's bounded clock
+(:class:`~rnea_ros.control.clock_rule.ClockRule`): the receiver's clock, never more
+than ``clock_max_speed`` times faster than the steady one, and moving on the steady
+one when ``/clock`` jumps or stops -- a ``/clock`` jump neither freezes the output nor
+lets a step through.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.control.config import per_joint
+from rnea_ros.control.clock_rule import ClockRule
+from rnea_ros.control.config import per_joint, table_value
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
 from rnea_ros.core.errors import ParameterError, options
+from rnea_ros.parameters import load_table
 
 Array = NDArray[np.float64]
 INPUT_TYPES = ("array", "joint_state")
@@ -30,14 +37,16 @@ class EffortLimiter:
     """Clip and slew-limit an effort stream for ``joints`` (see the module docstring).
 
     ``rates`` and ``limits`` (n,) [N m/s or N/s, N m or N] (``inf``: no clipping);
-    ``threshold`` [s] and ``reset_count`` the clock-reset test's. :meth:`limit` and
+    ``threshold`` [s] and ``reset_count`` the clock-reset test's, ``stall_timeout`` [s]
+    and ``max_speed`` the clock rule's (:attr:`clock`). :meth:`array` and
     :meth:`joint_state` return the command to publish, or None with the rejection
     counted in :attr:`rejected` (its message in :attr:`message`); :attr:`event` says
-    when a call re-synchronised the clock.
+    when a call re-synchronised the stamps' clock or found ``/clock`` jumped or stopped.
     """
 
     def __init__(self, joints: Sequence[str], rates: Array, limits: Array,
-                 threshold: float = 1.0, reset_count: int = 5) -> None:
+                 threshold: float = 1.0, reset_count: int = 5,
+                 stall_timeout: float = 1.0, max_speed: float = 10.0) -> None:
         self.joints = list(joints)
         self.slew = SlewLimiter(rates)
         self.limits = np.asarray(limits, dtype=np.float64)
@@ -45,9 +54,11 @@ class EffortLimiter:
         self.rejected: Counter[str] = Counter()
         self.message = ""  # the last rejection's
         self.event = ""  # a clock reset, set by the call that found it
-        self.last_output_wall = -math.inf
+        self.last_output_wall = -math.inf  # steady time of the last output
+        self.last_moved_wall = -math.inf  # ... of the last one not held (its stamp: last_time)
         self.streak, self.streak_stamp = 0, -math.inf
         self.clock_resets = 0
+        self.clock = ClockRule(threshold, stall_timeout, max_speed)
         self.joint_set = set(self.joints)
         self.index_cache: dict[tuple[str, ...], NDArray[np.int64]] = {}
 
@@ -77,18 +88,35 @@ class EffortLimiter:
         window = float(values["diagnostics_window"])
         if not (math.isfinite(window) and window > 0):
             raise ParameterError(f"parameter 'diagnostics_window' must be > 0 s, got {window}")
-        return cls(joints, rates, limits, threshold, count)
+        table = load_table("rate_limiter")  # the ranges of the clock rule's parameters
+        stall = table_value(table, values, "clock_stall_timeout")
+        speed = table_value(table, values, "clock_max_speed")
+        return cls(joints, rates, limits, threshold, count, stall, speed)
 
     def reject(self, reason: str, detail: str = "") -> None:
         """Count a rejected input under ``reason``; :attr:`message` says it."""
         self.rejected[reason] += 1
         self.message = f"rejected effort input ({reason}{': ' if detail else ''}{detail})"
 
+    def array(self, tau: Array, received: float, now: float | None = None) -> Array | None:
+        """An array input ``tau`` (n,) received at ``received`` on the receiver's clock
+        (``/clock`` on simulated time) and steady time ``now`` (default
+        ``time.monotonic()``), limited on the bounded clock; None: rejected."""
+        now = time.monotonic() if now is None else now
+        bounded = self.clock.tick(received, now)
+        self.event = self.clock.event
+        return self.limit(tau, bounded, bounded, now)
+
     def joint_state(self, names: Sequence[str], efforts: Sequence[float], stamp: float,
                     received: float, now: float | None = None) -> Array | None:
         """A joint state's ``efforts`` picked by ``names`` into the joints' order, limited
-        at its ``stamp`` (:meth:`on_stamp`) received at ``received``; None: rejected
-        (lengths differ, a joint named twice, a joint missing)."""
+        at its ``stamp`` (:meth:`on_stamp`) received at ``received`` on the receiver's
+        clock and steady time ``now``: the step is the stamp interval, never more than
+        the bounded clock's (:attr:`clock`); None: rejected (lengths differ, a joint
+        named twice, a joint missing)."""
+        now = time.monotonic() if now is None else now
+        bounded = self.clock.tick(received, now)
+        self.event = clock_event = self.clock.event
         if len(efforts) != len(names):
             self.reject("length_mismatch")
             return None
@@ -107,9 +135,9 @@ class EffortLimiter:
             index = np.array([position[j] for j in self.joints], dtype=np.int64)
             if len(self.index_cache) < 16 and sum(map(len, key)) <= 4096:
                 self.index_cache[key] = index
-        now = time.monotonic() if now is None else now
         t = self.on_stamp(stamp, now)
-        return self.limit(np.asarray(efforts, dtype=np.float64)[index], t, received, now)
+        self.event = "; ".join(e for e in (clock_event, self.event) if e)
+        return self.limit(np.asarray(efforts, dtype=np.float64)[index], t, bounded, now)
 
     def on_stamp(self, t: float, now: float) -> float:
         """The time to limit on: ``t``, or NaN (hold the previous command, counted as a
@@ -121,7 +149,7 @@ class EffortLimiter:
         if self.slew.previous is None or not math.isfinite(last):
             return t
         d, wall = t - last, max(now - self.last_output_wall, 0.0)
-        if 0.0 <= d <= wall + self.threshold:
+        if 0.0 <= d <= max(now - self.last_moved_wall, 0.0) + self.threshold:
             self.streak = 0
             return t
         agree = self.streak > 0 and 0.0 < t - self.streak_stamp <= self.threshold
@@ -145,20 +173,29 @@ class EffortLimiter:
         if not np.isfinite(tau).all():
             self.reject("non_finite")
             return None
+        held = self.slew.bad_dt
         out = self.slew(np.minimum(np.maximum(tau, -self.limits), self.limits), t, received)
         self.last_output_wall = time.monotonic() if now is None else now
+        if self.slew.bad_dt == held:  # the steady time of the slew's last time
+            self.last_moved_wall = self.last_output_wall
         return out
 
-    def status(self, recent: int, window: float) -> tuple[str, str, dict[str, str]]:
-        """('ok' | 'warn', message, key-values) for ``/diagnostics``: WARN while inputs
-        were rejected (``recent`` of them in the last ``window`` s), totals as values."""
+    def status(self, recent: int, window: float, now: float = -math.inf,
+               received: float = math.nan) -> tuple[str, str, dict[str, str]]:
+        """('ok' | 'warn', message, key-values) for ``/diagnostics`` at steady time
+        ``now``, the receiver's clock reading ``received``: WARN while inputs were
+        rejected (``recent`` of them in the last ``window`` s), while ``/clock`` is
+        stopped, or after it jumped (:meth:`ClockRule.status`); totals as values."""
         span = f"last {window:g} s"
+        stalled = self.clock.stalled_at(received, now)
         values = {"rate limited": str(self.slew.limited), "bad dt": str(self.slew.bad_dt),
                   "clock resets": str(self.clock_resets), f"rejected ({span})": str(recent),
+                  **self.clock.values(stalled),
                   **{f"rejected: {k}": str(v) for k, v in sorted(self.rejected.items())}}
         if recent:
             return "warn", f"rejecting some inputs ({recent} in the {span})", values
-        return "ok", "limiting", values
+        level, message = self.clock.status(stalled, now)
+        return level, message or "limiting", values
 
 
 __all__ = ["INPUT_TYPES", "EffortLimiter"]

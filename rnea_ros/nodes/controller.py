@@ -102,8 +102,8 @@ class ControllerNode(Node):
                                               self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
-        if self.sim_time:  # the rate limit's receipt clock: the simulated hardware's time
-            self.controller.receipt_clock = lambda: self.get_clock().now().nanoseconds * 1e-9
+        if self.sim_time:  # the rate limit's receipt clock: /clock, under the clock rule
+            self.controller.use_plant_clock(lambda: self.get_clock().now().nanoseconds * 1e-9)
         # The command message, kept serialised: the controller writes each command into
         # its data through this numpy view, the bytes are published as they are.
         self.command = SerializedArray(len(config.joints))
@@ -148,6 +148,9 @@ class ControllerNode(Node):
                                              sec + 1e-9 * nanosec, received, self.command_view)
         if result.event or result.reason is not None or result.warning:
             self.report(result)
+        rule = self.controller.plant_clock
+        if rule is not None and rule.event:  # /clock jumped or stopped (the clock rule)
+            self.get_logger().warning(rule.event, throttle_duration_sec=1.0)
         if self.stale_since == self.stale_since:  # (not nan) stale: log when states resume
             self.log_resumed(received)
         if result.command is not None:

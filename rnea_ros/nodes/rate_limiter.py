@@ -7,8 +7,11 @@ time step is the time between receipts) or ``~/input_state``
 never more than the time between receipts: stamps dated ahead or running faster
 than real time, e.g. a bag played at ``--rate 10``, cannot loosen the limit).
 Receipts are timed on the steady clock; with ``use_sim_time`` on ``/clock``,
-the simulated hardware's time (a bag played with ``--clock`` at 10x is then
-limited in the bag's time: do not drive real hardware on simulated time).
+the plant's time, never more than ``clock_max_speed`` times faster than the
+steady clock: a ``/clock`` jump back
+or forward, or a ``/clock`` stopped for ``clock_stall_timeout`` while inputs
+arrive, neither freezes the output nor lets a step through; it is reported
+(the clock rule, :mod:`rnea_ros.control.clock_rule`; docs/nodes.md).
 Output ``~/output`` (``std_msgs/Float64MultiArray``; remap it to e.g.
 ``effort_controller/commands``): ``|tau_k - tau_{k-1}| <= effort_rate_limits
 * dt``, optionally clipped to ``effort_limits``. A zero or negative time step,
@@ -74,18 +77,24 @@ class RateLimiterNode(Node):
             return float(self.get_clock().now().nanoseconds) * 1e-9
         return time.monotonic()
 
+    def steady_time(self) -> float:
+        """The steady clock [s], which bounds every safety interval (the clock rule)."""
+        return time.monotonic()
+
     def on_array(self, msg: Float64MultiArray) -> None:
         received = self.receipt_time()
-        self.publish(self.limiter.limit(np.asarray(msg.data, dtype=np.float64), received,
-                                        received))
+        self.publish(self.limiter.array(np.asarray(msg.data, dtype=np.float64), received,
+                                        self.steady_time()))
 
     def on_state(self, msg: JointState) -> None:
         received = self.receipt_time()
         self.publish(self.limiter.joint_state(msg.name, msg.effort,
-                                              stamp_seconds(msg.header.stamp), received))
+                                              stamp_seconds(msg.header.stamp), received,
+                                              self.steady_time()))
 
     def publish(self, out: np.ndarray | None) -> None:
-        """Publish the limited command, or log the rejection or clock reset (throttled)."""
+        """Publish the limited command, or log the rejection, clock reset or ``/clock``
+        jump or stop (throttled)."""
         if self.limiter.event:
             self.get_logger().warning(self.limiter.event, throttle_duration_sec=1.0)
         if out is None:
@@ -100,9 +109,10 @@ class RateLimiterNode(Node):
         """One status named after the node's fully-qualified name (distinct per
         namespace): WARN while inputs were rejected in the last ``diagnostics_window``
         seconds (steady time ``now``), totals as key-values."""
-        recent = self.window.update(time.monotonic() if now is None else now,
-                                    {"rejected": sum(self.rejected.values())})["rejected"]
-        level, message, values = self.limiter.status(recent, self.window.window)
+        now = self.steady_time() if now is None else now
+        recent = self.window.update(now, {"rejected": sum(self.rejected.values())})["rejected"]
+        level, message, values = self.limiter.status(recent, self.window.window, now,
+                                                     self.receipt_time())
         status = DiagnosticStatus(level=LEVELS[level], message=message,
                                   name=status_name(self.get_fully_qualified_name()),
                                   hardware_id=", ".join(self.joints),

@@ -186,17 +186,25 @@ def test_stamps_cannot_loosen_the_controllers_rate_limit(attack: str, path: str)
 
 @pytest.mark.parametrize("path", CONTROLLER_PATHS)
 def test_a_node_on_simulated_time_bounds_by_its_own_clock(path: str) -> None:
-    """``receipt_clock`` (the node's /clock on simulated time) bounds the step, not
-    ``now`` (the steady clock, for the watchdog): a lockstep simulation faster than
-    real time is limited in simulated time."""
+    """On simulated time the receipt clock is ``/clock`` under the clock rule
+    (issue 35): a lockstep simulation slower than real time, or faster up to
+    ``clock_max_speed`` (10), is limited in simulated time; one faster than that in
+    steady time (a ``/clock`` jump cannot let a step through); a state stamped ahead
+    of ``/clock`` gains nothing."""
     ctl, model = path_controller(path)
-    clock = iter([1.0, 1.001, 1.002])
-    ctl.receipt_clock = lambda: next(clock)
+    clock = iter([1.0, 1.001, 1.002, 1.003, 1.004])
+    ctl.use_plant_clock(lambda: next(clock))
     names, zeros = model.joint_names, [0.0] * 7
     first = ctl.joint_state(names, Q0, zeros, 1.0, now=0.0).command.copy()
-    # 1 ms of simulated time in 0.1 ms of real time: a 0.2 N m step, not 0.02
-    second = ctl.joint_state(names, Q1, zeros, 1.001, now=1e-4).command
+    # 1 ms of simulated time in 10 ms of real time: a 0.2 N m step (200 N m/s), not 2
+    second = ctl.joint_state(names, Q1, zeros, 1.001, now=0.01).command.copy()
     assert np.abs(second - first).max() == pytest.approx(0.2)
-    # a state stamped ahead of /clock gains nothing
-    third = ctl.joint_state(names, Q1, zeros, 1.9, now=2e-4).command
+    # 1 ms of simulated time in 0.2 ms of real time (5x): 0.2 N m, in simulated time
+    third = ctl.joint_state(names, Q1, zeros, 1.002, now=0.0102).command.copy()
     assert np.abs(third - second).max() == pytest.approx(0.2)
+    # 1 ms of simulated time in 0.05 ms of real time (20x): 0.01 N m, in steady time
+    fourth = ctl.joint_state(names, Q1, zeros, 1.003, now=0.01025).command.copy()
+    assert np.abs(fourth - third).max() == pytest.approx(0.01)
+    # a state stamped ahead of /clock gains nothing
+    fifth = ctl.joint_state(names, Q1, zeros, 1.9, now=0.02025).command
+    assert np.abs(fifth - fourth).max() == pytest.approx(0.2)

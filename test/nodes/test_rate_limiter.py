@@ -33,9 +33,11 @@ def setup():
                               lambda m: outputs.append(np.array(m.data)), 100)
     pub = probe.create_publisher(JointState, "/rnea_rate_limiter/input_state", 100)
     # The node's receipt clock, made to advance with the stamps (a real-time sender) unless
-    # send() says otherwise: deterministic steps whatever the scheduling of this machine.
+    # send() says otherwise, and its steady clock with it (the clock rule bounds a step
+    # by both): deterministic steps whatever the scheduling of this machine.
     receipt = [0.0]
     limiter.receipt_time = lambda: receipt[0]
+    limiter.steady_time = lambda: receipt[0]
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(limiter)
     executor.add_node(probe)
@@ -136,7 +138,13 @@ def test_stamps_cannot_loosen_the_limit(setup, attack: str) -> None:
 def test_array_input_is_timed_by_the_receipt_clock(setup) -> None:
     limiter, _, _ = setup
     receipt = iter([10.0, 10.001, 10.001, 10.003])
-    limiter.receipt_time = lambda: next(receipt)
+    now = [0.0]
+
+    def read() -> float:
+        now[0] = next(receipt)
+        return now[0]
+    limiter.receipt_time = read
+    limiter.steady_time = lambda: now[0]
     for data in ([0.0, 0.0], [5.0, 5.0], [5.0, 5.0], [5.0, 5.0]):
         limiter.on_array(Float64MultiArray(data=data))
     assert limiter.slew.bad_dt == 1  # no time has passed
