@@ -213,7 +213,7 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     mode = str(values["mode"])
     gains: tuple[Array, ...] = ()
     if mode == "elastic":
-        assert elastic is not None  # (CONTROLLER_RULES: elastic_needs_its_file)
+        assert elastic is not None  # (CONTROLLER_RULES: mode_of_family)
         ne = elastic.n_elastic
         gains = tuple(per_joint(values, f"elastic.{key}", size, 1e-12) for key, size in
                       (("lambda_q", model.nv), ("kd_q", model.nv), ("lambda_theta", ne),

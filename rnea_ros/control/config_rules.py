@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rnea_ros.control.modes import family_mode, family_of
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import ParameterError
@@ -41,34 +42,36 @@ def parallel_has_no_friction(values: Mapping[str, Any], elastic: ElasticModel | 
                              "closed-loop controller")
 
 
-def loops_are_rigid(values: Mapping[str, Any], elastic: ElasticModel | None,
-                    loops: ClosedLoopModel | None) -> None:
-    """A closed-loop robot runs neither the elastic mode nor time scaling."""
-    if loops is None:
-        return
-    if values["mode"] == "elastic":
-        raise ParameterError("mode 'elastic' is for robots with elastic joints; a "
-                             "closed-loop robot runs 'gravity' or 'inverse_dynamics'")
-    if values["time_scaling.enable"]:
+def mode_of_family(values: Mapping[str, Any], elastic: ElasticModel | None,
+                   loops: ClosedLoopModel | None) -> None:
+    """``mode`` is one the robot's family runs (:data:`rnea_ros.control.modes.FAMILIES`:
+    the elastic mode needs elastic joints, a closed-loop robot is rigid)."""
+    family_mode(family_of(elastic is not None, loops is not None,
+                          str(values["loops.parallel"])), str(values["mode"]))
+
+
+def loops_have_no_time_scaling(values: Mapping[str, Any], elastic: ElasticModel | None,
+                               loops: ClosedLoopModel | None) -> None:
+    """A closed-loop robot has no time scaling."""
+    if loops is not None and values["time_scaling.enable"]:
         raise ParameterError("parameter 'time_scaling.enable' is not supported for "
                              "closed-loop robots (loops_file)")
 
 
-def elastic_needs_its_file(values: Mapping[str, Any], elastic: ElasticModel | None,
-                           loops: ClosedLoopModel | None) -> None:
-    """Mode ``elastic`` needs ``elastic_file``, and has no time scaling nor oracle."""
-    if values["mode"] != "elastic":
-        return
-    if elastic is None:
-        raise ParameterError("mode 'elastic' needs parameter 'elastic_file' (the side file "
-                             "with the elastic joints and motors)")
-    if values["time_scaling.enable"] or values["oracle.enable"]:
+def elastic_has_no_scaling_nor_oracle(values: Mapping[str, Any],
+                                      elastic: ElasticModel | None,
+                                      loops: ClosedLoopModel | None) -> None:
+    """Mode ``elastic`` has no time scaling nor oracle."""
+    if values["mode"] == "elastic" and (values["time_scaling.enable"]
+                                        or values["oracle.enable"]):
         raise ParameterError("mode 'elastic' supports neither 'time_scaling.enable' nor "
                              "'oracle.enable' (Pinocchio has no geared rotors)")
 
 
 CONTROLLER_RULES: tuple[Rule, ...] = (parallel_needs_loops, parallel_has_no_friction,
-                                      loops_are_rigid, elastic_needs_its_file)
+                                      mode_of_family, loops_have_no_time_scaling,
+                                      elastic_has_no_scaling_nor_oracle)
 
-__all__ = ["CONTROLLER_RULES", "Rule", "elastic_needs_its_file", "loops_are_rigid",
-           "parallel_has_no_friction", "parallel_needs_loops"]
+__all__ = ["CONTROLLER_RULES", "Rule", "elastic_has_no_scaling_nor_oracle",
+           "loops_have_no_time_scaling", "mode_of_family", "parallel_has_no_friction",
+           "parallel_needs_loops"]
