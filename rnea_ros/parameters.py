@@ -26,9 +26,10 @@ node's ``ParameterDescriptor``. Both are enforced alike, at start-up and on ever
 
 The table is used three ways: :mod:`rnea_ros.nodes.parameters` declares it on a node
 (``ParameterDescriptor`` with description, read-only flag and the range) and refuses
-an out-of-range set with :func:`refusal`'s reason; the layers below the nodes read
-defaults and names from it (``control.config.CONTROLLER_PARAMETERS``); and
-:func:`markdown` documents it (``python -m rnea_ros.parameters controller``).
+an out-of-range set with :func:`refusal`'s reason; the layers below the nodes check
+values by it and read them through it (:func:`check`, :func:`parameter_set`: one
+:class:`ParameterSet` per node, dotted names kept; ``control.config.CONTROLLER_PARAMETERS``);
+and :func:`markdown` documents it (``python -m rnea_ros.parameters controller``).
 
 A range here is what a value must satisfy whatever else is set; checks that involve
 several parameters or the robot (a gain per joint, a link name) stay in the code that
@@ -97,8 +98,11 @@ class Bounds:
         if self.lower is None and self.upper is None:
             return None
         items = _items(value)
-        if all(self.holds(float(x)) for x in (items if items is not None else [value])):
-            return None
+        try:
+            if all(self.holds(float(x)) for x in (items if items is not None else [value])):
+                return None
+        except (TypeError, ValueError):
+            return f"parameter '{name}': {value!r} is not a number (or a list of numbers)"
         text = self.text()
         where = f"in {text}" if text[0] in "([" else text
         each = " (each element)" if items is not None else ""
@@ -322,6 +326,71 @@ def check(table: Mapping[str, ParameterSpec], values: Mapping[str, Any]) -> None
             raise ParameterError(why)
 
 
+class ParameterSet:
+    """A node's parameter values as one object built from its table (as
+    generate_parameter_library's ``Params`` struct): attributes by the table's dotted
+    names (``p.watchdog_timeout``, ``p.clock_reset.count``, ``p.slew_limit.enable``),
+    each value of the table's type (``double`` a float, ``int`` an int, arrays tuples);
+    read-only. Build it with :func:`parameter_set`, which checks the values first."""
+
+    def __init__(self, items: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_items", dict(items))
+
+    def __getattr__(self, name: str) -> Any:
+        items = object.__getattribute__(self, "_items")
+        if name not in items:
+            raise AttributeError(f"no parameter or namespace '{name}'; valid: "
+                                 f"{options(sorted(items))}")
+        return items[name]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"parameter '{name}' is read-only here (set it on the node)")
+
+    def get(self, dotted: str) -> Any:
+        """The value of ``dotted`` (``'clock_reset.count'``)."""
+        out: Any = self
+        for part in dotted.split("."):
+            out = getattr(out, part)
+        return out
+
+    def __repr__(self) -> str:
+        return f"ParameterSet({object.__getattribute__(self, '_items')!r})"
+
+
+def _typed(name: str, spec: ParameterSpec, value: Any) -> Any:
+    """``value`` as ``spec``'s type: float, int, bool, str, or a tuple of them; a
+    :class:`ParameterError` naming the parameter when it is not one."""
+    scalar = {"double": float, "int": int, "bool": bool, "string": str}[
+        spec.kind.removesuffix("_array")]
+    items = _items(value)
+    try:
+        if spec.kind.endswith("_array"):
+            return tuple(scalar(x) for x in (items if items is not None else [value]))
+        return scalar(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"parameter '{name}' ({spec.kind}): {value!r} is not of that "
+                             "type") from None
+
+
+def parameter_set(table: Mapping[str, ParameterSpec],
+                  values: Mapping[str, Any]) -> ParameterSet:
+    """``values`` (a parameter absent: its default) checked by ``table`` (:func:`check`:
+    ranges, choices, safety bounds, distinct items) as a :class:`ParameterSet`."""
+    check(table, values)
+    tree: dict[str, Any] = {}
+    for name, spec in table.items():
+        *spaces, leaf = name.split(".")
+        node = tree
+        for space in spaces:
+            node = node.setdefault(space, {})
+        node[leaf] = _typed(name, spec, values.get(name, spec.default))
+
+    def build(node: dict[str, Any]) -> ParameterSet:
+        return ParameterSet({k: build(v) if isinstance(v, dict) else v
+                             for k, v in node.items()})
+    return build(tree)
+
+
 def defaults(table: Mapping[str, ParameterSpec]) -> dict[str, Any]:
     """Every parameter of ``table`` at its default."""
     return {name: spec.default for name, spec in table.items()}
@@ -357,8 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["TABLES", "TYPES", "Bounds", "ParameterSpec", "check", "defaults", "load_table",
-           "markdown", "parse_spec", "table_names"]
+__all__ = ["TABLES", "TYPES", "Bounds", "ParameterSet", "ParameterSpec", "check", "defaults",
+           "load_table", "markdown", "parameter_set", "parse_spec", "table_names"]
 
 if __name__ == "__main__":
     raise SystemExit(main())

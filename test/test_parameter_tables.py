@@ -141,3 +141,41 @@ def test_a_table_renders_as_markdown(capsys) -> None:
         in capsys.readouterr().out
     with pytest.raises(ParameterError, match="no parameter table 'x'; valid: 'controller'"):
         load_table("x")
+
+
+def test_a_parameter_set_is_the_table_by_dotted_name_typed_and_checked() -> None:
+    """parameter_set: one object per node, built from the table alone: every parameter by
+    its dotted name, of its table type, absent ones at their default; checked first."""
+    from rnea_ros.parameters import parameter_set
+
+    given = {"clock_reset.count": 7, "watchdog_timeout": 1, "kp": [3, 4.5],
+             "joints": ["a", "b"]}
+    p = parameter_set(CONTROLLER_PARAMETERS, given)
+    assert p.clock_reset.count == 7 and type(p.clock_reset.count) is int
+    assert p.watchdog_timeout == 1.0 and type(p.watchdog_timeout) is float
+    assert p.kp == (3.0, 4.5) and p.joints == ("a", "b")
+    assert p.slew_limit.enable is True and p.get("time_scaling.margin") == 0.9
+    for name, spec in CONTROLLER_PARAMETERS.items():  # nothing renamed, nothing left out
+        value = given.get(name, spec.default)
+        assert p.get(name) == (tuple(value) if spec.kind.endswith("_array") else value), name
+    with pytest.raises(AttributeError, match="no parameter or namespace 'count'"):
+        _ = p.count
+    with pytest.raises(AttributeError, match="read-only"):
+        p.watchdog_timeout = 2.0
+    with pytest.raises(ParameterError, match="parameter 'watchdog_grace' must be <= 1 s"):
+        parameter_set(CONTROLLER_PARAMETERS, {"watchdog_grace": 1e9})
+    with pytest.raises(ParameterError, match=r"parameter 'oracle\.every_n': 'x' is not a number"):
+        parameter_set(CONTROLLER_PARAMETERS, {"oracle.every_n": "x"})
+    with pytest.raises(ParameterError, match=r"parameter 'payload.mass' \(double\): 'x'"):
+        parameter_set(CONTROLLER_PARAMETERS, {"payload.mass": "x"})
+
+
+@pytest.mark.filterwarnings("ignore::rnea_ros.core.errors.InertiaWarning")
+def test_the_controllers_configuration_carries_its_parameter_set() -> None:
+    values = {**default_values(), "urdf_path": str(sample_urdf("arm7")),
+              "diagnostics_period": 0.25, "trajectory.max_bytes": 1000,
+              "clock_reset.count": 9}
+    config = controller_config(values, load_robot("arm7"))
+    assert config.params.diagnostics_period == 0.25
+    assert config.params.trajectory.max_bytes == 1000
+    assert config.clock_reset_count == config.params.clock_reset.count == 9

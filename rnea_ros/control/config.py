@@ -9,7 +9,7 @@ each). No range or choice is written here: the choice lists below are the table'
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,8 @@ from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.mimic import check_actuated
+from rnea_ros.parameters import ParameterSet, check, defaults, load_table, parameter_set
 from rnea_ros.parameters import ParameterSpec as ParameterSpec  # (re-exported)
-from rnea_ros.parameters import check, defaults, load_table
 
 Array = NDArray[np.float64]
 
@@ -77,6 +77,10 @@ class ControllerConfig:
     mimic_check: bool = True
     mimic_tolerance: float = 0.005  # [rad or m]
     watchdog_grace: float = 0.0  # [s] silence after the timeout before the stale behaviour
+    # Every parameter, checked, by its dotted name (params.diagnostics_period, ...): what
+    # the node reads that has no model-resolved field above.
+    params: ParameterSet = field(
+        default_factory=lambda: parameter_set(CONTROLLER_PARAMETERS, {}))
 
 
 def _number_list(values: Mapping[str, Any], name: str) -> Array:
@@ -207,10 +211,10 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     the table's ranges, choices and safety bounds first, then the named cross-parameter
     rules (:data:`~rnea_ros.control.config_rules.CONTROLLER_RULES`); raises
     :class:`ParameterError` naming the parameter."""
-    check(CONTROLLER_PARAMETERS, values)
+    p = parameter_set(CONTROLLER_PARAMETERS, values)
     for rule in CONTROLLER_RULES:
         rule(values, elastic, loops)
-    mode = str(values["mode"])
+    mode = p.mode
     gains: tuple[Array, ...] = ()
     if mode == "elastic":
         assert elastic is not None  # (CONTROLLER_RULES: mode_of_family)
@@ -250,32 +254,33 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     return ControllerConfig(
         joints=joints, command_index=index,
         mode=mode,
-        elastic_law=str(values["elastic.law"]),
+        elastic_law=p.elastic.law,
         elastic_gains=gains,
         gravity=gravity,
-        friction_compensation=bool(values["friction_compensation"]),
+        friction_compensation=p.friction_compensation,
         payload=payload,
         effort_limits=limits,
         effort_rate_limits=per_joint(values, "effort_rate_limits", len(joints)),
-        slew_limit=bool(values["slew_limit.enable"]),
-        time_scaling=bool(values["time_scaling.enable"]),
-        time_scaling_min_speed=float(values["time_scaling.min_speed"]),
-        time_scaling_max_acceleration=float(values["time_scaling.max_acceleration"]),
-        time_scaling_horizon=float(values["time_scaling.horizon"]),
-        time_scaling_margin=float(values["time_scaling.margin"]),
+        slew_limit=p.slew_limit.enable,
+        time_scaling=p.time_scaling.enable,
+        time_scaling_min_speed=p.time_scaling.min_speed,
+        time_scaling_max_acceleration=p.time_scaling.max_acceleration,
+        time_scaling_horizon=p.time_scaling.horizon,
+        time_scaling_margin=p.time_scaling.margin,
         kp=per_joint(values, "kp", n), kd=per_joint(values, "kd", n),
-        passive_tolerance=float(values["loops.passive_tolerance"]),
-        parallel=str(values["loops.parallel"]),
-        watchdog_timeout=float(values["watchdog_timeout"]),
-        watchdog_grace=float(values["watchdog_grace"]),
-        stale_behavior=str(values["stale_behavior"]),
-        clock_reset_threshold=float(values["clock_reset.threshold"]),
-        clock_reset_count=int(values["clock_reset.count"]),
-        oracle_enable=bool(values["oracle.enable"]),
-        oracle_every_n=int(values["oracle.every_n"]),
-        oracle_tolerance=float(values["oracle.tolerance"]), imu=imu,
-        mimic_check=bool(values["mimic.check"]),
-        mimic_tolerance=float(values["mimic.tolerance"]),
+        passive_tolerance=p.loops.passive_tolerance,
+        parallel=p.loops.parallel,
+        watchdog_timeout=p.watchdog_timeout,
+        watchdog_grace=p.watchdog_grace,
+        stale_behavior=p.stale_behavior,
+        clock_reset_threshold=p.clock_reset.threshold,
+        clock_reset_count=p.clock_reset.count,
+        oracle_enable=p.oracle.enable,
+        oracle_every_n=p.oracle.every_n,
+        oracle_tolerance=p.oracle.tolerance, imu=imu,
+        mimic_check=p.mimic.check,
+        mimic_tolerance=p.mimic.tolerance,
+        params=p,
     )
 
 

@@ -157,3 +157,23 @@ def test_a_runtime_set_over_dds_cannot_switch_the_watchdog_off() -> None:
         assert loop.spin_until(lambda: c.stale, 10.0)  # the watchdog acted
         assert remote_set("watchdog_timeout", 0.3) == ""  # a bounded value is applied
         assert c.config.watchdog_timeout == 0.3
+
+
+@pytest.mark.parametrize(("kind", "values", "message"), [
+    ("controller", {"watchdog_timeout": 1e9}, "parameter 'watchdog_timeout' must be in [0.001"),
+    ("controller", {"watchdog_grace": 1e9}, "parameter 'watchdog_grace' must be <= 1 s"),
+    ("controller", {"diagnostics_period": 1e-9}, "parameter 'diagnostics_period' must be in"),
+    ("controller", {"effort_rate_limits": [1e-300]}, "parameter 'effort_rate_limits' must be"),
+    ("rate_limiter", {"diagnostics_period": 1e-9}, "parameter 'diagnostics_period' must be in"),
+    ("rate_limiter", {"joints": ["a", "a", "b"]}, "parameter 'joints' lists 'a' more than once"),
+    ("rate_limiter", {"joints": ["a"], "effort_rate_limits": [1e-300]},
+     "parameter 'effort_rate_limits' must be in [0.1"),
+])
+def test_a_start_up_value_past_a_safety_bound_stops_the_node(kind, values, message,
+                                                             context: Context) -> None:
+    """Issue 35's attacks at start-up (launch or YAML overrides): the node does not
+    start, naming the parameter and the bound's reason."""
+    with pytest.raises(ParameterError) as error:
+        make(kind, context, **values)
+    assert message in str(error.value)
+    assert "safety bound" in str(error.value) or "more than once" in str(error.value)
