@@ -179,3 +179,32 @@ def test_the_controllers_configuration_carries_its_parameter_set() -> None:
     assert config.params.diagnostics_period == 0.25
     assert config.params.trajectory.max_bytes == 1000
     assert config.clock_reset_count == config.params.clock_reset.count == 9
+
+
+def test_no_module_copies_a_tables_choice_list() -> None:
+    """One fact in one place: no tuple, list or set literal in the layers that read the
+    tables (control/, nodes/, the package root) spells a string parameter's choices (on
+    main: MODES, ELASTIC_LAWS, STALE_BEHAVIORS, PARALLEL_FAMILIES, IMU_FALLBACKS,
+    LINEAR_ACCELERATION_MODES, INPUT_TYPES and load_model's inertia_check did); they
+    are read from the tables. (core/ and simulation/ check their own arguments'
+    choices, which the tables name: inertia_check, engine, integrator.)"""
+    import ast
+    from pathlib import Path
+
+    import rnea_ros
+
+    choices = {frozenset(spec.choices): f"{table}:{name}" for table in table_names()
+               for name, spec in load_table(table).items() if len(spec.choices) >= 2}
+    copies = []
+    root = Path(rnea_ros.__file__).parent
+    paths = [*root.glob("*.py"), *(root / "control").rglob("*.py"),
+             *(root / "nodes").rglob("*.py")]
+    for path in sorted(paths):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    for e in node.elts):
+                key = frozenset(e.value for e in node.elts)
+                if key in choices:
+                    copies.append(f"{path.name}:{node.lineno} copies {choices[key]}")
+    assert not copies, copies
