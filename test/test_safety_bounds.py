@@ -29,7 +29,7 @@ ATTACKS = [
     ("controller", "diagnostics_period", 1e-9, "must be in [0.05, 5] s, got 1e-09"),
     ("controller", "diagnostics_period", 1e9, "must be in [0.05, 5] s"),
     ("controller", "diagnostics_window", 1e-9, "must be >= 0.05 s"),
-    ("controller", "effort_rate_limits", [1e-300], "must be in [0.1, 1000000] N m/s or N/s "
+    ("controller", "effort_rate_limits", [1e-300], "must be in [0.001, 10000000] N m/s or N/s "
      "(each element), got [1e-300]"),
     ("controller", "effort_rate_limits", [1000.0, 1e300], "(each element)"),
     ("controller", "clock_reset.threshold", 1e9, "must be <= 10 s"),
@@ -107,7 +107,7 @@ def test_controller_config_refuses_the_attacks(name: str, value: object) -> None
     ({"joints": ["a", "a", "b"]}, "parameter 'joints' lists 'a' more than once"),
     ({"joints": ["a", "b", "b", "a"]}, "parameter 'joints' lists 'a', 'b' more than once"),
     ({"diagnostics_period": 1e-9}, "parameter 'diagnostics_period' must be in [0.05, 5] s"),
-    ({"effort_rate_limits": [1e-300]}, "parameter 'effort_rate_limits' must be in [0.1, "),
+    ({"effort_rate_limits": [1e-300]}, "parameter 'effort_rate_limits' must be in [0.001, "),
 ])
 def test_the_rate_limiter_refuses_the_attacks(changes: dict[str, object], message: str) -> None:
     values = {**defaults(RATE_LIMITER_PARAMETERS), "joints": ["a", "b"], **changes}

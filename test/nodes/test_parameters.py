@@ -167,7 +167,7 @@ def test_a_runtime_set_over_dds_cannot_switch_the_watchdog_off() -> None:
     ("rate_limiter", {"diagnostics_period": 1e-9}, "parameter 'diagnostics_period' must be in"),
     ("rate_limiter", {"joints": ["a", "a", "b"]}, "parameter 'joints' lists 'a' more than once"),
     ("rate_limiter", {"joints": ["a"], "effort_rate_limits": [1e-300]},
-     "parameter 'effort_rate_limits' must be in [0.1"),
+     "parameter 'effort_rate_limits' must be in [0.001"),
 ])
 def test_a_start_up_value_past_a_safety_bound_stops_the_node(kind, values, message,
                                                              context: Context) -> None:
