@@ -7,6 +7,8 @@ The stack must run ``joint_state_broadcaster`` and a
     ros2 launch rnea_ros robot.launch.py robot:=arm7
     ros2 launch rnea_ros robot.launch.py robot:=stanford_arm namespace:=left
     ros2 launch rnea_ros robot.launch.py command_topic:=my_effort_controller/commands
+    ros2 launch rnea_ros robot.launch.py urdf:=package://my_arm_description/urdf/arm.urdf \
+        controller_config:=/path/my_arm_controller.yaml   # your robot (rnea-config writes one)
 
 ``robot:=NAME`` selects ``urdf/NAME.urdf`` (plain URDF, the model the
 controller computes with) and ``config/NAME_controller.yaml``; an unknown name
@@ -25,8 +27,12 @@ ARGUMENTS = {
               "two_link_rr): selects "
               "urdf/<robot>.urdf and config/<robot>_controller.yaml"),
     "namespace": ("", "ROS namespace of the controller and its topics"),
-    "controller_config": ("", "controller parameter file in rnea_ros/config; "
-                          "empty: <robot>_controller.yaml"),
+    "urdf": ("", "a robot of your own instead of robot:=: its URDF, a path or "
+             "package://pkg/file.urdf (needs controller_config:=; a <stem>.loops.yaml beside "
+             "it closes loops); empty: robot:='s"),
+    "controller_config": ("", "controller parameter file: a path, package://pkg/file.yaml or "
+                          "a name in rnea_ros/config ('rnea-config --urdf URDF --out FILE' "
+                          "writes one for your robot); empty: <robot>_controller.yaml"),
     "mode": ("", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic' (robots "
              "with elastic joints); empty: the controller file's"),
     "state_topic": ("joint_states", "sensor_msgs/JointState input (relative: under namespace)"),
@@ -60,7 +66,7 @@ def launch_robot(context, *args, **kwargs):
         return launch_flag(name, arg(name))
 
     files = robot_files(arg("robot"), Path(get_package_share_directory(PACKAGE)),
-                        controller=arg("controller_config"))
+                        controller=arg("controller_config"), urdf=arg("urdf"))
     actions = []
     for package, executable, name, which in NODES:
         node = Node(
@@ -69,6 +75,7 @@ def launch_robot(context, *args, **kwargs):
             parameters=[
                 str(getattr(files, which)),
                 {"robot_description": ParameterValue(files.urdf.read_text(), value_type=str)},
+                {"urdf_path": str(files.urdf)},  # a loop file beside it is found from here
                 {"use_sim_time": flag("use_sim_time")},
                 *([{"mode": arg("mode")}] if arg("mode") else []),
             ],

@@ -17,6 +17,8 @@ gains, initial pose, mode)::
     ros2 launch rnea_ros sim.launch.py rocking:=true            # ... and without the IMU: drifts
     ros2 launch rnea_ros sim.launch.py engine:=mujoco world:=table  # MuJoCo: contacts, a table
     ros2 launch rnea_ros sim.launch.py engine:=mujoco viewer:=true  # ... with its viewer
+    rnea-config --urdf my_arm.urdf --out my_arm.yaml         # your own robot: a start file,
+    ros2 launch rnea_ros sim.launch.py urdf:=my_arm.urdf controller_config:=my_arm.yaml
 
 With ``engine:=mujoco`` a push is one message on ``rnea_simulator/apply_wrench``
 (``geometry_msgs/WrenchStamped``: the link in ``header.frame_id``, force and torque in
@@ -47,10 +49,15 @@ ARGUMENTS = {
     "namespace": ("", "ROS namespace of every node and topic (several robots side by side)"),
     "mode": ("", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic'; "
              "empty: the robot's controller file's"),
-    "controller_config": ("", "controller parameter file in rnea_ros/config; "
-                          "empty: <robot>_controller.yaml"),
-    "simulator_config": ("", "simulator parameter file in rnea_ros/config; "
-                         "empty: <robot>_simulator.yaml"),
+    "urdf": ("", "a robot of your own instead of robot:=: its URDF, a path or "
+             "package://pkg/file.urdf (needs controller_config:=; a <stem>.loops.yaml beside "
+             "it closes loops); empty: robot:='s"),
+    "controller_config": ("", "controller parameter file: a path, package://pkg/file.yaml or "
+                          "a name in rnea_ros/config ('rnea-config --urdf URDF --out FILE' "
+                          "writes one for your robot); empty: <robot>_controller.yaml"),
+    "simulator_config": ("", "simulator parameter file: a path, package://pkg/file.yaml or a "
+                         "name in rnea_ros/config; empty: <robot>_simulator.yaml (with "
+                         "urdf:=: the simulator's defaults, every joint at 0)"),
     "use_sim_time": ("true", "run the controller on the simulator's /clock"),
     "publish_clock": ("true", "the simulator publishes /clock (false on all but one "
                       "of several simulated robots)"),
@@ -97,7 +104,7 @@ def launch_robot(context, *args, **kwargs):
     from pathlib import Path
 
     from ament_index_python.packages import get_package_share_directory
-    from launch.actions import RegisterEventHandler
+    from launch.actions import LogInfo, RegisterEventHandler
     from launch.event_handlers import OnProcessExit
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
@@ -114,10 +121,12 @@ def launch_robot(context, *args, **kwargs):
 
     files = robot_files(arg("robot"), Path(get_package_share_directory(PACKAGE)),
                         controller=arg("controller_config"),
-                        simulator=arg("simulator_config"))
+                        simulator=arg("simulator_config"), urdf=arg("urdf"))
     namespace = arg("namespace")
     robot_description = {"robot_description": ParameterValue(files.urdf.read_text(),
                                                              value_type=str)}
+    # the file too: a loop file beside it (<stem>.loops.yaml) is found from urdf_path
+    urdf_path = {"urdf_path": str(files.urdf)}
     use_sim_time = {"use_sim_time": flag("use_sim_time")}
     per_node = {
         "rnea_simulator": [{"publish_clock": flag("publish_clock")}],
@@ -135,9 +144,10 @@ def launch_robot(context, *args, **kwargs):
             per_node[name].append(values)
     actions = []
     for package, executable, name, which in NODES:
+        file = getattr(files, which)  # None: a user's robot without a simulator file
         node = Node(package=package, executable=executable, name=name, namespace=namespace,
-                    output="screen", parameters=[str(getattr(files, which)), robot_description,
-                                                 *per_node[name]])
+                    output="screen", parameters=[*([str(file)] if file else []),
+                                                 robot_description, urdf_path, *per_node[name]])
         # A dead simulator or controller must not leave the rest running, and a failed
         # one (a bad parameter, killed) ends the launch with exit status 1.
         actions.append(RegisterEventHandler(OnProcessExit(target_action=node,
@@ -148,6 +158,10 @@ def launch_robot(context, *args, **kwargs):
             actions.append(Node(package=package, executable=executable, name=name,
                                 namespace=namespace, output="screen",
                                 parameters=[robot_description, use_sim_time]))
+        else:
+            actions.append(LogInfo(msg=f"{package} is not installed: not started (no TF "
+                                   f"for RViz; sudo apt install ros-$ROS_DISTRO-"
+                                   f"{package.replace('_', '-')})"))
     return actions
 
 

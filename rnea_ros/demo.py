@@ -169,8 +169,9 @@ def launch_parameters(robot: str) -> tuple[dict[str, Any], dict[str, Any]]:
                        else {prefix + key: value})
         return out
 
-    def read(path: Path) -> dict[str, Any]:
-        return flat(yaml.safe_load(path.read_text())["/**"]["ros__parameters"])
+    def read(path: Path | None) -> dict[str, Any]:
+        return {} if path is None else \
+            flat(yaml.safe_load(path.read_text())["/**"]["ros__parameters"])
 
     urdf = {"robot_description": files.urdf.read_text()}
     return {**read(files.controller), **urdf, "watchdog_timeout": 1.0}, \

@@ -177,7 +177,7 @@ class RobotFiles:
     name: str
     urdf: Path
     controller: Path
-    simulator: Path
+    simulator: Path | None  # None: the simulator's defaults (a robot of the user's)
     ros2_controllers: Path | None
     gazebo: Path | None
     loops: Path | None = None
@@ -191,38 +191,101 @@ def shipped_robots(share: Path | None = None) -> tuple[str, ...]:
     return tuple(sorted(p.name[:-len(".urdf")] for p in folder.glob("*.urdf")))
 
 
+def resolve_path(path: str) -> Path:
+    """A file path, or ``package://pkg/rel`` resolved through the ament index
+    (``rnea_ros`` also without ROS, through :func:`share_directory`)."""
+    if not path.startswith("package://"):
+        return Path(path)
+    package, _, rel = path[len("package://"):].partition("/")
+    if package == PACKAGE:
+        return share_directory() / rel
+    try:
+        from ament_index_python.packages import (  # type: ignore[import-not-found,unused-ignore]
+            get_package_share_directory,
+        )
+        return Path(get_package_share_directory(package)) / rel
+    except Exception:
+        raise ParameterError(f"cannot resolve '{path}': package '{package}' not found") from None
+
+
 def robot_files(name: str, share: Path | None = None, *, controller: str = "",
-                simulator: str = "", ros2_controllers: str = "") -> RobotFiles:
+                simulator: str = "", ros2_controllers: str = "", urdf: str = "") -> RobotFiles:
     """The complete configuration of shipped robot ``name``: its URDF and
     ``config/<name>_{controller,simulator,ros2_controllers}.yaml``; a non-empty
-    ``controller``/``simulator``/``ros2_controllers`` names another file in
-    ``config/`` (or an absolute path). One-line :class:`ModelError` for an
-    unknown robot or a missing file."""
+    ``controller``/``simulator``/``ros2_controllers`` names a file (a path, absolute or
+    from the working directory, or a name in ``config/``).
+
+    ``urdf`` (a path or ``package://`` URI; the launch files' ``urdf:=``) selects a robot
+    of the user's instead of ``name``: :func:`user_robot_files`. One-line
+    :class:`ModelError` for an unknown robot or a missing file."""
     share = share or share_directory()
+    if urdf:
+        return user_robot_files(urdf, share, controller=controller, simulator=simulator)
     robots = shipped_robots(share)
     if name not in robots:
-        raise ModelError(f"unknown robot '{name}'; available robots: {', '.join(robots)}")
+        raise ModelError(f"unknown robot '{name}'; available robots: {', '.join(robots)} "
+                         "(or urdf:=<your URDF> with controller_config:=<file>)")
     config = share / "config"
 
     def pick(given: str, default: str) -> Path:
-        path = config / (given or default)
+        path = config_file(given, share) if given else config / default
         if not path.is_file():
             raise ModelError(f"robot '{name}': no parameter file {path}")
         return path
 
     gazebo = share / "urdf" / f"{name}.gazebo.urdf.xacro"
     has_gazebo = gazebo.is_file()
-    urdf = share / "urdf" / f"{name}.urdf"
-    loops = loop_file_path(urdf)
+    urdf_path = share / "urdf" / f"{name}.urdf"
+    loops = loop_file_path(urdf_path)
     default_controllers = f"{name}_ros2_controllers.yaml"
     return RobotFiles(
-        name=name, urdf=urdf,
+        name=name, urdf=urdf_path,
         controller=pick(controller, f"{name}_controller.yaml"),
         simulator=pick(simulator, f"{name}_simulator.yaml"),
         ros2_controllers=pick(ros2_controllers, default_controllers)
         if has_gazebo or (config / default_controllers).is_file() else None,
         gazebo=gazebo if has_gazebo else None,
         loops=loops if loops.is_file() else None)
+
+
+def config_file(given: str, share: Path | None = None) -> Path:
+    """A parameter file named on a launch line: a ``package://`` URI, a path (absolute,
+    or from the working directory) when it exists, else a name in ``config/``."""
+    if given.startswith("package://"):
+        return resolve_path(given)
+    path = Path(given).expanduser()
+    if path.is_absolute() or path.is_file():
+        return path.resolve()
+    return (share or share_directory()) / "config" / given
+
+
+def user_robot_files(urdf: str, share: Path | None = None, *, controller: str,
+                     simulator: str = "") -> RobotFiles:
+    """A robot of the user's: ``urdf`` (path or ``package://``), its controller file
+    (required: ``rnea-config --urdf URDF --out FILE`` writes a starting one) and, when
+    given, a simulator file (else ``None``: the simulator's defaults, joints at 0). Its
+    loop file, when one sits
+    beside the URDF (``<stem>.loops.yaml``). No Gazebo description, no ros2_controllers."""
+    path = resolve_path(urdf).expanduser()
+    if not path.is_file():
+        raise ModelError(f"urdf:='{urdf}': no such file ({path})")
+    if not controller:
+        raise ModelError(f"urdf:='{urdf}' needs controller_config:=<file> (joints, limits, "
+                         f"gains): 'rnea-config --urdf {path} --out my_controller.yaml' "
+                         "writes a starting one")
+
+    def pick(given: str, what: str) -> Path:
+        file = config_file(given, share)
+        if not file.is_file():
+            raise ModelError(f"{what}:='{given}': no such parameter file ({file})")
+        return file
+
+    loops = loop_file_path(path)
+    return RobotFiles(name=path.name.removesuffix(".urdf"), urdf=path.resolve(),
+                      controller=pick(controller, "controller_config"),
+                      simulator=pick(simulator, "simulator_config") if simulator else None,
+                      ros2_controllers=None, gazebo=None,
+                      loops=loops if loops.is_file() else None)
 
 
 def launch_flag(name: str, text: str) -> bool:

@@ -28,6 +28,7 @@ from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.mimic import check_actuated
 from rnea_ros.parameters import ParameterSet, check, defaults, load_table, parameter_set
 from rnea_ros.parameters import ParameterSpec as ParameterSpec  # (re-exported)
+from rnea_ros.samples import resolve_path
 
 Array = NDArray[np.float64]
 
@@ -106,20 +107,6 @@ def per_joint(values: Mapping[str, Any], name: str, n: int, minimum: float = 0.0
     return out
 
 
-def resolve_path(path: str) -> Path:
-    """A file path, or ``package://pkg/rel`` resolved through the ament index
-    (``rnea_ros`` also without ROS, through :func:`rnea_ros.samples.share_directory`)."""
-    if not path.startswith("package://"):
-        return Path(path)
-    package, _, rel = path[len("package://"):].partition("/")
-    if package == "rnea_ros":
-        from rnea_ros.samples import share_directory
-        return share_directory() / rel
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        return Path(get_package_share_directory(package)) / rel
-    except Exception:
-        raise ParameterError(f"cannot resolve '{path}': package '{package}' not found") from None
 
 
 def urdf_source(values: Mapping[str, Any]) -> str:

@@ -80,6 +80,7 @@ from rnea_ros.core.dynamics.gfd import (
     rnea_time_derivative_batch,
 )
 from rnea_ros.core.dynamics.imu_kinematics import FrameMotion, frame_motion
+from rnea_ros.core.dynamics.jacobian import frame_jacobian
 from rnea_ros.core.dynamics.kinematics import (
     body_poses,
     body_velocities,
@@ -94,6 +95,11 @@ from rnea_ros.core.dynamics.momentum import (
     centroidal_momentum,
     free_floating_momentum,
     momentum,
+)
+from rnea_ros.core.dynamics.momentum_bias import (
+    momentum_and_bias,
+    momentum_and_bias_batch,
+    momentum_bias,
 )
 from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.dynamics.regressor import (
@@ -224,6 +230,7 @@ __all__ = [
     "elastic_rnea",
     "forward_dynamics",
     "forward_dynamics_batch",
+    "frame_jacobian",
     "frame_motion",
     "free_floating_dynamics",
     "free_floating_dynamics_batch",
@@ -262,6 +269,9 @@ __all__ = [
     "mass_matrix",
     "mass_matrix_batch",
     "momentum",
+    "momentum_and_bias",
+    "momentum_and_bias_batch",
+    "momentum_bias",
     "neutral",
     "nonlinear_effects",
     "nonlinear_effects_batch",

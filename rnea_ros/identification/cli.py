@@ -50,24 +50,34 @@ from rnea_ros.tools.files import (
     one_line,
     write_text,
 )
+from rnea_ros.tools.provenance import exit_on_signals, stamp
+from rnea_ros.tools.provenance import parser as cli_parser
 
 PROG = "rnea-identify"
+# `excite` sizes, bounded before the optimiser allocates anything (like rnea-plan's)
+MAX_HARMONICS = 20      # per joint: 2 x 20 coefficients; the grid grows with them
+MAX_PERIODS = 1000      # written periods
+MAX_EXCITE_ITER = 10_000
+MIN_DT = 1e-4           # [s] output step
+MAX_SAMPLES = 1_000_000  # output points: periods / frequency / dt
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].split(": ")[-1],
-                                epilog=f"{PROG} excite --help: the excitation trajectory designer")
+    p = cli_parser(PROG, __doc__.split("\n\n")[0].split(": ")[-1],
+                   epilog=f"{PROG} excite --help: the excitation trajectory designer")
     p.add_argument("bag", type=Path, help="ROS 1 .bag, rosbag2 directory, .mcap or .db3 "
                    "(or 'excite': design an excitation trajectory)")
     p.add_argument("--urdf", type=Path, required=True, help="robot URDF: the prior")
     p.add_argument("--drives", type=Path, help="drive file (armature, friction) of the prior")
     p.add_argument("--out", type=Path, default=Path("identification"), help="output directory")
-    p.add_argument("--states-topic", default="/joint_states")
-    p.add_argument("--time-base", default="header", choices=("header", "receive"))
+    p.add_argument("--states-topic", default="/joint_states",
+                   help="the sensor_msgs/JointState topic in the bag")
+    p.add_argument("--time-base", default="header", choices=("header", "receive"),
+                   help="sample times: the messages' header stamps or the bag's receive times")
     p.add_argument("--cutoff", type=float, default=10.0, help="zero-phase low-pass [Hz]")
     p.add_argument("--rate", type=float, default=15.0,
-                   help="rate after decimation [Hz]; about 1.5 x cutoff keeps the noise of "
-                        "successive samples nearly independent")
+                   help="rate after decimation [Hz], at most the recording's; about 1.5 x "
+                        "cutoff keeps the noise of successive samples nearly independent")
     p.add_argument("--validation", type=float, default=0.2,
                    help="fraction of the recording (its end) kept for validation")
     p.add_argument("--band", type=float, default=0.01,
@@ -75,7 +85,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--partial", action="store_true",
                    help="write files even when some parameters are not identifiable "
                         "(they keep their prior values)")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="write no validation.png")
     p.add_argument("--force", action="store_true",
                    help="replace existing output files (never an input)")
     return p
@@ -124,15 +134,18 @@ def outputs(result: Identification, urdf_text: str) -> tuple[str, str, dict[str,
 
 
 def excite_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"{PROG} excite", description="excitation trajectory: "
-                                "finite Fourier series minimising cond of the base regressor")
-    p.add_argument("--urdf", type=Path, required=True)
+    p = cli_parser(f"{PROG} excite", "excitation trajectory: finite Fourier series "
+                   "minimising cond of the base regressor (Swevers et al. 1997)")
+    p.add_argument("--urdf", type=Path, required=True, help="the robot's URDF")
     p.add_argument("--drives", type=Path, help="drive file (armature, friction) of the model")
-    p.add_argument("--out", type=Path, default=Path("excitation.yaml"))
+    p.add_argument("--out", type=Path, default=Path("excitation.yaml"),
+                   help="the JointTrajectory YAML written")
     p.add_argument("--frequency", type=float, default=0.1,
                    help="base frequency [Hz]: one period lasts 1/frequency")
-    p.add_argument("--harmonics", type=int, default=5)
-    p.add_argument("--periods", type=int, default=1, help="periods written")
+    p.add_argument("--harmonics", type=int, default=5,
+                   help=f"harmonics of the base frequency per joint (1 to {MAX_HARMONICS})")
+    p.add_argument("--periods", type=int, default=1,
+                   help=f"periods written (1 to {MAX_PERIODS})")
     p.add_argument("--acceleration", type=float, nargs="+", default=[5.0],
                    help="acceleration limit [rad/s^2], one or per joint")
     p.add_argument("--torque-fraction", type=float, default=0.8,
@@ -152,17 +165,34 @@ def excite_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_excite(a: argparse.Namespace) -> str | None:
+    """The first bad ``excite`` argument as one line (None when all are fine)."""
+    numbers = (a.dt, a.torque_fraction, a.frequency, a.margin, *a.acceleration)
+    if not (all(np.isfinite(numbers)) and a.dt >= MIN_DT and 0 < a.torque_fraction <= 1
+            and a.frequency > 0 and a.margin >= 0 and min(a.acceleration) > 0):
+        return (f"need finite --dt >= {MIN_DT:g} s, 0 < --torque-fraction <= 1, --frequency "
+                "> 0, --margin >= 0, --acceleration > 0")
+    if not (1 <= a.harmonics <= MAX_HARMONICS and 1 <= a.periods <= MAX_PERIODS
+            and 1 <= a.max_iter <= MAX_EXCITE_ITER):
+        return (f"need --harmonics 1 to {MAX_HARMONICS}, --periods 1 to {MAX_PERIODS}, "
+                f"--max-iter 1 to {MAX_EXCITE_ITER}")
+    samples = a.periods / a.frequency / a.dt
+    if samples > MAX_SAMPLES:
+        return (f"{a.periods} periods of {1 / a.frequency:g} s at --dt {a.dt:g} are "
+                f"{samples:.3g} points, more than {MAX_SAMPLES}: raise --dt or --frequency")
+    return None
+
+
 def excite(argv: Sequence[str]) -> int:
     """``rnea-identify excite``: 0 when the trajectory was written, 1 with one message."""
     from rnea_ros.identification.excitation import design_excitation, write_excitation
     from rnea_ros.planning.limits import limits_from_arguments
 
     a = excite_parser().parse_args(argv)
-    numbers = (a.dt, a.torque_fraction, a.frequency, a.margin, *a.acceleration)
-    if not (a.dt > 0 and 0 < a.torque_fraction <= 1 and 0 < a.frequency < np.inf
-            and a.margin >= 0 and all(np.isfinite(numbers)) and min(a.acceleration) > 0):
-        print(f"{PROG} excite: error: need finite --dt > 0, 0 < --torque-fraction <= 1, "
-              "--frequency > 0, --margin >= 0, --acceleration > 0", file=sys.stderr)
+    exit_on_signals()
+    bad = _check_excite(a)
+    if bad:
+        print(f"{PROG} excite: error: {bad}", file=sys.stderr)
         return 1
     try:
         check_outputs([a.out], [a.urdf, a.drives], force=a.force)
@@ -177,7 +207,8 @@ def excite(argv: Sequence[str]) -> int:
                                harmonics=a.harmonics, margin=a.margin,
                                torque_fraction=a.torque_fraction, periods=a.periods,
                                max_iter=a.max_iter, seed=a.seed)
-        write_excitation(ex, a.out, a.dt)
+        write_excitation(ex, a.out, a.dt,
+                         made_by=stamp(f"{PROG} excite", argv, [a.urdf, a.drives]))
     except (RneaError, OSError) as exc:
         print(f"{PROG} excite: error: {one_line(exc)}", file=sys.stderr)
         return 1
@@ -199,11 +230,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["excite"]:
         return excite(args[1:])
     a = parser().parse_args(args)
+    exit_on_signals()
     if not (0.0 <= a.validation < 0.9 and 0 < a.cutoff < np.inf and 0 < a.rate < np.inf
             and 0 <= a.band < np.inf):
         print(f"{PROG}: error: need 0 <= --validation < 0.9, finite --cutoff > 0, --rate > 0, "
               "--band >= 0", file=sys.stderr)
         return 1
+    a.argv = args
     try:
         return identify_and_write(a)
     except (RneaError, OSError) as exc:
@@ -244,9 +277,12 @@ def identify_and_write(a: argparse.Namespace) -> int:
         with atomic_path(a.out / "validation.png") as png:
             plot_validation(result, png, a.band)
         plots.append("validation.png")
+    made_by = stamp(PROG, a.argv, [a.bag, a.urdf, a.drives])
     write_text(a.out / "report.md", markdown(
         result, links, bag=str(a.bag), urdf=str(a.urdf), band=a.band, plots=plots,
-        written=["robot_identified.urdf", "drives_identified.yaml"]))
+        written=["robot_identified.urdf", "drives_identified.yaml"])
+        + f"\n---\nMade by {made_by['tool']} {made_by['version']}: `{made_by['command']}`; "
+        + "inputs: " + ", ".join(f"`{k}` {v}" for k, v in made_by["inputs"].items()) + "\n")
     for warning in result.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     names = model.joint_names

@@ -169,6 +169,11 @@ def prepare(rec: Recording, model: RobotModel, *, cutoff: float = 10.0,
     if cutoff >= 0.45 * fs:
         raise IdentificationError(
             f"cutoff {cutoff:g} Hz must be below 0.45 x the sampling rate {fs:.4g} Hz")
+    if rate > fs * (1 + 1e-6):
+        raise IdentificationError(
+            f"rate {rate:g} Hz is above the recording's sampling rate {fs:.4g} Hz: "
+            f"decimation cannot raise the rate; choose a rate <= {fs:.4g} Hz (about 1.5 x "
+            "the cutoff)")
     decimation = max(1, int(fs / rate))
     trim = int(np.ceil(2.0 * fs / cutoff))  # filter transients at the ends of a segment
     usable = np.asarray(np.isfinite(rec.q).all(axis=1) & np.isfinite(rec.effort).all(axis=1))

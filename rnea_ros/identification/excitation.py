@@ -405,5 +405,6 @@ def trajectory_message(ex: Excitation, dt: float, program: str = "rnea-identify 
                         "acceleration": ex.check.acceleration, "torque": ex.check.torque}})
 
 
-def write_excitation(ex: Excitation, path: Path, dt: float) -> None:
-    write_message(trajectory_message(ex, dt), path, "rnea-identify excite")
+def write_excitation(ex: Excitation, path: Path, dt: float,
+                     made_by: dict[str, Any] | None = None) -> None:
+    write_message(trajectory_message(ex, dt), path, "rnea-identify excite", made_by)

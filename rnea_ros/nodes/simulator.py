@@ -43,8 +43,13 @@ topics, parameters, diagnostics, ``/clock``, watchdog and limit checks. With MuJ
 and ``~/apply_wrench`` (``geometry_msgs/WrenchStamped``) pushes the link named in
 ``header.frame_id``: force and torque in the world frame at the link's centre of mass,
 for ``wrench_duration`` seconds of simulated time (each message replaces the push on its
-link; an unknown link, a non-finite wrench or another engine: one warning line, counted
-on ``/diagnostics``). The logic (which plant, initial state, IMU noise) lives in
+link; an unknown link, a non-finite wrench, a force beyond ``wrench_max_force`` or a
+torque beyond ``wrench_max_torque``, or another engine: one warning line, counted on
+``/diagnostics``). MuJoCo's own instability (it flags a bad acceleration and resets
+itself) or a blown-up step is not taken: the state is held at rest, pushes cancelled,
+the commanded effort kept (module :mod:`rnea_ros.simulation.mujoco_backend`); one
+error line, ``/diagnostics`` ERROR with the cause. A world that intersects the robot at
+start: one warning line naming the geoms. The logic (which plant, initial state, IMU noise) lives in
 :mod:`rnea_ros.simulation.factory`; parameters in ``rnea_ros/params/simulator.yaml``.
 
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
@@ -146,6 +151,8 @@ class SimulatorNode(Node):
         self.base = make_base(v)
         self.sim = make_simulator(v, model, self.loops, self.urdf, self.base)
         self.sim.reset(initial_positions(v, model, self.loops))
+        self.warn_penetrations()
+        self.reported_diverged = 0  # diverged steps already logged
         self.published = (np.arange(model.nv) if self.loops is None else np.concatenate(
             [self.loops.active_index, self.loops.passive_index if v["publish_passive"]
              else np.zeros(0, dtype=np.int64)]))
@@ -226,13 +233,40 @@ class SimulatorNode(Node):
                 raise ParameterError(f"~/apply_wrench on '{link}': pushes need parameter "
                                      "'engine' = 'mujoco'")
             self.sim.apply_wrench(link, np.array([f.x, f.y, f.z]), np.array([t.x, t.y, t.z]),
-                                  self.wrench_duration)
+                                  self.wrench_duration,
+                                  max_force=float(self.values["wrench_max_force"]),
+                                  max_torque=float(self.values["wrench_max_torque"]))
         except RneaError as exc:
             self.rejected_wrenches += 1
             self.get_logger().warning(f"rejected wrench: {exc.args[0] if exc.args else exc}",
                                       throttle_duration_sec=1.0)
             return
         self.pushes += 1
+
+    def warn_penetrations(self) -> None:
+        """One warning line if the robot starts inside the world (engine mujoco): MuJoCo's
+        contacts would throw it out in the first steps."""
+        if not isinstance(self.sim, MujocoSimulator) or not self.sim.start_penetrations:
+            return
+        pairs = "; ".join(f"'{robot}' in '{world}' by {1e3 * depth:.1f} mm" for robot, world,
+                          depth in self.sim.start_penetrations)
+        self.get_logger().warning(
+            f"world '{self.values['world']}' intersects the robot at its initial positions "
+            f"({len(self.sim.start_penetrations)} contacts: {pairs}): the contacts will push "
+            "the robot out; move the world or the initial positions")
+
+    def check_diverged(self) -> None:
+        """After a step: one error line when the engine refused a step (MuJoCo's
+        instability; throttled while it goes on)."""
+        diverged = getattr(self.sim, "diverged", 0)
+        if diverged == self.reported_diverged:
+            return
+        self.reported_diverged = diverged
+        why = getattr(self.sim, "instability", "") or "the state was not finite"
+        self.get_logger().error(
+            f"integration unstable, step not taken ({diverged} so far; {why}): state held "
+            "at rest, pushes cancelled, the commanded effort kept",
+            throttle_duration_sec=10.0)
 
     def viewer_restart(self) -> None:
         """(Re)open MuJoCo's passive viewer on the current plant (``viewer: true``); one
@@ -302,6 +336,7 @@ class SimulatorNode(Node):
             self.log_commands_resumed()
         if self.lockstep:
             self.sim.step(self.tau)
+            self.check_diverged()
             self.publish_state()
 
     def on_tick(self) -> None:
@@ -318,6 +353,7 @@ class SimulatorNode(Node):
                 f"robot's time): applying zero effort (timeout {self.timeouts.count})",
                 throttle_duration_sec=1.0)
         self.sim.step(self.tau)
+        self.check_diverged()
         self.publish_state()
 
     def log_commands_resumed(self) -> None:
@@ -422,7 +458,11 @@ class SimulatorNode(Node):
                            "diverged steps (not taken)": str(diverged),
                            "contacts": str(int(self.sim.mjd.ncon)),
                            "pushes": str(self.pushes),
-                           "rejected wrenches": str(self.rejected_wrenches)})
+                           "rejected wrenches": str(self.rejected_wrenches),
+                           "contacts at start (penetrating)":
+                               str(len(self.sim.start_penetrations))})
+            if self.sim.instability:
+                values["last step not taken"] = self.sim.instability
             if self.loops is not None:
                 values["loop closure error [m or rad]"] = f"{self.sim.closure_error():.3e}"
         elif isinstance(self.sim, Simulator):
@@ -438,6 +478,10 @@ class SimulatorNode(Node):
                 values["loop closure error [m or rad]"] = f"{self.sim.closure_error():.3e}"
         if diverged:
             level, message = DiagnosticStatus.ERROR, "integration diverged: state held at rest"
+            why = getattr(self.sim, "instability", "")
+            if why:
+                message = (f"integration unstable ({diverged} step(s) not taken; last at "
+                           f"{why}): state held at rest, pushes cancelled")
         elif timeouts.active:
             level, message = DiagnosticStatus.WARN, (
                 f"command timeout: no effort command for more than {self.command_timeout:g} "

@@ -29,6 +29,7 @@ from rnea_ros.planning.limits import FIELDS, limits_from_arguments
 from rnea_ros.planning.optimize import SOLVERS, Plan, plan_min_time
 from rnea_ros.planning.output import plot_plan, write_trajectory
 from rnea_ros.tools.files import check_outputs, make_directory, one_line
+from rnea_ros.tools.provenance import exit_on_signals, parser, stamp
 
 PROG = "rnea-plan"
 MARGIN = 0.9     # --controller-config: plan within this fraction of the controller's limits
@@ -39,6 +40,18 @@ MARGIN = 0.9     # --controller-config: plan within this fraction of the control
 # with the rows (~15 ms at 1100): issue 25's 30 via points in < 10 s is out of reach of
 # this NLP.
 MAX_VIA = 4
+# Sizes bounded before any allocation or solver (a --grid of 1e9 allocated 97 GiB): the NLP
+# has grid x spans rows per limit and n x control points variables; adaptive knots stop at
+# 150 coordinates (optimize.MAX_ADAPTIVE_VARIABLES), so these bounds leave ample room.
+MAX_GRID = 64              # constraint points per knot span
+MAX_CONTROL_POINTS = 200   # per joint
+MIN_DT = 1e-4              # [s] output step: 10 kHz, above any controller's rate
+MAX_SAMPLES = 1_000_000    # output points (T / --dt): about 500 MB of YAML for 7 joints
+MAX_ITER = 100_000         # NLP iterations per solve
+# The motion's duration implied by the velocity limits alone, sum over segments of
+# max_j |dq_j| / v_j, must stay below this: a velocity limit of 1e-300 rad/s made the
+# initial T 1e300 s and the NLP's first evaluation NaN.
+MAX_DURATION = 3600.0      # [s]
 
 
 def refuse_loops(urdf: Path) -> None:
@@ -56,12 +69,13 @@ def refuse_loops(urdf: Path) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="minimum-time joint trajectory "
-                                "within torque, torque-rate and internal-force limits")
-    p.add_argument("--urdf", type=Path, required=True)
+    p = parser(PROG, "minimum-time joint trajectory within torque, torque-rate and "
+               "internal-force limits (Barman 2020 ch. IV); docs/plan.md")
+    p.add_argument("--urdf", type=Path, required=True, help="the robot's URDF")
     p.add_argument("--from", dest="start", type=float, nargs="+", required=True,
                    help="start positions (one per joint)")
-    p.add_argument("--to", dest="goal", type=float, nargs="+", required=True)
+    p.add_argument("--to", dest="goal", type=float, nargs="+", required=True,
+                   help="goal positions (one per joint)")
     p.add_argument("--via", type=float, nargs="+", action="append", default=[],
                    help="intermediate waypoint (repeatable)")
     p.add_argument("--limits", nargs="+", default=[], metavar="KEY=VALUE",
@@ -77,16 +91,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--weight", type=float, default=0.0,
                    help="Barman's u in [0, 1): minimise (1-u) T + u int sum tau^2 dt "
                    "(0: minimum time; u = 1 has no minimum: T grows without bound)")
-    p.add_argument("--gravity", type=float, nargs=3, help="override the model's gravity")
-    p.add_argument("--dt", type=float, default=0.01, help="output step [s]")
-    p.add_argument("--control-points", type=int)
-    p.add_argument("--grid", type=int, default=4, help="constraint points per knot interval")
-    p.add_argument("--max-iter", type=int, default=1000, help="NLP solver iterations per solve")
-    p.add_argument("--solver", choices=SOLVERS, default="ipopt")
+    p.add_argument("--gravity", type=float, nargs=3, help="override the model's gravity "
+                   "[m/s^2, base frame]")
+    p.add_argument("--dt", type=float, default=0.01,
+                   help=f"output step [s], >= {MIN_DT:g}")
+    p.add_argument("--control-points", type=int,
+                   help="B-spline control points per joint (fixed basis, no adaptive knots; "
+                   f"at most {MAX_CONTROL_POINTS}); default: adaptive")
+    p.add_argument("--grid", type=int, default=4,
+                   help=f"constraint points per knot interval (1 to {MAX_GRID})")
+    p.add_argument("--max-iter", type=int, default=1000,
+                   help=f"NLP solver iterations per solve (1 to {MAX_ITER})")
+    p.add_argument("--solver", choices=SOLVERS, default="ipopt",
+                   help="NLP solver: IPOPT (sparse) or SciPy's SLSQP (dense, small problems)")
     p.add_argument("--tol-T", type=float, default=1e-3,
                    help="adaptive knots: stop when T changes less than this (relative)")
-    p.add_argument("--out", type=Path, default=Path("traj.yaml"))
-    p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--out", type=Path, default=Path("traj.yaml"),
+                   help="the JointTrajectory YAML written (and <out>.png)")
+    p.add_argument("--no-plot", action="store_true", help="write no <out>.png")
     p.add_argument("--force", action="store_true",
                    help="replace an existing --out (and its .png); never an input")
     return p
@@ -100,10 +122,13 @@ def _check_arguments(a: argparse.Namespace) -> str | None:
         return "need finite numbers (--dt, --weight, --margin, --tol-T, waypoints, --gravity)"
     checks = [
         (a.dt > 0, f"--dt {a.dt:g}: the output step must be > 0 s"),
+        (a.dt >= MIN_DT, f"--dt {a.dt:g}: the output step must be >= {MIN_DT:g} s "
+         f"({1 / MIN_DT:g} Hz, above any controller's rate)"),
         (0 <= a.weight < 1, f"--weight {a.weight:g}: Barman's u must be in [0, 1) "
          "(eq. 4.18: at u = 1 the objective falls as T grows, no minimum)"),
-        (a.grid >= 1, f"--grid {a.grid}: need --grid >= 1 constraint points per knot span"),
-        (a.max_iter >= 1, f"--max-iter {a.max_iter}: need >= 1"),
+        (1 <= a.grid <= MAX_GRID, f"--grid {a.grid}: need --grid >= 1 and <= {MAX_GRID} "
+         "constraint points per knot span"),
+        (1 <= a.max_iter <= MAX_ITER, f"--max-iter {a.max_iter}: need 1 to {MAX_ITER}"),
         (0 < a.margin <= 1, f"--margin {a.margin:g}: need 0 < --margin <= 1"),
         (a.tol_T > 0, f"--tol-T {a.tol_T:g}: need > 0"),
         (len(a.via) <= MAX_VIA, f"{len(a.via)} --via points: at most {MAX_VIA} are planned "
@@ -113,12 +138,37 @@ def _check_arguments(a: argparse.Namespace) -> str | None:
     for ok, message in checks:
         if not ok:
             return message
-    if a.control_points is not None and a.control_points < 4:
-        return (f"--control-points {a.control_points}: need --control-points >= 4 "
-                "(degree + 1 of a cubic B-spline; 5 with a torque-rate limit, degree 4)")
+    if a.control_points is not None and not 4 <= a.control_points <= MAX_CONTROL_POINTS:
+        return (f"--control-points {a.control_points}: need --control-points >= 4 and <= "
+                f"{MAX_CONTROL_POINTS} (degree + 1 of a cubic B-spline; 5 with a torque-rate "
+                "limit, degree 4)")
     if len(a.start) == len(a.goal) and not a.via and np.array_equal(a.start, a.goal):
         return "--from equals --to and no --via: nothing to plan (the robot is there)"
     return None
+
+
+def check_sizes(waypoints: np.ndarray, velocity: np.ndarray) -> None:
+    """:class:`PlanningError` when the velocity limits alone make the motion through
+    ``waypoints`` (W, n) last longer than :data:`MAX_DURATION` (no NLP can start from
+    such a T: a limit of 1e-300 rad/s gave NaN at the first evaluation)."""
+    steps = np.abs(np.diff(waypoints, axis=0))               # (W - 1, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_joint = np.where(steps > 0, steps / velocity, 0.0)
+    bound = float(per_joint.max(axis=1).sum())
+    if not bound <= MAX_DURATION:
+        j = int(np.unravel_index(np.argmax(per_joint), per_joint.shape)[1])
+        raise PlanningError(f"the velocity limits make this motion last at least {bound:.3g} "
+                            f"s (joint {j + 1}: velocity limit {velocity[j]:.3g}); at most "
+                            f"{MAX_DURATION:g} s is planned: check --limits velocity=...")
+
+
+def check_samples(T: float, dt: float) -> None:
+    """:class:`PlanningError` when writing the plan every ``dt`` would exceed
+    :data:`MAX_SAMPLES` points."""
+    samples = T / dt + 1
+    if samples > MAX_SAMPLES:
+        raise PlanningError(f"T = {T:.4g} s at --dt {dt:g} is {samples:.3g} points, more than "
+                            f"{MAX_SAMPLES}: raise --dt; nothing written")
 
 
 def controller_limits(model: rc.RobotModel, path: Path, margin: float) -> dict[str, object]:
@@ -160,6 +210,7 @@ def controller_limits(model: rc.RobotModel, path: Path, margin: float) -> dict[s
 def main(argv: Sequence[str] | None = None) -> int:
     """Plan and write; 0 on success, 1 with one message (and no file) otherwise."""
     a = _parser().parse_args(argv)
+    exit_on_signals()
     bad = _check_arguments(a)
     if bad:
         print(f"{PROG}: error: {bad}", file=sys.stderr)
@@ -182,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if len(w) != model.nv:
                 raise RneaError(f"waypoint {k} has {len(w)} values; {model.name} has "
                                 f"{model.nv} joints {list(model.joint_names)}")
+        check_sizes(np.array(waypoints, dtype=float), np.asarray(limits.velocity, dtype=float))
         degree = 4 if np.isfinite(limits.torque_rate).any() else 3
         if a.control_points is not None and a.control_points < degree + 1:
             raise PlanningError(f"--control-points {a.control_points}: a degree-{degree} "
@@ -191,7 +243,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              max_iter=a.max_iter, solver=a.solver, tol_T=a.tol_T,
                              zero_acceleration=None if a.end_torque is None
                              else a.end_torque == "rest")
-        write_trajectory(plan, a.out, a.dt)
+        check_samples(plan.T, a.dt)
+        write_trajectory(plan, a.out, a.dt,
+                         made_by=stamp(PROG, argv, [a.urdf, a.controller_config]))
         if not a.no_plot:
             plot_plan(plan, a.out.with_suffix(".png"))
     except (RneaError, OSError, ValueError) as exc:  # ValueError: numbers the NLP refuses

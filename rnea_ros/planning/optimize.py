@@ -410,7 +410,9 @@ def _vector(model: RobotModel, value: object | None, default: Array, name: str) 
 def _solve(problem: Problem, x0: Array, solver: str, max_iter: int, tol: float | None,
            warm: tuple[Array, Array] | None, from_solution: bool = False
            ) -> tuple[Array, int, str, tuple[Array, Array] | None]:
-    """One NLP solve: ``(x, iterations, message, multipliers for a warm start)``. A stop
+    """One NLP solve: ``(x, iterations, message, multipliers for a warm start)``, the
+    message headed by the solver that ran (``IPOPT: ...``; ``SLSQP: ...`` after IPOPT's
+    fall-back to SLSQP). A stop
     short of convergence with a feasible iterate returns it with a warning; an infeasible
     one raises :class:`SolverError` saying which constraint and why."""
     if solver == "ipopt":
@@ -438,7 +440,7 @@ def _solve(problem: Problem, x0: Array, solver: str, max_iter: int, tol: float |
         warnings.warn(f"rnea-plan: {solver.upper()} stopped after {nit} iterations ({message}) "
                       f"at a feasible iterate, T = {T:.6g} s: returned, possibly not optimal",
                       SolverWarning, stacklevel=3)
-    return x, nit, message, multipliers
+    return x, nit, f"{solver.upper()}: {message}", multipliers
 
 
 def residuals(problem: Problem, x: Array) -> tuple[float, float]:

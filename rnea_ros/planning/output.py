@@ -39,11 +39,15 @@ def points_message(names: Sequence[str], t: Array, q: Array, qd: Array, qdd: Arr
             "joint_names": list(names), "points": points, section: info}
 
 
-def write_message(message: dict[str, Any], path: Path, program: str) -> None:
-    """``message`` as YAML at ``path`` (parents created), headed by who wrote it; written
-    under a temporary name and renamed (:func:`rnea_ros.tools.files.write_text`)."""
+def write_message(message: dict[str, Any], path: Path, program: str,
+                  made_by: dict[str, Any] | None = None) -> None:
+    """``message`` as YAML at ``path`` (parents created), headed by who wrote it and, when
+    given, ``made_by`` (:func:`rnea_ros.tools.provenance.stamp`: version, command line,
+    input digests) as its last key; written under a temporary name and renamed
+    (:func:`rnea_ros.tools.files.write_text`)."""
+    body = message if made_by is None else {**message, "made_by": made_by}
     write_text(path, f"# trajectory_msgs/JointTrajectory written by {program}\n"
-               + yaml.safe_dump(message, sort_keys=False, default_flow_style=None))
+               + yaml.safe_dump(body, sort_keys=False, default_flow_style=None))
 
 
 def trajectory_message(plan: Plan, dt: float) -> dict[str, Any]:
@@ -54,15 +58,16 @@ def trajectory_message(plan: Plan, dt: float) -> dict[str, Any]:
     check = plan.check
     return points_message(plan.model.joint_names, t, q, qd, qdd, tau, "plan", {
         "duration": plan.T, "step": dt, "weight": plan.weight,
-        "solver": f"SLSQP: {plan.message} ({plan.iterations} iterations)",
+        "solver": f"{plan.message} ({plan.iterations} iterations)",
         "limits": {k: [float(x) for x in getattr(lim, k)] for k in
                    ("lower", "upper", "velocity", "torque", "torque_rate", "force")},
         "dense_check": {"torque": check.torque, "torque_rate": check.torque_rate,
                         "velocity": check.velocity, "force": check.force}})
 
 
-def write_trajectory(plan: Plan, path: Path, dt: float) -> None:
-    write_message(trajectory_message(plan, dt), path, "rnea-plan")
+def write_trajectory(plan: Plan, path: Path, dt: float,
+                     made_by: dict[str, Any] | None = None) -> None:
+    write_message(trajectory_message(plan, dt), path, "rnea-plan", made_by)
 
 
 def read_trajectory(path: Path) -> tuple[list[str], Array, Array, Array, Array]:

@@ -19,7 +19,7 @@ from typing import Any, Union
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.control.config import per_joint, resolve_path
+from rnea_ros.control.config import per_joint
 from rnea_ros.control.imu import quaternion_matrix, rotation_exp
 from rnea_ros.core.coupling.loop_kinematics import loop_residual, solve_loops
 from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE, ClosedLoopModel
@@ -27,6 +27,7 @@ from rnea_ros.core.elastic.model import elastic_model
 from rnea_ros.core.errors import LoopClosureError, ParameterError, options
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.samples import resolve_path
 from rnea_ros.simulation.base import RockingBase
 from rnea_ros.simulation.elastic import ElasticSimulator
 from rnea_ros.simulation.mujoco_backend import MujocoSimulator

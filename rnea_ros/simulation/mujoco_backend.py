@@ -33,9 +33,23 @@ Joint limits are MuJoCo's own soft limit constraints (a step with one active is
 counted in ``stops``). Equality constraints are soft too; ours are made stiff
 (time constant ``2 dt``, impedance 0.9999): a held five-bar's loop stays closed to
 ~4e-9 m and drifts ~3e-6 rad in 3 s (MuJoCo's defaults: 3e-4 m and 0.2 rad).
-A step whose result is not finite is not taken (counted in ``diverged``; the
-state stays, at rest). Pushes: :meth:`MujocoSimulator.apply_wrench` (world frame,
-at the link's centre of mass: MuJoCo's ``xfrc_applied``) for a duration.
+Instability. MuJoCo checks each step for a position, velocity or acceleration that is
+not finite or beyond ``mjMAXVAL`` (1e10) and then *resets itself* (``mj_resetData``:
+q = 0 in one step, one line on stderr) and counts it in ``mjData.warning``
+(``mjWARN_BADQPOS``/``BADQVEL``/``BADQACC``/``BADCTRL``). A step after which one of
+those counters is set, whose result is not finite, or whose joint speed exceeds
+:data:`MAX_SPEED` is not taken: the state before it is restored, at rest, the pushes
+are cancelled (a push is what drives a held arm there), the counters cleared; it is
+counted in ``diverged`` and described in ``instability``. The commanded effort is
+held, not zeroed: the plant restarts at rest from a physical state, and zero effort
+would drop a gravity-loaded arm, a motion nobody commanded.
+
+Pushes: :meth:`MujocoSimulator.apply_wrench` (world frame, at the link's centre of
+mass: MuJoCo's ``xfrc_applied``) for a duration; beyond the caller's bounds (the node:
+``wrench_max_force``/``wrench_max_torque``) refused. The world file
+(:mod:`rnea_ros.simulation.mujoco_world`) may not add actuators; a world that
+intersects the robot at :meth:`MujocoSimulator.reset` is listed in
+``start_penetrations`` (the geoms, the depth) for the node to warn.
 """
 
 from __future__ import annotations
@@ -53,15 +67,19 @@ from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.errors import JointNameError, ModelError, ParameterError, StateError, options
 from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.simulation.mujoco_world import WORLD_PREFIX, attach_world, penetrations, world_path
 from rnea_ros.simulation.rigid import INTEGRATORS, drive_coefficients
 
 Array = NDArray[np.float64]
 AXIS_POINT = 0.1  # [m] second point on a spatial revolute cut's axis (as the Pinocchio
 # backend), and on a weld cut's x and y axes
-WORLD_PREFIX = "world/"
 ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1  # robot geoms: touch the world, not each other
 EQUALITY_TIMECONST_STEPS, EQUALITY_IMPEDANCE = 2.0, 0.9999  # loops and mimic couplings
 MASS_FLOOR, INERTIA_FLOOR = 1e-9, 1e-14  # [kg], [kg m^2]: MuJoCo refuses massless moving links
+# [rad/s or m/s] a joint speed no drive or mechanism reaches (95,000 rpm): a step past it
+# has blown up before MuJoCo's own check (1e10) sees it (a 1e6 N push: 6e8 rad/s, q
+# +6e5 rad in one step, MuJoCo's reset only at the next one).
+MAX_SPEED = 1e4
 
 
 @dataclass
@@ -106,23 +124,6 @@ def urdf_text(urdf: str | Path) -> str:
     if text.lstrip().startswith("<"):
         return text
     return Path(text).read_text()
-
-
-def world_path(world: str | Path) -> Path:
-    """An MJCF world file: a path, or a name of ``config/worlds/`` (``table`` ->
-    ``config/worlds/table.xml``); :class:`ParameterError` listing the shipped worlds."""
-    from rnea_ros.samples import share_directory
-
-    worlds = share_directory() / "config" / "worlds"
-    text = str(world)
-    path = Path(text)
-    if path.is_file():
-        return path
-    named = worlds / (text if text.endswith(".xml") else f"{text}.xml")
-    if named.is_file():
-        return named
-    shipped = sorted(p.stem for p in worlds.glob("*.xml")) if worlds.is_dir() else []
-    raise ParameterError(f"world '{text}': no such file; shipped worlds: {options(shipped)}")
 
 
 class MujocoSimulator:
@@ -174,7 +175,14 @@ class MujocoSimulator:
         self.t0, self.steps = 0.0, 0
         self.stops = 0
         self.diverged = 0
+        self.instability = ""  # the last step not taken, and why
+        self.start_penetrations: list[tuple[str, str, float]] = []
         self.pushes: dict[int, Push] = {}
+        self._bad_warnings = np.array([int(w) for w in (mj.mjtWarning.mjWARN_BADQPOS,
+                                                         mj.mjtWarning.mjWARN_BADQVEL,
+                                                         mj.mjtWarning.mjWARN_BADQACC,
+                                                         mj.mjtWarning.mjWARN_BADCTRL)])
+        self._warnings = self.mjd.warning.number  # (a view: 2 us a step, 18 us by item)
         self.reset(loops.q_reference if loops is not None else np.zeros(n))
 
     # -- building -------------------------------------------------------------------------
@@ -226,12 +234,7 @@ class MujocoSimulator:
         if payload is not None and payload.mass > 0.0:
             self._add_payload(spec, payload)
         if world is not None and str(world):
-            path = world_path(world)
-            try:
-                child = mj.MjSpec.from_file(str(path))
-                spec.attach(child, prefix=WORLD_PREFIX, frame=spec.worldbody.add_frame())
-            except Exception as exc:
-                raise ParameterError(f"world '{path}': MuJoCo cannot load it: {exc}") from None
+            attach_world(mj, spec, world_path(world))
         return spec
 
     def _body_link(self, body: int) -> str:
@@ -310,6 +313,7 @@ class MujocoSimulator:
         self.qdd = np.asarray(d.qacc[self.dadr], dtype=np.float64).copy()
         self.t0, self.steps = t, 0
         self.pushes.clear()
+        self.start_penetrations = penetrations(self.mj, self.mjm, d)
 
     def follower_state(self) -> tuple[list[str], Array, Array]:
         """Names, positions and velocities of the mimic followers (MuJoCo's own, held to
@@ -348,15 +352,26 @@ class MujocoSimulator:
         names = [self.mjm.body(b).name for b in range(1, self.mjm.nbody)]
         return [n for n in names if n and not n.startswith(WORLD_PREFIX) and n != "payload"]
 
-    def apply_wrench(self, link: str, force: Array, torque: Array, duration: float) -> None:
+    def apply_wrench(self, link: str, force: Array, torque: Array, duration: float, *,
+                     max_force: float = math.inf, max_torque: float = math.inf) -> None:
         """Push link ``link`` with ``force`` [N] and ``torque`` [N m] (world frame, at the
         link's centre of mass) for ``duration`` [s] of simulated time (rounded to steps;
         replaces a push still acting on that link). :class:`StateError` for a non-finite
-        wrench or duration, :class:`JointNameError` for an unknown link."""
+        wrench or duration, or a force or torque norm beyond ``max_force`` [N] or
+        ``max_torque`` [N m]; :class:`JointNameError` for an unknown link."""
         body = self.link_body(link)
         wrench = np.r_[np.asarray(force, float), np.asarray(torque, float)]
         if wrench.shape != (6,) or not np.all(np.isfinite(wrench)):
             raise StateError(f"wrench on '{link}' must be 6 finite values, got {wrench!r}")
+        for what, norm, bound, unit in (("force", float(np.linalg.norm(wrench[:3])),
+                                         max_force, "N"),
+                                        ("torque", float(np.linalg.norm(wrench[3:])),
+                                         max_torque, "N m")):
+            if norm > bound:
+                raise StateError(
+                    f"wrench on '{link}': {what} {norm:.3g} {unit} is beyond the bound "
+                    f"{bound:g} {unit} (wrench_max_{what}): no push a robot meets, and "
+                    "MuJoCo's integration blows up under such loads")
         if not (math.isfinite(duration) and duration >= 0.0):
             raise StateError(f"wrench duration must be finite and >= 0 s, got {duration}")
         self.pushes[body] = Push(body, wrench, round(duration / self.dt))
@@ -374,19 +389,61 @@ class MujocoSimulator:
             self._apply_pushes()
         before, time_before = qpos.copy(), d.time
         self.mj.mj_step(self.mjm, d)
-        if math.isfinite(float(qpos.sum()) + float(qvel.sum())):  # (a NaN or inf propagates)
+        bad = self._unstable()
+        if not bad:
             q = qpos[self.qadr]
             self.q, self.qd, self.qdd = q, qvel[self.dadr], self._qacc[self.dadr]
             if self.limited.size and (np.any(q[self.limited] <= self.lower) or
                                       np.any(q[self.limited] >= self.upper)):
                 self.stops += 1
-        else:  # not taken: the last state, at rest
-            qpos[:], qvel[:], d.time = before, 0.0, time_before
-            self.mj.mj_forward(self.mjm, d)
-            self.qd = np.zeros(self.model.nv)
-            self.diverged += 1
+        else:  # not taken: the last state, at rest, the pushes cancelled
+            self._restore(before, time_before)
+            self.instability = f"t = {self.t + self.dt:.4f} s: {bad}"
         self.effort = tau
         self.steps += 1
+
+    def _unstable(self) -> str:
+        """Why the step just taken is not to be kept ('' when it is): MuJoCo flagged a
+        bad position, velocity, acceleration or control (and reset itself), or the
+        state is not finite, or a joint is faster than :data:`MAX_SPEED`."""
+        if self._warnings[self._bad_warnings].any():
+            warning = self.mjd.warning
+            w = int(next(w for w in self._bad_warnings if warning[w].number))
+            kind = self.mj.mjtWarning(w).name.removeprefix("mjWARN_BAD")
+            return (f"MuJoCo found a bad {kind} value ({self._dof_name(warning[w], kind)}) "
+                    "and reset its state")
+        speed = float(np.abs(self._qvel).max(initial=0.0))
+        if not math.isfinite(float(self._qpos.sum()) + speed):  # (a NaN or inf propagates)
+            return "the state is not finite"
+        if speed > MAX_SPEED:
+            return f"a joint speed of {speed:.3g} (beyond {MAX_SPEED:g} rad/s or m/s)"
+        return ""
+
+    def _dof_name(self, stat: Any, kind: str) -> str:
+        """The joint a MuJoCo warning's ``lastinfo`` (a dof; a qpos index for QPOS, an
+        actuator for CTRL) points at."""
+        m, index = self.mjm, int(stat.lastinfo)
+        if kind == "CTRL":
+            return f"actuator '{m.actuator(index).name}'" if index < m.nu else f"#{index}"
+        if kind == "QPOS":
+            joints = [j for j in range(m.njnt) if m.jnt_qposadr[j] <= index]
+            return f"joint '{m.joint(max(joints)).name}'" if joints else f"#{index}"
+        return f"joint '{m.joint(int(m.dof_jntid[index])).name}'" if index < m.nv else \
+            f"#{index}"
+
+    def _restore(self, qpos: Array, time: float) -> None:
+        """The state ``qpos`` at ``time``, at rest; pushes and MuJoCo's counters cleared."""
+        d = self.mjd
+        self._qpos[:], self._qvel[:], d.time = qpos, 0.0, time
+        self._xfrc[:] = 0.0
+        self.pushes.clear()
+        self._pushed = False
+        self._warnings[self._bad_warnings] = 0
+        self.mj.mj_forward(self.mjm, d)
+        self.q = self._qpos[self.qadr].copy()
+        self.qd = np.zeros(self.model.nv)
+        self.qdd = np.asarray(self._qacc[self.dadr], dtype=np.float64).copy()
+        self.diverged += 1
 
     def _apply_pushes(self) -> None:
         """This step's pushes into MuJoCo's ``xfrc_applied`` (ended ones dropped)."""

@@ -9,6 +9,8 @@ never silently overwritten, never half-written, never written over an input.
 * :func:`staged_directory`: a directory of outputs written by code that opens files
   itself (``rnea-bag``'s CSV and plots) goes to a temporary directory beside the
   final files and each file is renamed into place at the end;
+* files get the mode a plain ``open()`` would give them (``0o666`` less the umask), not
+  the ``0o600`` of :func:`tempfile.mkstemp`;
 * every failure is an :class:`OutputError` whose message is one line naming the path.
 """
 
@@ -71,6 +73,13 @@ def make_directory(path: Path, option: str = "--out") -> None:
         raise OutputError(f"{option}: directory '{path}' is not writable")
 
 
+def default_mode() -> int:
+    """The permission bits a new file gets from ``open()``: ``0o666`` less the umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 @contextmanager
 def atomic_path(path: Path, option: str = "--out") -> Iterator[Path]:
     """A temporary path beside ``path`` to write; renamed to ``path`` when the block ends
@@ -87,6 +96,7 @@ def atomic_path(path: Path, option: str = "--out") -> Iterator[Path]:
     temporary = Path(name)
     try:
         yield temporary
+        os.chmod(temporary, default_mode())
         os.replace(temporary, path)
     except OSError as exc:
         raise OutputError(f"{option}: cannot write '{path}': {exc.strerror or exc}") from None

@@ -29,7 +29,8 @@ Array = NDArray[np.float64]
 
 def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: float = 1000.0,
               noise: float = 0.05, command_offset: float = 0.1, storage: str = "mcap",
-              spikes: Sequence[tuple[float, float, int, float]] = (), seed: int = 0,
+              spikes: Sequence[tuple[float, float, int, float]] = (),
+              steps: Sequence[tuple[float, float, int, float]] = (), seed: int = 0,
               nan_samples: Sequence[int] = (), robot_description: str | None = None,
               chunk: int = 50000, commands: bool = True,
               inverse_dynamics: Callable[[Array, Array, Array], Array] | None = None,
@@ -41,7 +42,9 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
     ``storage``: ``"mcap"`` or ``"sqlite3"`` (rosbag2 directory ``path``), or
     ``"ros1"`` (a ROS 1 ``.bag`` file ``path``); ``commands=False`` records no
     command topic. ``spikes``: ``(start [s], duration [s], joint index,
-    effort)`` overrides of the recorded effort; ``nan_samples``: sample indices
+    effort)`` overrides of the recorded effort; ``steps``: ``(start [s], rise time [s],
+    joint index, height)`` ramps added to the recorded effort from ``start`` on (a load
+    picked up: an effort-rate of ``height / rise``); ``nan_samples``: sample indices
     whose position is NaN; ``inverse_dynamics(Q, QD, QDD)`` gives the true
     torques (N, n), by default our batch RNEA (tests pass Pinocchio's, to stay
     independent; closed loops: ``inverse_dynamics(Q_tree, QD_active, QDD_active)``, by
@@ -104,6 +107,8 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
                 tau = (inverse_dynamics(Q, qd, qdd) if inverse_dynamics is not None
                        else loop_rnea_batch(loops, Q, qd, qdd))
             effort = tau + rng.normal(0.0, noise, tau.shape)
+            for begin, rise, joint, height in steps:
+                effort[:, joint] += height * np.clip((t[:, 0] - begin) / rise, 0.0, 1.0)
             for begin, length, joint, value in spikes:
                 mask = (t[:, 0] >= begin) & (t[:, 0] < begin + length)
                 effort[mask, joint] = value

@@ -191,7 +191,12 @@ def test_closed_loop_robot_is_refused_naming_the_loop_file(tmp_path: Path, capsy
     ("effort 1e300", "implausible efforts beyond 1e+09 N m (or N): joint1 (1e+300)"),
     ("effort 0", "every recorded effort is 0: no torque was measured"),
     ("excite --out /proc/x", "excite: error: --out: cannot write in '/proc'"),
-    ("excite --dt nan", "excite: error: need finite --dt > 0"),
+    ("excite --dt nan", "excite: error: need finite --dt >= 0.0001 s"),
+    ("excite --dt 1e-12", "excite: error: need finite --dt >= 0.0001 s"),
+    ("excite --harmonics 100000", "excite: error: need --harmonics 1 to 20"),
+    ("excite --periods 100000", "excite: error: need --harmonics 1 to 20, --periods 1 to 1000"),
+    ("excite --frequency 1e-9", "points, more than 1000000: raise --dt or --frequency"),
+    ("--rate 1e9", "rate 1e+09 Hz is above the recording's sampling rate 400 Hz"),
 ])
 def test_bad_argument_or_path_is_one_line(tmp_path: Path, motion, capsys, case: str,
                                           message: str) -> None:

@@ -71,14 +71,11 @@ def load(path: Path) -> ModuleType:
 
 
 def console_scripts() -> dict[str, str]:
-    tree = ast.parse((ROOT / "setup.py").read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
-            for key, value in zip(node.keys, node.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value == "console_scripts":
-                    entries = ast.literal_eval(value)
-                    return dict(e.replace(" ", "").split("=") for e in entries)
-    raise AssertionError("setup.py has no console_scripts")
+    """The executables ``ros2 run``/launch find in <prefix>/lib/rnea_ros, and the
+    ``module:function`` each runs: rnea_ros/commands.py, which setup.py installs."""
+    from rnea_ros.commands import COMMANDS
+
+    return {spec.ros_name: spec.target for spec in COMMANDS.values()}
 
 
 def flat_values(params: dict, prefix: str = "") -> dict:

@@ -197,3 +197,79 @@ def test_the_imu_on_mujoco_reads_gravity_and_the_controller_holds_with_it() -> N
         assert c.imu.fallback_steps == 0 and not c.imu.rejected
         f = loop.simulator.imu_msg.linear_acceleration
         assert abs(np.linalg.norm([f.x, f.y, f.z]) - 9.81) < 1e-6  # specific force at rest
+
+
+def simulator_status(loop: ClosedLoop) -> tuple[object, dict[str, str]]:
+    """The simulator's latest status on /diagnostics and its values."""
+    for array in reversed(loop.probe.recording.diagnostics):
+        for s in array.status:
+            if "rnea_simulator" in s.name:
+                return s, {v.key: v.value for v in s.values}
+    return None, {}
+
+
+def test_a_huge_push_is_refused_and_mujocos_own_reset_is_an_error() -> None:
+    """Issue 35 item 5 over the node: a finite 1e12 N push made MuJoCo reset itself (the
+    arm 2 rad to q = 0 in one step) with /diagnostics OK and 0 diverged steps. The node
+    refuses it (wrench_max_force, counted); and when MuJoCo blows up all the same (here
+    the push put on the plant directly, past the node's bound), the step is not taken:
+    the published joints do not jump, /diagnostics says ERROR with MuJoCo's reason."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+
+    with ClosedLoop(CONTROLLER, simulator()) as loop:
+        node = loop.simulator
+        assert node is not None and loop.run_for(0.2)
+        push(loop, "flange", (0.0, 1e12, 0.0))
+        assert loop.spin_until(lambda: node.rejected_wrenches == 1, 10.0)
+        assert node.pushes == 0 and not node.sim.pushes
+        node.sim.apply_wrench("flange", np.array([0.0, 1e12, 0.0]), np.zeros(3), 0.1)
+        assert loop.run_for(0.3)
+        q = np.array(loop.probe.recording.q)
+        jump = float(np.abs(np.diff(q, axis=0)).max())
+        assert jump < 1e-3, jump  # main: 2 rad
+        assert node.sim.diverged == 1 and not node.sim.pushes
+
+        def error_reported() -> bool:
+            status, values = simulator_status(loop)
+            return status is not None and status.level == DiagnosticStatus.ERROR and \
+                "reset its state" in values.get("last step not taken", "")
+        assert loop.spin_until(error_reported, 10.0), simulator_status(loop)
+        status, values = simulator_status(loop)
+        print(f"/diagnostics: {status.message}")
+        assert "integration unstable" in status.message and "bad QACC" in status.message
+        assert values["diverged steps (not taken)"] == "1"
+        assert values["rejected wrenches"] == "1"
+        c = loop.controller.controller
+        assert sum(c.rejected.values()) == 0
+
+
+def test_a_world_with_actuators_is_refused_at_start_and_one_inside_the_robot_reported(
+        tmp_path) -> None:
+    """Issue 35 item 6 over the node: a world with its own <actuator> started, then the
+    simulator died at its first step; a world through the arm at start was silent."""
+    world = tmp_path / "conveyor.xml"
+    world.write_text('<mujoco><worldbody><body name="belt" pos="1.5 0 0.1"><joint name="s" '
+                     'type="slide"/><geom size="0.1"/></body></worldbody><actuator>'
+                     '<motor name="belt_motor" joint="s"/></actuator></mujoco>')
+    with ClosedLoop(None, None) as loop:
+        with pytest.raises(ParameterError, match=rf"world '{world}': <actuator> element\(s\) "
+                           r"'belt_motor'"):
+            SimulatorNode(context=loop.context,
+                          parameter_overrides=overrides(simulator(world=str(world))))
+        world.write_text('<mujoco><worldbody><body name="wall" pos="0 0 0.3"><geom '
+                         'name="slab" type="box" size="0.3 0.02 0.3"/></body></worldbody>'
+                         '</mujoco>')
+        node = SimulatorNode(context=loop.context,
+                             parameter_overrides=overrides(simulator(world=str(world))))
+        try:
+            found = node.sim.start_penetrations
+            assert found and {w for _, w, _ in found} == {"world/slab"}, found
+            loop.executor.add_node(node)
+            assert loop.spin_until(lambda: node.diagnostics_pub.get_subscription_count() >= 1,
+                                   10.0)
+            node.publish_diagnostics()
+            assert loop.spin_until(lambda: simulator_status(loop)[0] is not None, 10.0)
+            values = simulator_status(loop)[1]
+            assert values["contacts at start (penetrating)"] == str(len(found)), values
+        finally:
+            node.destroy_node()

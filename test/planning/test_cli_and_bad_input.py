@@ -313,3 +313,47 @@ def test_cli_refuses_more_via_points_than_it_plans_in_one_line(tmp_path: Path, c
     assert code == 1 and not out.exists()
     assert len(err.strip().splitlines()) == 1
     assert f"{MAX_VIA + 1} --via points: at most {MAX_VIA}" in err, err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--grid", "1000000000"], "--grid 1000000000: need --grid >= 1 and <= 64"),
+    (["--control-points", "100000"], "--control-points 100000: need --control-points >= 4 "
+     "and <= 200"),
+    (["--dt", "1e-12"], "--dt 1e-12: the output step must be >= 0.0001 s"),
+    (["--max-iter", "1000000000"], "--max-iter 1000000000: need 1 to 100000"),
+    (["--limits", "velocity=1e-300"], "the velocity limits make this motion last at least"),
+])
+def test_cli_sizes_are_bounded_before_any_allocation(tmp_path: Path, capfd, args,
+                                                     message) -> None:
+    """Issue 37: --grid 1e9 ended in a MemoryError after 68 s and 97 GiB; a velocity limit
+    of 1e-300 printed two tracebacks and CasADi's NaN dumps. Now one line, exit 1, quickly,
+    and nothing from the solver."""
+    out = tmp_path / "traj.yaml"
+    assert main(["--urdf", RR, "--from", "0", "0", "--to", "1", "1", *args,
+                 "--out", str(out)]) == 1
+    captured = capfd.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rnea-plan: error:") and message in lines[0]
+    assert "CasADi" not in captured.out + captured.err and not out.exists()
+
+
+def test_cli_records_the_solver_that_ran_and_what_made_the_file(tmp_path: Path) -> None:
+    """traj.yaml said 'SLSQP: ...' after an IPOPT solve; it now names the solver that ran,
+    and carries the version, the command line and the URDF's digest."""
+    import yaml
+
+    import rnea_ros
+    from rnea_ros.tools.provenance import digest
+
+    out = tmp_path / "traj.yaml"
+    argv = ["--urdf", RR, "--from", "0", "0", "--to", "1", "1", "--no-plot", "--out", str(out)]
+    assert main(argv) == 0
+    doc = yaml.safe_load(out.read_text())
+    assert doc["plan"]["solver"].startswith("IPOPT: Solve_Succeeded"), doc["plan"]["solver"]
+    made = doc["made_by"]
+    assert made["version"] == rnea_ros.__version__ and made["tool"] == "rnea-plan"
+    assert made["command"].startswith("rnea-plan --urdf ") and str(out) in made["command"]
+    assert made["inputs"] == {RR: digest(Path(RR))}
+    assert main([*argv[:-3], "--solver", "slsqp", "--no-plot", "--force",
+                 "--out", str(out)]) == 0
+    assert yaml.safe_load(out.read_text())["plan"]["solver"].startswith("SLSQP: ")

@@ -37,7 +37,7 @@ def bag(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 def test_residual_matches_the_injected_noise_and_finds_the_violation(bag: Path,
                                                                       tmp_path: Path) -> None:
     out = tmp_path / "report"
-    assert main([str(bag), "--urdf", URDF, "--out", str(out), "--quiet"]) == 0
+    assert main([str(bag), "--urdf", URDF, "--out", str(out), "--quiet", "--series", "csv"]) == 0
     analysis, stats = analyse(Options(bag=bag, out=tmp_path / "again", urdf=Path(URDF),
                                       plots=False, progress=False))
     table = analysis.model_vs_measured.table()

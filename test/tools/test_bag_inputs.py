@@ -174,7 +174,7 @@ def test_truncated_mcap_is_read_up_to_its_cut(bags: dict[str, Path], tmp_path: P
     size = full.stat().st_size
     (crashed / "crashed_0.mcap").write_bytes(full.read_bytes()[:int(0.6 * size)])
     code, out, err = run([str(crashed), "--urdf", URDF, "--out", str(tmp_path / "t"),
-                          "--no-plots"], capsys)
+                          "--no-plots", "--series", "csv"], capsys)
     assert code == 0, err
     assert err.count("\n") == 1 and "'crashed_0.mcap' is truncated" in err
     read = int(err.split("read ")[1].split(" whole messages")[0])
@@ -182,7 +182,7 @@ def test_truncated_mcap_is_read_up_to_its_cut(bags: dict[str, Path], tmp_path: P
     assert 0.5 * 4000 < read < 0.7 * 4000 and written in (read // 2 - 2, read // 2 - 1)
     # The same numbers as the whole bag's, but for the last half-window (one-sided fit there).
     assert main([str(bags["mcap"]), "--urdf", URDF, "--out", str(tmp_path / "f"), "--no-plots",
-                 "--quiet"]) == 0
+                 "--quiet", "--series", "csv"]) == 0
     with open(tmp_path / "t" / "series.csv") as a, open(tmp_path / "f" / "series.csv") as b:
         cut, whole = list(csv.reader(a)), list(csv.reader(b))
     assert len(cut) == written + 1 and cut[:-30] == whole[:len(cut) - 30]
@@ -333,7 +333,7 @@ def test_plots_use_time_from_the_start_units_and_data_scaled_rates(tmp_path: Pat
     try:
         effort = np.sin(t)
         figure.draw("quiet", "N m", t, effort, effort, np.full_like(t, np.nan), 50.0 * np.sin(t),
-                    1000.0)
+                    40.0 * np.sin(t), 1000.0)
         top, _, bottom = figure.axes
         assert bottom.get_ylim()[1] < 100.0  # scaled to the data, not to the limits
         assert not any(line.get_visible() for line in figure.limits)
@@ -342,7 +342,7 @@ def test_plots_use_time_from_the_start_units_and_data_scaled_rates(tmp_path: Pat
         assert not figure.command.get_visible() and top.get_ylabel() == "effort [N m]"
         assert bottom.get_xlabel() == "time from the bag's start [s]"
         figure.draw("loud", "N", t, effort, effort, effort + 0.1, 1500.0 * np.sin(3 * t),
-                    1000.0)
+                    1400.0 * np.sin(3 * t), 1000.0)
         assert all(line.get_visible() for line in figure.limits) and bottom.get_ylim()[1] > 1500
         assert not figure.note.get_visible() and figure.command.get_visible()
         assert bottom.get_ylabel() == "effort rate [N/s]" and bottom.get_xlim() == (0.0, 2.0)
@@ -546,7 +546,7 @@ def test_no_efforts_is_said_never_rms_0(effort: str, tmp_path: Path,
 def test_outputs_are_never_overwritten_nor_an_input(bags: dict[str, Path], tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "o"
-    args = [str(bags["nocmd"]), "--urdf", URDF, "--no-plots"]
+    args = [str(bags["nocmd"]), "--urdf", URDF, "--no-plots", "--series", "csv"]
     assert run([*args, "--out", str(out)], capsys)[0] == 0
     before = (out / "series.csv").read_bytes()
     (out / "report.md").write_text("mine")

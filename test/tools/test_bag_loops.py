@@ -43,7 +43,7 @@ def test_active_torques_match_the_injected_noise(bag: tuple[Path, bool], tmp_pat
                                                  ) -> None:
     path, passive = bag
     out = tmp_path / "report"
-    args = [str(path), "--urdf", URDF, "--out", str(out), "--quiet"]
+    args = [str(path), "--urdf", URDF, "--out", str(out), "--quiet", "--series", "csv"]
     if not passive:
         args += ["--loops", LOOP_FILE]  # given explicitly; found next to the URDF otherwise
     assert main(args) == 0

@@ -124,7 +124,7 @@ def test_pr2_bag_analyses_and_the_model_torques_agree_with_pinocchio(
     path, _ = pr2_bag
     out = tmp_path / "out"
     assert main([str(path), "--urdf", str(PR2), "--out", str(out), "--quiet",
-                 "--no-plots"]) == 0
+                 "--no-plots", "--series", "csv"]) == 0
     err = capsys.readouterr().err
     # The 5 transmission joints pr2.urdf lacks are warned about; followers and the
     # joints it has as fixed ones are not.
@@ -185,7 +185,7 @@ def test_arm7_gripper_bags_with_or_without_the_follower_give_the_same_analysis(
     series = {}
     for bag in ("with_follower", "without"):
         assert main([str(gripper_bags[bag]), "--urdf", str(GRIPPER), "--out",
-                     str(tmp_path / bag), "--quiet", "--no-plots"]) == 0
+                     str(tmp_path / bag), "--quiet", "--no-plots", "--series", "csv"]) == 0
         err = capsys.readouterr().err
         assert "warning" not in err
         assert ("mimic follower in the bag (finger_joint2) agree" in err) == \

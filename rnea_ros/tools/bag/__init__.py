@@ -20,25 +20,33 @@ window for noisy encoders. Sampling is assumed near-uniform: a hole of more
 than 1.5 nominal periods (a lost or skipped message) splits the data into
 segments differentiated apart; gaps of more than 5 periods are reported.
 
+Effort-rate checks are noise-aware: the measured effort is differentiated by the
+same Savitzky-Golay filter, its noise estimated from the data (MAD of second
+differences), and a sample violates only beyond ``limit + 5 sigma_rate``
+(docs/bag.md, "Effort-rate checks").
+
 Memory stays bounded: samples are processed in chunks (``--chunk``) with
-overlap for the filter, series are appended to the CSV as they come, and the
+overlap for the filter, series are appended as they come, and the
 statistics are running sums; plots use at most ``--plot-points`` points.
 Speed: raw messages are decoded a batch at a time by layout (numpy views of
 their bytes, checked against rosbags), the CSV formatted by ``orjson``.
 
-Outputs in ``--out``: ``series.csv`` (every sample), ``joint_<name>.png``
-(measured vs model vs command, residual, ``tau_dot`` with limits; time from
-the bag's start, efforts in N m or N),
-``report.md`` (tables and plots).
+Outputs in ``--out``: ``report.html`` (self-contained) and ``report.md``,
+``violations.csv`` (one row per interval), ``joint_<name>.png`` (measured vs
+model vs command, residual, the checked effort rate with limits, intervals
+shaded; time from the first sample, efforts in N m or N), and with ``--series``
+``series.parquet`` or ``series.csv`` (every sample); all stamped with the
+version, command line and input digests.
 
 The pipeline, one stage per module: ``options`` (what the user asked for) →
 ``sources`` (raw messages: rosbags, or a truncated MCAP) → ``decoding``
 (batches of raw messages → arrays) → ``reading`` (joint states in model
 order, held commands) →
-``differentiation`` (Savitzky-Golay derivatives of a uniform segment) →
-``analysis`` (chunking, model evaluation on the batch core) → ``statistics``
-(running residuals, limit violations) → ``report`` (plots, ``report.md``);
-``cli`` is ``main(argv) -> int``.
+``differentiation`` (Savitzky-Golay derivatives of a uniform segment, noise
+estimates) → ``analysis`` (chunking, model evaluation on the batch core;
+``series``: the per-sample output) → ``statistics`` (running residuals, limit
+violations) → ``report`` (plots, ``violations.csv``, ``report.md``; ``page``:
+``report.html``); ``cli`` is ``main(argv) -> int``.
 """
 
 from rnea_ros.tools.bag.analysis import Analysis, analyse

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -20,15 +18,29 @@ from rnea_ros.core.dynamics.rnea import gravity_batch, rnea_batch
 from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.mimic import unfold
-from rnea_ros.tools.bag.differentiation import derivatives, window_samples
+from rnea_ros.tools.bag.differentiation import (
+    RATE_NOISE_SIGMAS,
+    derivatives,
+    effort_rate,
+    noise_sigma,
+    rate_gain,
+    window_samples,
+)
 from rnea_ros.tools.bag.loops import ActiveJoints, LoopEvaluator, bag_loops
 from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.reading import BagReader, Joints, Samples
-from rnea_ros.tools.bag.report import plot_joints, write_report
+from rnea_ros.tools.bag.report import (
+    plot_joints,
+    provenance,
+    write_report,
+    write_violations,
+)
+from rnea_ros.tools.bag.series import SeriesWriter, write_rows  # noqa: F401 (re-exported)
 from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker, sequential_sum
 from rnea_ros.tools.files import OutputError, check_outputs, staged_directory
 
 Array = NDArray[np.float64]
+NOISE_SAMPLES = 200  # a chunk shorter than this uses the noise estimated before it
 
 
 class Analysis:
@@ -55,10 +67,14 @@ class Analysis:
         self.rate_limits = np.full(n, rates[0]) if rates.size == 1 else rates
         if self.rate_limits.shape != (n,):
             raise BagError(f"--effort-rate-limits needs 1 or {n} values")
+        merge = options.window  # runs closer than a filter window are one interval
         self.effort_violations = ViolationTracker(model.joint_names, model.effort_limit,
-                                                  "effort")
+                                                  "effort", merge)
         self.rate_violations = ViolationTracker(model.joint_names, self.rate_limits,
-                                                "effort_rate")
+                                                "effort_rate", merge)
+        # The measured effort's noise per joint: sums of count and count * sigma^2 of the
+        # chunks' estimates (their mean is the report's), and the rate noise of a full window.
+        self.noise_sums = np.zeros((2, n))
         self.dt: float | None = None
         self.has_commands = True
         self.t0 = 0.0  # time of the first analysed sample [s]: the plots' and report's origin
@@ -69,22 +85,22 @@ class Analysis:
         self.backwards = 0  # steps whose stamp goes back: samples not in time order
         self.segments = 0
         self.written = 0
-        self.plot: dict[str, list[Array]] = {k: [] for k in
-                                             ("t", "tau", "effort", "command", "tau_dot")}
+        self.plot: dict[str, list[Array]] = {k: [] for k in ("t", "tau", "effort", "command",
+                                                             "tau_dot", "rate")}
         self.stride = 1
         if options.report or options.series:
             options.out.mkdir(parents=True, exist_ok=True)
-        self.csv_file = (open(options.out / "series.csv", "w", newline="", encoding="utf-8")
-                         if options.series else None)
-        self.csv = csv.writer(self.csv_file if self.csv_file is not None else io.StringIO(),
-                              lineterminator="\n")
         columns = ["t"]
         for kind in ("q", "qd", "qdd", "qddd", "tau_model", "gravity", "tau_dot_model",
                      "effort_measured", "effort_command", "residual"):
             columns += [f"{kind}.{j}" for j in model.joint_names]
         if isinstance(dynamics, LoopEvaluator):  # the solved passive joints
             columns += [f"q_passive.{j}" for j in dynamics.loops.passive_names]
-        self.csv.writerow(columns)
+        # What made the outputs (version, command line, input digests): once, if any.
+        self.provenance = provenance(options) if options.series or options.report else {}
+        self.series = (SeriesWriter(options.out, columns, options.series_format,
+                                    self.provenance) if options.series else None)
+        self.csv_file = self.series.csv_file if self.series is not None else None
 
     def window_samples(self) -> int:
         assert self.dt is not None  # set from BagReader.nominal_period() before run()
@@ -102,6 +118,7 @@ class Analysis:
         sl = slice(head, len(t) - tail)
         if len(t[sl]) == 0:
             return
+        measured_rate, rate_noise = self.measured_rate(effort)
         more: list[Array] = []
         if isinstance(self.dynamics, LoopEvaluator):  # every sample: tau_dot from tau
             assert chunk.optional is not None
@@ -129,19 +146,52 @@ class Analysis:
         measured = np.asarray(np.isfinite(effort).all(axis=1))
         subject = np.where(measured[:, None], effort, tau)
         self.effort_violations.add(t, subject)
-        rate = np.where(measured[:, None], np.gradient(effort, self.dt, axis=0)
-                        if len(t) > 1 else 0.0, tau_dot)
-        self.rate_violations.add(t, rate)
+        measured_rate = measured_rate[sl]
+        use = measured[:, None] & np.isfinite(measured_rate)
+        rate = np.where(use, measured_rate, tau_dot)
+        margin = np.where(use, RATE_NOISE_SIGMAS * np.nan_to_num(rate_noise), 0.0)
+        self.rate_violations.add(t, rate, self.rate_limits + margin)
         self.observe(t, qd, tau, effort, subject, rate)
-        if self.csv_file is not None:
-            rows = np.column_stack([t, q, qd, qdd, qddd, tau, g, tau_dot, effort, command,
-                                    tau - effort, *more])
-            write_rows(self.csv_file, rows)
+        if self.series is not None:
+            self.series.write(np.column_stack([t, q, qd, qdd, qddd, tau, g, tau_dot, effort,
+                                               command, tau - effort, *more]))
         keep = slice((-self.written) % self.stride, None, self.stride)
         for key, value in (("t", t), ("tau", tau), ("effort", effort), ("command", command),
-                           ("tau_dot", tau_dot)):
+                           ("tau_dot", tau_dot), ("rate", rate)):
             self.plot[key].append(value[keep].copy())  # a copy: a view would keep the chunk
         self.written += len(t)
+
+    def measured_rate(self, effort: Array) -> tuple[Array, Array]:
+        """The measured effort's rate (samples, joints) over a whole chunk (filtered like
+        ``q``, :func:`effort_rate`) and its noise per joint (n,): the effort's noise
+        (:func:`noise_sigma` of this chunk; of the chunks so far when this one has fewer
+        than :data:`NOISE_SAMPLES` samples) times the filter's noise gain."""
+        assert self.dt is not None
+        sigma = noise_sigma(effort)
+        ok = np.isfinite(sigma)
+        self.noise_sums[0] += np.where(ok, len(effort), 0)
+        self.noise_sums[1] += np.where(ok, len(effort) * np.nan_to_num(sigma) ** 2, 0.0)
+        if len(effort) < NOISE_SAMPLES:
+            sigma = np.where(self.noise_sums[0] > 0, self.effort_noise, sigma)
+        w = min(self.window_samples(), len(effort) if len(effort) % 2 else len(effort) - 1)
+        order = min(self.options.order, w - 1)
+        gain = rate_gain(w, order, self.dt) if w > order >= 1 else np.nan
+        return effort_rate(effort, self.dt, self.window_samples(), self.options.order), \
+            sigma * gain
+
+    @property
+    def effort_noise(self) -> Array:
+        """(n,) the measured effort's estimated noise [N m or N] (NaN: none measured)."""
+        count, squares = self.noise_sums
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(np.sqrt(squares / count), dtype=np.float64)
+
+    @property
+    def rate_noise(self) -> Array:
+        """(n,) the noise [N m/s or N/s] of its rate filtered over a full window."""
+        assert self.dt is not None
+        return self.effort_noise * rate_gain(self.window_samples(), self.options.order,
+                                             self.dt)
 
     def observe(self, t: Array, qd: Array, tau: Array, effort: Array, subject: Array,
                 rate: Array) -> None:
@@ -198,8 +248,8 @@ class Analysis:
                         pending, size = [kept], len(kept)
         self._flush(Samples.join(pending) if pending else None, pending_head, final=True)
         progress(0, close=True)
-        if self.csv_file is not None:
-            self.csv_file.close()
+        if self.series is not None:
+            self.series.close()
 
     def _flush(self, chunk: Samples | None, head: int, final: bool) -> int:
         """Evaluate what the chunk can; keep an overlap for the next. Returns the new head."""
@@ -212,30 +262,6 @@ class Analysis:
         half = self.window_samples() // 2
         self.process(chunk, head, half)
         return half
-
-
-def write_rows(stream: Any, rows: Array, block: int = 2048) -> None:
-    """Append ``rows`` as CSV lines: every float in its shortest exact form (read back, the
-    same double), NaN as ``nan``. ``orjson`` formats a row in C (~25 ns a number, ~20 times
-    the csv module), ``block`` rows at a time; a block with an infinity (JSON has none) goes
-    through ``csv``."""
-    import orjson
-
-    dumps, numpy = orjson.dumps, orjson.OPT_SERIALIZE_NUMPY
-    stream.flush()
-    for start in range(0, len(rows), block):
-        part = np.ascontiguousarray(rows[start:start + block])
-        if np.isinf(part).any():
-            stream.flush()
-            csv.writer(stream, lineterminator="\n").writerows(part.tolist())
-            stream.flush()
-            continue
-        nan: list[bool] = np.asarray(np.isnan(part).any(axis=1), dtype=bool).tolist()
-        lines = [dumps(row, option=numpy)[1:-1] if not has_nan
-                 else dumps(row, option=numpy)[1:-1].replace(b"null", b"nan")
-                 for row, has_nan in zip(part, nan, strict=True)]
-        lines.append(b"")
-        stream.buffer.write(b"\n".join(lines))
 
 
 def _progress(total: int, enabled: bool) -> Any:
@@ -308,7 +334,8 @@ OUT_OF_ORDER = 0.01  # fraction of backward stamp steps above which the order is
 
 def output_files(out: Path) -> list[Path]:
     """What a previous run left in ``out`` that this one would replace."""
-    names = [out / "report.md", out / "series.csv"]
+    names = [out / name for name in ("report.md", "report.html", "violations.csv",
+                                      "series.csv", "series.parquet")]
     return names + (sorted(out.glob("joint_*.png")) if out.is_dir() else [])
 
 
@@ -419,7 +446,11 @@ def analyse_into(options: Options, kind: type[Analysis] = Analysis
         warnings_.append(f"no efforts recorded for {len(silent)} of {model.nv} joints "
                          f"({_names(silent)}): all missing or NaN in {analysis.written} "
                          "samples; model - measured not computed for them")
+    analysis.violations = sorted(analysis.effort_violations.close()
+                                 + analysis.rate_violations.close(),
+                                 key=lambda v: (v.start, v.joint, v.kind))
     if options.report:
         plots = plot_joints(analysis) if options.plots else []
+        write_violations(analysis)
         write_report(analysis, stats, plots)
     return analysis, stats

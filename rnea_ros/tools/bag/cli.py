@@ -3,60 +3,97 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from rnea_ros.core.errors import RneaError
 from rnea_ros.tools.bag.analysis import analyse
-from rnea_ros.tools.bag.options import Options
+from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.report import effort_unit
+from rnea_ros.tools.bag.series import FORMATS
 from rnea_ros.tools.files import one_line
+from rnea_ros.tools.provenance import parser as cli_parser
 
 PROG = "rnea-bag"
 
 
-def parse(argv: Sequence[str] | None) -> Options:
-    p = argparse.ArgumentParser(
-        prog=PROG, description="model torques, torque rates and limit violations from a bag")
+class _Parser(argparse.ArgumentParser):
+    """An argument error is one line and exit code 1, like every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{PROG}: error: {message} (--help lists the options)", file=sys.stderr)
+        raise SystemExit(1)
+
+
+def parser() -> argparse.ArgumentParser:
+    """Every flag with its help; defaults shown by ``--help``."""
+    p = cli_parser(PROG, "model torques, torque rates and limit violations from a bag "
+                   "(docs/bag.md)", cls=_Parser)
     p.add_argument("bag", type=Path, help="rosbag2 directory, .mcap/.db3 file or ROS 1 .bag")
     p.add_argument("--urdf", type=Path, help="robot URDF (default: /robot_description in the bag)")
     p.add_argument("--loops", help="closed-loop robot: the loop file closing the URDF's "
                    "spanning tree (default: <urdf stem>.loops.yaml next to --urdf if it exists; "
                    "'none': no loops); the active joints are analysed, the passive ones solved")
     p.add_argument("--out", type=Path, default=Path("rnea_bag_report"), help="output directory")
-    p.add_argument("--states-topic", default="/joint_states")
-    p.add_argument("--commands-topic", default="/effort_controller/commands")
-    p.add_argument("--joints", nargs="+", help="joint order of the command arrays")
-    p.add_argument("--time-base", default="header", help="'header' stamps or 'receive' time")
-    p.add_argument("--window", type=float, default=0.05, help="Savitzky-Golay window [s]")
+    p.add_argument("--states-topic", default="/joint_states",
+                   help="sensor_msgs/JointState topic")
+    p.add_argument("--commands-topic", default="/effort_controller/commands",
+                   help="std_msgs/Float64MultiArray effort commands, in --joints order")
+    p.add_argument("--joints", nargs="+",
+                   help="joint order of the command arrays (default: the robot's order)")
+    p.add_argument("--time-base", default="header",
+                   help="time of a sample: 'header' (its stamp) or 'receive' (the bag's "
+                        "receive time)")
+    p.add_argument("--window", type=float, default=0.05,
+                   help="Savitzky-Golay window [s] (q derivatives and the measured effort rate)")
     p.add_argument("--order", type=int, default=4, help="Savitzky-Golay polynomial order, 3 to 10")
     p.add_argument("--differentiate-velocity", action="store_true",
                    help="differentiate positions even when velocities are recorded")
     p.add_argument("--effort-rate-limits", type=float, nargs="+", default=[1000.0],
                    help="per joint or one, > 0 [N m/s or N/s]")
     p.add_argument("--chunk", type=int, default=20000, help="samples per processing chunk")
-    p.add_argument("--plot-points", type=int, default=4000)
+    p.add_argument("--plot-points", type=int, default=4000,
+                   help="points per plotted curve (> 0; violation peaks are always marked)")
     p.add_argument("--mimic-tolerance", type=float, default=0.005,
                    help="a mimic follower (URDF <mimic>) in the bag further than this from "
                         "multiplier * leader + offset is reported [rad or m]")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--series", choices=FORMATS, default="none",
+                   help="also write every sample's numbers: series.parquet (zstd-compressed; "
+                        "needs pyarrow) or series.csv (shortest exact decimals, ~1.4 KB a "
+                        "sample of a 7-joint arm)")
+    p.add_argument("--no-plots", action="store_true", help="no joint_<name>.png, no plots "
+                   "in report.html")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--force", action="store_true",
                    help="replace existing outputs in --out (never an input)")
-    a = p.parse_args(argv)
+    return p
+
+
+def parse(argv: Sequence[str] | None) -> Options:
+    a = parser().parse_args(argv)
+    command = [PROG, *(sys.argv[1:] if argv is None else argv)]
     return Options(bag=a.bag, out=a.out, urdf=a.urdf, loops=a.loops, states_topic=a.states_topic,
                    commands_topic=a.commands_topic, joints=a.joints, time_base=a.time_base,
                    window=a.window, order=a.order, recorded_velocity=not a.differentiate_velocity,
                    effort_rate_limits=a.effort_rate_limits, chunk=a.chunk,
                    plot_points=a.plot_points, plots=not a.no_plots, progress=not a.quiet,
-                   mimic_tolerance=a.mimic_tolerance, force=a.force)
+                   mimic_tolerance=a.mimic_tolerance, force=a.force,
+                   series=a.series != "none",
+                   series_format=a.series if a.series != "none" else "csv",
+                   command=[shlex.quote(str(c)) for c in command])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Analyse a bag; 0 on success, 1 with one message on bad input."""
-    options = parse(argv)
     try:
+        options = parse(argv)
+    except SystemExit as exc:  # --help, --version (0), a bad argument (1, one line)
+        return exc.code if isinstance(exc.code, int) else 1
+    try:
+        check(options)  # every option, before any work
         analysis, stats = analyse(options)
     except (RneaError, OSError) as exc:
         print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
@@ -68,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = analysis.model_vs_measured.table()
     count = len(stats["warnings"])
     print(f"{PROG}: {analysis.written} samples of {analysis.model.name}; {count} "
-          f"warning{'' if count == 1 else 's'}; report in {options.out / 'report.md'}")
+          f"warning{'' if count == 1 else 's'}; report in {options.out / 'report.html'}")
     for j, name in enumerate(analysis.model.joint_names):
         if not table["samples"][j]:
             print(f"  {name:<20} model - measured: no efforts recorded")

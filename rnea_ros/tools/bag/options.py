@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 
 from rnea_ros.core.errors import BagError
@@ -29,7 +30,9 @@ class Options:
     mimic_tolerance: float = 0.005  # [rad or m]: a published mimic follower off its coupling
     force: bool = False  # replace existing outputs (never an input)
     drives: Path | None = None  # drive side file (armature, gear ratio, friction) for the URDF
-    series: bool = True  # write series.csv (rnea-fleet: summaries only)
+    series: bool = True  # write the per-sample series (rnea-fleet: summaries only)
+    series_format: str = "csv"  # "csv" or "parquet" (zstd); the CLI writes none by default
+    command: list[str] | None = None  # the command line, stamped on the outputs
     report: bool = True  # write report.md (and the plots if ``plots``)
 
 
@@ -49,6 +52,21 @@ def check(options: Options) -> None:
         raise BagError(f"--mimic-tolerance {options.mimic_tolerance}: must be finite and > 0")
     if options.chunk < 100:
         raise BagError(f"--chunk {options.chunk}: must be >= 100 samples")
+    if options.plot_points <= 0:
+        raise BagError(f"--plot-points {options.plot_points}: must be > 0 (points per "
+                       "plotted curve)")
+    if options.joints is not None:
+        seen = {j for j in options.joints if options.joints.count(j) > 1}
+        if seen:
+            raise BagError(f"--joints {', '.join(sorted(seen))} given more than once: each "
+                           "joint once, in the command arrays' order")
+        if not options.joints:
+            raise BagError("--joints: needs at least one joint name")
+    if options.series_format not in ("parquet", "csv"):
+        raise BagError(f"--series '{options.series_format}': must be parquet, csv or none")
+    if options.series and options.series_format == "parquet" and find_spec("pyarrow") is None:
+        raise BagError("--series parquet needs pyarrow (pip install pyarrow, or the 'fleet' "
+                       "extra); --series csv needs nothing more")
     bad = [v for v in options.effort_rate_limits if not v > 0 or v == float("inf")]
     if bad or not options.effort_rate_limits:
         raise BagError(f"--effort-rate-limits {' '.join(map(str, bad))}: limits must be "

@@ -1,16 +1,23 @@
-"""Outputs: one PNG per joint and ``report.md``."""
+"""Outputs: one PNG per joint, ``violations.csv``, ``report.md`` (``page``: ``report.html``)."""
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.tools.bag.differentiation import RATE_NOISE_SIGMAS
 from rnea_ros.tools.bag.options import Options
+from rnea_ros.tools.bag.page import write_page
 from rnea_ros.tools.bag.reading import Joints
 from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker, rate_and_jitter
+from rnea_ros.tools.provenance import digest
 
 Array = NDArray[np.float64]
 
@@ -27,6 +34,13 @@ class Analysed(Protocol):
     t0: float  # [s] the first analysed sample: the plots' and report's time origin
     dt: float | None  # [s] the nominal state period
     rate_limits: Array  # (n,) [N m/s or N/s]
+
+    @property
+    def effort_noise(self) -> Array: ...  # (n,) the measured effort's noise [N m or N]
+
+    @property
+    def rate_noise(self) -> Array: ...  # (n,) its filtered rate's noise [N m/s or N/s]
+
     has_commands: bool
     period_sums: list[float]  # count, sum, sum of squares of the state periods
     written: int
@@ -38,6 +52,7 @@ class Analysed(Protocol):
     effort_violations: ViolationTracker
     rate_violations: ViolationTracker
     violations: list[Violation]
+    provenance: dict[str, Any]  # :func:`provenance` of the run
 
 
 def effort_unit(joint_type: str) -> str:
@@ -67,7 +82,9 @@ class JointFigure:
         self.model = top.plot([], [], label="model", lw=0.8)[0]
         self.command = top.plot([], [], label="command", lw=0.8)[0]
         self.residual = middle.plot([], [], lw=0.8)[0]
-        self.rate = bottom.plot([], [], lw=0.8, label="model τ̇")[0]
+        self.model_rate = bottom.plot([], [], lw=0.6, color="0.6", label="model τ̇")[0]
+        self.rate = bottom.plot([], [], lw=0.8, color="C0", label="checked rate")[0]
+        self.marks: list[Any] = []  # the violation spans and peaks of the joint drawn
         self.limits = [bottom.axhline(0.0, color="r", ls="--", lw=0.8, label=label)
                        for label in ("limit", None)]
         self.note = bottom.text(0.99, 0.95, "", transform=bottom.transAxes, ha="right",
@@ -80,8 +97,27 @@ class JointFigure:
         self.fig.subplots_adjust(left=0.11, right=0.98, bottom=0.08, top=0.93, hspace=0.12)
 
     def draw(self, title: str, unit: str, t: Array, effort: Array, tau: Array, command: Array,
-             rate: Array, limit: float) -> None:
+             rate: Array, model_rate: Array, limit: float,
+             violations: Sequence[Violation] = ()) -> None:
+        """``rate``: the rate checked against ``limit`` (filtered measured, else model);
+        ``violations``: the joint's intervals (times from t0), shaded on the effort or rate
+        panel with their peak marked (the plotted points are decimated, the peaks not)."""
         top, middle, bottom = self.axes
+        for mark in self.marks:
+            mark.remove()
+        self.marks = []
+        width = 0.004 * (float(t[-1] - t[0]) if len(t) else 1.0)  # visible when short
+        for v in violations:
+            ax = top if v.kind == "effort" else bottom
+            middle_ = 0.5 * (v.start + v.end)
+            half = max(0.5 * (v.end - v.start), 0.5 * width)
+            self.marks.append(ax.axvspan(middle_ - half, middle_ + half, color="r",
+                                         alpha=0.2, lw=0))
+            self.marks += ax.plot([v.peak_time], [v.peak], "rx", ms=7)
+        over = {v.limit for v in violations if v.kind == "effort"}
+        for level in over:  # the effort limit, drawn when it was crossed
+            self.marks += [top.axhline(sign * level, color="r", ls="--", lw=0.8)
+                           for sign in (1, -1)]
         self.measured.set_data(t, effort)
         self.model.set_data(t, tau)
         has_command = bool(np.isfinite(command).any())
@@ -91,12 +127,14 @@ class JointFigure:
                    loc="upper right", fontsize=8)
         self.residual.set_data(t, tau - effort)
         self.rate.set_data(t, rate)
+        self.model_rate.set_data(t, model_rate)
         for ax in (top, middle):
             ax.relim(visible_only=True)
             ax.autoscale_view()
         if len(t):
             bottom.set_xlim(float(t[0]), float(t[-1]) if t[-1] > t[0] else float(t[0]) + 1.0)
-        self.rate_limits(rate, limit, unit)
+        peaks = [abs(v.peak) for v in violations if v.kind == "effort_rate"]
+        self.rate_limits(np.concatenate([rate, model_rate, peaks]), limit, unit)
         top.set_ylabel(f"effort [{unit}]")
         middle.set_ylabel(f"model − measured [{unit}]")
         bottom.set_ylabel(f"effort rate [{unit}/s]")
@@ -117,7 +155,7 @@ class JointFigure:
         self.note.set_text(f"limit ±{limit:.4g} {unit}/s (off scale; peak {peak:.3g})")
         span = 1.1 * (max(peak, limit) if shown else peak) or 1.0
         bottom.set_ylim(-span, span)
-        bottom.legend(handles=[self.rate] + (self.limits[:1] if shown else []),
+        bottom.legend(handles=[self.rate, self.model_rate] + (self.limits[:1] if shown else []),
                       loc="upper left", fontsize=8)
 
     def save(self, path: Path) -> None:
@@ -140,12 +178,16 @@ def plot_joints(analysis: Analysed) -> list[Path]:
     paths = []
     model = analysis.model
     figure = JointFigure()
+    t0 = analysis.t0
     try:
         for j, name in enumerate(model.joint_names):
+            marked = [dataclasses.replace(v, start=v.start - t0, end=v.end - t0,
+                                          peak_time=v.peak_time - t0)
+                      for v in analysis.violations if v.joint == name]
             figure.draw(f"{model.name}: {name} ({model.joint_types[j]})",
                         effort_unit(model.joint_types[j]), t, data["effort"][:, j],
-                        data["tau"][:, j], data["command"][:, j], data["tau_dot"][:, j],
-                        float(analysis.rate_limits[j]))
+                        data["tau"][:, j], data["command"][:, j], data["rate"][:, j],
+                        data["tau_dot"][:, j], float(analysis.rate_limits[j]), marked)
             path = analysis.options.out / f"joint_{name}.png"
             figure.save(path)
             paths.append(path)
@@ -162,9 +204,8 @@ def write_report(analysis: Analysed, stats: dict[str, Any], plots: list[Path]) -
                 else f"no command topic (`{opt.commands_topic}` is not in the bag)")
     lines = [f"# rnea-bag report: {opt.bag.name}", "",
              f"Robot **{model.name}** ({model.nv} joints), states `{opt.states_topic}` "
-             f"(time base: {opt.time_base}), {commands}. Times are from the first analysed "
-             f"sample, t0 = {analysis.t0:.6f} s ({opt.time_base} time); efforts in {unit}.",
-             ""]
+             f"(time base: {opt.time_base}), {commands}. Times are in seconds from the first "
+             f"analysed sample, t0 = {utc(analysis.t0)}; efforts in {unit}.", ""]
     warnings = stats.get("warnings", [])
     if warnings:
         lines += ["## Warnings", ""] + [f"- {w}" for w in warnings] + [""]
@@ -223,24 +264,95 @@ def write_report(analysis: Analysed, stats: dict[str, Any], plots: list[Path]) -
     sections = stats.get("sections", [])
     if sections:  # e.g. closed loops
         lines += ["", *sections]
-    violations = analysis.effort_violations.close() + analysis.rate_violations.close()
+    violations = analysis.violations
     lines += ["", "## Limit violations", ""]
     if violations:
-        lines += ["| joint | kind | start [s] | end [s] | peak | limit | unit |",
-                  "|---|---|---|---|---|---|---|"]
-        for v in violations:
-            u = effort_unit(model.joint_types[model.joint_index(v.joint)])
-            u = u if v.kind == "effort" else f"{u}/s"
-            lines.append(f"| {v.joint} | {v.kind} | {v.start - analysis.t0:.4f} | "
-                         f"{v.end - analysis.t0:.4f} | {v.peak:.4g} | {v.limit:.4g} | {u} |")
+        lines += [f"{len(violations)} intervals (also in `violations.csv`); an effort rate "
+                  f"counts beyond its limit plus {RATE_NOISE_SIGMAS:g} times its noise.", "",
+                  "| joint | kind | start [s] | end [s] | peak | limit | unit | start (UTC) |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for row in violation_rows(analysis)[:MAX_TABLE_ROWS]:
+            lines.append(f"| {row['joint']} | {row['kind']} | {row['start_s']:.4f} | "
+                         f"{row['end_s']:.4f} | {row['peak']:.4g} | {row['limit']:.4g} | "
+                         f"{row['unit']} | {row['start_utc']} |")
+        if len(violations) > MAX_TABLE_ROWS:
+            lines += ["", f"{len(violations) - MAX_TABLE_ROWS} more in `violations.csv`."]
     else:
         lines.append("None.")
-    analysis.violations = violations
+    noise, rate_noise = analysis.effort_noise, analysis.rate_noise
+    if np.isfinite(noise).any():
+        lines += ["", "## Measured effort noise", "", "Estimated from the data (MAD of second "
+                  "differences); the effort rate is checked against limit + "
+                  f"{RATE_NOISE_SIGMAS:g} sigma_rate.", "",
+                  "| joint | sigma | sigma_rate | rate limit | threshold | unit |",
+                  "|---|---|---|---|---|---|"]
+        for j, name in enumerate(model.joint_names):
+            if np.isfinite(noise[j]):
+                limit = float(analysis.rate_limits[j])
+                lines.append(f"| {name} | {noise[j]:.3g} | {rate_noise[j]:.3g} | {limit:.4g} | "
+                             f"{limit + RATE_NOISE_SIGMAS * rate_noise[j]:.4g} | "
+                             f"{effort_unit(model.joint_types[j])} (/s) |")
     if plots:
         lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
+    series = (f"`series.{'parquet' if opt.series_format == 'parquet' else 'csv'}`"
+              if opt.series else "not written (`--series csv` or `parquet`)")
+    stamp = analysis.provenance
     lines += ["", f"Savitzky-Golay window {opt.window} s, order {opt.order}; velocities "
               f"{'recorded' if opt.recorded_velocity else 'differentiated'}. Every sample: "
-              "`series.csv`."]
+              f"{series}.", "", f"rnea-bag {stamp['version']}: `{stamp['command']}`; inputs "
+              "(sha256): " + ", ".join(f"`{k}` {v}" for k, v in stamp["inputs"].items()) + "."]
     path = opt.out / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_page(lines, opt.out, f"rnea-bag report: {opt.bag.name}")
     return path
+
+
+MAX_TABLE_ROWS = 200  # report.md lists at most this many intervals (all in violations.csv)
+VIOLATION_COLUMNS = ("joint", "kind", "start_s", "end_s", "peak", "limit", "unit",
+                     "threshold", "peak_s", "start_utc")
+
+
+def utc(t: float) -> str:
+    """A stamp [s since the epoch] as ISO 8601 UTC, with the seconds; a stamp before 1973
+    is no wall-clock time (a simulation's clock) and says so."""
+    when = datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds")
+    text = when.replace("+00:00", "Z")
+    return text if t >= 1e8 else f"{text} ({t:.6f} s: not wall-clock time, simulated?)"
+
+
+def violation_rows(analysis: Analysed) -> list[dict[str, Any]]:
+    """``analysis.violations`` as rows of :data:`VIOLATION_COLUMNS`: times in seconds from
+    t0 (the first analysed sample), the start also in UTC; ``threshold``: what the peak
+    was tested against (the limit, plus the noise margin for a measured effort rate)."""
+    model, t0 = analysis.model, analysis.t0
+    rows = []
+    for v in analysis.violations:
+        u = effort_unit(model.joint_types[model.joint_index(v.joint)])
+        rows.append({"joint": v.joint, "kind": v.kind, "start_s": round(v.start - t0, 6),
+                     "end_s": round(v.end - t0, 6), "peak": v.peak, "limit": v.limit,
+                     "unit": u if v.kind == "effort" else f"{u}/s",
+                     "threshold": v.threshold, "peak_s": round(v.peak_time - t0, 6),
+                     "start_utc": utc(v.start).split(" ")[0]})
+    return rows
+
+
+def write_violations(analysis: Analysed) -> Path:
+    """``violations.csv``: one row per interval (:func:`violation_rows`), a header even
+    when there is none; every number in its shortest exact form."""
+    path = analysis.options.out / "violations.csv"
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.DictWriter(stream, VIOLATION_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(violation_rows(analysis))
+    return path
+
+
+def provenance(options: Options) -> dict[str, Any]:
+    """What made the outputs: the version, the command line, sha256 of every input file
+    (the bag's, the URDF, the loop file)."""
+    from rnea_ros import __version__
+
+    inputs = [options.bag, options.urdf, Path(options.loops) if options.loops
+              and options.loops != "none" else None]
+    return {"version": __version__, "command": " ".join(options.command or ["rnea-bag"]),
+            "inputs": {str(p): digest(p) for p in inputs if p is not None and p.exists()}}

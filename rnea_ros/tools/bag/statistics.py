@@ -49,24 +49,35 @@ class PairStats:
 
 @dataclass
 class Violation:
+    """One interval over a limit, of one joint: times in the bag's clock [s]."""
+
     joint: str
     kind: str  # "effort" or "effort_rate"
     start: float
     end: float
-    peak: float
+    peak: float  # the largest |value| in the interval, signed
     limit: float
+    peak_time: float = math.nan  # [s] when the peak is reached
+    threshold: float = math.nan  # what was tested at the peak: limit (+ a noise margin)
 
 
 class ViolationTracker:
-    """Time ranges where ``|x| > limit``, per joint, with the peak value."""
+    """Time ranges where ``|x| > threshold`` (by default the limit), per joint, with the
+    peak value. Runs of one joint closer than ``merge`` seconds (end to start) are one
+    interval: a value chattering about its threshold is reported once."""
 
-    def __init__(self, joints: Sequence[str], limits: Array, kind: str) -> None:
-        self.joints, self.limits, self.kind = list(joints), limits, kind
+    def __init__(self, joints: Sequence[str], limits: Array, kind: str,
+                 merge: float = 0.0) -> None:
+        self.joints, self.limits, self.kind, self.merge = list(joints), limits, kind, merge
         self.open: dict[int, Violation] = {}
         self.done: list[Violation] = []
+        self.last: dict[int, Violation] = {}  # the joint's latest finished interval
 
-    def add(self, t: Array, x: Array) -> None:
-        over = np.abs(x) > self.limits
+    def add(self, t: Array, x: Array, threshold: Array | None = None) -> None:
+        """``t`` (N,) [s], ``x`` (N, n); ``threshold`` (N, n) or (n,), default the limits."""
+        bound = self.limits if threshold is None else threshold
+        over = np.abs(x) > bound
+        bound = np.broadcast_to(bound, x.shape)
         last = len(t) - 1
         for j in range(len(self.joints)):
             edges = np.diff(np.concatenate([[0], over[:, j].astype(np.int8), [0]]))
@@ -74,26 +85,40 @@ class ViolationTracker:
             if len(starts) == 0 or starts[0] != 0:
                 self._finish(j)  # a run open from the previous chunk ended at its edge
             for s, e in zip(starts, ends, strict=True):
-                segment = x[s:e + 1, j]
-                peak = float(segment[np.argmax(np.abs(segment))])
+                k = s + int(np.argmax(np.abs(x[s:e + 1, j])))
+                peak, at, level = float(x[k, j]), float(t[k]), float(bound[k, j])
                 v = self.open.get(j) if s == 0 else None
                 if v is None:
                     self._finish(j)
+                    v = self._reopen(j, float(t[s]))
+                if v is None:
                     v = self.open[j] = Violation(self.joints[j], self.kind, float(t[s]),
-                                                 float(t[e]), peak, float(self.limits[j]))
+                                                 float(t[e]), peak, float(self.limits[j]),
+                                                 at, level)
                 v.end = float(t[e])
                 if abs(peak) > abs(v.peak):
-                    v.peak = peak
+                    v.peak, v.peak_time, v.threshold = peak, at, level
                 if e != last:
                     self._finish(j)
 
+    def _reopen(self, j: int, start: float) -> Violation | None:
+        """The joint's last interval if it ended less than ``merge`` before ``start``."""
+        v = self.last.get(j)
+        if v is None or start - v.end >= self.merge:
+            return None
+        self.done.remove(v)
+        self.open[j] = v
+        return v
+
     def _finish(self, j: int) -> None:
         if j in self.open:
-            self.done.append(self.open.pop(j))
+            v = self.open.pop(j)
+            self.done.append(v)
+            self.last[j] = v
 
     def close(self) -> list[Violation]:
-        self.done.extend(self.open.values())
-        self.open.clear()
+        for j in list(self.open):
+            self._finish(j)
         return sorted(self.done, key=lambda v: (v.start, v.joint))
 
 

@@ -11,7 +11,10 @@ Results are JSON files ``DIR/cache/<key>.json``, written to a temporary file in 
 same directory and renamed over the target (atomic on POSIX): a run killed at any
 point leaves whole results or none, so the next run redoes only what is missing,
 and the tables, rebuilt from the cache for the manifest's bags, neither duplicate
-nor lose a row.
+nor lose a row. An entry that cannot be read or lacks a field (a disk error, an
+edit by hand, a tool writing another format) is ignored: the bag is analysed again
+and the entry replaced, with a warning naming the file (:attr:`Cache.warnings`).
+A cache folder that cannot be written is a :class:`FleetError` before any work.
 """
 
 from __future__ import annotations
@@ -23,18 +26,21 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rnea_ros.tools.files import atomic_path
+from rnea_ros.tools.fleet.manifest import FleetError
+from rnea_ros.tools.fleet.tables import RESULT_FIELDS, ROW_FIELDS
+
 MIB = 1 << 20
-FORMAT = 3  # bump when a result's fields change
+FORMAT = 4  # bump when a result's fields change (4: a row's unit)
 
 
 def version() -> str:
-    """The installed package's version (``0+unknown`` from a source tree)."""
-    try:
-        from importlib.metadata import version as _version
+    """The package's version, ``rnea_ros.__version__`` (what ``--version`` prints; not
+    the installed metadata, which another install into a shared environment may be
+    rewriting while a run reads it)."""
+    from rnea_ros import __version__
 
-        return _version("rnea_ros")
-    except Exception:  # not installed: a source checkout
-        return "0+unknown"
+    return __version__
 
 
 def file_hash(path: Path) -> str:
@@ -81,33 +87,77 @@ class Cache:
 
     def __init__(self, out: Path) -> None:
         self.folder = Path(out) / "cache"
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.warnings: list[str] = []
+        writable(self.folder)
 
     def path(self, key: str) -> Path:
         return self.folder / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored result, or None (absent or unreadable: redo it)."""
+        """The stored result, or None: absent, or unusable (warned: redo it)."""
+        path = self.path(key)
         try:
-            result: dict[str, Any] = json.loads(self.path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
             return None
-        return result if result.get("key") == key else None
+        except (OSError, UnicodeDecodeError) as exc:
+            return self._corrupt(path, getattr(exc, "strerror", None) or str(exc))
+        try:
+            result = json.loads(text)
+        except ValueError:
+            return self._corrupt(path, "not JSON")
+        problem = _problem(result, key)
+        if problem:
+            return self._corrupt(path, problem)
+        return dict(result)
+
+    def _corrupt(self, path: Path, why: str) -> dict[str, Any] | None:
+        """Warn that the entry at ``path`` is unusable; None (analyse the bag again)."""
+        self.warnings.append(f"cache entry '{path}' ignored ({why}): analysed again")
+        return None
 
     def put(self, result: dict[str, Any]) -> None:
         write_atomic(self.path(result["key"]), json.dumps(result, allow_nan=True).encode())
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file renamed over it (fsynced)."""
-    path = Path(path)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _problem(result: Any, key: str) -> str:
+    """What makes a cached result unusable, or ''."""
+    if not isinstance(result, dict):
+        return "not a result"
+    if result.get("format", FORMAT) != FORMAT:
+        return f"format {result.get('format')}, not {FORMAT}"
+    missing = [f for f in RESULT_FIELDS if f not in result]
+    if missing:
+        return f"missing '{missing[0]}'"
+    if result["key"] != key:
+        return f"key '{result['key']}' is not its name"
+    if not isinstance(result["rows"], list):
+        return "'rows' is not a list"
+    for row in result["rows"]:
+        if not isinstance(row, dict):
+            return "a row is not a mapping"
+        lacking = [f for f in ROW_FIELDS if f not in row]
+        if lacking:
+            return f"a row misses '{lacking[0]}'"
+    return ""
+
+
+def writable(folder: Path) -> None:
+    """Create ``folder`` and check a file can be written in it, else :class:`FleetError`
+    (one line: the folder and the system's reason)."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise FleetError(f"cannot write in '{folder}': {exc.strerror or exc}") from None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed over it (fsynced; the
+    mode ``open()`` would give it): :func:`rnea_ros.tools.files.atomic_path`."""
+    with atomic_path(Path(path), "cache") as temporary, open(temporary, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())

@@ -2,7 +2,9 @@
 
 Exit status: 0 when every bag was analysed (``partial`` ones included), 2 when some
 failed (listed on stderr and in the report), 1 for a usage error (bad manifest or
-option: one line).
+option) or an I/O error (``--out`` or its cache not writable, a full disk): one line.
+The tables, ``summary.json`` and the report are stamped with the version and the
+command line.
 """
 
 from __future__ import annotations
@@ -18,41 +20,58 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rnea_ros import __version__
 from rnea_ros.core.errors import RneaError
-from rnea_ros.tools.fleet.cache import Cache, result_key, write_atomic
+from rnea_ros.tools.fleet.cache import FORMAT, Cache, result_key, writable, write_atomic
 from rnea_ros.tools.fleet.drift import THRESHOLD, drift
 from rnea_ros.tools.fleet.engines import default_workers, run_dask, run_local
 from rnea_ros.tools.fleet.manifest import FleetError, Manifest, load_manifest
+from rnea_ros.tools.fleet.recordings import duplicates
 from rnea_ros.tools.fleet.report import write_report
 from rnea_ros.tools.fleet.tables import bag_rows, write_bags, write_drift
 from rnea_ros.tools.fleet.task import Job
+from rnea_ros.tools.provenance import command_line
+from rnea_ros.tools.provenance import parser as cli_parser
 
 PROG = "rnea-fleet"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="rnea-bag over a fleet's bags: "
-                                "tables, drift and a report")
-    sub = p.add_subparsers(dest="command", required=True)
-    a = sub.add_parser("analyse", help="analyse the manifest's bags (new or changed ones)")
-    a.add_argument("manifest", type=Path, help="YAML: robots: {NAME: {urdf: F, bags: GLOB}}")
-    a.add_argument("--out", type=Path, required=True, help="output directory")
-    a.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
-    a.add_argument("--scheduler", help="a Dask scheduler, tcp://HOST:PORT (default: local)")
-    a.add_argument("--since", help="tables, drift and report only for bags starting on or "
-                   "after this UTC date (YYYY-MM-DD or ISO time)")
-    a.add_argument("--drift-threshold", type=float, default=THRESHOLD,
+    p = cli_parser(PROG, "rnea-bag over a fleet's bags: tables, drift and a report "
+                   "(docs/fleet.md)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                           help="analyse: the only command")
+    a = sub.add_parser("analyse", help="analyse the manifest's bags (new or changed ones)",
+                       description="Analyse the manifest's new or changed bags; write the "
+                       "tables, drift and report under --out.")
+    a.add_argument("manifest", type=Path, help="YAML: robots: {NAME: {urdf: F, bags: GLOB}}; "
+                   "paths relative to it")
+    a.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="output directory (required; nothing is written outside it)")
+    a.add_argument("--workers", type=int, metavar="N",
+                   help=f"local worker processes (default: all cores, {default_workers()} "
+                   "here)")
+    a.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="a running Dask scheduler (default: none, the local pool)")
+    a.add_argument("--since", metavar="DATE", help="tables, drift and report only for bags "
+                   "starting on or after this UTC date, YYYY-MM-DD or ISO time (default: "
+                   "all bags)")
+    a.add_argument("--drift-threshold", type=float, default=THRESHOLD, metavar="RATE",
                    help="flag a joint whose residual RMS or fitted friction rises faster "
-                   "than this, relative to its residual RMS, per day (default %(default)s)")
+                   "than this, relative to its residual RMS, per day (default: %(default)s)")
     a.add_argument("--reports", action="store_true",
-                   help="also write rnea-bag's report.md and plots per bag (DIR/reports/)")
-    a.add_argument("--quiet", action="store_true", help="no progress bar")
+                   help="also write rnea-bag's report.md and plots per bag in "
+                   "DIR/reports/ROBOT/ (default: off)")
+    a.add_argument("--quiet", action="store_true",
+                   help="no progress bar (default: a bar on a terminal)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; 0, 2 (some bags failed) or 1 (usage)."""
+    """Run the command; 0, 2 (some bags failed) or 1 (usage, or an I/O error: one line)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
+    command = command_line(PROG, argv)
     try:
         since = _since(args.since)
         if args.workers is not None and args.workers < 1:
@@ -60,21 +79,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.drift_threshold > 0 or not math.isfinite(args.drift_threshold):
             raise FleetError(f"--drift-threshold {args.drift_threshold}: must be finite, > 0")
         manifest = load_manifest(args.manifest)
+        for warning in manifest.warnings:
+            print(f"{PROG}: warning: {warning}", file=sys.stderr)
+        return analyse(manifest, args.out, workers=args.workers, scheduler=args.scheduler,
+                       since=since, threshold=args.drift_threshold, reports=args.reports,
+                       progress=not args.quiet, command=command)
     except RneaError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
-    for warning in manifest.warnings:
-        print(f"{PROG}: warning: {warning}", file=sys.stderr)
-    return analyse(manifest, args.out, workers=args.workers, scheduler=args.scheduler,
-                   since=since, threshold=args.drift_threshold, reports=args.reports,
-                   progress=not args.quiet)
+    except OSError as exc:  # a read-only or full disk, a vanished folder, ...
+        where = f"'{exc.filename}': " if exc.filename else ""
+        print(f"{PROG}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 def jobs_of(manifest: Manifest, out: Path, reports: bool) -> list[Job]:
     """One job per bag, keyed by content (see :mod:`~rnea_ros.tools.fleet.cache`)."""
     jobs = []
     for robot in manifest.robots:
-        loops = robot.options.get("loops")
+        loops = robot.options.get("loops")  # absolute: the manifest resolved it
         loop_file = (Path(loops) if loops and loops != "none" else
                      robot.urdf.with_name(f"{robot.urdf.stem}.loops.yaml"))
         files = {"urdf": robot.urdf, "drives": robot.drives, "loops": loop_file}
@@ -89,10 +112,12 @@ def jobs_of(manifest: Manifest, out: Path, reports: bool) -> list[Job]:
 def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
             scheduler: str | None = None, since: float | None = None,
             threshold: float = THRESHOLD, reports: bool = False,
-            progress: bool = True) -> int:
-    """The whole run: cached results, the rest on the engine, tables, drift, report."""
+            progress: bool = True, command: str = PROG) -> int:
+    """The whole run: cached results, the rest on the engine, tables, drift, report.
+
+    ``command`` (the command line) and the version stamp the tables and the report."""
     began = time.perf_counter()
-    out.mkdir(parents=True, exist_ok=True)
+    writable(out)
     cache = Cache(out)
     jobs = jobs_of(manifest, out, reports)
     results: dict[str, dict[str, Any]] = {}
@@ -103,6 +128,8 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
             results[job.key] = hit
         else:
             todo.append(job)
+    for warning in cache.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
     cached = len(results)
     digest = _digest(jobs, since, threshold, reports)
     if not todo and _unchanged(out, digest):  # nothing new: the tables and report stand
@@ -127,27 +154,31 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
         return 1
     engine_seconds = time.perf_counter() - engine_began
     ordered = [results[j.key] for j in jobs]
-    rows = bag_rows(ordered)
+    rows = duplicates(bag_rows(ordered))
     if since is not None:
         rows = [r for r in rows if not math.isfinite(r["start"]) or r["start"] >= since]
     trends = drift(rows, threshold)
-    write_bags(out / "bags.parquet", rows)
-    write_drift(out / "drift.parquet", trends)
+    stamp = {"version": __version__, "command": command}
+    write_bags(out / "bags.parquet", rows, stamp)
+    write_drift(out / "drift.parquet", trends, stamp)
     bags = {(r["robot"], r["bag"]): r for r in rows}  # a bag may serve two robots
     failed = [r for r in bags.values() if r["status"] == "error"]
     summary = {
-        "manifest": str(manifest.path.resolve()),
+        "manifest": str(manifest.path.resolve()), **stamp,
         "bags": len(bags), "robots": len(manifest.robots), "analysed": len(todo),
         "cached": cached, "failed": len(failed),
         "partial": sum(r["status"] == "partial" for r in bags.values()),
         "flagged": sorted({f"{t['robot']}/{t['joint']}" for t in trends if t["flagged"]}),
         "failed_bags": [{"robot": r["robot"], "bag": r["bag"], "message": r["message"]}
                         for r in failed],
+        "duplicates": [{"robot": r["robot"], "bag": r["bag"], "copy_of": r["duplicate_of"]}
+                       for r in bags.values() if r["duplicate_of"]],
+        "silent": [r.name for r in manifest.robots if not r.bags],
         "engine": scheduler or f"local:{workers or default_workers()}",
         "engine_seconds": round(engine_seconds, 3), "drift_threshold": threshold,
         "digest": digest if not any(r.get("transient") for r in ordered) else "",
     }
-    write_report(out / "report.html", rows, trends, summary)
+    write_report(out, rows, trends, summary, [r.name for r in manifest.robots])
     summary["seconds"] = round(time.perf_counter() - began, 3)
     write_atomic(out / "summary.json", json.dumps(summary, indent=1).encode())
     _print(summary, out)
@@ -157,15 +188,20 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
 def _print(summary: dict[str, Any], out: Path) -> None:
     for r in summary["failed_bags"]:
         print(f"{PROG}: failed: {r['robot']}: {r['bag']}: {r['message']}", file=sys.stderr)
+    for r in summary.get("duplicates", []):
+        print(f"{PROG}: duplicate: {r['robot']}: {r['bag']}: a copy of {r['copy_of']}",
+              file=sys.stderr)
     print(f"{PROG}: {summary['bags']} bags: {summary['analysed']} analysed, "
-          f"{summary['cached']} cached, {summary['failed']} failed; flagged: "
+          f"{summary['cached']} cached, {summary['failed']} failed, "
+          f"{len(summary.get('duplicates', []))} duplicates; flagged: "
           f"{', '.join(summary['flagged']) or 'none'}; {out / 'report.html'}")
 
 
 def _digest(jobs: Sequence[Job], since: float | None, threshold: float,
             reports: bool) -> str:
     """What the tables and the report were made of: the results' keys and the options."""
-    text = json.dumps([sorted(j.key for j in jobs), since, threshold, reports])
+    text = json.dumps([sorted(j.key for j in jobs), since, threshold, reports, FORMAT,
+                       __version__])
     return hashlib.sha256(text.encode()).hexdigest()
 
 

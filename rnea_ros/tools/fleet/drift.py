@@ -45,7 +45,7 @@ def drift(rows: Iterable[dict[str, Any]], threshold: float = THRESHOLD
     """One row per (robot, joint, metric); see the module docstring."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        if row["status"] in ("ok", "partial") and math.isfinite(row["start"]):
+        if trended(row):
             groups[(row["robot"], row["joint"])].append(row)
     out = []
     for (robot, joint), bags in sorted(groups.items()):
@@ -57,6 +57,12 @@ def drift(rows: Iterable[dict[str, Any]], threshold: float = THRESHOLD
             out.append(_trend(robot, joint, metric, bags, reference,
                               speed if metric == "viscous" else 1.0, threshold))
     return out
+
+
+def trended(row: dict[str, Any]) -> bool:
+    """A bag row that enters the trends: read whole, not a copy, with a stamp."""
+    return (row["status"] == "ok" and not row.get("duplicate_of")
+            and math.isfinite(row["start"]))
 
 
 def _trend(robot: str, joint: str, metric: str, bags: list[dict[str, Any]],

@@ -1,14 +1,29 @@
 """The fleet manifest: robots, their URDF (and drive file), and the globs of their bags.
 
-``robots: {NAME: {urdf: FILE, bags: GLOB or [GLOB, ...], drives: FILE, states_topic: ...}}``,
-paths relative to the manifest. Besides ``urdf``/``bags``/``drives`` a robot may set
-any ``rnea-bag`` option of :data:`OPTION_KEYS` (topics, window, order, loops, mimic
-tolerance, ...). A bag is a ``.mcap``/``.db3``/``.bag`` file or a rosbag2 directory.
+``robots: {NAME: {urdf: FILE, bags: GLOB or [GLOB, ...], drives: FILE, states_topic: ...}}``.
+Besides ``urdf``/``bags``/``drives`` a robot may set any ``rnea-bag`` option of
+:data:`OPTION_KEYS` (topics, window, order, loops, mimic tolerance, ...). A bag is a
+``.mcap``/``.db3``/``.bag`` file or a rosbag2 directory.
+
+Checked, each refusal one line naming the robot, key or file:
+
+* a robot name is an identifier (:data:`NAME_RULE`): it names the robot's report
+  folder and page under ``--out``, so it is never a path (``../x``, ``/x``);
+* a key given twice anywhere in the file (a robot, or a robot's key) is refused:
+  YAML would silently keep the last one;
+* every path (``urdf``, ``drives``, ``loops``, the ``bags`` globs) is relative to the
+  manifest's folder (or absolute);
+* the globs' matches are resolved (symlinks followed once): a bag reached through two
+  paths or a symlink loop is one bag, and a file or folder inside a matched rosbag2
+  directory is part of that recording, not another bag. Folders that are not bags
+  (``**`` matches every folder on the way) are skipped.
 """
 
 from __future__ import annotations
 
 import glob
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +34,8 @@ from rnea_ros.core.errors import RneaError
 
 
 class FleetError(RneaError):
-    """A bad manifest or fleet option (one line naming the key, robot or file)."""
+    """A bad manifest, fleet option or output place (one line naming the key, robot or
+    file)."""
 
 
 # rnea-bag options a robot's entry may set, with their types
@@ -29,6 +45,10 @@ OPTION_KEYS: dict[str, type] = {
     "loops": str, "joints": list, "effort_rate_limits": list,
 }
 ROBOT_KEYS = ("urdf", "bags", "drives", *OPTION_KEYS)
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+NAME_RULE = ("a robot name is an identifier: a letter or '_', then up to 63 letters, "
+             "digits, '_' or '-'")
+BAG_SUFFIXES = (".mcap", ".db3", ".bag")
 
 
 @dataclass
@@ -47,12 +67,31 @@ class Manifest:
     warnings: list[str]
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` refusing a mapping key given twice (YAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False
+                          ) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise FleetError(f"line {line}: key '{key}' is given twice (first on line "
+                                 f"{seen[key]}); each robot and key once")
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_manifest(path: Path) -> Manifest:
     """Parse and check the manifest; :class:`FleetError` with one line on a bad one."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = yaml.load(Path(path).read_text(encoding="utf-8"),
+                         Loader=_UniqueKeyLoader)
     except OSError as exc:
         raise FleetError(f"manifest '{path}': {exc.strerror or exc}") from None
+    except FleetError as exc:
+        raise FleetError(f"manifest '{path}', {exc}") from None
     except yaml.YAMLError as exc:
         raise FleetError(f"manifest '{path}' is not YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("robots"), dict) \
@@ -62,7 +101,9 @@ def load_manifest(path: Path) -> Manifest:
     base = Path(path).resolve().parent
     robots, warnings = [], []
     for name, entry in data["robots"].items():
-        robot = _robot(str(name), entry, base, path)
+        if not isinstance(name, str) or NAME.fullmatch(name) is None:
+            raise FleetError(f"manifest '{path}': robot name {str(name)!r}: {NAME_RULE}")
+        robot = _robot(name, entry, base, path)
         if not robot.bags:
             warnings.append(f"robot '{name}': no bag matches {entry['bags']!r}")
         robots.append(robot)
@@ -85,12 +126,6 @@ def _robot(name: str, entry: Any, base: Path, path: Path) -> Robot:
     patterns = entry["bags"] if isinstance(entry["bags"], list) else [entry["bags"]]
     if not patterns or not all(isinstance(p, str) for p in patterns):
         raise FleetError(f"{where}, key 'bags': a glob or a list of globs")
-    bags: list[Path] = []
-    for pattern in patterns:
-        for match in sorted(glob.glob(str(base / pattern), recursive=True)):
-            bag = Path(match)
-            if bag not in bags:
-                bags.append(bag)
     options: dict[str, Any] = {}
     for key, kind in OPTION_KEYS.items():
         if key in entry:
@@ -101,7 +136,37 @@ def _robot(name: str, entry: Any, base: Path, path: Path) -> Robot:
                 raise FleetError(f"{where}, key '{key}': expected {kind.__name__}, got "
                                  f"{value!r}")
             options[key] = value
-    return Robot(name, urdf, bags, drives, options)
+    if options.get("loops") not in (None, "none"):  # relative to the manifest, too
+        options["loops"] = str(_file(base, options["loops"], f"{where}, key 'loops'"))
+    return Robot(name, urdf, find_bags(base, patterns), drives, options)
+
+
+def find_bags(base: Path, patterns: list[str]) -> list[Path]:
+    """The bags the globs match (relative to ``base``), each recording once.
+
+    A match is resolved (symlinks followed); one already seen, or inside a matched
+    bag directory (its ``.mcap``, its ``metadata.yaml``), is the same recording; a
+    folder that is not a rosbag2 directory is skipped. Order: the patterns', then
+    sorted matches; a bag keeps the first path it was reached by.
+    """
+    found: dict[Path, Path] = {}  # resolved -> as matched
+    for pattern in patterns:
+        for match in sorted(glob.glob(str(base / pattern), recursive=True)):
+            real = Path(os.path.realpath(match))
+            if real not in found and (not real.is_dir() or _bag_folder(real)):
+                found[real] = Path(match)
+    folders = {real for real in found if real.is_dir()}
+    return [path for real, path in found.items()
+            if not any(parent in folders for parent in real.parents)]
+
+
+def _bag_folder(folder: Path) -> bool:
+    """A rosbag2 directory: ``metadata.yaml`` or a bag file directly inside."""
+    try:
+        return any(p.name == "metadata.yaml" or p.suffix in BAG_SUFFIXES
+                   for p in folder.iterdir() if p.is_file())
+    except OSError:  # unreadable: let the task say why
+        return True
 
 
 def _file(base: Path, value: Any, where: str) -> Path:

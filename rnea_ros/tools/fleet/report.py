@@ -1,129 +1,272 @@
-"""``report.html``: one self-contained page (plots embedded as PNG data, no network).
+"""The fleet report: an overview page and one page per robot, self-contained (no network).
 
-Per robot: flagged joints first (red), then a small-multiples figure, one row per
-joint (flagged first): residual RMS, and fitted extra friction (Coulomb [N m],
-viscous x velocity RMS [N m]) against the bag's date. Then the failed and partial
-bags with their reason, and, with ``--reports``, relative links to the per-bag
-``rnea-bag`` reports.
+Built from the tables alone (:func:`write_report` takes the rows of ``bags.parquet``
+and ``drift.parquet``; :func:`report_from_tables` reads them back), so it scales with
+the fleet, not with its bags:
+
+* ``report.html``, the overview: the run's numbers, its version and command line,
+  then one row per robot of the manifest (robot × joint): its state, bag counts, last
+  bag, and per joint the fastest relative rise of its three metrics [% of its residual
+  RMS per day], flagged cells in red. Rows are sorted flagged, failed (every bag
+  failed), silent (no bag), with errors, no trend (fewer than 3 bags read whole),
+  then ok; a click on a column head sorts by it. Each robot links to its page. About
+  1 kB per robot: a 1000-robot overview is ~1 MB (docs/scale.md).
+* ``robots/NAME.html``, one per robot (the page of a robot no longer in the manifest
+  is removed): its flagged joints, its trends (bags, slope,
+  relative rise, noise), small-multiple SVG panels per joint and metric against date
+  (:mod:`~rnea_ros.tools.fleet.plot`: a y-range shared by all robots per joint and
+  metric, the noise band, the threshold, units on every axis), its failed, partial and
+  duplicate bags with the reason, and links to per-bag ``rnea-bag`` reports.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import math
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rnea_ros.tools.fleet.cache import write_atomic
+from rnea_ros.tools.fleet.drift import METRICS, MIN_BAGS, trended
+from rnea_ros.tools.fleet.plot import panel, shared_scales, unit_of
 
-STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1300px}
-table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:2px 6px}
-.flag{color:#b00;font-weight:bold}.err{color:#b00}img{max-width:100%}"""
+STYLE = """body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;
+font-size:85%}td,th{border:1px solid #ccc;padding:1px 5px;text-align:right}
+th{background:#eee;cursor:pointer;position:sticky;top:0}td:first-child,td:nth-child(2)
+{text-align:left}.flagged{color:#b00;font-weight:bold}.failed,.err{color:#b00}
+.silent{color:#a60}td.flag{background:#fdd;color:#b00;font-weight:bold}
+.stamp{color:#666;font-size:80%}svg{margin:2px}td{white-space:nowrap}"""
+SORT = """document.querySelectorAll('th').forEach((h,i)=>h.onclick=()=>{const b=h.closest(
+'table').tBodies[0],r=[...b.rows],d=h.dataset.d=h.dataset.d==='1'?'-1':'1',v=x=>{const
+s=x.cells[i].dataset.v??x.cells[i].textContent,n=parseFloat(s);return isNaN(n)?s:n};
+r.sort((a,c)=>{const p=v(a),q=v(c);return(p<q?-1:p>q?1:0)*d});b.append(...r)})"""
+STATES = ("flagged", "failed", "silent", "errors", "no trend", "ok")  # the overview's order
 
 
-def write_report(path: Path, rows: list[dict[str, Any]], trends: list[dict[str, Any]],
-                 summary: dict[str, Any]) -> None:
-    """Write ``path`` (HTML) from the bag rows, the drift rows and the run summary."""
-    out = path.parent
+def write_report(out: Path, rows: list[dict[str, Any]], trends: list[dict[str, Any]],
+                 summary: dict[str, Any], robots: Sequence[str]) -> None:
+    """Write ``out/report.html`` and ``out/robots/NAME.html`` for every robot of
+    ``robots`` (the manifest's, in its order) from the bag rows, the drift rows and the
+    run summary (``summary["drift_threshold"]``, counts, ``version``, ``command``)."""
     by_robot: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_robot[row["robot"]].append(row)
-    flagged = defaultdict(list)
+    trends_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for t in trends:
-        if t["flagged"]:
-            flagged[t["robot"]].append(t)
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>rnea-fleet report"
-             f"</title><style>{STYLE}</style></head><body><h1>rnea-fleet report</h1>",
-             f"<p>{summary['bags']} bags of {len(by_robot)} robots: {summary['analysed']} "
-             f"analysed, {summary['cached']} from the cache, {summary['failed']} failed, "
-             f"{summary['partial']} partial. Flagged joints: "
-             f"{', '.join(summary['flagged']) or 'none'}. "
-             "Tables: <code>bags.parquet</code>, <code>drift.parquet</code>.</p>"]
-    for robot in sorted(by_robot, key=lambda r: (not flagged[r], r)):
-        parts.append(_robot(robot, by_robot[robot], flagged[robot], out))
-    parts.append("</body></html>")
-    write_atomic(path, "\n".join(parts).encode())
+        trends_of[t["robot"]].append(t)
+    names = list(dict.fromkeys([*robots, *by_robot]))
+    joints = list(dict.fromkeys(r["joint"] for r in rows if r["joint"]))
+    states = {name: state(by_robot[name], trends_of[name]) for name in names}
+    order = sorted(names, key=lambda n: (STATES.index(states[n]), n))
+    write_atomic(out / "report.html",
+                 _overview(order, states, by_robot, trends_of, joints, summary).encode())
+    pages = out / "robots"
+    pages.mkdir(exist_ok=True)
+    good = [r for r in rows if trended(r)]
+    scales = shared_scales(good, METRICS)
+    days = [r["start"] for r in good]
+    x_range = (min(days), max(days)) if days else (0.0, 1.0)
+    for name in names:
+        page = _robot_page(name, states[name], by_robot[name], trends_of[name], out,
+                           scales, x_range, summary)
+        write_atomic(pages / f"{name}.html", page.encode())
+    for old in pages.glob("*.html"):  # a robot no longer in the manifest
+        if old.stem not in names:
+            old.unlink()
 
 
-def _robot(robot: str, rows: list[dict[str, Any]], flags: list[dict[str, Any]],
-           out: Path) -> str:
+def state(rows: list[dict[str, Any]], trends: list[dict[str, Any]]) -> str:
+    """A robot's state in the overview, one of :data:`STATES`."""
+    bags = {r["bag"]: r for r in rows}
+    if any(t["flagged"] for t in trends):
+        return "flagged"
+    if not bags:
+        return "silent"
+    if all(r["status"] == "error" for r in bags.values()):
+        return "failed"
+    if any(r["status"] == "error" for r in bags.values()):
+        return "errors"
+    if not trends or max(t["bags"] for t in trends) < MIN_BAGS:
+        return "no trend"
+    return "ok"
+
+
+def _head(title: str, summary: dict[str, Any]) -> str:
     e = html.escape
-    parts = [f"<h2>{e(robot)}</h2>"]
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)}</title>"
+            f"<style>{STYLE}</style></head><body><h1>{e(title)}</h1>"
+            f"<p class='stamp'>rnea-fleet {e(str(summary.get('version', '?')))}: "
+            f"<code>{e(str(summary.get('command', '?')))}</code></p>")
+
+
+def _overview(order: list[str], states: dict[str, str],
+              by_robot: dict[str, list[dict[str, Any]]],
+              trends_of: dict[str, list[dict[str, Any]]], joints: list[str],
+              summary: dict[str, Any]) -> str:
+    e = html.escape
+    count = {s: sum(states[n] == s for n in order) for s in STATES}
+    parts = [_head("rnea-fleet report", summary),
+             f"<p>{len(order)} robots: " + ", ".join(f"{count[s]} {s}" for s in STATES) +
+             f". {summary['bags']} bags: {summary['analysed']} analysed, {summary['cached']} "
+             f"from the cache, {summary['failed']} failed, {summary['partial']} partial, "
+             f"{len(summary.get('duplicates', []))} duplicates. Flagged joints: "
+             f"{e(', '.join(summary['flagged'][:50]) or 'none')}"
+             f"{' …' if len(summary['flagged']) > 50 else ''}. "
+             f"Drift threshold {summary['drift_threshold']:g} of the residual RMS per day."
+             " Tables: <code>bags.parquet</code>, <code>drift.parquet</code>.</p>"
+             "<p>Per joint: the fastest rise of its residual RMS, Coulomb and viscous "
+             "friction [% of its residual RMS per day]; red: flagged. Click a column head "
+             "to sort; a robot's name opens its page.</p><table><thead><tr><th>robot</th>"
+             "<th>state</th><th>bags</th><th>trended</th><th>failed</th><th>partial</th>"
+             "<th>duplicates</th><th>last bag (UTC)</th>"
+             + "".join(f"<th>{e(j)} [%/day]</th>" for j in joints) + "</tr></thead><tbody>"]
+    for name in order:
+        parts.append(_overview_row(name, states[name], by_robot[name], trends_of[name],
+                                   joints))
+    parts.append(f"</tbody></table><script>{SORT}</script></body></html>")
+    return "\n".join(parts)
+
+
+def _overview_row(name: str, robot_state: str, rows: list[dict[str, Any]],
+                  trends: list[dict[str, Any]], joints: list[str]) -> str:
+    e = html.escape
+    bags = {r["bag"]: r for r in rows}
+    trended_bags = {r["bag"] for r in rows if trended(r)}
+    starts = [r["start"] for r in bags.values() if math.isfinite(r["start"])]
+    last = (datetime.fromtimestamp(max(starts), tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+            if starts else "")
+    cells = [f"<td data-v='{e(name)}'><a href='robots/{e(name)}.html'>{e(name)}</a></td>",
+             f"<td class='{robot_state.replace(' ', '-')}' "
+             f"data-v='{STATES.index(robot_state)}'>{robot_state}</td>",
+             f"<td>{len(bags)}</td><td>{len(trended_bags)}</td>",
+             f"<td>{sum(r['status'] == 'error' for r in bags.values())}</td>",
+             f"<td>{sum(r['status'] == 'partial' for r in bags.values())}</td>",
+             f"<td>{sum(bool(r.get('duplicate_of')) for r in bags.values())}</td>",
+             f"<td>{last}</td>"]
+    worst: dict[str, tuple[float, bool]] = {}
+    for t in trends:
+        rise = t["relative_per_day"]
+        if math.isfinite(rise):
+            before = worst.get(t["joint"], (-math.inf, False))
+            worst[t["joint"]] = (max(before[0], rise), before[1] or bool(t["flagged"]))
+    for joint in joints:
+        rise, flag = worst.get(joint, (math.nan, False))
+        text = f"{100 * rise:.2f}" if math.isfinite(rise) else ""
+        cells.append(f"<td{' class=flag' if flag else ''} data-v='"
+                     f"{100 * rise if math.isfinite(rise) else -1e9:.4g}'>{text}</td>")
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _robot_page(name: str, robot_state: str, rows: list[dict[str, Any]],
+                trends: list[dict[str, Any]], out: Path,
+                scales: dict[tuple[str, str], tuple[float, float]],
+                x_range: tuple[float, float], summary: dict[str, Any]) -> str:
+    e = html.escape
+    threshold = float(summary["drift_threshold"])
+    parts = [_head(f"rnea-fleet: {name}", summary),
+             f"<p><a href='../report.html'>← fleet overview</a> · state: "
+             f"<span class='{robot_state.replace(' ', '-')}'>{robot_state}</span></p>"]
+    if robot_state == "silent":
+        parts.append("<p class='silent'>No bag of this robot: its glob matched nothing "
+                     "(or none is in the --since window).</p>")
+    if robot_state == "failed":
+        parts.append("<p class='failed'>Every bag of this robot failed: no trend (the "
+                     "reasons below).</p>")
+    flags = [t for t in trends if t["flagged"]]
     if flags:
-        items = "".join(f"<li class='flag'>{e(f['joint'])}: {e(f['metric'])} rises "
+        items = "".join(f"<li class='flagged'>{e(f['joint'])}: {e(f['metric'])} rises "
                         f"{100 * f['relative_per_day']:.1f} %/day of its residual RMS "
                         f"({f['bags']} bags over {f['days']:.0f} days)</li>" for f in flags)
         parts.append(f"<p>Flagged:</p><ul>{items}</ul>")
-    else:
-        parts.append("<p>No joint flagged.</p>")
-    good = [r for r in rows if r["status"] != "error"]
+    good = [r for r in rows if trended(r)]
     if good:
-        order = list(dict.fromkeys(f["joint"] for f in flags))
-        order += [j for j in dict.fromkeys(r["joint"] for r in good) if j not in order]
-        parts.append(f"<img alt='{e(robot)} trends' src='data:image/png;base64,"
-                     f"{_plot(robot, good, order, {f['joint'] for f in flags})}'>")
-    bad = {r["bag"]: r for r in rows if r["status"] != "ok"}
-    if bad:
-        items = "".join(f"<tr><td class='{'err' if r['status'] == 'error' else ''}'>"
-                        f"{e(r['status'])}</td><td>{e(r['bag'])}</td><td>{e(r['message'])}"
-                        "</td></tr>" for r in bad.values())
-        parts.append("<h3>Failed and partial bags</h3><table><tr><th>status</th><th>bag"
-                     f"</th><th>reason</th></tr>{items}</table>")
+        parts.append(_panels(good, trends, scales, x_range, threshold, flags))
+        parts.append(_trend_table(trends))
+    parts.append(_bag_table(rows))
     links = {r["bag"]: r.get("report") for r in rows  # a failed bag has no report
              if r.get("report") and r["status"] != "error"}
     if links:
         items = "".join(
-            f"<li><a href='{e(os.path.relpath(Path(str(d)) / 'report.md', out))}'>"
+            f"<li><a href='{e(os.path.relpath(Path(str(d)) / 'report.md', out / 'robots'))}'>"
             f"{e(Path(b).name)}</a></li>" for b, d in links.items())
         parts.append(f"<h3>Per-bag rnea-bag reports</h3><ul>{items}</ul>")
+    parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def _plot(robot: str, rows: list[dict[str, Any]], joints: list[str], flagged: set[str]
-          ) -> str:
-    import matplotlib
+def _panels(good: list[dict[str, Any]], trends: list[dict[str, Any]],
+            scales: dict[tuple[str, str], tuple[float, float]],
+            x_range: tuple[float, float], threshold: float,
+            flags: list[dict[str, Any]]) -> str:
+    """One row of three panels (RMS, Coulomb, viscous) per joint, flagged first."""
+    e = html.escape
+    trend = {(t["joint"], t["metric"]): t for t in trends}
+    joints = list(dict.fromkeys([*(f["joint"] for f in flags), *(r["joint"] for r in good)]))
+    parts = ["<h3>Trends</h3><p>Dots: bags read whole (one per recording); shared y-range "
+             "per joint and metric across the fleet (a triangle: beyond it); green: noise "
+             "band; orange: the threshold rise; dashed: the Theil-Sen trend.</p>"]
+    for joint in joints:
+        mine = sorted((r for r in good if r["joint"] == joint), key=lambda r: r["start"])
+        unit = next((r.get("unit") for r in mine if r.get("unit")), "") or "N m"
+        speeds = [r["velocity_rms"] for r in mine if math.isfinite(r["velocity_rms"])]
+        speed = float(np.median(speeds)) if speeds else math.nan
+        row = [f"<div><b>{e(joint)}</b><br>"]
+        for metric in ("rms", "coulomb", "viscous"):
+            row.append(panel([(r["start"], r[metric]) for r in mine], metric=metric,
+                             unit=unit_of(metric, unit),
+                             y_range=scales.get((joint, metric), (0.0, 1.0)),
+                             x_range=x_range, trend=trend.get((joint, metric)),
+                             threshold=threshold,
+                             per_unit=speed if metric == "viscous" else 1.0))
+        parts.append("".join(row) + "</div>")
+    return "\n".join(parts)
 
-    matplotlib.use("Agg")
-    import matplotlib.dates
-    import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(joints), 2, figsize=(11, 1.6 * len(joints) + 0.8),
-                             sharex=True, squeeze=False)
-    for k, joint in enumerate(joints):
-        points = sorted(((r["start"], r) for r in rows if r["joint"] == joint
-                         and math.isfinite(r["start"])), key=lambda p: p[0])
-        dates = [datetime.fromtimestamp(s, tz=timezone.utc) for s, _ in points]
-        left, right = axes[k]
-        left.plot(dates, [r["rms"] for _, r in points], "o-", ms=3)
-        right.plot(dates, [r["coulomb"] for _, r in points], "o-", ms=3, label="Coulomb")
-        right.plot(dates, [r["viscous"] * r["velocity_rms"] for _, r in points], "s-", ms=3,
-                   label="viscous × v RMS")
-        color = "#b00" if joint in flagged else "black"
-        left.set_ylabel(joint + (" ⚑" if joint in flagged else ""), color=color, fontsize=8)
-        for ax in (left, right):
-            ax.grid(alpha=0.3)
-            ax.tick_params(labelsize=7)
-            if joint in flagged:
-                ax.set_facecolor("#fff0f0")
-        if k == 0:
-            left.set_title("residual RMS (model − measured)", fontsize=9)
-            right.set_title("fitted extra friction [torque]", fontsize=9)
-            right.legend(fontsize=7, loc="upper left")
-    fig.suptitle(robot, fontsize=10)
-    locator = matplotlib.dates.AutoDateLocator()  # type: ignore[no-untyped-call]
-    for ax in axes[-1]:
-        ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(
-            matplotlib.dates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
-    height = fig.get_figheight()
-    fig.subplots_adjust(left=0.08, right=0.98, top=1 - 0.6 / height, bottom=0.5 / height,
-                        hspace=0.15, wspace=0.18)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=80)
-    plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode()
+def _trend_table(trends: list[dict[str, Any]]) -> str:
+    e = html.escape
+    items = "".join(
+        f"<tr><td>{e(t['joint'])}</td><td>{e(t['metric'])}</td><td>{t['bags']}</td>"
+        f"<td>{t['days']:.1f}</td><td>{t['slope_per_day']:.3g}</td>"
+        f"<td>{100 * t['relative_per_day']:.2f}</td><td>{t['noise']:.3g}</td>"
+        f"<td{' class=flag' if t['flagged'] else ''}>{'yes' if t['flagged'] else ''}</td>"
+        "</tr>" for t in trends)
+    return ("<h3>Trend table</h3><table><thead><tr><th>joint</th><th>metric</th><th>bags"
+            "</th><th>days</th><th>slope [unit/day]</th><th>rise [%/day]</th><th>noise "
+            f"[unit]</th><th>flagged</th></tr></thead><tbody>{items}</tbody></table>")
+
+
+def _bag_table(rows: list[dict[str, Any]]) -> str:
+    """The bags not in the trends: failed, partial and duplicates, with the reason."""
+    e = html.escape
+    bad = {r["bag"]: r for r in rows if not trended(r)}
+    if not bad:
+        return ""
+    items = []
+    for r in bad.values():
+        kind = "duplicate" if r.get("duplicate_of") else r["status"]
+        why = (f"a copy of {r['duplicate_of']} ({r['samples']} samples)"
+               if r.get("duplicate_of") else r["message"])
+        items.append(f"<tr><td class='{'err' if kind == 'error' else ''}'>{e(kind)}</td>"
+                     f"<td>{e(r['bag'])}</td><td>{e(why)}</td></tr>")
+    return ("<h3>Bags not in the trends: failed, partial, duplicates</h3><table><thead>"
+            f"<tr><th>kind</th><th>bag</th><th>reason</th></tr></thead><tbody>"
+            f"{''.join(items)}</tbody></table>")
+
+
+def report_from_tables(out: Path) -> None:
+    """Write the report again from ``out``'s ``bags.parquet``, ``drift.parquet`` and
+    ``summary.json`` (no bag read)."""
+    import json
+
+    from rnea_ros.tools.fleet.tables import read_rows
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    rows = read_rows(out / "bags.parquet")
+    robots = list(dict.fromkeys([*(r["robot"] for r in rows), *summary.get("silent", [])]))
+    write_report(out, rows, read_rows(out / "drift.parquet"), summary, robots)

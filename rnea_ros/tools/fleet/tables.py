@@ -4,17 +4,21 @@ atomically (a temporary file renamed over the old one)."""
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rnea_ros.tools.files import atomic_path
+
 BAG_COLUMNS = ("robot", "bag", "joint", "start", "duration", "samples", "rms", "bias",
                "max_abs", "peak_effort_ratio", "peak_rate_ratio", "violations", "viscous",
-               "coulomb", "viscous_se", "coulomb_se", "velocity_rms", "status", "message",
-               "key")
+               "coulomb", "viscous_se", "coulomb_se", "velocity_rms", "unit", "status",
+               "message", "duplicate_of", "key")
 FLOATS = ("duration", "rms", "bias", "max_abs", "peak_effort_ratio", "peak_rate_ratio",
           "viscous", "coulomb", "viscous_se", "coulomb_se", "velocity_rms")
+TEXT = ("robot", "bag", "joint", "unit", "status", "message", "duplicate_of", "key")
+RESULT_FIELDS = ("robot", "bag", "key", "status", "message", "rows")  # a task's result
+ROW_FIELDS = ("joint", "start", "samples", "violations", "unit", *FLOATS)  # one of its rows
 
 
 def bag_rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -25,7 +29,7 @@ def bag_rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         common = {"robot": r["robot"], "bag": r["bag"], "status": r["status"],
                   "message": r["message"], "key": r["key"], "report": r.get("report")}
         if not r["rows"]:
-            rows.append({**common, "joint": "", "start": math.nan, "samples": 0,
+            rows.append({**common, "joint": "", "start": math.nan, "samples": 0, "unit": "",
                          "violations": 0, **{k: math.nan for k in FLOATS}})
         for joint in r["rows"]:
             rows.append({**common, **joint})
@@ -35,33 +39,56 @@ def bag_rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [rows[i] for i in order]
 
 
-def write_bags(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+def write_bags(path: Path, rows: Sequence[dict[str, Any]],
+               stamp: dict[str, str] | None = None) -> None:
+    """``bags.parquet``: :data:`BAG_COLUMNS`; ``stamp`` (version, command line) in the
+    file's metadata (``pq.read_schema(path).metadata``)."""
     import pyarrow as pa
 
-    columns: dict[str, Any] = {c: [row.get(c) for row in rows] for c in BAG_COLUMNS}
+    columns: dict[str, Any] = {c: [row.get(c, "") if c in TEXT else row.get(c)
+                                   for row in rows] for c in BAG_COLUMNS}
     starts = [None if not math.isfinite(s) else round(s * 1e6) for s in columns["start"]]
     schema = {c: pa.float64() for c in FLOATS}
-    schema.update(robot=pa.string(), bag=pa.string(), joint=pa.string(), status=pa.string(),
-                  message=pa.string(), key=pa.string(), samples=pa.int64(),
-                  violations=pa.int64())
+    schema.update({c: pa.string() for c in TEXT})
+    schema.update(samples=pa.int64(), violations=pa.int64())
     arrays = {c: (pa.array(starts, pa.timestamp("us", tz="UTC")) if c == "start"
                   else pa.array(columns[c], schema[c])) for c in BAG_COLUMNS}
-    _write(path, pa.table(arrays))
+    _write(path, pa.table(arrays), stamp)
 
 
-def write_drift(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+def write_drift(path: Path, rows: Sequence[dict[str, Any]],
+                stamp: dict[str, str] | None = None) -> None:
+    """``drift.parquet``, one row per (robot, joint, metric); ``stamp`` as in
+    :func:`write_bags`."""
     import pyarrow as pa
 
     names = ("robot", "joint", "metric", "bags", "days", "slope_per_day", "low", "high",
              "reference", "relative_per_day", "noise", "flagged")
     types = [pa.string()] * 3 + [pa.int64()] + [pa.float64()] * 7 + [pa.bool_()]
     _write(path, pa.table({n: pa.array([r[n] for r in rows], t)
-                           for n, t in zip(names, types, strict=True)}))
+                           for n, t in zip(names, types, strict=True)}), stamp)
 
 
-def _write(path: Path, table: Any) -> None:
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """A table's rows as :func:`bag_rows` / ``drift`` make them (``start`` in seconds
+    since the epoch, NaN for none): the report is built again from the tables alone."""
     import pyarrow.parquet as pq
 
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, temp)
-    os.replace(temp, path)
+    rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
+    for row in rows:
+        if "start" in row:
+            row["start"] = row["start"].timestamp() if row["start"] is not None else math.nan
+        for c in FLOATS:
+            if c in row and row[c] is None:
+                row[c] = math.nan
+    return rows
+
+
+def _write(path: Path, table: Any, stamp: dict[str, str] | None) -> None:
+    import pyarrow.parquet as pq
+
+    if stamp:
+        table = table.replace_schema_metadata(
+            {f"rnea_fleet.{k}": v for k, v in stamp.items()})
+    with atomic_path(path) as temporary:  # renamed into place, or removed on failure
+        pq.write_table(table, temporary)

@@ -135,7 +135,8 @@ def run(job: Job) -> dict[str, Any]:
 
 
 def rows(a: SummaryAnalysis) -> list[dict[str, Any]]:
-    """One summary row per joint."""
+    """One summary row per joint; ``unit`` is its effort's: ``N m`` (revolute,
+    continuous) or ``N`` (prismatic)."""
     table = a.model_vs_measured.table()
     viscous, coulomb, viscous_se, coulomb_se = a.friction()
     violations = a.effort_violations.close() + a.rate_violations.close()
@@ -155,6 +156,7 @@ def rows(a: SummaryAnalysis) -> list[dict[str, Any]]:
             "viscous": float(viscous[j]), "coulomb": float(coulomb[j]),
             "viscous_se": float(viscous_se[j]), "coulomb_se": float(coulomb_se[j]),
             "velocity_rms": float(v_rms[j]),
+            "unit": "N" if a.model.joint_types[j] == "prismatic" else "N m",
         })
     return out
 

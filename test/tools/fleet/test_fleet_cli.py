@@ -46,6 +46,10 @@ def summary(out: Path) -> dict[str, Any]:
     return json.loads((out / "summary.json").read_text())
 
 
+def fleet_root(out: Path) -> Path:
+    return Path(summary(out)["manifest"]).parent
+
+
 def test_the_wearing_joint_and_only_it_is_flagged(local: Path) -> None:
     flagged = {(r["robot"], r["joint"]) for r in table(local / "drift.parquet") if r["flagged"]}
     assert flagged == {WORN}
@@ -75,9 +79,14 @@ def test_bad_bags_are_error_rows_with_one_line_and_the_cut_one_is_partial(
     ok_rows = [r for r in rows if r["status"] == "ok"]
     assert len(ok_rows) == 8 * 7 and all(r["samples"] == 750 for r in ok_rows)
     assert all(r["start"].year == 2026 and abs(r["duration"] - 1.498) < 1e-6 for r in ok_rows)
-    page = (local / "report.html").read_text()
-    assert all(name in page for name in BAD) and "data:image/png;base64," in page
-    assert "http" not in page  # self-contained
+    cut = next(r for r in rows if Path(r["bag"]).name == "cut.mcap")  # day00's first 60 %
+    assert cut["duplicate_of"] == str(fleet_root(local) / "r2" / "day00")
+    assert s["duplicates"] == [{"robot": "r2", "bag": cut["bag"], "copy_of": cut["duplicate_of"]}]
+    page = (local / "robots" / "r2.html").read_text()  # the overview links each robot's page
+    assert all(name in page for name in BAD) and page.count("<svg") == 3 * 7
+    overview = (local / "report.html").read_text()
+    assert all(f"href='robots/{r}.html'" in overview for r in ("r1", "r2", "r3", "r4"))
+    assert "http" not in page + overview  # self-contained
 
 
 def test_second_run_is_all_cached_and_a_touched_bag_is_redone(
@@ -197,7 +206,8 @@ def test_the_flag_rule(values: list[float], se: float, flagged: bool) -> None:
 
 def test_reports_are_linked_for_the_bags_that_have_one(tmp_path: Path) -> None:
     """``--reports``: each analysed bag's rnea-bag report is written and linked (relative)
-    from report.html; a bag that failed has none and no link."""
+    from the robot's page, linked from report.html; a bag that failed has none and no
+    link."""
     import re
 
     from rnea_ros.samples import load_robot, sample_urdf
@@ -210,7 +220,11 @@ def test_reports_are_linked_for_the_bags_that_have_one(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert main(["analyse", str(manifest), "--out", str(out), "--reports", "--workers", "1",
                  "--quiet"]) == 2
-    links = re.findall(r"href='([^']+)'", (out / "report.html").read_text())
+    assert re.findall(r"href='([^']+)'", (out / "report.html").read_text()) == [
+        "robots/r.html"]
+    page = (out / "robots" / "r.html").read_text()
+    links = [link for link in re.findall(r"href='([^']+)'", page) if link != "../report.html"]
     assert len(links) == 1, links
-    assert (out / links[0]).is_file() and (out / links[0]).name == "report.md"
-    assert "bad.mcap" in (out / "report.html").read_text()  # listed as failed
+    report = out / "robots" / links[0]
+    assert report.is_file() and report.name == "report.md"
+    assert "bad.mcap" in page  # listed as failed
