@@ -141,3 +141,70 @@ def test_a_table_renders_as_markdown(capsys) -> None:
         in capsys.readouterr().out
     with pytest.raises(ParameterError, match="no parameter table 'x'; valid: 'controller'"):
         load_table("x")
+
+
+def test_a_parameter_set_is_the_table_by_dotted_name_typed_and_checked() -> None:
+    """parameter_set: one object per node, built from the table alone: every parameter by
+    its dotted name, of its table type, absent ones at their default; checked first."""
+    from rnea_ros.parameters import parameter_set
+
+    given = {"clock_reset.count": 7, "watchdog_timeout": 1, "kp": [3, 4.5],
+             "joints": ["a", "b"]}
+    p = parameter_set(CONTROLLER_PARAMETERS, given)
+    assert p.clock_reset.count == 7 and type(p.clock_reset.count) is int
+    assert p.watchdog_timeout == 1.0 and type(p.watchdog_timeout) is float
+    assert p.kp == (3.0, 4.5) and p.joints == ("a", "b")
+    assert p.slew_limit.enable is True and p.get("time_scaling.margin") == 0.9
+    for name, spec in CONTROLLER_PARAMETERS.items():  # nothing renamed, nothing left out
+        value = given.get(name, spec.default)
+        assert p.get(name) == (tuple(value) if spec.kind.endswith("_array") else value), name
+    with pytest.raises(AttributeError, match="no parameter or namespace 'count'"):
+        _ = p.count
+    with pytest.raises(AttributeError, match="read-only"):
+        p.watchdog_timeout = 2.0
+    with pytest.raises(ParameterError, match="parameter 'watchdog_grace' must be <= 1 s"):
+        parameter_set(CONTROLLER_PARAMETERS, {"watchdog_grace": 1e9})
+    with pytest.raises(ParameterError, match=r"parameter 'oracle\.every_n': 'x' is not a number"):
+        parameter_set(CONTROLLER_PARAMETERS, {"oracle.every_n": "x"})
+    with pytest.raises(ParameterError, match=r"parameter 'payload.mass' \(double\): 'x'"):
+        parameter_set(CONTROLLER_PARAMETERS, {"payload.mass": "x"})
+
+
+@pytest.mark.filterwarnings("ignore::rnea_ros.core.errors.InertiaWarning")
+def test_the_controllers_configuration_carries_its_parameter_set() -> None:
+    values = {**default_values(), "urdf_path": str(sample_urdf("arm7")),
+              "diagnostics_period": 0.25, "trajectory.max_bytes": 1000,
+              "clock_reset.count": 9}
+    config = controller_config(values, load_robot("arm7"))
+    assert config.params.diagnostics_period == 0.25
+    assert config.params.trajectory.max_bytes == 1000
+    assert config.clock_reset_count == config.params.clock_reset.count == 9
+
+
+def test_no_module_copies_a_tables_choice_list() -> None:
+    """One fact in one place: no tuple, list or set literal in the layers that read the
+    tables (control/, nodes/, the package root) spells a string parameter's choices (on
+    main: MODES, ELASTIC_LAWS, STALE_BEHAVIORS, PARALLEL_FAMILIES, IMU_FALLBACKS,
+    LINEAR_ACCELERATION_MODES, INPUT_TYPES and load_model's inertia_check did); they
+    are read from the tables. (core/ and simulation/ check their own arguments'
+    choices, which the tables name: inertia_check, engine, integrator.)"""
+    import ast
+    from pathlib import Path
+
+    import rnea_ros
+
+    choices = {frozenset(spec.choices): f"{table}:{name}" for table in table_names()
+               for name, spec in load_table(table).items() if len(spec.choices) >= 2}
+    copies = []
+    root = Path(rnea_ros.__file__).parent
+    paths = [*root.glob("*.py"), *(root / "control").rglob("*.py"),
+             *(root / "nodes").rglob("*.py")]
+    for path in sorted(paths):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    for e in node.elts):
+                key = frozenset(e.value for e in node.elts)
+                if key in choices:
+                    copies.append(f"{path.name}:{node.lineno} copies {choices[key]}")
+    assert not copies, copies

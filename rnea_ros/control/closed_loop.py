@@ -53,6 +53,7 @@ from numpy.typing import NDArray
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.controller import Oracle, RejectedState, Result, TorqueController
 from rnea_ros.control.laws import Stage, Step
+from rnea_ros.control.modes import family_mode
 from rnea_ros.core.coupling.loop_build import build_loops
 from rnea_ros.core.coupling.loop_dynamics import loop_gravity, loop_rnea
 from rnea_ros.core.coupling.loop_kinematics import (
@@ -64,7 +65,13 @@ from rnea_ros.core.coupling.loop_kinematics import (
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.errors import LoopBudgetError, LoopClosureError, StateError, options
+from rnea_ros.core.errors import (
+    LoopBudgetError,
+    LoopClosureError,
+    ParameterError,
+    StateError,
+    options,
+)
 from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 
@@ -229,12 +236,15 @@ class ClosedLoopController(TorqueController):
             solve_seconds(config.watchdog_timeout)
         self.reference.snap = False
         self.reference.scaling = None
+        family_mode("closed_chain", config.mode)  # (control/modes.py) known, or refused
         stages: list[Stage]
         if config.mode == "gravity":
             stages = [LoopGravityCompensation(self.loop_model, config.friction_compensation)]
-        else:
+        elif config.mode == "inverse_dynamics":
             stages = [self.reference, LoopInverseDynamicsPD(self.loop_model, config.kp,
                                                             config.kd, self.reference_solver)]
+        else:  # a mode listed in control/modes.py without its stages here
+            raise ParameterError(f"parameter 'mode': no stages built for '{config.mode}'")
         self.stages = stages
 
     def make_oracle(self, config: ControllerConfig) -> Oracle | None:

@@ -1,20 +1,22 @@
 """The controller's parameters: one table (``rnea_ros/params/controller.yaml``: names,
-types, defaults, ranges, descriptions) used by the node to declare them, by the
-launch-file test to check them, and by :func:`controller_config` to validate values
-at start-up and at runtime (with the checks that involve the robot or several
-parameters)."""
+types, defaults, ranges, safety bounds, units, descriptions) used by the node to declare
+them, by the launch-file test to check them, and by :func:`controller_config` to
+validate values at start-up and at runtime: every range and choice by the table
+(:func:`rnea_ros.parameters.check`), then the rules that involve the robot or several
+parameters (:data:`rnea_ros.control.config_rules.CONTROLLER_RULES`, one named function
+each). No range or choice is written here: the choice lists below are the table's."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.config_rules import CONTROLLER_RULES
 from rnea_ros.control.imu_config import ImuConfig, imu_config
 from rnea_ros.core.coupling.loop_file import load_loops, loop_file_path
 from rnea_ros.core.coupling.loops import ClosedLoopModel
@@ -24,21 +26,21 @@ from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.mimic import check_actuated
+from rnea_ros.parameters import ParameterSet, check, defaults, load_table, parameter_set
 from rnea_ros.parameters import ParameterSpec as ParameterSpec  # (re-exported)
-from rnea_ros.parameters import defaults, load_table
 from rnea_ros.samples import resolve_path
 
 Array = NDArray[np.float64]
 
-MODES = ("gravity", "inverse_dynamics", "elastic")
-ELASTIC_LAWS = ("feedforward_pd", "hua")
-STALE_BEHAVIORS = ("hold", "zero")
-PARALLEL_FAMILIES = ("", "delta", "gough_stewart")  # loops.parallel (control/parallel.py)
-
-
 # The controller's parameters: rnea_ros/params/controller.yaml (names, types, defaults,
 # ranges, units, descriptions; rnea_ros.parameters), IMU ones (imu.*) included.
 CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = load_table("controller")
+
+# The table's choice lists, by name (read from it, never copied).
+MODES = CONTROLLER_PARAMETERS["mode"].choices
+ELASTIC_LAWS = CONTROLLER_PARAMETERS["elastic.law"].choices
+STALE_BEHAVIORS = CONTROLLER_PARAMETERS["stale_behavior"].choices
+PARALLEL_FAMILIES = CONTROLLER_PARAMETERS["loops.parallel"].choices  # control/parallel.py
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,6 +80,10 @@ class ControllerConfig:
     watchdog_grace: float = 0.0  # [s] silence after the timeout before the stale behaviour
     clock_stall_timeout: float = 1.0  # [s] use_sim_time: /clock standing still is stopped
     clock_max_speed: float = 10.0  # use_sim_time: /clock followed up to this x steady
+    # Every parameter, checked, by its dotted name (params.diagnostics_period, ...): what
+    # the node reads that has no model-resolved field above.
+    params: ParameterSet = field(
+        default_factory=lambda: parameter_set(CONTROLLER_PARAMETERS, {}))
 
 
 def _number_list(values: Mapping[str, Any], name: str) -> Array:
@@ -103,11 +109,6 @@ def per_joint(values: Mapping[str, Any], name: str, n: int, minimum: float = 0.0
     return out
 
 
-def _choice(values: Mapping[str, Any], name: str, allowed: Sequence[str]) -> str:
-    value = values[name]
-    if value not in allowed:
-        raise ParameterError(f"parameter '{name}' is '{value}'; valid: {options(allowed)}")
-    return str(value)
 
 
 def urdf_source(values: Mapping[str, Any]) -> str:
@@ -124,9 +125,9 @@ def load_model(values: Mapping[str, Any]) -> RobotModel:
     and ``inertia_check`` (gravity and payload are applied by the controller)."""
     source = urdf_source(values)
     drives = str(values.get("drives_file") or "")
-    check = _choice(values, "inertia_check", ("strict", "warn"))
+    check(CONTROLLER_PARAMETERS, {"inertia_check": values["inertia_check"]})
     return load_urdf(source, drives=resolve_path(drives) if drives else None,
-                     inertia_check=check)
+                     inertia_check=str(values["inertia_check"]))
 
 
 def load_elastic(values: Mapping[str, Any], model: RobotModel) -> ElasticModel | None:
@@ -195,37 +196,17 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
                       loops: ClosedLoopModel | None = None) -> ControllerConfig:
     """Validate parameter ``values`` (every key of :data:`CONTROLLER_PARAMETERS`)
     against ``model`` (and ``elastic``, the model of ``elastic_file``, or ``loops``,
-    the closed loops of ``loops_file``: then joints and gains are the active joints');
-    raises :class:`ParameterError` naming the parameter."""
-    mode = _choice(values, "mode", MODES)
-    parallel = _choice(values, "loops.parallel", PARALLEL_FAMILIES)
-    if parallel and loops is None:
-        raise ParameterError(f"parameter 'loops.parallel' is '{parallel}' but the robot has "
-                             "no loop file (parameter 'loops_file')")
-    if parallel and values["friction_compensation"]:
-        raise ParameterError(f"parameter 'friction_compensation' is not supported with "
-                             f"'loops.parallel' ('{parallel}': the platform + legs model has no "
-                             "joint friction); set loops.parallel to '' for the general "
-                             "closed-loop controller")
-    if loops is not None:
-        if mode == "elastic":
-            raise ParameterError("mode 'elastic' is for robots with elastic joints; a "
-                                 "closed-loop robot runs 'gravity' or 'inverse_dynamics'")
-        if values["time_scaling.enable"]:
-            raise ParameterError("parameter 'time_scaling.enable' is not supported for "
-                                 "closed-loop robots (loops_file)")
-        tolerance = float(values["loops.passive_tolerance"])
-        if not (math.isfinite(tolerance) and tolerance > 0.0):
-            raise ParameterError(f"parameter 'loops.passive_tolerance' must be > 0, got "
-                                 f"{tolerance}")
+    the closed loops of ``loops_file``: then joints and gains are the active joints'):
+    the table's ranges, choices and safety bounds first, then the named cross-parameter
+    rules (:data:`~rnea_ros.control.config_rules.CONTROLLER_RULES`); raises
+    :class:`ParameterError` naming the parameter."""
+    p = parameter_set(CONTROLLER_PARAMETERS, values)
+    for rule in CONTROLLER_RULES:
+        rule(values, elastic, loops)
+    mode = p.mode
     gains: tuple[Array, ...] = ()
     if mode == "elastic":
-        if elastic is None:
-            raise ParameterError("mode 'elastic' needs parameter 'elastic_file' (the side file "
-                                 "with the elastic joints and motors)")
-        if values["time_scaling.enable"] or values["oracle.enable"]:
-            raise ParameterError("mode 'elastic' supports neither 'time_scaling.enable' nor "
-                                 "'oracle.enable' (Pinocchio has no geared rotors)")
+        assert elastic is not None  # (CONTROLLER_RULES: mode_of_family)
         ne = elastic.n_elastic
         gains = tuple(per_joint(values, f"elastic.{key}", size, 1e-12) for key, size in
                       (("lambda_q", model.nv), ("kd_q", model.nv), ("lambda_theta", ne),
@@ -252,44 +233,6 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
                                  "values")
         payload = Payload(str(values["payload.link"]), float(values["payload.mass"]),
                           tuple(com.tolist()), tuple(inertia.tolist()))
-    rates = per_joint(values, "effort_rate_limits", len(joints))
-    if np.any(rates <= 0.0):
-        raise ParameterError(f"parameter 'effort_rate_limits' must be > 0, got {rates.tolist()}")
-    speed = float(values["time_scaling.min_speed"])
-    if not 0.0 < speed < 1.0:
-        raise ParameterError(f"parameter 'time_scaling.min_speed' must be in (0, 1), got {speed}")
-    for key in ("time_scaling.max_acceleration", "time_scaling.horizon"):
-        if not float(values[key]) > 0.0:
-            raise ParameterError(f"parameter '{key}' must be > 0")
-    margin = float(values["time_scaling.margin"])
-    if not 0.0 < margin <= 1.0:
-        raise ParameterError(f"parameter 'time_scaling.margin' must be in (0, 1], got {margin}")
-    timeout = float(values["watchdog_timeout"])
-    if not (math.isfinite(timeout) and timeout > 0.0):
-        raise ParameterError(f"parameter 'watchdog_timeout' must be > 0 s, got {timeout}")
-    grace = float(values["watchdog_grace"])
-    if not (math.isfinite(grace) and grace >= 0.0):
-        raise ParameterError(f"parameter 'watchdog_grace' must be >= 0 s, got {grace}")
-    threshold = float(values["clock_reset.threshold"])
-    if not (math.isfinite(threshold) and threshold > 0.0):
-        raise ParameterError(f"parameter 'clock_reset.threshold' must be > 0 s, got {threshold}")
-    count = int(values["clock_reset.count"])
-    if count < 2:
-        raise ParameterError(f"parameter 'clock_reset.count' must be >= 2, got {count}")
-    stall = table_value(CONTROLLER_PARAMETERS, values, "clock_stall_timeout")
-    clock_speed = table_value(CONTROLLER_PARAMETERS, values, "clock_max_speed")
-    every_n = int(values["oracle.every_n"])
-    tolerance = float(values["oracle.tolerance"])
-    if every_n < 1 or not tolerance > 0.0:
-        raise ParameterError("parameters 'oracle.every_n' >= 1 and 'oracle.tolerance' > 0")
-    if int(values["trajectory.max_bytes"]) < 1:
-        raise ParameterError("parameter 'trajectory.max_bytes' must be >= 1")
-    period = float(values["diagnostics_period"])
-    if not period > 0.0:
-        raise ParameterError(f"parameter 'diagnostics_period' must be > 0 s, got {period}")
-    window = float(values["diagnostics_window"])
-    if not window > 0.0:
-        raise ParameterError(f"parameter 'diagnostics_window' must be > 0 s, got {window}")
     imu = imu_config(values, model)
     if imu is not None and mode == "elastic":
         raise ParameterError("mode 'elastic' does not support an IMU (parameter 'imu.topic'): "
@@ -297,47 +240,39 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     if imu is not None and loops is not None:
         raise ParameterError("closed-loop robots do not support an IMU (parameter "
                              "'imu.topic'): their inverse dynamics assumes a fixed base")
-    mimic_tolerance = float(values["mimic.tolerance"])
-    if not (math.isfinite(mimic_tolerance) and mimic_tolerance > 0.0):
-        raise ParameterError(f"parameter 'mimic.tolerance' must be > 0 (rad or m), got "
-                             f"{mimic_tolerance}")
     return ControllerConfig(
         joints=joints, command_index=index,
         mode=mode,
-        elastic_law=_choice(values, "elastic.law", ELASTIC_LAWS),
+        elastic_law=p.elastic.law,
         elastic_gains=gains,
         gravity=gravity,
-        friction_compensation=bool(values["friction_compensation"]),
+        friction_compensation=p.friction_compensation,
         payload=payload,
         effort_limits=limits,
-        effort_rate_limits=rates,
-        slew_limit=bool(values["slew_limit.enable"]),
-        time_scaling=bool(values["time_scaling.enable"]),
-        time_scaling_min_speed=speed,
-        time_scaling_max_acceleration=float(values["time_scaling.max_acceleration"]),
-        time_scaling_horizon=float(values["time_scaling.horizon"]),
-        time_scaling_margin=margin,
+        effort_rate_limits=per_joint(values, "effort_rate_limits", len(joints)),
+        slew_limit=p.slew_limit.enable,
+        time_scaling=p.time_scaling.enable,
+        time_scaling_min_speed=p.time_scaling.min_speed,
+        time_scaling_max_acceleration=p.time_scaling.max_acceleration,
+        time_scaling_horizon=p.time_scaling.horizon,
+        time_scaling_margin=p.time_scaling.margin,
         kp=per_joint(values, "kp", n), kd=per_joint(values, "kd", n),
-        passive_tolerance=float(values["loops.passive_tolerance"]), parallel=parallel,
-        watchdog_timeout=timeout, watchdog_grace=grace,
-        stale_behavior=_choice(values, "stale_behavior", STALE_BEHAVIORS),
-        clock_reset_threshold=threshold, clock_reset_count=count, clock_stall_timeout=stall,
-        clock_max_speed=clock_speed,
-        oracle_enable=bool(values["oracle.enable"]), oracle_every_n=every_n,
-        oracle_tolerance=tolerance, imu=imu,
-        mimic_check=bool(values["mimic.check"]), mimic_tolerance=mimic_tolerance,
+        passive_tolerance=p.loops.passive_tolerance,
+        parallel=p.loops.parallel,
+        watchdog_timeout=p.watchdog_timeout,
+        watchdog_grace=p.watchdog_grace,
+        stale_behavior=p.stale_behavior,
+        clock_reset_threshold=p.clock_reset.threshold,
+        clock_reset_count=p.clock_reset.count,
+        clock_stall_timeout=p.clock_stall_timeout,
+        clock_max_speed=p.clock_max_speed,
+        oracle_enable=p.oracle.enable,
+        oracle_every_n=p.oracle.every_n,
+        oracle_tolerance=p.oracle.tolerance, imu=imu,
+        mimic_check=p.mimic.check,
+        mimic_tolerance=p.mimic.tolerance,
+        params=p,
     )
-
-
-def table_value(table: Mapping[str, ParameterSpec], values: Mapping[str, Any],
-                name: str) -> float:
-    """``values[name]`` as a float within its range in ``table`` (the YAML table, the
-    one source of the range), else :class:`ParameterError` naming it."""
-    value = float(values[name])
-    why = table[name].refusal(name, value)
-    if why is not None or not math.isfinite(value):
-        raise ParameterError(why or f"parameter '{name}' must be finite, got {value}")
-    return value
 
 
 def default_values() -> dict[str, Any]:

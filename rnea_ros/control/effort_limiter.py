@@ -24,13 +24,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.clock_rule import ClockRule
-from rnea_ros.control.config import per_joint, table_value
+from rnea_ros.control.config import per_joint
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
 from rnea_ros.core.errors import ParameterError, options
-from rnea_ros.parameters import load_table
+from rnea_ros.parameters import ParameterSpec, check, load_table
 
 Array = NDArray[np.float64]
-INPUT_TYPES = ("array", "joint_state")
+# The node's parameters: rnea_ros/params/rate_limiter.yaml (ranges, choices, safety bounds).
+RATE_LIMITER_PARAMETERS: dict[str, ParameterSpec] = load_table("rate_limiter")
+INPUT_TYPES = RATE_LIMITER_PARAMETERS["input_type"].choices
 
 
 class EffortLimiter:
@@ -64,7 +66,8 @@ class EffortLimiter:
 
     @classmethod
     def from_parameters(cls, values: Mapping[str, Any]) -> EffortLimiter:
-        """From the node's parameter ``values`` (``rnea_ros/params/rate_limiter.yaml``);
+        """From the node's parameter ``values`` (``rnea_ros/params/rate_limiter.yaml``:
+        its ranges, choices, safety bounds and distinct joints checked by the table);
         :class:`ParameterError` naming the parameter."""
         joints = [j for j in values["joints"] if j]
         if not joints:
@@ -82,16 +85,9 @@ class EffortLimiter:
         if not (math.isfinite(threshold) and threshold > 0 and count >= 2):
             raise ParameterError("parameters 'clock_reset.threshold' > 0 and "
                                  "'clock_reset.count' >= 2")
-        if values["input_type"] not in INPUT_TYPES:
-            raise ParameterError(f"parameter 'input_type' is '{values['input_type']}'; valid: "
-                                 f"{options(INPUT_TYPES)}")
-        window = float(values["diagnostics_window"])
-        if not (math.isfinite(window) and window > 0):
-            raise ParameterError(f"parameter 'diagnostics_window' must be > 0 s, got {window}")
-        table = load_table("rate_limiter")  # the ranges of the clock rule's parameters
-        stall = table_value(table, values, "clock_stall_timeout")
-        speed = table_value(table, values, "clock_max_speed")
-        return cls(joints, rates, limits, threshold, count, stall, speed)
+        check(RATE_LIMITER_PARAMETERS, values)  # the table's ranges and safety bounds
+        return cls(joints, rates, limits, threshold, count,
+                   float(values["clock_stall_timeout"]), float(values["clock_max_speed"]))
 
     def reject(self, reason: str, detail: str = "") -> None:
         """Count a rejected input under ``reason``; :attr:`message` says it."""

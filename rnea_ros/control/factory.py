@@ -29,7 +29,18 @@ from rnea_ros.control.parallel import ParallelController
 from rnea_ros.core.coupling.loop_kinematics import loop_velocities
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
+from rnea_ros.core.errors import ParameterError
 from rnea_ros.core.model.robot_model import RobotModel
+
+ORACLE_MODES = ("gravity", "inverse_dynamics")  # the references Pinocchio gives below
+
+
+def _check_oracle_mode(mode: str) -> None:
+    """The oracles below check gravity (g(q)) or inverse dynamics at the reference; any
+    other mode is refused, never checked as one of them."""
+    if mode not in ORACLE_MODES:
+        raise ParameterError(f"parameter 'oracle.enable': no Pinocchio reference for mode "
+                             f"'{mode}'; the oracle checks 'gravity' or 'inverse_dynamics'")
 
 
 def pinocchio_oracle_factory(urdf: Any) -> Any:
@@ -37,6 +48,7 @@ def pinocchio_oracle_factory(urdf: Any) -> Any:
     from rnea_ros.oracle import PinocchioOracle
 
     def factory(model: RobotModel, config: ControllerConfig) -> Oracle:
+        _check_oracle_mode(config.mode)
         oracle = PinocchioOracle(urdf, model)
         if config.payload is not None:
             oracle.add_payload(config.payload)
@@ -64,6 +76,7 @@ def pinocchio_loop_oracle_factory(urdf: Any) -> LoopOracleFactory:
     from rnea_ros.loop_oracle import LoopOracle
 
     def factory(model: ClosedLoopModel, config: ControllerConfig) -> Oracle:
+        _check_oracle_mode(config.mode)
         oracle = LoopOracle(urdf, model)
         if config.payload is not None:
             oracle.tree.add_payload(config.payload)

@@ -64,6 +64,7 @@ from rnea_ros.control.closed_loop import (
 from rnea_ros.control.config import PARALLEL_FAMILIES, ControllerConfig
 from rnea_ros.control.controller import Oracle, RejectedState
 from rnea_ros.control.laws import Stage, Step
+from rnea_ros.control.modes import family_mode
 from rnea_ros.core.coupling.loop_file import LoopFile
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.coupling.parallel import (
@@ -286,6 +287,7 @@ class ParallelController(ClosedLoopController):
         if config.parallel not in FAMILIES:
             raise ParameterError("ParallelController needs parameter 'loops.parallel' (one "
                                  f"of {options(FAMILIES)}), got '{config.parallel}'")
+        family_mode("parallel", config.mode)  # (control/modes.py) known, or refused
         super().build_stages(config)  # the loop models (gravity, payload), the loop solver
         key = (config.parallel, tuple(config.gravity.tolist()), config.payload)
         if key != self._robot_key:  # (30-50 ms: not for a change of gains or limits)
@@ -298,9 +300,11 @@ class ParallelController(ClosedLoopController):
         stages: list[Stage]
         if config.mode == "gravity":
             stages = [PlatformGravityCompensation(robot)]
-        else:
+        elif config.mode == "inverse_dynamics":
             stages = [self.reference, PlatformInverseDynamicsPD(
                 robot, config.kp, config.kd, self.reference_platform)]
+        else:  # a mode listed in control/modes.py without its stages here
+            raise ParameterError(f"parameter 'mode': no stages built for '{config.mode}'")
         self.stages = stages
 
     def make_oracle(self, config: ControllerConfig) -> Oracle | None:

@@ -3,15 +3,10 @@ and its stages (:mod:`rnea_ros.control.laws`, :mod:`rnea_ros.control.elastic`), 
 mode -- what :meth:`TorqueController.build_stages
 <rnea_ros.control.controller.TorqueController.build_stages>` installs.
 
-=====================  ====================================================================
-mode                   stages (each writes into the :class:`~rnea_ros.control.laws.Step`)
-=====================  ====================================================================
-``gravity``            :class:`~rnea_ros.control.laws.GravityCompensation`
-                       (+ :class:`~rnea_ros.control.laws.FrictionCompensation`)
-``inverse_dynamics``   the reference, :class:`~rnea_ros.control.laws.InverseDynamicsPD`
-                       (the reference time-scaled when ``time_scaling``)
-``elastic``            the reference, :class:`~rnea_ros.control.elastic.ElasticStage`
-=====================  ====================================================================
+The modes a serial or elastic robot runs and their stages, in order, are data:
+:data:`rnea_ros.control.modes.FAMILIES` (``serial``, ``elastic``); here they are built
+(the reference time-scaled when ``time_scaling``). A mode the family does not list is
+refused, never run as another.
 """
 
 from __future__ import annotations
@@ -30,6 +25,7 @@ from rnea_ros.control.laws import (
     Reference,
     Stage,
 )
+from rnea_ros.control.modes import family_mode, family_of
 from rnea_ros.control.rate_limit import TimeScaling
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import ParameterError
@@ -64,12 +60,10 @@ def build_pipeline(config: ControllerConfig, base_model: RobotModel,
         elastic = dataclasses.replace(elastic, links=loaded(elastic.links, config))
     full_model = loaded(base_model, config) if elastic is None else elastic.unified
     model = full_model if config.friction_compensation else full_model.without_friction()
+    family_mode(family_of(elastic is not None, False, ""), config.mode)  # known, or refused
     reference.snap = config.mode == "elastic"
     stages: list[Stage]
-    if config.mode == "elastic":
-        if elastic is None:
-            raise ParameterError("parameter 'mode': 'elastic' needs a robot with elastic "
-                                 "joints (the 'elastic' drives section)")
+    if config.mode == "elastic" and elastic is not None:
         if not config.friction_compensation:
             elastic = dataclasses.replace(elastic, links=elastic.links.without_friction())
         stages = [reference, ElasticStage(elastic, config.elastic_law, config.kp, config.kd,
@@ -78,8 +72,10 @@ def build_pipeline(config: ControllerConfig, base_model: RobotModel,
         stages = [GravityCompensation()]
         if config.friction_compensation:
             stages.append(FrictionCompensation())
-    else:
+    elif config.mode == "inverse_dynamics":
         stages = [reference, InverseDynamicsPD(config.kp, config.kd)]
+    else:  # a mode listed in control/modes.py without its stages here
+        raise ParameterError(f"parameter 'mode': no stages built for '{config.mode}'")
     reference.scaling = None
     if config.mode == "inverse_dynamics" and config.time_scaling:
         reference.scaling = time_scaling(model, config)

@@ -78,7 +78,7 @@ class ControllerNode(Node):
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
         self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
-                           if self.values["publish_effort_state"] else None)
+                           if config.params.publish_effort_state else None)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # Introspection of the predictive time scaling: [s, s_dot, s_ddot].
         self.scaling_pub = self.create_publisher(Float64MultiArray, "~/time_scaling", 10)
@@ -98,7 +98,7 @@ class ControllerNode(Node):
         watch(self, CONTROLLER_PARAMETERS, self.on_set_parameters)
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
         steady_timer(self, min(config.watchdog_timeout / 4, 0.02), self.on_watchdog)
-        self.diagnostics_timer = steady_timer(self, float(self.values["diagnostics_period"]),
+        self.diagnostics_timer = steady_timer(self, config.params.diagnostics_period,
                                               self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
@@ -112,7 +112,7 @@ class ControllerNode(Node):
         self.messages_received = 0
         # /diagnostics' bookkeeping: counters over the last diagnostics_window s (what the
         # status warns about), the receipt-to-publish times [us], the last clock reset.
-        self.status_report = ControllerReport(float(self.values["diagnostics_window"]))
+        self.status_report = ControllerReport(config.params.diagnostics_window)
         self.callback_us = self.status_report.callback_us
         self.stale_since = math.nan  # steady time the watchdog fired; nan: not stale
         followers = (f" (mimic followers, not commanded: {', '.join(model.mimic_joints)})"
@@ -225,7 +225,7 @@ class ControllerNode(Node):
             self.get_logger().warning(message)
 
     def on_trajectory_raw(self, data: bytes) -> None:
-        limit = int(self.values["trajectory.max_bytes"])
+        limit = self.controller.config.params.trajectory.max_bytes
         if len(data) > limit:
             self.controller.rejected["trajectory"] += 1
             self.get_logger().warning(
@@ -296,11 +296,11 @@ class ControllerNode(Node):
             self.controller.configure(config)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        period = float(values["diagnostics_period"])
-        if period != float(self.values["diagnostics_period"]):  # (validated: > 0)
+        period = config.params.diagnostics_period  # (within the table's safety bounds)
+        if period != float(self.values["diagnostics_period"]):
             self.destroy_timer(self.diagnostics_timer)
             self.diagnostics_timer = steady_timer(self, period, self.publish_diagnostics)
-        self.status_report.window.window = float(values["diagnostics_window"])  # (> 0)
+        self.status_report.window.window = config.params.diagnostics_window
         self.values = values
         self.get_logger().info("parameters updated: " + ", ".join(p.name for p in params))
         return SetParametersResult(successful=True)

@@ -1,14 +1,16 @@
 """A node's parameter table (:mod:`rnea_ros.parameters`, ``rnea_ros/params/<node>.yaml``)
 declared on an rclpy node: each parameter with a ``ParameterDescriptor`` (description,
-read-only flag, ``FloatingPointRange``/``IntegerRange`` of its bounds, ``additional_constraints``
-naming its choices and unit) and start-up values checked against the table
-(:func:`declare`); a set refused with the table's reason before the node's own
-callback sees it (:func:`watch`).
+read-only flag, ``FloatingPointRange``/``IntegerRange`` of its bounds,
+``additional_constraints`` naming its choices, element bounds, unit and safety bound
+with its reason) and start-up values checked against the table (:func:`declare`); a set
+refused with the table's reason before the node's own callback sees it (:func:`watch`).
 
 rclpy enforces a descriptor's range itself, as a closed interval (an open bound such as
 ``> 0`` is declared as ``[0, ...]``: its edge passes rclpy and is refused here, with a
-reason naming the parameter). ``python -m rnea_ros.nodes.parameters controller`` prints
-a table as Markdown (as ``python -m rnea_ros.parameters`` does).
+reason naming the parameter); the safety bounds, element bounds and distinct items are
+enforced here, at start-up (:func:`declare`) and on every set (:func:`watch`) alike.
+``python -m rnea_ros.nodes.parameters controller`` prints a table as Markdown (as
+``python -m rnea_ros.parameters`` does).
 """
 
 from __future__ import annotations
@@ -39,8 +41,14 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     """The ``ParameterDescriptor`` of ``spec`` (its type is left to rclpy, which infers
     it from the default, as the table's type says)."""
     constraints = [f"one of {spec.range_text()}"] if spec.choices else []
+    if spec.kind.endswith("_array") and spec.range_text():
+        constraints.append(f"each element {spec.range_text()}")
+    if spec.unique:
+        constraints.append("items distinct")
     if spec.unit:
         constraints.append(f"unit: {spec.unit}")
+    if spec.safety:
+        constraints.append(f"safety bound {spec.safety_text()}")
     out = ParameterDescriptor(description=spec.description, read_only=spec.read_only,
                               additional_constraints="; ".join(constraints))
     if spec.lower is None and spec.upper is None:

@@ -50,6 +50,7 @@ from rclpy.context import Context
 from rclpy.impl.logging_severity import LoggingSeverity
 from rclpy.signals import SignalHandlerOptions
 
+from rnea_ros.control.modes import FAMILIES, family_of
 from rnea_ros.core.coupling.loop_file import loop_file_path
 from rnea_ros.core.errors import ModelError, RneaError
 from rnea_ros.nodes.common import StartupInterrupted, StartupSignals, kernel_cache
@@ -116,7 +117,8 @@ def is_elastic(files: RobotFiles) -> bool:
 def variants(files: RobotFiles) -> list[Variant]:
     """The nodes a robot's launches may start (see the module docstring)."""
     elastic = is_elastic(files)
-    modes = ("gravity", "inverse_dynamics") + (("elastic",) if elastic else ())
+    parallel = str(_parameters(files.controller).get("loops.parallel") or "")
+    modes = tuple(FAMILIES[family_of(elastic, files.loops is not None, parallel)].modes)
     found = [Variant("simulator")]
     found += [Variant("controller", (("mode", mode),)) for mode in modes]
     if elastic:  # the other elastic law (the demo's)
@@ -124,7 +126,7 @@ def variants(files: RobotFiles) -> list[Variant]:
     if files.loops is None and not elastic:  # the nodes refuse an IMU with these
         found.append(Variant("simulator", tuple(MOVING_BASE.items())))
         found += [Variant("controller", (("mode", mode), ("imu.topic", "imu")))
-                  for mode in ("gravity", "inverse_dynamics")]
+                  for mode in modes]  # (a serial robot's)
     return found
 
 

@@ -35,17 +35,15 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from rnea_ros.control.diagnostics import SlidingWindow, status_name
-from rnea_ros.control.effort_limiter import EffortLimiter
+from rnea_ros.control.effort_limiter import RATE_LIMITER_PARAMETERS, EffortLimiter
 from rnea_ros.nodes.common import run, stamp_seconds, steady_timer
 from rnea_ros.nodes.parameters import declare, watch
-from rnea_ros.parameters import ParameterSpec, load_table
 
 NODE_NAME = "rnea_rate_limiter"
 LEVELS = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
           "error": DiagnosticStatus.ERROR}
 
-# rnea_ros/params/rate_limiter.yaml (rnea_ros.parameters)
-RATE_LIMITER_PARAMETERS: dict[str, ParameterSpec] = load_table("rate_limiter")
+# RATE_LIMITER_PARAMETERS: rnea_ros/params/rate_limiter.yaml (rnea_ros.parameters)
 
 
 class RateLimiterNode(Node):

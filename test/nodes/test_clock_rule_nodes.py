@@ -182,8 +182,8 @@ def test_controller_on_a_jumping_or_stopped_clock(clock: str,
 
     def make(context: Context) -> list[Node]:
         return [ControllerNode(context=context, parameter_overrides=overrides({
-            "use_sim_time": True, "urdf_path": URDF, "watchdog_timeout": 60.0,
-            "clock_stall_timeout": STALL, "diagnostics_period": 100.0}))]
+            "use_sim_time": True, "urdf_path": URDF, "watchdog_timeout": 10.0,
+            "clock_stall_timeout": STALL, "diagnostics_period": 5.0}))]
 
     with bench(make) as b:
         node = b.nodes[0]

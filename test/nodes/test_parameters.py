@@ -114,3 +114,66 @@ def test_a_start_up_value_out_of_range_names_the_parameter(kind, values, message
     with pytest.raises(ParameterError) as error:
         make(kind, context, **values)
     assert message in str(error.value)
+
+
+def test_a_runtime_set_over_dds_cannot_switch_the_watchdog_off() -> None:
+    """Issue 35, attacks 4 and 8 through ``ros2 param set``'s path (the node's
+    ``set_parameters`` service, over DDS): a watchdog timeout or grace of 1e9 s, a
+    /diagnostics period of 1e-9 s or a rate limit of 1e-300 N m/s is refused with the
+    table's reason; the configuration is untouched, so 1.5 s without joint states still
+    makes the watchdog act (it fires 0.1 s + 0.1 s after the last state, on any
+    schedule within the wall timeout)."""
+    from rclpy.parameter_client import AsyncParameterClient
+    from sensor_msgs.msg import JointState
+
+    from rnea_ros.nodes.harness import ClosedLoop
+    from rnea_ros.samples import load_robot
+
+    names = list(load_robot("arm7").joint_names)
+    with ClosedLoop({"urdf_path": URDF}, None) as loop:
+        client = AsyncParameterClient(loop.probe, "rnea_controller")
+        assert client.wait_for_services(timeout_sec=10.0)
+        c = loop.controller.controller
+        config = c.config
+
+        def remote_set(name: str, value: object) -> str:
+            future = client.set_parameters([Parameter(name, value=value)])
+            assert loop.spin_until(future.done, 10.0)
+            (result,) = future.result().results
+            return "" if result.successful else result.reason
+
+        for name, value in (("watchdog_timeout", 1e9), ("watchdog_grace", 1e9),
+                            ("diagnostics_period", 1e-9), ("effort_rate_limits", [1e-300])):
+            reason = remote_set(name, value)
+            assert reason.startswith(f"parameter '{name}' must be "), (name, reason)
+            assert "safety bound" in reason, reason
+        assert c.config is config and config.watchdog_timeout == 0.1
+        assert config.watchdog_grace == 0.1
+        loop.spin_until(lambda: loop.probe.state_pub.get_subscription_count() >= 1, 10.0)
+        msg = JointState(name=names, position=[0.1] * len(names), velocity=[0.0] * len(names))
+        msg.header.stamp = loop.controller.get_clock().now().to_msg()
+        loop.probe.state_pub.publish(msg)
+        assert loop.spin_until(lambda: c.last_state_time is not None, 10.0)
+        assert loop.spin_until(lambda: c.stale, 10.0)  # the watchdog acted
+        assert remote_set("watchdog_timeout", 0.3) == ""  # a bounded value is applied
+        assert c.config.watchdog_timeout == 0.3
+
+
+@pytest.mark.parametrize(("kind", "values", "message"), [
+    ("controller", {"watchdog_timeout": 1e9}, "parameter 'watchdog_timeout' must be in [0.001"),
+    ("controller", {"watchdog_grace": 1e9}, "parameter 'watchdog_grace' must be <= 1 s"),
+    ("controller", {"diagnostics_period": 1e-9}, "parameter 'diagnostics_period' must be in"),
+    ("controller", {"effort_rate_limits": [1e-300]}, "parameter 'effort_rate_limits' must be"),
+    ("rate_limiter", {"diagnostics_period": 1e-9}, "parameter 'diagnostics_period' must be in"),
+    ("rate_limiter", {"joints": ["a", "a", "b"]}, "parameter 'joints' lists 'a' more than once"),
+    ("rate_limiter", {"joints": ["a"], "effort_rate_limits": [1e-300]},
+     "parameter 'effort_rate_limits' must be in [0.001"),
+])
+def test_a_start_up_value_past_a_safety_bound_stops_the_node(kind, values, message,
+                                                             context: Context) -> None:
+    """Issue 35's attacks at start-up (launch or YAML overrides): the node does not
+    start, naming the parameter and the bound's reason."""
+    with pytest.raises(ParameterError) as error:
+        make(kind, context, **values)
+    assert message in str(error.value)
+    assert "safety bound" in str(error.value) or "more than once" in str(error.value)
