@@ -13,7 +13,7 @@ VERSION = re.search(r'^__version__ = "([^"]+)"', Path(__file__).with_name(PACKAG
 
 ROS_WHEELS = [  # ROS 2 from PyPI, for machines without a ROS install
     "ros-rclpy[fastrtps]", "ros-sensor-msgs", "ros-std-msgs", "ros-trajectory-msgs",
-    "ros-diagnostic-msgs", "ros-builtin-interfaces", "ros-geometry-msgs",
+    "ros-diagnostic-msgs", "ros-builtin-interfaces", "ros-geometry-msgs", "ros-std-srvs",
 ]
 # rnea-bag; pyarrow for --series parquet
 TOOLS = ["rosbags", "mcap", "orjson", "scipy", "matplotlib", "tqdm", "pyarrow"]
