@@ -11,7 +11,7 @@ from typing import NoReturn
 
 from rnea_ros.core.errors import RneaError
 from rnea_ros.tools.bag.analysis import analyse
-from rnea_ros.tools.bag.contacts import DEFAULT_FRACTION, DEFAULT_NO_LIMIT
+from rnea_ros.tools.bag.contacts import DEFAULT_FRACTION, DEFAULT_NO_LIMIT, NOISE_SIGMAS
 from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.report import effort_unit
 from rnea_ros.tools.bag.series import FORMATS
@@ -68,9 +68,10 @@ def parser() -> argparse.ArgumentParser:
     c = p.add_argument_group("contacts (docs/bag.md, 'Contacts'; docs/contacts.md)")
     c.add_argument("--contact-thresholds", nargs="+", metavar="VALUE_OR_FILE",
                    help="contact thresholds [N m or N]: one value, one per joint, or a "
-                   "controller parameter file with contact.thresholds (default: "
-                   f"{100 * DEFAULT_FRACTION:g} %% of each joint's URDF effort limit, "
-                   f"{DEFAULT_NO_LIMIT:g} without one)")
+                   "controller parameter file with contact.thresholds (default: the "
+                   f"larger of {100 * DEFAULT_FRACTION:g} %% of each joint's URDF effort "
+                   f"limit, {DEFAULT_NO_LIMIT:g} without one, and {NOISE_SIGMAS:g} sigma of "
+                   "the residual's noise from the measured effort's)")
     c.add_argument("--contact-gain", type=float, default=100.0,
                    help="momentum observer gain K_O [1/s] (time constant 1/K_O)")
     c.add_argument("--contact-release", type=float, default=0.5,

@@ -206,7 +206,8 @@ class ContactTracker:
                 self._restart()
                 last = None
             head = 0 if last is None else 1
-            times = t[begin:] if last is None else np.r_[last[0], t[begin:]]
+            times = np.ascontiguousarray(t[begin:] if last is None
+                                         else np.r_[last[0], t[begin:]], dtype=np.float64)
             Pe = P[begin:] if last is None else np.vstack([last[1], P[begin:]])
             We = W[begin:] if last is None else np.vstack([last[2], W[begin:]])
             Te = tau[begin:] if last is None else np.vstack([last[3], tau[begin:]])
