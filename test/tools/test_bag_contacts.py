@@ -179,3 +179,60 @@ def test_bad_thresholds_are_refused_naming_the_joints(urdf: Path, tmp_path: Path
     code = main([str(tmp_path / "bag"), "--urdf", str(urdf), "--out", str(tmp_path / "out"),
                  "--quiet", "--contact-thresholds", "-1"])
     assert code == 1 and "joint1" in capsys.readouterr().err
+
+
+def held_still(n: int, pushes: list[tuple[int, int, int, float]]
+               ) -> tuple[object, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """arm7 held still by tau = g(q) - tau_ext (docs/contacts.md's example): the observer
+    reads r -> tau_ext. ``pushes``: (first, stop, joint, torque) sample ranges."""
+    import rnea_ros.core as rc
+
+    model = load_robot("arm7")
+    t = 1.0 + np.arange(n) * 1e-3
+    q = np.tile(0.5 * (model.lower_limit + model.upper_limit), (n, 1))
+    qd = np.zeros((n, model.nv))
+    tau = rc.gravity_batch(model, q)
+    for first, stop, joint, torque in pushes:
+        tau[first:stop, joint] -= torque
+    return model, t, q, qd, tau
+
+
+def test_chunks_of_any_size_give_the_batch_episodes() -> None:
+    from rnea_ros.tools.bag.contacts import ContactTracker
+
+    model, t, q, qd, tau = held_still(3000, [(500, 900, 3, 2.0), (1800, 2600, 6, -1.0)])
+    th = np.full(7, 0.5)
+    r = residuals(model, t, q, qd, tau, 100.0)
+    events = episodes(model, DetectionSettings(th, np.zeros(7), np.zeros(7), 0.5, 0.002),
+                      t, r, qd)
+    assert [e.link for e in events] == ["link4", "link7"]
+    for sizes in ([3000], [1, 2, 997, 1000, 1000], [7] * 428 + [4]):
+        tracker = ContactTracker(model, th, gain=100.0, release=0.5, min_duration=0.002,
+                                 dt=1e-3)
+        begin = 0
+        for size in sizes:
+            tracker.add(t[begin:begin + size], q[begin:begin + size],
+                        qd[begin:begin + size], tau[begin:begin + size], slice(None))
+            begin += size
+        rows = tracker.close()
+        assert [(c.start, c.end, c.link, c.joint) for c in rows] == \
+            [(e.start_s, e.end_s, e.link, e.joint) for e in events], sizes
+        assert [c.peak for c in rows] == pytest.approx([e.peak_nm for e in events], rel=1e-12)
+
+
+def test_a_gap_or_a_missing_effort_restarts_the_observer_and_ends_the_contact() -> None:
+    from rnea_ros.tools.bag.contacts import ContactTracker
+
+    model, t, q, qd, tau = held_still(2000, [(500, 2000, 3, 2.0)])
+    t[1200:] += 0.5  # a gap of 500 periods inside the contact
+    tau[1600, 2] = np.nan  # one sample without its effort
+    tracker = ContactTracker(model, np.full(7, 0.5), gain=100.0, release=0.5,
+                             min_duration=0.002, dt=1e-3)
+    tracker.add(t, q, qd, tau, slice(None))
+    rows = tracker.close()
+    assert tracker.restarts == 2 and tracker.samples == 1999
+    # the first contact ends at the last sample before the gap; after each restart the
+    # observer starts at r = 0 and finds the (still pushing) contact again
+    assert [c.link for c in rows] == ["link4"] * 3
+    assert rows[0].end == t[1199] and rows[1].end == t[1599] and np.isnan(rows[2].end)
+    assert rows[1].start > t[1200] and rows[2].start > t[1601]

@@ -195,42 +195,51 @@ class ContactTracker:
         self.last, self.state = None, new_state()
 
     def _run(self, t: Array, q: Array, qd: Array, tau: Array) -> Array:
-        """Consecutive complete samples: observe, detect; returns ``r`` (N, nv)."""
+        """Consecutive complete samples: observe, detect; returns ``r`` (N, nv). A gap
+        longer than ``max_gap`` or a step back in time restarts the observer there."""
         P, B = rc.momentum_and_bias_batch(self.model, q, qd)
         W = B + friction(self.model, qd)
         R = np.empty_like(P)
+        steps = np.diff(t)
+        breaks = np.r_[np.flatnonzero((steps > self.max_gap) | ~(steps > 0.0)) + 1, len(t)]
         begin = 0
-        while begin < len(t):
-            last = self.last
-            if last is not None and not 0.0 < t[begin] - last[0] <= self.max_gap:
-                self._restart()
-                last = None
-            head = 0 if last is None else 1
-            times = np.ascontiguousarray(t[begin:] if last is None
-                                         else np.r_[last[0], t[begin:]], dtype=np.float64)
-            Pe = P[begin:] if last is None else np.vstack([last[1], P[begin:]])
-            We = W[begin:] if last is None else np.vstack([last[2], W[begin:]])
-            Te = tau[begin:] if last is None else np.vstack([last[3], tau[begin:]])
-            U = np.zeros_like(Pe)
-            U[:-1] = Te[:-1] - 0.5 * (We[:-1] + We[1:])
-            Re = np.empty_like(Pe)
-            r0 = np.zeros(self.model.nv) if last is None else last[4]
-            bad = observer_rows(times, Pe, U, self.gains, r0, Re)
-            stop = len(times) if bad < 0 else bad + 1  # rows valid: [0, stop)
-            rows = slice(begin, begin + stop - head)
-            R[rows] = Re[head:stop]
-            self._detect(t[rows], R[rows])
-            end = rows.stop
-            if end > rows.start:
-                self.last = (float(t[end - 1]), P[end - 1], W[end - 1], tau[end - 1],
-                             R[end - 1].copy())
-                self.samples += end - rows.start
-            begin = end
-            if bad >= 0:  # a step back in time or a non-finite residual: start again
-                self._restart()
-                if end == rows.start:  # the first row itself failed against the last one
-                    continue
+        for finish in breaks:
+            while begin < finish:
+                begin = self._piece(t, P, W, tau, R, begin, int(finish))
         return R
+
+    def _piece(self, t: Array, P: Array, W: Array, tau: Array, R: Array, begin: int,
+               finish: int) -> int:
+        """Rows ``[begin, finish)`` with no gap between them, continued from ``last`` when
+        it is within ``max_gap`` before; returns the row reached."""
+        last = self.last
+        if last is not None and not 0.0 < t[begin] - last[0] <= self.max_gap:
+            self._restart()
+            last = None
+        head = 0 if last is None else 1
+        sl = slice(begin, finish)
+        times = np.ascontiguousarray(t[sl] if last is None else np.r_[last[0], t[sl]],
+                                     dtype=np.float64)
+        Pe = P[sl] if last is None else np.vstack([last[1], P[sl]])
+        We = W[sl] if last is None else np.vstack([last[2], W[sl]])
+        Te = tau[sl] if last is None else np.vstack([last[3], tau[sl]])
+        U = np.zeros_like(Pe)
+        U[:-1] = Te[:-1] - 0.5 * (We[:-1] + We[1:])
+        Re = np.empty_like(Pe)
+        r0 = np.zeros(self.model.nv) if last is None else last[4]
+        bad = observer_rows(times, Pe, U, self.gains, r0, Re)
+        stop = len(times) if bad < 0 else bad + 1  # rows valid: [0, stop)
+        rows = slice(begin, begin + stop - head)
+        R[rows] = Re[head:stop]
+        self._detect(t[rows], R[rows])
+        end = rows.stop
+        if end > begin:
+            self.last = (float(t[end - 1]), P[end - 1], W[end - 1], tau[end - 1],
+                         R[end - 1].copy())
+            self.samples += end - begin
+        if bad >= 0:  # a non-finite residual: start again after it
+            self._restart()
+        return end
 
     def _detect(self, t: Array, R: Array) -> None:
         """The detector over rows, and the contacts they open, extend or close."""
