@@ -68,7 +68,9 @@ def calibrated(urdf: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """rnea-bag's proposal from a contact-free recording at full speed."""
     tmp = tmp_path_factory.mktemp("calibration")
     record(tmp / "free", [], 3.0, 0.0)
-    run(tmp / "free", urdf, tmp / "out", "--propose-contact-thresholds", "--no-plots")
+    code = main([str(tmp / "free"), "--urdf", str(urdf), "--out", str(tmp / "out"), "--quiet",
+                 "--propose-contact-thresholds", "--no-plots"])
+    assert code == 0
     assert contacts(tmp / "out") == []
     return tmp / "out" / "contact_thresholds.yaml"
 
@@ -179,6 +181,13 @@ def test_bad_thresholds_are_refused_naming_the_joints(urdf: Path, tmp_path: Path
     code = main([str(tmp_path / "bag"), "--urdf", str(urdf), "--out", str(tmp_path / "out"),
                  "--quiet", "--contact-thresholds", "-1"])
     assert code == 1 and "joint1" in capsys.readouterr().err
+    for flag, value, says in (("--contact-gain", "0", "--contact-gain 0.0: must be finite"),
+                              ("--contact-release", "1.5", "must be in (0, 1]"),
+                              ("--contact-margin", "0.5", "must be finite and >= 1")):
+        code = main([str(tmp_path / "bag"), "--urdf", str(urdf), "--out",
+                     str(tmp_path / "out"), "--quiet", flag, value])
+        assert code == 1 and says in capsys.readouterr().err, flag
+    assert not (tmp_path / "out").exists()
 
 
 def held_still(n: int, pushes: list[tuple[int, int, int, float]]

@@ -11,7 +11,12 @@ from typing import NoReturn
 
 from rnea_ros.core.errors import RneaError
 from rnea_ros.tools.bag.analysis import analyse
-from rnea_ros.tools.bag.contacts import DEFAULT_FRACTION, DEFAULT_NO_LIMIT, NOISE_SIGMAS
+from rnea_ros.tools.bag.contacts import (
+    DEFAULT_FRACTION,
+    DEFAULT_NO_LIMIT,
+    NOISE_SIGMAS,
+    THRESHOLDS_FILE,
+)
 from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.report import effort_unit
 from rnea_ros.tools.bag.series import FORMATS
@@ -139,6 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{table['bias'][j]:.4g} {effort_unit(analysis.model.joint_types[j])} "
               f"({int(table['samples'][j])} samples)")
     print(f"  contacts: {analysis.contact_summary()}")
+    if analysis.contacts.proposed is not None:
+        print(f"  proposed contact thresholds: {options.out / THRESHOLDS_FILE} (pass it to "
+              "--contact-thresholds, or to the controller with --params-file)")
     print(f"  limit violations: {len(analysis.violations)}; skipped samples: "
           f"{stats['skipped_nan'] + stats['skipped_missing'] + stats['skipped_undecodable']}")
     return 0
