@@ -7,13 +7,18 @@ half a millisecond after each state. Optional effort spikes inject limit
 violations at known times. A closed-loop robot (``loops``): the motion is on its
 active joints, the passive ones are solved (and recorded with ``passive=True``), the
 efforts are the active joints' (the passive joints' recorded effort is 0).
+
+:func:`record_contacts` records a robot pushed on known links at known times, on a
+plant the caller brings (MuJoCo for the contact tests of ``rnea-bag``), with the true
+external joint torques.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,7 +26,9 @@ from numpy.typing import NDArray
 from rnea_ros.core.coupling.loop_dynamics import loop_rnea_batch
 from rnea_ros.core.coupling.loop_kinematics import loop_velocities, solve_loops_batch
 from rnea_ros.core.coupling.loops import ClosedLoopModel
-from rnea_ros.core.dynamics.rnea import rnea_batch
+from rnea_ros.core.dynamics.jacobian import frame_jacobian
+from rnea_ros.core.dynamics.kinematics import body_poses
+from rnea_ros.core.dynamics.rnea import rnea, rnea_batch
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
@@ -185,6 +192,108 @@ def write_recording(path: Path, names: Sequence[str],
             msg = Multi(layout=Layout(dim=[], data_offset=0), data=np.array(data))
             writer.write(command_topic, round(t * 1e9) + 1,
                          ts.serialize_cdr(msg, Multi.__msgtype__))
+
+
+
+# ------------------------------------------------------------------- contacts
+@dataclass(frozen=True)
+class ContactPush:
+    """A push of ``force`` [N] on ``link`` from ``start`` [s] for ``duration`` [s], at the
+    link's centre of mass, held in the world frame, in the direction of largest moment
+    about the link's own joint axis (so that joint feels it: :func:`push_direction`)."""
+
+    link: str
+    start: float
+    duration: float
+    force: float
+
+
+class Plant(Protocol):
+    """What :func:`record_contacts` drives (``rnea_ros.simulation``'s MuJoCo engine):
+    the state, a step with held joint torques, and an external wrench on a link."""
+
+    @property
+    def q(self) -> Array: ...
+
+    @property
+    def qd(self) -> Array: ...
+
+    def reset(self, q: Array, qd: Array | None = None, t: float = 0.0) -> None: ...
+
+    def step(self, tau: Array) -> None: ...
+
+    def apply_wrench(self, link: str, force: Array, torque: Array,
+                     duration: float) -> None: ...
+
+
+def push_direction(model: RobotModel, q: Array, link: str) -> tuple[Array, Array]:
+    """A unit force direction (world) with the largest moment about ``link``'s own joint
+    axis when applied at its centre of mass, and the COM's offset from the link origin
+    (world axes)."""
+    body = model.body_names.index(link)
+    R, _ = body_poses(model, q)
+    axis = R[body] @ model.axis[body]
+    offset = R[body] @ model.com[body]
+    d = np.cross(axis, offset)
+    return d / np.linalg.norm(d), offset
+
+
+def sines(model: RobotModel, t: float, speed: float, phase: float = 0.0
+          ) -> tuple[Array, Array, Array]:
+    """``q, qd, qdd`` of a tracking reference: sines about the middle of each joint's
+    range, peak speed ``speed`` x its velocity limit (amplitude at most 40 % of the
+    range); ``phase`` [rad] shifts joint ``j`` by ``j * phase``."""
+    mid = 0.5 * (model.lower_limit + model.upper_limit)
+    w = np.linspace(2.0, 3.3, model.nv)  # [rad/s]
+    amp = np.minimum(speed * model.velocity_limit / w,
+                     0.4 * (model.upper_limit - model.lower_limit))
+    arg = w * t + phase * np.arange(model.nv)
+    return mid + amp * np.sin(arg), amp * w * np.cos(arg), -amp * w * w * np.sin(arg)
+
+
+def record_contacts(path: Path, model: RobotModel, plant: Plant, pushes: Sequence[ContactPush],
+                    *, duration: float, dt: float = 1e-3, speed: float = 1.0,
+                    phase: float = 0.0, velocities: bool = True, efforts: bool = True,
+                    clock: float = 1.0) -> dict[str, Array]:
+    """A lockstep run written as a rosbag2 (MCAP) directory ``path``: ``plant`` (an engine
+    other than ours, e.g. MuJoCo) tracks :func:`sines` in computed-torque control with
+    our RNEA (``kp`` 400/s², ``kd`` 40/s), ``pushes`` applied as the plant's external
+    wrenches. Lockstep: the controller runs between plant steps, so the recording does
+    not depend on scheduling. Recorded per step ``k`` (stamp ``clock + k dt`` [s]):
+    ``/joint_states`` (position, velocity unless ``velocities=False``, effort = the
+    torque applied over the step unless ``efforts=False``) and the same torque on
+    ``/effort_controller/commands``.
+
+    Returns the truth: ``t`` (N,) the stamps [s], ``q``, ``qd``, ``tau`` (N, nv), and
+    ``tau_ext`` (N, nv), the external joint torques ``J^T F`` over each step (the force
+    at the COM, ``J`` of the link origin in world axes: moment ``offset x F``)."""
+    q0, qd0, _ = sines(model, 0.0, speed, phase)
+    plant.reset(q0, qd0)
+    n = round(duration / dt)
+    t = np.arange(n) * dt
+    out = {k: np.zeros((n, model.nv)) for k in ("q", "qd", "tau", "tau_ext")}
+    forces: dict[int, Array] = {}
+    for k in range(n):
+        q, qd = np.array(plant.q, dtype=np.float64), np.array(plant.qd, dtype=np.float64)
+        qr, qdr, qddr = sines(model, float(t[k]), speed, phase)
+        tau = rnea(model, q, qd, qddr + 400.0 * (qr - q) + 40.0 * (qdr - qd))
+        for i, push in enumerate(pushes):
+            if push.start <= t[k] < push.start + push.duration:
+                d, offset = push_direction(model, q, push.link)
+                if i not in forces:
+                    forces[i] = push.force * d
+                    plant.apply_wrench(push.link, forces[i], np.zeros(3), push.duration)
+                J = frame_jacobian(model, q, push.link, "LOCAL_WORLD_ALIGNED")
+                out["tau_ext"][k] += J.T @ np.r_[forces[i], np.cross(offset, forces[i])]
+        out["q"][k], out["qd"][k], out["tau"][k] = q, qd, tau
+        plant.step(tau)
+    stamps = np.asarray(t + clock, dtype=np.float64)
+    empty: list[float] = []
+    write_recording(path, model.joint_names,
+                    [(float(s), out["q"][k], out["qd"][k] if velocities else empty,
+                      out["tau"][k] if efforts else empty) for k, s in enumerate(stamps)],
+                    [(float(s), out["tau"][k]) for k, s in enumerate(stamps)])
+    return {"t": stamps, **out}
 
 
 # ------------------------------------------------------------------------- PR2

@@ -104,7 +104,8 @@ def test_violations_csv_and_html_report(bags: dict[str, Path], tmp_path: Path,
     assert float(effort["peak"]) == spike[3] and effort["unit"] == "N m"
     page = (out / "report.html").read_text()
     assert page.startswith("<!doctype html>") and "src='http" not in page
-    assert page.count("src='data:image/png;base64,") == MODEL.nv  # self-contained
+    # self-contained: one plot per joint and contacts.png
+    assert page.count("src='data:image/png;base64,") == MODEL.nv + 1
     assert "t0 = 2023-11-14T22:13:20.000Z" in page  # UTC, not epoch seconds
     assert "<tr class=violation><td>joint5</td><td>effort</td><td>12.0000</td>" in page
     assert "2023-11-14T22:13:32.000Z" in page  # the spike's start in UTC
@@ -195,7 +196,7 @@ def test_series_is_opt_in_csv_or_parquet(tmp_path: Path,
     args = [str(bag), "--urdf", URDF, "--no-plots"]
     assert run([*args, "--out", str(tmp_path / "none")], capsys)[0] == 0
     assert sorted(p.name for p in (tmp_path / "none").iterdir()) == \
-        ["report.html", "report.md", "violations.csv"]
+        ["contacts.csv", "report.html", "report.md", "violations.csv"]
     assert run([*args, "--out", str(tmp_path / "c"), "--series", "csv"], capsys)[0] == 0
     assert run([*args, "--out", str(tmp_path / "p"), "--series", "parquet"], capsys)[0] == 0
     with open(tmp_path / "c" / "series.csv", newline="") as stream:

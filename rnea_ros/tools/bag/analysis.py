@@ -18,6 +18,8 @@ from rnea_ros.core.dynamics.rnea import gravity_batch, rnea_batch
 from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.mimic import unfold
+from rnea_ros.tools.bag.contact_report import write_contacts
+from rnea_ros.tools.bag.contacts import THRESHOLDS_FILE, BagContacts
 from rnea_ros.tools.bag.differentiation import (
     RATE_NOISE_SIGMAS,
     derivatives,
@@ -88,6 +90,7 @@ class Analysis:
         self.plot: dict[str, list[Array]] = {k: [] for k in ("t", "tau", "effort", "command",
                                                              "tau_dot", "rate")}
         self.stride = 1
+        self.contacts = BagContacts(dynamics, options)  # bad thresholds: refused here
         if options.report or options.series:
             options.out.mkdir(parents=True, exist_ok=True)
         columns = ["t"]
@@ -101,6 +104,10 @@ class Analysis:
         self.series = (SeriesWriter(options.out, columns, options.series_format,
                                     self.provenance) if options.series else None)
         self.csv_file = self.series.csv_file if self.series is not None else None
+
+    def contact_summary(self) -> str:
+        """One line on the contacts (:meth:`BagContacts.summary`)."""
+        return self.contacts.summary()
 
     def window_samples(self) -> int:
         assert self.dt is not None  # set from BagReader.nominal_period() before run()
@@ -152,10 +159,11 @@ class Analysis:
         margin = np.where(use, RATE_NOISE_SIGMAS * np.nan_to_num(rate_noise), 0.0)
         self.rate_violations.add(t, rate, self.rate_limits + margin)
         self.observe(t, qd, tau, effort, subject, rate)
+        keep = slice((-self.written) % self.stride, None, self.stride)
+        self.contacts.add(t, q, chunk.qd[sl], effort, self.dt, keep, self.effort_noise)
         if self.series is not None:
             self.series.write(np.column_stack([t, q, qd, qdd, qddd, tau, g, tau_dot, effort,
                                                command, tau - effort, *more]))
-        keep = slice((-self.written) % self.stride, None, self.stride)
         for key, value in (("t", t), ("tau", tau), ("effort", effort), ("command", command),
                            ("tau_dot", tau_dot), ("rate", rate)):
             self.plot[key].append(value[keep].copy())  # a copy: a view would keep the chunk
@@ -335,7 +343,8 @@ OUT_OF_ORDER = 0.01  # fraction of backward stamp steps above which the order is
 def output_files(out: Path) -> list[Path]:
     """What a previous run left in ``out`` that this one would replace."""
     names = [out / name for name in ("report.md", "report.html", "violations.csv",
-                                      "series.csv", "series.parquet")]
+                                      "series.csv", "series.parquet", "contacts.csv",
+                                      "contacts.png", THRESHOLDS_FILE)]
     return names + (sorted(out.glob("joint_*.png")) if out.is_dir() else [])
 
 
@@ -449,6 +458,8 @@ def analyse_into(options: Options, kind: type[Analysis] = Analysis
     analysis.violations = sorted(analysis.effort_violations.close()
                                  + analysis.rate_violations.close(),
                                  key=lambda v: (v.start, v.joint, v.kind))
+    if analysis.contacts.finish(options.out, options.report) and options.report:
+        write_contacts(options.out / "contacts.csv", analysis.contacts.rows, analysis.t0)
     if options.report:
         plots = plot_joints(analysis) if options.plots else []
         write_violations(analysis)

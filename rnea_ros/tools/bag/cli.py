@@ -11,6 +11,12 @@ from typing import NoReturn
 
 from rnea_ros.core.errors import RneaError
 from rnea_ros.tools.bag.analysis import analyse
+from rnea_ros.tools.bag.contacts import (
+    DEFAULT_FRACTION,
+    DEFAULT_NO_LIMIT,
+    NOISE_SIGMAS,
+    THRESHOLDS_FILE,
+)
 from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.report import effort_unit
 from rnea_ros.tools.bag.series import FORMATS
@@ -64,6 +70,25 @@ def parser() -> argparse.ArgumentParser:
                    help="also write every sample's numbers: series.parquet (zstd-compressed; "
                         "needs pyarrow) or series.csv (shortest exact decimals, ~1.4 KB a "
                         "sample of a 7-joint arm)")
+    c = p.add_argument_group("contacts (docs/bag.md, 'Contacts'; docs/contacts.md)")
+    c.add_argument("--contact-thresholds", nargs="+", metavar="VALUE_OR_FILE",
+                   help="contact thresholds [N m or N]: one value, one per joint, or a "
+                   "controller parameter file with contact.thresholds (default: the "
+                   f"larger of {100 * DEFAULT_FRACTION:g} %% of each joint's URDF effort "
+                   f"limit, {DEFAULT_NO_LIMIT:g} without one, and {NOISE_SIGMAS:g} sigma of "
+                   "the residual's noise from the measured effort's)")
+    c.add_argument("--contact-gain", type=float, default=100.0,
+                   help="momentum observer gain K_O [1/s] (time constant 1/K_O)")
+    c.add_argument("--contact-release", type=float, default=0.5,
+                   help="a contact ends below this fraction of the thresholds, (0, 1]")
+    c.add_argument("--contact-min-duration", type=float, default=0.002,
+                   help="onset and release must hold this long [s]")
+    c.add_argument("--propose-contact-thresholds", action="store_true",
+                   help="write --out/contact_thresholds.yaml from this contact-free "
+                   "recording: worst |r| per joint x --contact-margin")
+    c.add_argument("--contact-margin", type=float, default=2.0,
+                   help="margin of the proposed thresholds over the worst residual, >= 1")
+    c.add_argument("--no-contacts", action="store_true", help="no contact observer")
     p.add_argument("--no-plots", action="store_true", help="no joint_<name>.png, no plots "
                    "in report.html")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -83,7 +108,12 @@ def parse(argv: Sequence[str] | None) -> Options:
                    mimic_tolerance=a.mimic_tolerance, force=a.force,
                    series=a.series != "none",
                    series_format=a.series if a.series != "none" else "csv",
-                   command=[shlex.quote(str(c)) for c in command])
+                   command=[shlex.quote(str(c)) for c in command],
+                   contacts=not a.no_contacts, contact_thresholds=a.contact_thresholds,
+                   contact_gain=a.contact_gain, contact_release=a.contact_release,
+                   contact_min_duration=a.contact_min_duration,
+                   propose_contact_thresholds=a.propose_contact_thresholds,
+                   contact_margin=a.contact_margin)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -113,6 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {name:<20} model - measured: RMS {table['rms'][j]:.4g}, bias "
               f"{table['bias'][j]:.4g} {effort_unit(analysis.model.joint_types[j])} "
               f"({int(table['samples'][j])} samples)")
+    print(f"  contacts: {analysis.contact_summary()}")
+    if analysis.contacts.proposed is not None:
+        print(f"  proposed contact thresholds: {options.out / THRESHOLDS_FILE} (pass it to "
+              "--contact-thresholds, or to the controller with --params-file)")
     print(f"  limit violations: {len(analysis.violations)}; skipped samples: "
           f"{stats['skipped_nan'] + stats['skipped_missing'] + stats['skipped_undecodable']}")
     return 0

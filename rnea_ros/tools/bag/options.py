@@ -34,6 +34,14 @@ class Options:
     series_format: str = "csv"  # "csv" or "parquet" (zstd); the CLI writes none by default
     command: list[str] | None = None  # the command line, stamped on the outputs
     report: bool = True  # write report.md (and the plots if ``plots``)
+    # Contacts (tools/bag/contacts.py, docs/bag.md "Contacts"):
+    contacts: bool = True  # observe contacts when the bag has velocities and efforts
+    contact_thresholds: list[str] | None = None  # values or a parameter file; None: default
+    contact_gain: float = 100.0  # observer gain K_O [1/s]
+    contact_release: float = 0.5  # release at this fraction of the thresholds
+    contact_min_duration: float = 0.002  # [s] onset and release must hold this long
+    propose_contact_thresholds: bool = False  # write contact_thresholds.yaml in --out
+    contact_margin: float = 2.0  # proposed thresholds: worst |r| times this
 
 
 MAX_ORDER = 10  # higher Savitzky-Golay orders are ill-conditioned (numpy warns past ~15)
@@ -67,7 +75,23 @@ def check(options: Options) -> None:
     if options.series and options.series_format == "parquet" and find_spec("pyarrow") is None:
         raise BagError("--series parquet needs pyarrow (pip install pyarrow, or the 'fleet' "
                        "extra); --series csv needs nothing more")
+    check_contacts(options)
     bad = [v for v in options.effort_rate_limits if not v > 0 or v == float("inf")]
     if bad or not options.effort_rate_limits:
         raise BagError(f"--effort-rate-limits {' '.join(map(str, bad))}: limits must be "
                        "finite and > 0")
+
+
+def check_contacts(options: Options) -> None:
+    """The contact options (the thresholds are checked against the robot later)."""
+    if not (0 < options.contact_gain < float("inf")):
+        raise BagError(f"--contact-gain {options.contact_gain}: must be finite and > 0 [1/s]")
+    if not 0 < options.contact_release <= 1:
+        raise BagError(f"--contact-release {options.contact_release}: must be in (0, 1]")
+    if not 0 <= options.contact_min_duration < float("inf"):
+        raise BagError(f"--contact-min-duration {options.contact_min_duration}: must be "
+                       "finite and >= 0 s")
+    if not 1 <= options.contact_margin < float("inf"):
+        raise BagError(f"--contact-margin {options.contact_margin}: must be finite and >= 1")
+    if options.propose_contact_thresholds and not options.contacts:
+        raise BagError("--propose-contact-thresholds needs the contacts (drop --no-contacts)")

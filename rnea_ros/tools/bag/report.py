@@ -5,18 +5,25 @@ from __future__ import annotations
 import csv
 import dataclasses
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.tools.bag.contact_report import contact_section, plot_contacts
+from rnea_ros.tools.bag.contacts import BagContacts
 from rnea_ros.tools.bag.differentiation import RATE_NOISE_SIGMAS
 from rnea_ros.tools.bag.options import Options
 from rnea_ros.tools.bag.page import write_page
 from rnea_ros.tools.bag.reading import Joints
-from rnea_ros.tools.bag.statistics import PairStats, Violation, ViolationTracker, rate_and_jitter
+from rnea_ros.tools.bag.statistics import (
+    PairStats,
+    Violation,
+    ViolationTracker,
+    rate_and_jitter,
+    utc,
+)
 from rnea_ros.tools.provenance import digest
 
 Array = NDArray[np.float64]
@@ -53,6 +60,7 @@ class Analysed(Protocol):
     rate_violations: ViolationTracker
     violations: list[Violation]
     provenance: dict[str, Any]  # :func:`provenance` of the run
+    contacts: BagContacts  # the contact observer's outcome
 
 
 def effort_unit(joint_type: str) -> str:
@@ -279,6 +287,9 @@ def write_report(analysis: Analysed, stats: dict[str, Any], plots: list[Path]) -
             lines += ["", f"{len(violations) - MAX_TABLE_ROWS} more in `violations.csv`."]
     else:
         lines.append("None.")
+    contact_plot = (plot_contacts(analysis.contacts, opt.out, analysis.t0, unit)
+                    if opt.plots else None)
+    lines += contact_section(analysis.contacts, analysis.t0, contact_plot)
     noise, rate_noise = analysis.effort_noise, analysis.rate_noise
     if np.isfinite(noise).any():
         lines += ["", "## Measured effort noise", "", "Estimated from the data (MAD of second "
@@ -310,14 +321,6 @@ def write_report(analysis: Analysed, stats: dict[str, Any], plots: list[Path]) -
 MAX_TABLE_ROWS = 200  # report.md lists at most this many intervals (all in violations.csv)
 VIOLATION_COLUMNS = ("joint", "kind", "start_s", "end_s", "peak", "limit", "unit",
                      "threshold", "peak_s", "start_utc")
-
-
-def utc(t: float) -> str:
-    """A stamp [s since the epoch] as ISO 8601 UTC, with the seconds; a stamp before 1973
-    is no wall-clock time (a simulation's clock) and says so."""
-    when = datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds")
-    text = when.replace("+00:00", "Z")
-    return text if t >= 1e8 else f"{text} ({t:.6f} s: not wall-clock time, simulated?)"
 
 
 def violation_rows(analysis: Analysed) -> list[dict[str, Any]]:

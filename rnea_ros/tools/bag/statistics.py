@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 import numpy as np
 from numpy.typing import NDArray
@@ -137,3 +138,11 @@ def sequential_sum(start: float, values: Array) -> float:
     if values.size == 0:
         return start
     return float(np.cumsum(np.concatenate([[start], values]))[-1])
+
+
+def utc(t: float) -> str:
+    """A stamp [s since the epoch] as ISO 8601 UTC, with the seconds; a stamp before 1973
+    is no wall-clock time (a simulation's clock) and says so."""
+    when = datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds")
+    text = when.replace("+00:00", "Z")
+    return text if t >= 1e8 else f"{text} ({t:.6f} s: not wall-clock time, simulated?)"

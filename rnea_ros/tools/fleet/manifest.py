@@ -43,6 +43,7 @@ OPTION_KEYS: dict[str, type] = {
     "states_topic": str, "commands_topic": str, "time_base": str, "window": float,
     "order": int, "recorded_velocity": bool, "chunk": int, "mimic_tolerance": float,
     "loops": str, "joints": list, "effort_rate_limits": list,
+    "contact_thresholds": list, "contact_gain": float,
 }
 ROBOT_KEYS = ("urdf", "bags", "drives", *OPTION_KEYS)
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
@@ -136,6 +137,9 @@ def _robot(name: str, entry: Any, base: Path, path: Path) -> Robot:
                 raise FleetError(f"{where}, key '{key}': expected {kind.__name__}, got "
                                  f"{value!r}")
             options[key] = value
+    if "contact_thresholds" in options:  # numbers, or [a parameter file]
+        options["contact_thresholds"] = _contact_thresholds(
+            base, options["contact_thresholds"], f"{where}, key 'contact_thresholds'")
     if options.get("loops") not in (None, "none"):  # relative to the manifest, too
         options["loops"] = str(_file(base, options["loops"], f"{where}, key 'loops'"))
     return Robot(name, urdf, find_bags(base, patterns), drives, options)
@@ -176,3 +180,15 @@ def _file(base: Path, value: Any, where: str) -> Path:
     if not file.is_file():
         raise FleetError(f"{where}: file '{file}' does not exist")
     return file
+
+
+def _contact_thresholds(base: Path, values: list[Any], where: str) -> list[str]:
+    """rnea-bag's ``--contact-thresholds`` words: the numbers, or the one parameter file
+    (relative to the manifest)."""
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) \
+            and values:
+        return [repr(float(v)) for v in values]
+    if len(values) == 1 and isinstance(values[0], str):
+        return [str(_file(base, values[0], where))]
+    raise FleetError(f"{where}: one number per joint (or one for all), or [a parameter "
+                     f"file with contact.thresholds]; got {values!r}")

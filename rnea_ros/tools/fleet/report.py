@@ -124,7 +124,7 @@ def _overview(order: list[str], states: dict[str, str],
              "friction [% of its residual RMS per day]; red: flagged. Click a column head "
              "to sort; a robot's name opens its page.</p><table><thead><tr><th>robot</th>"
              "<th>state</th><th>bags</th><th>trended</th><th>failed</th><th>partial</th>"
-             "<th>duplicates</th><th>last bag (UTC)</th>"
+             "<th>duplicates</th><th>contacts</th><th>last bag (UTC)</th>"
              + "".join(f"<th>{e(j)} [%/day]</th>" for j in joints) + "</tr></thead><tbody>"]
     for name in order:
         parts.append(_overview_row(name, states[name], by_robot[name], trends_of[name],
@@ -148,7 +148,7 @@ def _overview_row(name: str, robot_state: str, rows: list[dict[str, Any]],
              f"<td>{sum(r['status'] == 'error' for r in bags.values())}</td>",
              f"<td>{sum(r['status'] == 'partial' for r in bags.values())}</td>",
              f"<td>{sum(bool(r.get('duplicate_of')) for r in bags.values())}</td>",
-             f"<td>{last}</td>"]
+             f"<td>{contact_count(rows)}</td>", f"<td>{last}</td>"]
     worst: dict[str, tuple[float, bool]] = {}
     for t in trends:
         rise = t["relative_per_day"]
@@ -188,6 +188,7 @@ def _robot_page(name: str, robot_state: str, rows: list[dict[str, Any]],
     if good:
         parts.append(_panels(good, trends, scales, x_range, threshold, flags))
         parts.append(_trend_table(trends))
+    parts.append(_contact_table(rows))
     parts.append(_bag_table(rows))
     links = {r["bag"]: r.get("report") for r in rows  # a failed bag has no report
              if r.get("report") and r["status"] != "error"}
@@ -239,6 +240,52 @@ def _trend_table(trends: list[dict[str, Any]]) -> str:
     return ("<h3>Trend table</h3><table><thead><tr><th>joint</th><th>metric</th><th>bags"
             "</th><th>days</th><th>slope [unit/day]</th><th>rise [%/day]</th><th>noise "
             f"[unit]</th><th>flagged</th></tr></thead><tbody>{items}</tbody></table>")
+
+
+def _counted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows whose contacts were observed, of bags read whole or in part, not copies."""
+    return [r for r in rows if r["status"] != "error" and not r.get("duplicate_of")
+            and r.get("contacts") is not None]
+
+
+def contact_count(rows: list[dict[str, Any]]) -> str:
+    """A robot's contacts over its bags ('' when none could be observed)."""
+    counted = _counted(rows)
+    return str(sum(int(r["contacts"]) for r in counted)) if counted else ""
+
+
+def _contact_table(rows: list[dict[str, Any]]) -> str:
+    """Contacts per day (UTC, of the bag's start): bags observed, contacts, the worst
+    peak, and the joints they were isolated at (rnea-bag's ``contacts.csv``)."""
+    e = html.escape
+    days: dict[str, dict[str, Any]] = {}
+    for r in _counted(rows):
+        if not math.isfinite(r["start"]):
+            continue
+        day = datetime.fromtimestamp(r["start"], tz=timezone.utc).strftime("%Y-%m-%d")
+        d = days.setdefault(day, {"bags": set(), "count": 0, "peak": math.nan,
+                                  "joints": {}, "unit": set()})
+        d["bags"].add(r["bag"])
+        if r["contacts"]:
+            d["count"] += int(r["contacts"])
+            d["peak"] = float(np.fmax(d["peak"], r["contact_peak"]))
+            d["joints"][r["joint"]] = d["joints"].get(r["joint"], 0) + int(r["contacts"])
+            d["unit"].add(r.get("unit") or "N m")
+    if not days:
+        return ("<h3>Contacts</h3><p>None observed: no bag with recorded velocities and "
+                "efforts.</p>")
+    items = "".join(
+        f"<tr><td>{day}</td><td>{len(d['bags'])}</td><td>{d['count']}</td>"
+        f"<td>{'' if math.isnan(d['peak']) else format(d['peak'], '.4g')}</td>"
+        f"<td>{e(' / '.join(sorted(d['unit'])))}</td><td>"
+        f"{e(', '.join(f'{j} {n}' for j, n in sorted(d['joints'].items())))}</td></tr>"
+        for day, d in sorted(days.items()))
+    return ("<h3>Contacts per day</h3><p>From the momentum observer (rnea-bag's "
+            "<code>contacts.csv</code>, default thresholds unless the fleet's options "
+            "give them); a bag's contacts by the joint they were isolated at.</p><table>"
+            "<thead><tr><th>day (UTC)</th><th>bags</th><th>contacts</th><th>worst peak</th>"
+            "<th>unit</th><th>joints</th></tr></thead>"
+            f"<tbody>{items}</tbody></table>")
 
 
 def _bag_table(rows: list[dict[str, Any]]) -> str:

@@ -1,5 +1,9 @@
 """The tables people query: ``bags.parquet`` and ``drift.parquet`` (pyarrow), written
-atomically (a temporary file renamed over the old one)."""
+atomically (a temporary file renamed over the old one).
+
+``bags.parquet``'s ``contacts`` (null: not observed, the bag lacks velocities or
+efforts) and ``contact_peak`` [N m or N] are per joint: the bag's contacts isolated at
+that joint; a bag's count is their sum, its worst peak their maximum."""
 
 from __future__ import annotations
 
@@ -12,13 +16,14 @@ from rnea_ros.tools.files import atomic_path
 
 BAG_COLUMNS = ("robot", "bag", "joint", "start", "duration", "samples", "rms", "bias",
                "max_abs", "peak_effort_ratio", "peak_rate_ratio", "violations", "viscous",
-               "coulomb", "viscous_se", "coulomb_se", "velocity_rms", "unit", "status",
-               "message", "duplicate_of", "key")
+               "coulomb", "viscous_se", "coulomb_se", "velocity_rms", "contacts",
+               "contact_peak", "unit", "status", "message", "duplicate_of", "key")
 FLOATS = ("duration", "rms", "bias", "max_abs", "peak_effort_ratio", "peak_rate_ratio",
-          "viscous", "coulomb", "viscous_se", "coulomb_se", "velocity_rms")
+          "viscous", "coulomb", "viscous_se", "coulomb_se", "velocity_rms", "contact_peak")
 TEXT = ("robot", "bag", "joint", "unit", "status", "message", "duplicate_of", "key")
 RESULT_FIELDS = ("robot", "bag", "key", "status", "message", "rows")  # a task's result
-ROW_FIELDS = ("joint", "start", "samples", "violations", "unit", *FLOATS)  # one of its rows
+# one of its rows:
+ROW_FIELDS = ("joint", "start", "samples", "violations", "contacts", "unit", *FLOATS)
 
 
 def bag_rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -30,7 +35,7 @@ def bag_rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                   "message": r["message"], "key": r["key"], "report": r.get("report")}
         if not r["rows"]:
             rows.append({**common, "joint": "", "start": math.nan, "samples": 0, "unit": "",
-                         "violations": 0, **{k: math.nan for k in FLOATS}})
+                         "violations": 0, "contacts": None, **{k: math.nan for k in FLOATS}})
         for joint in r["rows"]:
             rows.append({**common, **joint})
     start = [(row["start"] if math.isfinite(row["start"]) else math.inf) for row in rows]
@@ -50,7 +55,7 @@ def write_bags(path: Path, rows: Sequence[dict[str, Any]],
     starts = [None if not math.isfinite(s) else round(s * 1e6) for s in columns["start"]]
     schema = {c: pa.float64() for c in FLOATS}
     schema.update({c: pa.string() for c in TEXT})
-    schema.update(samples=pa.int64(), violations=pa.int64())
+    schema.update(samples=pa.int64(), violations=pa.int64(), contacts=pa.int64())
     arrays = {c: (pa.array(starts, pa.timestamp("us", tz="UTC")) if c == "start"
                   else pa.array(columns[c], schema[c])) for c in BAG_COLUMNS}
     _write(path, pa.table(arrays), stamp)

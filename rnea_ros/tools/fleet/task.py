@@ -136,7 +136,10 @@ def run(job: Job) -> dict[str, Any]:
 
 def rows(a: SummaryAnalysis) -> list[dict[str, Any]]:
     """One summary row per joint; ``unit`` is its effort's: ``N m`` (revolute,
-    continuous) or ``N`` (prismatic)."""
+    continuous) or ``N`` (prismatic). ``contacts``: the contacts isolated at this joint
+    (rnea-bag's ``contacts.csv`` rows of its ``joint``; their sum over the joints is the
+    bag's count; ``None`` when the bag has no velocities or efforts), ``contact_peak``
+    their largest ``peak_nm`` (NaN: none)."""
     table = a.model_vs_measured.table()
     viscous, coulomb, viscous_se, coulomb_se = a.friction()
     violations = a.effort_violations.close() + a.rate_violations.close()
@@ -145,8 +148,10 @@ def rows(a: SummaryAnalysis) -> list[dict[str, Any]]:
         effort_ratio = np.where(limit > 0, a.peak_effort / limit, np.nan)
         rate_ratio = a.peak_rate / a.rate_limits
         v_rms = np.sqrt(a.v2 / np.maximum(a.v_count, 1))
+    observed = a.contacts.tracker is not None and a.contacts.tracker.samples > 0
     out = []
     for j, name in enumerate(a.model.joint_names):
+        peaks = [c.peak for c in a.contacts.rows if c.joint == name]
         out.append({
             "joint": name, "start": a.t0, "duration": a.t_last - a.t0,
             "samples": int(table["samples"][j]), "rms": float(table["rms"][j]),
@@ -156,6 +161,8 @@ def rows(a: SummaryAnalysis) -> list[dict[str, Any]]:
             "viscous": float(viscous[j]), "coulomb": float(coulomb[j]),
             "viscous_se": float(viscous_se[j]), "coulomb_se": float(coulomb_se[j]),
             "velocity_rms": float(v_rms[j]),
+            "contacts": len(peaks) if observed else None,
+            "contact_peak": max(peaks) if peaks else math.nan,
             "unit": "N" if a.model.joint_types[j] == "prismatic" else "N m",
         })
     return out
