@@ -56,7 +56,11 @@ a steady clock), the last command is held (nothing new is output) for
 this process, whose states then wait in the queue: counted in
 :attr:`TorqueController.watchdog_late` -- then :meth:`TorqueController.watchdog`
 returns the stale command: ``hold`` = gravity compensation at the last valid
-pose, ``zero`` = zeros.
+pose, ``zero`` = zeros. With a grace, the look that first sees the silence past
+the timeout only holds, even past timeout + grace: a stall of this process
+longer than both (a loaded machine; issue 35: healthy launches logged the
+watchdog's ERROR, cleared 0-0.13 s later) ends with the watchdog's overdue
+firing, taken before the states that waited; the next look acts.
 
 Moving base (``imu.topic``, :mod:`rnea_ros.control.imu`): IMU samples
 (:meth:`TorqueController.imu_sample`) give the base's motion, used at each state's
@@ -632,15 +636,22 @@ class TorqueController:
     def watchdog(self, now: float | None = None, out: Array | None = None) -> Array | None:
         """The stale command (into ``out``, default a new array) when joint states
         stopped for ``watchdog_timeout`` + ``watchdog_grace``, else None (between the
-        two the last command is held: counted once in :attr:`watchdog_late`)."""
+        two the last command is held: counted once in :attr:`watchdog_late`). With a
+        grace, the look that first sees a silence past the timeout never acts, however
+        long it is: after a stall of this process (a loaded machine) that look comes
+        first, with the states sent meanwhile still queued; the executor takes them
+        before the next look (a healthy node's next firing, 20 ms later at most, acts on
+        a real silence)."""
         now = time.monotonic() if now is None else now
         config = self.config
         if self.last_valid_wall is None or now - self.last_valid_wall <= \
                 config.watchdog_timeout:
             return None
-        if self._late_wall != self.last_valid_wall:
+        if self._late_wall != self.last_valid_wall:  # the first look at this silence
             self._late_wall = self.last_valid_wall
             self.watchdog_late += 1
+            if config.watchdog_grace > 0:  # (a stall of this process: states may be queued)
+                return None
         if now - self.last_valid_wall <= config.watchdog_timeout + config.watchdog_grace:
             return None
         if not self.stale:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.control.trajectory import cosine_motion
 from rnea_ros.nodes.controller import ControllerNode
-from rnea_ros.nodes.simulator import SimulatorNode
+from rnea_ros.nodes.simulator import RESEND_AFTER, SimulatorNode
 
 __all__ = ["ARM7_GAINS", "ROCKING_BASE", "ClosedLoop", "Probe", "Recording", "cosine_motion",
            "overrides", "track_sinusoid"]
@@ -53,13 +54,17 @@ def overrides(values: Mapping[str, Any]) -> list[Parameter[Any]]:
 
 @dataclass
 class Recording:
-    """What the probe saw: sim time [s], positions, velocities (the simulator's message
-    order: the model's coordinates, then the mimic followers it publishes, if any)."""
+    """What the probe saw: the simulator's states -- sim time [s], positions, velocities,
+    applied efforts (its message order: the model's coordinates, then the mimic followers
+    it publishes, if any) --, the commands, the controller's ``~/efforts`` (stamp [s] of
+    the state each answers, efforts; with ``publish_effort_state``) and /diagnostics."""
 
     t: list[float] = field(default_factory=list)
     q: list[np.ndarray] = field(default_factory=list)
     qd: list[np.ndarray] = field(default_factory=list)
+    effort: list[np.ndarray] = field(default_factory=list)
     commands: list[np.ndarray] = field(default_factory=list)
+    efforts: list[tuple[float, np.ndarray]] = field(default_factory=list)
     diagnostics: list[DiagnosticArray] = field(default_factory=list)
 
 
@@ -74,6 +79,8 @@ class Probe(Node):
         self.create_subscription(JointState, "joint_states", self.on_state, 100)
         self.create_subscription(Float64MultiArray, "effort_controller/commands",
                                  lambda m: self.recording.commands.append(np.array(m.data)), 100)
+        self.create_subscription(JointState, f"{controller_name}/efforts", self.on_efforts,
+                                 100)
         self.create_subscription(DiagnosticArray, "/diagnostics",
                                  self.recording.diagnostics.append, 10)
         self.trajectory_pub = self.create_publisher(
@@ -86,6 +93,11 @@ class Probe(Node):
             r.t.append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
             r.q.append(np.array(msg.position))
             r.qd.append(np.array(msg.velocity))
+            r.effort.append(np.array(msg.effort))
+
+    def on_efforts(self, msg: JointState) -> None:
+        self.recording.efforts.append((msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec,
+                                       np.array(msg.effort)))
 
     def send_trajectory(self, names: Sequence[str], times: np.ndarray, positions: np.ndarray,
                         velocities: np.ndarray | None = None,
@@ -143,9 +155,12 @@ class ClosedLoop:
             # Start the lockstep loop once both directions are discovered.
             sim = self.simulator
             imu = sim.imu_pub if getattr(self.controller, "imu_sub", None) else None
+            efforts = self.controller.effort_pub
             self.spin_until(lambda: sim.state_pub.get_subscription_count() >= 2
                             and sim.command_sub.get_publisher_count() >= 1
-                            and (imu is None or imu.get_subscription_count() >= 1), 10.0)
+                            and (imu is None or imu.get_subscription_count() >= 1)
+                            and (efforts is None or efforts.get_subscription_count() >= 1),
+                            10.0)
             sim.publish_state()
 
     @property
@@ -164,6 +179,58 @@ class ClosedLoop:
         """Advance the simulation by ``sim_seconds``."""
         target = self.sim_time + sim_seconds
         return self.spin_until(lambda: self.sim_time >= target - 1e-9, wall_timeout)
+
+    @contextmanager
+    def held(self) -> Iterator[ClosedLoop]:
+        """The lockstep loop held while the block runs: the simulator leaves the executor
+        (the commands that reach it wait in its queue, simulated time stands still), the
+        controller and the probe go on; it rejoins when the block ends."""
+        assert self.simulator is not None, "a loop without a simulator cannot be held"
+        self.executor.remove_node(self.simulator)
+        try:
+            yield self
+        finally:
+            self.executor.add_node(self.simulator)
+
+    def take_last_state(self, wall_timeout: float = 10.0) -> float:
+        """In :meth:`held`: spin until the controller has taken the simulator's last state
+        (its answer then waits in the simulator's queue); returns that state's time.
+        Before the loop ran, the first state (published once both sides were discovered)
+        may have been lost: it is published again while the controller has taken none
+        (no command is in flight then), as the simulator's resend would."""
+        assert self.controller is not None and self.simulator is not None
+        ctl, sim = self.controller.controller, self.simulator
+        now = self.sim_time
+        end = time.monotonic() + wall_timeout
+        while time.monotonic() < end:
+            if self.spin_until(lambda: ctl.last_state_time is not None
+                               and abs(ctl.last_state_time - now) < 1e-9,
+                               min(RESEND_AFTER, end - time.monotonic())):
+                return now
+            if ctl.last_state_time is None:
+                sim.publish_state()
+        raise RuntimeError(f"the controller did not take the simulator's state at "
+                           f"{now:.3f} s within {wall_timeout:g} s")
+
+    def send_trajectory_held(self, names: Sequence[str], times: np.ndarray,
+                             positions: np.ndarray, velocities: np.ndarray | None = None,
+                             accelerations: np.ndarray | None = None) -> float:
+        """Hand the controller a trajectory ("start now") with the loop held: it takes the
+        simulator's last state, then the trajectory, which starts at that state's time;
+        returns that start. The same simulated time on any schedule: sent into the running
+        loop, a trajectory starts at whichever state the controller saw last when it
+        arrived (a loaded machine: a few steps later)."""
+        assert self.controller is not None
+        ctl = self.controller.controller
+        with self.held():
+            start = self.take_last_state()
+            previous = ctl.reference.trajectory
+            self.probe.send_trajectory(names, times, positions, velocities, accelerations)
+            if not self.spin_until(lambda: ctl.reference.trajectory is not None
+                                   and ctl.reference.trajectory is not previous, 10.0):
+                raise RuntimeError("the controller did not take the trajectory (rejected: "
+                                   f"{dict(ctl.rejected)})")
+        return start
 
     def set_controller_parameters(self, values: Mapping[str, Any]) -> list[SetParametersResult]:
         assert self.controller is not None
@@ -186,16 +253,13 @@ class ClosedLoop:
 def track_sinusoid(loop: ClosedLoop, q0: np.ndarray, amplitude: float, omega: float,
                    seconds: float) -> tuple[np.ndarray, np.ndarray, float]:
     """Send :func:`cosine_motion` from ``q0`` (the controller's reference joints: a
-    closed-loop robot's active ones), run ``seconds``; returns the sample times after
+    closed-loop robot's active ones) with the loop held
+    (:meth:`ClosedLoop.send_trajectory_held`), run ``seconds``; returns the sample times after
     the start, the tracking errors (samples, len(q0)) and the start time."""
     assert loop.controller is not None
-    reference = loop.controller.controller.reference
     T = np.arange(0.0, seconds + 1.0, 0.01)
-    loop.probe.send_trajectory(loop.controller.controller.reference_names, T,
-                               *cosine_motion(q0, amplitude, omega, T))
-    loop.spin_until(lambda: reference.trajectory is not None, 5.0)
-    assert reference.trajectory is not None, "the controller did not take the trajectory"
-    start = float(reference.trajectory.times[0])
+    start = loop.send_trajectory_held(loop.controller.controller.reference_names, T,
+                                      *cosine_motion(q0, amplitude, omega, T))
     loop.run_for(seconds, wall_timeout=30 + 10 * seconds)
     t = np.array(loop.probe.recording.t)
     mask = t > start + 0.01

@@ -37,83 +37,52 @@ def true_simulator(truth: str, q0: np.ndarray) -> dict[str, object]:
 WATCHDOG = 60.0  # s
 
 
-def take_trajectory_paused(loop, names, t, q, qd, qdd) -> float:  # type: ignore[no-untyped-def]
-    """Hand the controller the trajectory while the lockstep loop is held: the simulator
-    leaves the executor (the controller's command for its last state waits in its
-    queue), the controller takes that state, then the trajectory ("start now": at that
-    state's time). Returns the start, the same sim time on any schedule (a trajectory
-    sent into the running loop starts at whichever state the controller saw last when
-    it arrived)."""
-    ctl = loop.controller.controller
-    sim = loop.simulator
-    loop.executor.remove_node(sim)
-    try:
-        now = loop.sim_time
-        if not loop.spin_until(lambda: ctl.last_state_time is not None
-                               and abs(ctl.last_state_time - now) < 1e-9, 10.0):
-            raise RuntimeError("the controller did not take the simulator's last state")
-        loop.probe.send_trajectory(names, t, q, qd, qdd)
-        if not loop.spin_until(lambda: ctl.reference.trajectory is not None, 10.0):
-            raise RuntimeError("the controller did not take the excitation trajectory")
-    finally:
-        loop.executor.add_node(sim)
-    return float(now)
-
-
 def excite_and_record(truth: str, nominal: str, trajectory, bag) -> int:  # type: ignore[no-untyped-def]
     """Execute the excitation ``trajectory`` (YAML) with ``inverse_dynamics`` on the nominal
     URDF, the simulator running ``truth`` in lockstep; write its joint states from the
     trajectory's start on (effort = applied torque) and the commands (the controller's
     ``~/efforts``, stamped with the state each answers) to ``bag``. The same states and
-    commands on any schedule (:func:`take_trajectory_paused`, :data:`WATCHDOG`).
+    commands on any schedule (:meth:`~rnea_ros.nodes.harness.ClosedLoop.send_trajectory_held`
+    at the first state, :data:`WATCHDOG`).
     Returns the number of states recorded."""
-    from sensor_msgs.msg import JointState
-
     from rnea_ros.nodes.harness import ClosedLoop
     from rnea_ros.planning.output import read_trajectory
 
     names, t, q, qd, qdd = read_trajectory(trajectory)
     controller = {"urdf_path": nominal, "watchdog_timeout": WATCHDOG,
                   "mode": "inverse_dynamics", "publish_effort_state": True, **GAINS}
-    states: list[tuple[float, list[float], list[float], list[float]]] = []
-    commands: list[tuple[float, list[float]]] = []
-
-    def stamp(m: JointState) -> float:
-        return float(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec)
-
-    def on_state(m: JointState) -> None:
-        if m.effort:  # the simulator's (the probe publishes none)
-            states.append((stamp(m), list(m.position), list(m.velocity), list(m.effort)))
-
     with ClosedLoop(controller, true_simulator(truth, q[0])) as loop:
-        loop.probe.create_subscription(JointState, "joint_states", on_state, 1000)
-        loop.probe.create_subscription(JointState, "rnea_controller/efforts",
-                                       lambda m: commands.append((stamp(m), list(m.effort))),
-                                       1000)
         ctl = loop.controller.controller if loop.controller else None
-        if ctl is None or not loop.run_for(0.3):
-            raise RuntimeError("the closed loop did not run (no DDS traffic?)")
-        start = take_trajectory_paused(loop, names, t, q, qd, qdd)
+        assert ctl is not None  # (ClosedLoop with a controller)
+        # From the simulator's first state (t = 0, at the excitation's start pose, at rest):
+        # the controller holds no pose of its own before, so the recording starts where the
+        # excitation does (after 0.3 s of holding on the nominal model, the true arm had
+        # sagged 0.0101 rad).
+        start = loop.send_trajectory_held(names, t, q, qd, qdd)
         duration = float(t[-1]) + 0.3
         began = time.monotonic()
         if not loop.run_for(duration, wall_timeout=120 + 30 * duration):
             raise RuntimeError(f"the lockstep loop simulated {loop.sim_time - start:.2f} of "
                                f"{duration:.2f} s in {time.monotonic() - began:.0f} s")
-        # Held again: the probe takes the last state and the command answering it.
-        assert loop.simulator is not None  # (ClosedLoop with a simulator)
-        loop.executor.remove_node(loop.simulator)
-        end = loop.sim_time
-        if not loop.spin_until(lambda: bool(states) and bool(commands) and
-                               min(states[-1][0], commands[-1][0]) >= end - 1e-9, 10.0):
-            raise RuntimeError("the probe did not receive the last state and command")
+        rec = loop.probe.recording
+        with loop.held():  # the probe takes the last state and the command answering it
+            end = loop.sim_time
+            if not loop.spin_until(lambda: bool(rec.t) and bool(rec.efforts) and
+                                   min(rec.t[-1], rec.efforts[-1][0]) >= end - 1e-9, 10.0):
+                raise RuntimeError("the probe did not receive the last state and command")
         if ctl.stale_events:
             raise RuntimeError(f"the controller's watchdog fired ({ctl.stale_events}x): the "
                                f"process stalled for more than {WATCHDOG:g} s")
-    # From the trajectory's start (the probe subscribed while the loop ran: its first
-    # state depends on when) to the loop's end.
-    states = [s for s in states if start - 1e-9 <= s[0] <= end + 1e-9]
-    commands = [c for c in commands if start - 1e-9 <= c[0] <= end + 1e-9]
-    write_recording(bag, names, states, commands)
+    # The probe subscribed before the loop started (ClosedLoop): every state and command,
+    # once each (a first state the controller missed is published again: the probe may
+    # have it twice, the same message).
+    states: dict[float, tuple[float, list[float], list[float], list[float]]] = {}
+    for stamp, p, v, e in zip(rec.t, rec.q, rec.qd, rec.effort, strict=True):
+        if start - 1e-9 <= stamp <= end + 1e-9:
+            states.setdefault(stamp, (stamp, p.tolist(), v.tolist(), e.tolist()))
+    commands = [(stamp, e.tolist()) for stamp, e in rec.efforts
+                if start - 1e-9 <= stamp <= end + 1e-9]
+    write_recording(bag, names, list(states.values()), commands)
     return len(states)
 
 
