@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -43,4 +44,11 @@ class WarmWorker(WorkerPlugin):
         self.urdf = urdf
 
     def setup(self, worker: Any) -> None:
-        warm_up(self.urdf)
+        """Warm this worker; a failure is logged, never raised: registering the plugin
+        must not fail the run (the tasks then report what is wrong with the bags)."""
+        try:
+            warm_up(self.urdf)
+        except Exception as exc:  # best effort: the first task does it otherwise
+            logging.getLogger(__name__).warning(
+                "rnea-fleet: warming this worker with %s failed (%s: %s); its first task "
+                "loads the kernels instead", self.urdf, type(exc).__name__, exc)

@@ -4,13 +4,14 @@ local pool inherits the analysis; a progress ETA the engine's start-up does not 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 from rnea_ros.samples import sample_urdf
 from rnea_ros.tools.fleet.cli import eta
 from rnea_ros.tools.fleet.engines import batches
-from rnea_ros.tools.fleet.warm import WarmWorker
+from rnea_ros.tools.fleet.warm import WarmWorker, warm_up
 
 
 def _loaded() -> dict[str, int]:
@@ -55,3 +56,11 @@ def test_batches_keep_every_job_once_in_order_and_few_tasks(jobs: int, workers: 
     assert [j for g in groups for j in g] == list(range(jobs))
     assert all(groups) and len(groups) <= max(1, min(jobs, 4 * workers))
     assert max(map(len, groups)) - min(map(len, groups)) <= 1  # balanced
+
+
+def test_a_warm_up_that_cannot_load_its_robot_does_not_raise(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.urdf"
+    assert warm_up(str(missing)) is None  # best effort: the tasks report the bad URDF
+    broken = tmp_path / "broken.urdf"
+    broken.write_text("<robot name='x'><link name='a'/>")
+    WarmWorker(str(broken)).setup(worker=None)  # logged, not raised
