@@ -217,17 +217,36 @@ def _unchanged(out: Path, digest: str) -> bool:
 
 def _progress(results: Iterator[dict[str, Any]], total: int, enabled: bool
               ) -> Iterator[dict[str, Any]]:
-    """Pass the results through a tqdm bar (done/total, bags/s) on a terminal."""
+    """Pass the results through a tqdm bar (done/total, elapsed, :func:`eta`) on a
+    terminal."""
     if not enabled or total == 0:
         yield from results
         return
     from tqdm import tqdm
 
     tqdm.monitor_interval = 0  # no monitor thread: the local pool forks this process
-    with tqdm(total=total, unit="bag", file=sys.stderr, disable=None, mininterval=0.5) as bar:
+    first: float | None = None
+    with tqdm(total=total, unit="bag", file=sys.stderr, disable=None, mininterval=0.5,
+              bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {postfix}]",
+              postfix="ETA after 2 bags") as bar:
         for result in results:
+            now = time.perf_counter()
+            first = now if first is None else first
+            left = eta(bar.n + 1, total, first, now)
+            bar.set_postfix_str("ETA " + ("?" if left is None else
+                                          tqdm.format_interval(left)), refresh=False)
             bar.update(1)
             yield result
+
+
+def eta(done: int, total: int, first: float, now: float) -> float | None:
+    """Seconds left when ``done`` of ``total`` bags have finished, the first at time
+    ``first`` [s], now ``now``: the rate of the bags finished *since the first*, so
+    the engine's start-up (workers importing the package, loading the kernels), which
+    delays the first bag, does not inflate it. ``None`` before a second bag."""
+    if done < 2 or now <= first:
+        return None
+    return (total - done) * (now - first) / (done - 1)
 
 
 def _since(text: str | None) -> float | None:

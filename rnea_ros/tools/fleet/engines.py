@@ -10,7 +10,10 @@ result as it finishes (any order); the caller stores it at once (crash safety).
 * :func:`run_dask`: ``distributed.Client(address)`` of a running cluster (``dask
   scheduler`` + ``dask worker tcp://HOST:8786`` on each machine, or any Dask
   deployment: dask-kubernetes, dask-jobqueue for SLURM/PBS, ...). The workers need
-  this package installed (same version: the results are cached under it).
+  this package installed (same version: the results are cached under it). A worker
+  plugin (:class:`~rnea_ros.tools.fleet.warm.WarmWorker`) has each worker import the
+  analysis and load its compiled kernels once, when it joins, as the forked local pool
+  inherits them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from itertools import pairwise
 from typing import Any
 
 from rnea_ros.tools.fleet.task import Job, run
@@ -77,17 +81,40 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
+def run_batch(jobs: Sequence[Job]) -> list[dict[str, Any]]:
+    """The results of ``jobs``, one after the other (one Dask task)."""
+    return [run(job) for job in jobs]
+
+
+def batches(jobs: Sequence[Job], workers: int, per_worker: int = 4) -> list[list[Job]]:
+    """``jobs`` in consecutive batches, about ``per_worker`` per worker (each at least
+    one job): few enough that Dask's cost per task (a round trip through the scheduler,
+    ~10-50 ms on a loaded machine) stays small against the batch's bags, enough that
+    the workers finish close together and a killed run loses little."""
+    count = max(1, min(len(jobs), workers * per_worker))
+    size, extra = divmod(len(jobs), count)  # the first ``extra`` batches one job more
+    ends = [k * size + min(k, extra) for k in range(count + 1)]
+    return [list(jobs[a:b]) for a, b in pairwise(ends)]
+
+
 def run_dask(jobs: Sequence[Job], address: str) -> Iterator[dict[str, Any]]:
-    """Results of ``jobs`` on the Dask cluster at ``address`` (``tcp://HOST:PORT``)."""
+    """Results of ``jobs`` on the Dask cluster at ``address`` (``tcp://HOST:PORT``),
+    its workers warmed by :class:`~rnea_ros.tools.fleet.warm.WarmWorker` first, the
+    jobs sent in :func:`batches` (each batch's results come back together)."""
     if not jobs:
         return
     from distributed import Client, as_completed
 
+    from rnea_ros.tools.fleet.warm import WarmWorker
+
     with Client(address, timeout="30s") as client:  # type: ignore[no-untyped-call]
-        futures = client.map(run, list(jobs), pure=False)
-        job_of = {future.key: job for future, job in zip(futures, jobs, strict=True)}
+        client.register_plugin(WarmWorker(jobs[0].urdf))
+        workers = max(1, sum(client.nthreads().values()))
+        groups = batches(jobs, workers)
+        futures = client.map(run_batch, groups, pure=False)
+        group_of = {future.key: group for future, group in zip(futures, groups, strict=True)}
         for future in as_completed(futures):  # type: ignore[no-untyped-call]
             try:
-                yield future.result()
+                yield from future.result()
             except Exception as exc:  # a worker lost, killed, out of memory
-                yield lost(job_of[future.key], exc)
+                yield from (lost(job, exc) for job in group_of[future.key])
