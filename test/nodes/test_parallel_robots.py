@@ -129,11 +129,13 @@ def test_no_platform_pose_is_rejected_the_watchdog_holds_and_good_states_recover
             fed.probe.state_pub.publish(state(1.01 + 0.01 * k, UNREACHABLE[robot], active))
             fed.spin_until(lambda: False, 0.005)
         # Out of reach, found while walking there (platform_pose), or, on a busy machine,
-        # the walk out of its wall-time backstop first (platform_budget): rejected either way.
+        # the walk out of its wall-time backstop first (platform_budget): rejected either way;
+        # or shed, when a newer one was already queued (a busy machine: nodes/shedding.py).
         def rejected() -> int:
             return c.rejected["platform_pose"] + c.rejected["platform_budget"]
-        assert fed.spin_until(lambda: rejected() == 10, 5.0), c.rejected
-        assert sum(c.rejected.values()) == 10
+        intake = fed.controller.intake
+        assert fed.spin_until(lambda: rejected() + intake.shed == 10, 5.0), c.rejected
+        assert rejected() >= 1 and sum(c.rejected.values()) + intake.shed == 10
         assert fed.spin_until(lambda: c.stale, 5.0)
         assert fed.spin_until(lambda: len(commands) > before, 5.0)
         held = np.array(commands[before:])
@@ -142,8 +144,9 @@ def test_no_platform_pose_is_rejected_the_watchdog_holds_and_good_states_recover
         # The watchdog may go stale while the rejections are still being handled (on a
         # busy machine), so a status can say 'stale' with fewer of them: wait for the
         # status that reports both (published every 0.1 s), then read it.
+        total = str(sum(c.rejected.values()))
         assert fed.spin_until(lambda: controller_status(fed)[1].get("watchdog") == "stale"
-                              and controller_status(fed)[1].get("rejected") == "10", 5.0), \
+                              and controller_status(fed)[1].get("rejected") == total, 5.0), \
             controller_status(fed)[1]
         assert controller_status(fed)[1]["rejected: platform_pose"] == \
             str(c.rejected["platform_pose"])
