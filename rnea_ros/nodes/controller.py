@@ -75,6 +75,7 @@ class ControllerNode(Node):
         self.controller, model = build_controller(self.values, lambda m: note_robot(m.name))
         self.loops = self.controller.loops if isinstance(
             self.controller, ClosedLoopController) else None
+        self.warm_other_modes()
         config = self.controller.config
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
@@ -133,6 +134,26 @@ class ControllerNode(Node):
                 f"; active joints {', '.join(self.loops.active_names)} (measured and "
                 f"commanded), passive joints {', '.join(self.loops.passive_names)} solved "
                 "from them (passive encoders on joint_states: a consistency check)")
+
+    def warm_other_modes(self) -> None:
+        """Configure the controller once in every other mode (and elastic law) this robot
+        accepts, then back: their kernels are compiled (or loaded) now, not in the
+        parameter callback of a runtime switch nor at the first state after it (issue 35).
+        The choices are the parameter table's."""
+        c, values = self.controller, self.values
+        current = c.config
+        laws = CONTROLLER_PARAMETERS["elastic.law"].choices
+        for mode in CONTROLLER_PARAMETERS["mode"].choices:
+            for law in laws if mode == "elastic" else (values["elastic.law"],):
+                if (mode, law) == (values["mode"], values["elastic.law"]):
+                    continue
+                try:
+                    other = controller_config({**values, "mode": mode, "elastic.law": law},
+                                              c.base_model, c.elastic, self.loops)
+                except (RneaError, ValueError, TypeError):
+                    continue  # (not a mode of this robot)
+                c.configure(other)
+        c.configure(current)
 
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
