@@ -167,16 +167,20 @@ def test_bad_states_are_rejected_counted_reported_and_the_node_recovers(fuzz: Fu
         reason = None  # gravity mode assumes zero velocities
     c = fuzz.c
     fuzz.good(10)
-    before = (dict(c.rejected), c.commands, c.ignored)
+    before = (dict(c.rejected), c.commands, c.ignored, fuzz.node.intake.shed)
     fuzz.send([build() for _ in range(3)], pace=2e-3)
     counted = {k: v - before[0].get(k, 0) for k, v in c.rejected.items()
                if v != before[0].get(k, 0)}
+    # A state still queued when the next one of its joints came is shed (issue 35), counted:
+    # each of the 3 is handled as its case says, or shed (10 000 names take a while).
+    shed = fuzz.node.intake.shed - before[3]
+    assert 0 <= shed <= 2
     if reason is None:
-        assert counted == {} and c.commands == before[1] + 3, counted
+        assert counted == {} and c.commands + shed == before[1] + 3, counted
     elif reason == "ignored":
-        assert counted == {} and c.ignored == before[2] + 3 and c.commands == before[1]
+        assert counted == {} and c.ignored + shed == before[2] + 3 and c.commands == before[1]
     else:
-        assert counted == {reason: 3} and c.commands == before[1], counted
+        assert counted == {reason: 3 - shed} and c.commands == before[1], counted
         assert fuzz.loop.spin_until(
             lambda: fuzz.diagnostics().get(f"rejected: {reason}") == str(c.rejected[reason]),
             2.0)

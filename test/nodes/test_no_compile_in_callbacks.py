@@ -50,12 +50,14 @@ class Watch:
     def __init__(self) -> None:
         self.base: dict[str, int] = {}
         self.misses: list[str] = []
+        self.inputs = 0
 
     def arm(self) -> None:
         self.base = _signatures()
 
     @contextmanager
     def input(self, what: str) -> Iterator[None]:
+        self.inputs += 1
         yield
         now = _signatures()
         new = sorted(k for k, v in now.items() if v > self.base.get(k, 0))
@@ -179,13 +181,49 @@ def _rate_limiter_inputs(node: Any, watch: Watch) -> None:
         node.publish_diagnostics()
 
 
-def probe(robot: str) -> list[str]:
-    """Build ``robot``'s nodes (every mode it has; the rate limiter for 'rate_limiter')
-    and feed them; the misses."""
+def _simulator_inputs(node: Any, watch: Watch) -> None:
+    """Commands good, clamped and bad, its ticks (stepping, the command timeout),
+    ``/diagnostics``."""
+    from std_msgs.msg import Float64MultiArray
+    n = len(node.command_index)
+    for what, value, count in (("command", 0.1, 1), ("clamped command", 1e9, 1),
+                               ("NaN command", math.nan, 1), ("short command", 0.0, 0)):
+        with watch.input(what):
+            node.on_command(Float64MultiArray(data=[value] * (n - 1 + count)))
+            node.on_tick()
+    node.last_command_wall -= 10.0
+    node.steps_since_command = 10**6
+    with watch.input("tick past the command timeout"):
+        node.on_tick()
+    with watch.input("diagnostics"):
+        node.publish_diagnostics()
+
+
+def _simulator(robot: str, context: Any, watch: Watch) -> None:
+    """``robot``'s simulator as rnea-precompile builds it (arm7: the rocking base with its
+    IMU), fed."""
+    from rnea_ros.nodes.precompile import MOVING_BASE
+    from rnea_ros.nodes.simulator import SimulatorNode
+    args = ["--ros-args", "--params-file", str(ROOT / f"config/{robot}_simulator.yaml"),
+            "-p", f"urdf_path:={ROOT / f'urdf/{robot}.urdf'}", "-p", "lockstep:=false"]
+    loops = ROOT / f"urdf/{robot}.loops.yaml"
+    if loops.is_file():
+        args += ["-p", f"loops_file:={loops}"]
+    if robot == "arm7":
+        for name, value in MOVING_BASE.items():
+            args += ["-p", f"{name}:={value}"]
+    node = SimulatorNode(context=context, cli_args=args)
+    watch.arm()
+    _simulator_inputs(node, watch)
+    node.destroy_node()
+
+
+def probe(robot: str, watch: Watch) -> list[str]:
+    """Build ``robot``'s nodes (its controller in every mode it has, its simulator; the
+    rate limiter for 'rate_limiter') and feed them; the misses."""
     from rnea_ros.nodes.controller import ControllerNode
     from rnea_ros.nodes.precompile import quiet_context
     from rnea_ros.nodes.rate_limiter import RateLimiterNode
-    watch = Watch()
     with quiet_context() as context:
         if robot == "rate_limiter":
             node: Any = RateLimiterNode(context=context, cli_args=[
@@ -208,6 +246,7 @@ def probe(robot: str) -> list[str]:
         if node.controller.imu is not None:
             _imu_inputs(node, watch)
         node.destroy_node()
+        _simulator(robot, context, watch)
     return watch.misses
 
 
@@ -221,16 +260,17 @@ def run_probe(robot: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("robot", [*CONTROLLERS, "rate_limiter"])
 def test_no_kernel_is_compiled_or_loaded_in_a_callback(robot: str) -> None:
     """Serial (arm7 with an IMU), closed loop (five_bar), parallel (delta,
-    gough_stewart), elastic (mixed_3dof) controllers in every mode, and the rate
-    limiter."""
+    gough_stewart), elastic (mixed_3dof) controllers in every mode and their simulators
+    (arm7's on a rocking base with an IMU), and the rate limiter."""
     done = run_probe(robot)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert "checked" in done.stdout, done.stdout + done.stderr[-3000:]
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["probe"]:
-    found = probe(sys.argv[2])
+    watch_ = Watch()
+    found = probe(sys.argv[2], watch_)
     for line in found:
         print(f"kernel dispatched in a callback: {line}")
-    print(f"{sys.argv[2]}: checked, {len(found)} misses")
+    print(f"{sys.argv[2]}: checked {watch_.inputs} inputs, {len(found)} misses")
     raise SystemExit(1 if found else 0)
