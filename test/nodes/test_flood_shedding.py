@@ -11,7 +11,9 @@ node on its own executor has received it) before the controller's executor spins
 
 from __future__ import annotations
 
+import math
 import time
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -150,3 +152,66 @@ def test_newest_only_keeps_at_most_kinds_and_counts_everything() -> None:
     kept = intake.newest(first)
     assert kept == queue[-KINDS:]
     assert intake.taken == len(queue) + 1 and intake.shed == intake.taken - KINDS
+
+
+FLOOD_SECONDS = 3.0
+
+
+def test_a_flood_of_unreachable_states_keeps_every_command_gap_within_the_watchdog() -> None:
+    """The issue's attack: 3 s of random strokes within the limits (nearly all out of
+    reach) at 30 kHz from another process, at a controller with the launch file's 0.1 s
+    watchdog (+ 0.1 s grace) spun by the nodes' own executor (``make_executor``: the
+    events executor). Every gap between two published commands -- the states' last,
+    then the watchdog's hold every 20 ms -- is within timeout + grace + one watchdog
+    period + 50 ms, not counting the time the kernel kept the executor's thread off the
+    CPU (its run-queue wait: this 2-core machine is shared). Main: 0.72-0.96 s gaps
+    under this load, 1.3-2.1 s in the issue."""
+    import rclpy
+    from fuzzing import Sample, start_flood, wait_flood
+    from rclpy.context import Context
+
+    from rnea_ros.nodes.common import make_executor
+    from rnea_ros.nodes.controller import ControllerNode
+    from rnea_ros.nodes.harness import Probe, overrides
+    controller, _ = launch_parameters(ROBOT)
+    params = {**controller, "watchdog_timeout": 0.1, "watchdog_grace": 0.1}
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        node = ControllerNode(context=context, parameter_overrides=overrides(params))
+        probe = Probe(context)
+        executor = make_executor(context)
+        executor.add_node(node)
+        executor.add_node(probe)
+        published: list[Sample] = []
+        publish = node.publish_command
+
+        def record(*args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            published.append(Sample.now())
+            publish(*args, **kwargs)
+        node.publish_command = record
+        end = time.monotonic() + 10.0
+        while probe.state_pub.get_subscription_count() < 1 and time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.01)
+        for _ in range(300):  # good states, 1 ms apart: commands
+            probe.state_pub.publish(state(time.time(), GOOD, ACTIVE))
+            executor.spin_once(timeout_sec=0.001)
+        assert node.controller.commands > 0
+        rejected = sum(node.controller.rejected.values())
+        flooder = start_flood("joint_state", "/joint_states", 30_000.0, FLOOD_SECONDS, ACTIVE,
+                              bad_every=0, position=[0.0] * 6, spread=0.12)
+        first = len(published)
+        good, _, rate = wait_flood(flooder, lambda: executor.spin_once(timeout_sec=0.01),
+                                   FLOOD_SECONDS + 60.0)
+        c, samples = node.controller, published[first - 1:]
+        refused = sum(c.rejected.values()) - rejected
+        gaps = [(b.t - a.t) - (b.wait - a.wait) for a, b in pairwise(samples)]
+        worst = max(gaps, default=math.inf)
+        print(f"flood: {good} states at {rate:.0f} Hz; {refused} refused, "
+              f"{node.intake.shed} shed, {len(samples)} commands; worst gap not counting "
+              f"run-queue wait {worst * 1e3:.0f} ms")
+        assert refused > 0 and node.intake.shed > 0
+        assert c.stale_events >= 1  # the flood's states out of reach: the watchdog held
+        assert worst <= 0.1 + 0.1 + 0.02 + 0.05, worst
+    finally:
+        rclpy.try_shutdown(context=context)
