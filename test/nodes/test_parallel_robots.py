@@ -64,11 +64,12 @@ def test_holds_then_tracks_in_a_namespace(robot: str) -> None:
         hold = float(np.abs(recorded - expected).max())
         assert hold < HOLD_TOLERANCE, hold
         assert c.commands + loop.controller.intake.shed >= 2990 and sum(c.rejected.values()) == 0
-        assert c.passive_checks >= 2990 and c.passive_deviation_max < HOLD_TOLERANCE
+        assert c.passive_checks + loop.controller.intake.shed >= 2990
+        assert c.passive_deviation_max < HOLD_TOLERANCE
         status, values = controller_status(loop)
         assert status is not None and status.level == DiagnosticStatus.OK, values
         assert float(values["loop solve p50 [us]"]) > 0.0  # the platform's pose solves
-        assert c.oracle_checks >= 59 and c.oracle_discrepancy < 1e-9
+        assert c.oracle_checks >= min(59, c.commands // 50 - 1) and c.oracle_discrepancy < 1e-9
 
         result = loop.set_controller_parameters({"mode": "inverse_dynamics"})[0]
         assert result.successful, result.reason
@@ -79,7 +80,7 @@ def test_holds_then_tracks_in_a_namespace(robot: str) -> None:
         assert np.abs(error).max() < tolerance, np.abs(error).max()
         assert sum(c.rejected.values()) == 0 and c.saturated == 0
         assert np.all(np.isfinite(loop.probe.recording.commands))
-        assert c.oracle_checks >= 119 and c.oracle_discrepancy < 1e-9
+        assert c.oracle_checks >= min(119, c.commands // 50 - 1) and c.oracle_discrepancy < 1e-9
 
 
 MUJOCO_HOLD_TOLERANCE = 1e-4  # rad or m, every joint, 3 s (measured: Delta 3e-6; 1.8e-3
