@@ -153,15 +153,17 @@ class TimerFirings:
 
 def start_flood(kind: str, topic: str, rate: float, seconds: float,
                 names: Sequence[str] = (), bad_every: int = 10,
-                position: Sequence[float] = (), reliable: bool = False
-                ) -> subprocess.Popen[str]:
+                position: Sequence[float] = (), reliable: bool = False,
+                spread: float = 0.0) -> subprocess.Popen[str]:
     """Start the flooder process; ``wait_flood`` returns what it sent. ``reliable``
-    for subscribers that are (a best-effort publisher does not reach them)."""
+    for subscribers that are (a best-effort publisher does not reach them); ``spread``
+    scatters the good messages' positions around ``position`` (random states)."""
     return subprocess.Popen(
         [sys.executable, os.path.join(HERE, "fuzzing.py"), "flood", "--kind", kind,
          "--topic", topic, "--rate", str(rate), "--seconds", str(seconds),
          "--names", ",".join(names), "--bad-every", str(bad_every),
-         "--position", ",".join(map(str, position)), *(["--reliable"] if reliable else [])],
+         "--position", ",".join(map(str, position)), "--spread", str(spread),
+         *(["--reliable"] if reliable else [])],
         stdout=subprocess.PIPE, text=True, env=dict(os.environ))
 
 
@@ -303,6 +305,9 @@ def flood_main(argv: Sequence[str]) -> int:
     parser.add_argument("--bad-every", type=int, default=10)
     parser.add_argument("--position", default="")
     parser.add_argument("--reliable", action="store_true")
+    parser.add_argument("--spread", type=float, default=0.0,
+                        help="good messages' positions: --position + uniform(-spread, "
+                             "spread) per joint, drawn per message of the pool (seeded)")
     args = parser.parse_args(argv)
     import rclpy
     from rclpy.qos import QoSProfile, QoSReliabilityPolicy
@@ -319,13 +324,17 @@ def flood_main(argv: Sequence[str]) -> int:
     kind, msg_type = args.kind, kinds[args.kind]
     pub = node.create_publisher(msg_type, args.topic, qos)
     phases = 2.0 * math.pi * np.arange(PHASES) / PHASES
-    pool = [serialize_message(_flood_message(kind, 0.0, phase, names, position))
-            for phase in phases]
+    rng = np.random.default_rng(35)
+    offsets = rng.uniform(-args.spread, args.spread, (PHASES, len(position)))
+    pool = [serialize_message(_flood_message(kind, 0.0, phase, names,
+                                             (np.array(position) + offset).tolist()
+                                             if args.spread else position))
+            for phase, offset in zip(phases, offsets, strict=True)]
     stamped = _stamper(pool[0])
     if kind != "array":  # the stamp lands where the message has it
         t = time.time()
         sent = deserialize_message(stamped(pool[1], t), msg_type)
-        if sent != _flood_message(kind, t, phases[1], names, position):
+        if args.spread == 0.0 and sent != _flood_message(kind, t, phases[1], names, position):
             raise SystemExit(f"flooder: a stamp written into a serialised {kind} "
                              "does not read back")
     deadline = time.monotonic() + 10

@@ -326,17 +326,19 @@ class TorqueController:
         (seconds when numba's cache is cold) before the first joint state, not on it."""
         n, ne = self.model.nv, len(self.state_names) - self.model.nv
         z = np.zeros(n)
-        step = Step(self.model, 0.0, z, z, z, z, z, tau=np.zeros(n), theta=np.zeros(ne),
-                    thetad=np.zeros(ne), qddd_ref=z, qdddd_ref=z,
-                    base_motion=BaseMotion() if self.imu is not None else None)
-        for stage in self.stages:
-            # (the reference would take the dummy state as its start; a fused
-            # inverse-dynamics step replaces the stages: their kernels would go unused)
-            if stage is not self.reference and not self._fused_inverse_dynamics:
-                stage(step)
-            reset = getattr(stage, "reset", None)
-            if reset is not None and stage is not self.reference:
-                reset()
+        # With an IMU, the moving base's kernels and the fixed base's: its fallback
+        # before the first sample, or when the IMU goes stale (issue 35).
+        for base_motion in (BaseMotion(), None) if self.imu is not None else (None,):
+            step = Step(self.model, 0.0, z, z, z, z, z, tau=np.zeros(n), theta=np.zeros(ne),
+                        thetad=np.zeros(ne), qddd_ref=z, qdddd_ref=z, base_motion=base_motion)
+            for stage in self.stages:
+                # (the reference would take the dummy state as its start; a fused
+                # inverse-dynamics step replaces the stages: their kernels would go unused)
+                if stage is not self.reference and not self._fused_inverse_dynamics:
+                    stage(step)
+                reset = getattr(stage, "reset", None)
+                if reset is not None and stage is not self.reference:
+                    reset()
         gravity_torques(self.full_model, z)  # the watchdog's "hold"
         if self.imu is not None:  # the moving-base kernels
             gravity_torques(self.model, z, base_motion=BaseMotion())

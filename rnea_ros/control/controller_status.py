@@ -42,6 +42,7 @@ class ControllerReport:
         self.callback_us: deque[float] = deque(maxlen=5000)  # receipt to publish [us]
         self.last_event_wall = -np.inf  # steady time of the last clock reset
         self.window = SlidingWindow(window, now=self.last)
+        self.shed = 0  # joint states shed: a newer one of their name set was queued
 
     def statuses(self, c: TorqueController, received: int, now: float | None = None,
                  imu_topic: str = "") -> list[Status]:
@@ -58,6 +59,7 @@ class ControllerReport:
             "imu": sum(imu.rejected.values()) if imu is not None else 0})
         status = controller_status(c, recent, self.window.window, rate, received,
                                    self.callback_us, now - self.last_event_wall, now)
+        status.values["shed (a newer state was queued)"] = str(self.shed)
         statuses = [status]
         if imu is not None:  # the IMU's own status; its fallback also sets the computation's
             level, message = imu.status(recent_rejections=recent["imu"])

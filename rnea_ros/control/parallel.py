@@ -71,6 +71,7 @@ from rnea_ros.core.coupling.parallel import (
     platform_active_motion,
     platform_inverse_dynamics,
     platform_tree_state,
+    warm_up_errors,
 )
 from rnea_ros.core.coupling.parallel_model import DeltaRobot, GoughStewart, ParallelRobot
 from rnea_ros.core.errors import (
@@ -322,11 +323,13 @@ class ParallelController(ClosedLoopController):
         return oracle
 
     def warm_up(self) -> None:
-        """Compile the platform and loop kernels before the first state."""
+        """Compile the platform and loop kernels before the first state, and those that
+        word a rejection (:func:`~rnea_ros.core.coupling.parallel.warm_up_errors`)."""
         super().warm_up()
         zero = np.zeros(self.robot.nv)
         platform_active_motion(self.robot, self.home, zero, zero)
         platform_inverse_dynamics(self.robot, self.home, zero, zero)
+        warm_up_errors(self.robot)
 
     # --------------------------------------------------------------- computing
     def _compute(self, t: float, now: float, out: Array) -> None:

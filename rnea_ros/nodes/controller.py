@@ -54,6 +54,7 @@ from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.core.errors import RneaError
 from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
 from rnea_ros.nodes.parameters import declare, watch
+from rnea_ros.nodes.shedding import NewestOnly, joint_names
 
 NODE_NAME = "rnea_controller"
 _monotonic = time.monotonic
@@ -74,6 +75,7 @@ class ControllerNode(Node):
         self.controller, model = build_controller(self.values, lambda m: note_robot(m.name))
         self.loops = self.controller.loops if isinstance(
             self.controller, ClosedLoopController) else None
+        self.warm_other_modes()
         config = self.controller.config
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
@@ -89,9 +91,11 @@ class ControllerNode(Node):
                 Imu, config.imu.topic, self.on_imu, STATE_QOS,
                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
             steady_timer(self, 0.05, self.on_imu_watch)
-        self.create_subscription(JointState, "joint_states", self.on_joint_state, STATE_QOS,
-                                 qos_overriding_options=QoSOverridingOptions
-                                 .with_default_policies())
+        self.state_sub = self.create_subscription(
+            JointState, "joint_states", self.on_joint_state, STATE_QOS,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies())
+        # A backlog of states (a flood, a stall) is shed to the newest of each name set.
+        self.intake = NewestOnly(self.state_sub, joint_names)
         # Raw: the size is checked before rclpy deserialises (slowly, in Python).
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory_raw,
                                  10, raw=True)
@@ -131,14 +135,42 @@ class ControllerNode(Node):
                 f"commanded), passive joints {', '.join(self.loops.passive_names)} solved "
                 "from them (passive encoders on joint_states: a consistency check)")
 
+    def warm_other_modes(self) -> None:
+        """Configure the controller once in every other mode (and elastic law) this robot
+        accepts, then back: their kernels are compiled (or loaded) now, not in the
+        parameter callback of a runtime switch nor at the first state after it (issue 35).
+        The choices are the parameter table's."""
+        c, values = self.controller, self.values
+        current = c.config
+        laws = CONTROLLER_PARAMETERS["elastic.law"].choices
+        for mode in CONTROLLER_PARAMETERS["mode"].choices:
+            for law in laws if mode == "elastic" else (values["elastic.law"],):
+                if (mode, law) == (values["mode"], values["elastic.law"]):
+                    continue
+                try:
+                    other = controller_config({**values, "mode": mode, "elastic.law": law},
+                                              c.base_model, c.elastic, self.loops)
+                except (RneaError, ValueError, TypeError):
+                    continue  # (not a mode of this robot)
+                c.configure(other)
+        c.configure(current)
+
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
+        """The newest queued state of each name set (:class:`NewestOnly`: the older ones
+        shed and counted), each handled by :meth:`handle_state`."""
+        for newest in self.intake.newest(msg):
+            self.handle_state(newest)
+        self.messages_received = self.intake.taken  # (handled or shed)
+        self.status_report.shed = self.intake.shed
+
+    def handle_state(self, msg: JointState) -> None:
+        """One joint state: its command, or its rejection logged."""
         # The 1 kHz path: each Python operation here costs several times its warm-loop
         # time (cold caches), so the stamp is read once, the message's arrays go to the
         # controller as they are (array('d')) and the command lands in the serialised
         # command message (SerializedArray).
         received = _monotonic()  # also the controller's steady clock
-        self.messages_received += 1
         header_stamp = msg.header.stamp
         sec, nanosec = header_stamp.sec, header_stamp.nanosec
         if sec == 0 and nanosec == 0 and not self.sim_time:  # unstamped: the receive time

@@ -6,8 +6,10 @@ meanwhile. This builds the nodes of the shipped robots (``robot:=`` choices, all
 default) as ``sim.launch.py`` starts them -- the simulator, and the controller in every
 mode its robot supports (``gravity``, ``inverse_dynamics``, ``elastic`` for elastic
 robots), for fixed-base tree robots also on a moving base measured by an IMU (the
-simulator rocking, ``rocking:=true imu:=true``) -- in this process, with DDS discovery
-off and nothing spun: their warm-up compiles the kernels, which numba writes to its
+simulator rocking, ``rocking:=true imu:=true``) -- and the rate limiter, in this
+process, with DDS discovery off and nothing spun: their warm-up compiles the kernels
+(every kernel a callback can reach: rejections, the first limited command, a runtime
+mode switch; ``test/nodes/test_no_compile_in_callbacks.py``), which numba writes to its
 cache (:func:`~rnea_ros.nodes.common.kernel_cache` says where). Their later starts
 load them::
 
@@ -56,6 +58,8 @@ from rnea_ros.core.errors import ModelError, RneaError
 from rnea_ros.nodes.common import StartupInterrupted, StartupSignals, kernel_cache
 from rnea_ros.nodes.controller import NODE_NAME as CONTROLLER
 from rnea_ros.nodes.controller import ControllerNode
+from rnea_ros.nodes.rate_limiter import NODE_NAME as RATE_LIMITER
+from rnea_ros.nodes.rate_limiter import RateLimiterNode
 from rnea_ros.nodes.simulator import NODE_NAME as SIMULATOR
 from rnea_ros.nodes.simulator import SimulatorNode
 from rnea_ros.samples import ELASTIC_ROBOTS, RobotFiles, robot_files, shipped_robots
@@ -146,7 +150,7 @@ def quiet_context() -> Iterator[Context]:
         else:
             os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = saved
     levels = {name: rclpy.logging.get_logger(name).get_effective_level()
-              for name in (CONTROLLER, SIMULATOR)}
+              for name in (CONTROLLER, SIMULATOR, RATE_LIMITER)}
     for name in levels:
         rclpy.logging.set_logger_level(name, LoggingSeverity.WARN)
     try:
@@ -168,12 +172,24 @@ def build(variant: Variant, files: RobotFiles, context: Context) -> None:
     node.destroy_node()
 
 
+def build_rate_limiter(context: Context) -> None:
+    """Construct (and destroy) a rate-limiter node: its limiter's warm-up compiles the
+    slew kernels (robot-independent: any joints, any rates)."""
+    node = RateLimiterNode(context=context, cli_args=[
+        "--ros-args", "-p", "joints:=[joint1]", "-p", "effort_rate_limits:=[1000.0]"])
+    node.destroy_node()
+
+
 def precompile(robots: Sequence[str | RobotFiles]) -> list[str]:
     """Build every variant of every robot in ``robots`` (shipped robots by name, others by
     their files: :func:`user_robot`); returns the failures (one line each), printing a
     line per robot."""
     failures = []
     with quiet_context() as context:
+        try:
+            build_rate_limiter(context)
+        except (RneaError, ValueError, TypeError, RuntimeError) as exc:
+            failures.append(f"rate limiter: {exc}")
         for name_or_files in robots:
             files = robot_files(name_or_files) if isinstance(name_or_files, str) \
                 else name_or_files

@@ -204,6 +204,8 @@ class SimulatorNode(Node):
         self.command_sub = self.create_subscription(
             Float64MultiArray, "effort_controller/commands", self.on_command, 10)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        if isinstance(self.sim, LoopSimulator | MujocoSimulator) and self.loops is not None:
+            self.sim.closure_error()  # its kernel now, not in the first diagnostics' callback
         steady_timer(self, 1.0, self.publish_diagnostics)
         self.last_publish_wall = -np.inf
         self.wrench_duration = float(v["wrench_duration"])  # (>= 0: the table)

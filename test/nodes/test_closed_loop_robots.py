@@ -68,13 +68,14 @@ def test_five_bar_holds_then_tracks_in_a_namespace() -> None:
         expected = np.r_[q0[FIVE_BAR.active_index], q0[FIVE_BAR.passive_index]]
         assert np.abs(recorded - expected).max() < HOLD_TOLERANCE
         c = loop.controller.controller
-        assert c.commands >= 2990 and sum(c.rejected.values()) == 0
-        assert c.passive_checks >= 2990 and c.passive_deviation_max < HOLD_TOLERANCE
+        assert c.commands + loop.controller.intake.shed >= 2990 and sum(c.rejected.values()) == 0
+        assert c.passive_checks + loop.controller.intake.shed >= 2990
+        assert c.passive_deviation_max < HOLD_TOLERANCE
         status, values = controller_status(loop)
         assert status is not None and status.level == DiagnosticStatus.OK, values
         assert values["closed loops"] == "tool_pin"
         assert float(values["passive encoder max deviation [rad or m]"]) < HOLD_TOLERANCE
-        assert c.oracle_checks >= 59 and c.oracle_discrepancy < 1e-12
+        assert c.oracle_checks >= min(59, c.commands // 50 - 1) and c.oracle_discrepancy < 1e-12
 
         result = loop.set_controller_parameters({"mode": "inverse_dynamics"})[0]
         assert result.successful, result.reason
@@ -84,7 +85,7 @@ def test_five_bar_holds_then_tracks_in_a_namespace() -> None:
         assert np.abs(error).max() < TRACK_TOLERANCE, np.abs(error).max()
         assert sum(c.rejected.values()) == 0 and c.saturated == 0
         assert np.all(np.isfinite(loop.probe.recording.commands))
-        assert c.oracle_checks >= 119 and c.oracle_discrepancy < 1e-9
+        assert c.oracle_checks >= min(119, c.commands // 50 - 1) and c.oracle_discrepancy < 1e-9
 
 
 @pytest.fixture

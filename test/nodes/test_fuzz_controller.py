@@ -167,16 +167,20 @@ def test_bad_states_are_rejected_counted_reported_and_the_node_recovers(fuzz: Fu
         reason = None  # gravity mode assumes zero velocities
     c = fuzz.c
     fuzz.good(10)
-    before = (dict(c.rejected), c.commands, c.ignored)
+    before = (dict(c.rejected), c.commands, c.ignored, fuzz.node.intake.shed)
     fuzz.send([build() for _ in range(3)], pace=2e-3)
     counted = {k: v - before[0].get(k, 0) for k, v in c.rejected.items()
                if v != before[0].get(k, 0)}
+    # A state still queued when the next one of its joints came is shed (issue 35), counted:
+    # each of the 3 is handled as its case says, or shed (10 000 names take a while).
+    shed = fuzz.node.intake.shed - before[3]
+    assert 0 <= shed <= 2
     if reason is None:
-        assert counted == {} and c.commands == before[1] + 3, counted
+        assert counted == {} and c.commands + shed == before[1] + 3, counted
     elif reason == "ignored":
-        assert counted == {} and c.ignored == before[2] + 3 and c.commands == before[1]
+        assert counted == {} and c.ignored + shed == before[2] + 3 and c.commands == before[1]
     else:
-        assert counted == {reason: 3} and c.commands == before[1], counted
+        assert counted == {reason: 3 - shed} and c.commands == before[1], counted
         assert fuzz.loop.spin_until(
             lambda: fuzz.diagnostics().get(f"rejected: {reason}") == str(c.rejected[reason]),
             2.0)
@@ -368,16 +372,19 @@ def test_a_scheduling_hiccup_does_not_trip_the_watchdog(fuzz: Fuzz) -> None:
     while the states kept coming: they wait in the queue, the watchdog's timer is
     overdue. The last command is held through the grace and the queued states are
     taken: no stale behaviour (old main: stale at the first firing, a gravity hold
-    published between two tracking commands)."""
+    published between two tracking commands). The queued states are taken together and
+    the newest handled (issue 35: the others shed, counted), so every state is either
+    commanded or shed."""
     c = fuzz.c
     fuzz.good(20)
     events, outputs = c.stale_events, len(fuzz.recorder.outputs)
+    shed = fuzz.node.intake.shed
     for _ in range(3):  # published over the hiccup
         fuzz.loop.probe.state_pub.publish(state())
         fuzz.sent += 1
         time.sleep(0.05)
     fuzz.good(20)
     assert c.stale_events == events and not c.stale
-    assert len(fuzz.recorder.outputs) >= outputs + 23
+    assert len(fuzz.recorder.outputs) + fuzz.node.intake.shed - shed >= outputs + 23
     assert c.watchdog_late >= 1  # the timer did see the silence
     fuzz.check()

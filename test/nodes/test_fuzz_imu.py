@@ -251,8 +251,9 @@ def test_imu_flood_then_silence_then_normal_data(fuzz: Fuzz) -> None:
     last = [time.monotonic()]
     published, lost = [0], [0]
     received = node.messages_received
-    # When the flood arrived: (published, states taken, commands, this thread's scheduling)
-    flooded: list[tuple[int, int, int, Sample]] = []
+    # When the flood arrived: (published, states taken, commands, this thread's scheduling,
+    # states shed)
+    flooded: list[tuple[int, int, int, Sample, int]] = []
 
     def spin() -> None:
         fuzz.loop.executor.spin_once(timeout_sec=0.0005)
@@ -264,7 +265,8 @@ def test_imu_flood_then_silence_then_normal_data(fuzz: Fuzz) -> None:
         elif now - last[0] < 1e-3:
             return
         if not flooded and fuzz.imu_received() > taken:
-            flooded.append((published[0], node.messages_received, c.commands, Sample.now()))
+            flooded.append((published[0], node.messages_received, c.commands, Sample.now(),
+                            node.intake.shed))
         fuzz.loop.probe.state_pub.publish(joint_state())
         published[0] += 1
         last[0] = now
@@ -284,7 +286,8 @@ def test_imu_flood_then_silence_then_normal_data(fuzz: Fuzz) -> None:
           f"{ {k: d for k, v in c.rejected.items() if (d := v - states_rejected.get(k, 0))} }")
     check_flood_rate(rate)
     refused = sum(c.rejected.values()) - sum(states_rejected.values())
-    assert computed + refused == took, (computed, refused, took)
+    shed = node.intake.shed - flooded[0][4]  # (queued behind a newer one: none expected)
+    assert computed + refused + shed == took, (computed, refused, shed, took)
     assert took >= states - lost[0], (took, states, lost[0])
     assert took >= 100 * running, f"{took} states in {running:.2f} s off the run queue"
     assert imu.accepted > accepted and sum(imu.rejected.values()) > rejected

@@ -63,12 +63,13 @@ def test_holds_then_tracks_in_a_namespace(robot: str) -> None:
         assert recorded.shape[1] == loops.n
         hold = float(np.abs(recorded - expected).max())
         assert hold < HOLD_TOLERANCE, hold
-        assert c.commands >= 2990 and sum(c.rejected.values()) == 0
-        assert c.passive_checks >= 2990 and c.passive_deviation_max < HOLD_TOLERANCE
+        assert c.commands + loop.controller.intake.shed >= 2990 and sum(c.rejected.values()) == 0
+        assert c.passive_checks + loop.controller.intake.shed >= 2990
+        assert c.passive_deviation_max < HOLD_TOLERANCE
         status, values = controller_status(loop)
         assert status is not None and status.level == DiagnosticStatus.OK, values
         assert float(values["loop solve p50 [us]"]) > 0.0  # the platform's pose solves
-        assert c.oracle_checks >= 59 and c.oracle_discrepancy < 1e-9
+        assert c.oracle_checks >= min(59, c.commands // 50 - 1) and c.oracle_discrepancy < 1e-9
 
         result = loop.set_controller_parameters({"mode": "inverse_dynamics"})[0]
         assert result.successful, result.reason
@@ -79,7 +80,7 @@ def test_holds_then_tracks_in_a_namespace(robot: str) -> None:
         assert np.abs(error).max() < tolerance, np.abs(error).max()
         assert sum(c.rejected.values()) == 0 and c.saturated == 0
         assert np.all(np.isfinite(loop.probe.recording.commands))
-        assert c.oracle_checks >= 119 and c.oracle_discrepancy < 1e-9
+        assert c.oracle_checks >= min(119, c.commands // 50 - 1) and c.oracle_discrepancy < 1e-9
 
 
 MUJOCO_HOLD_TOLERANCE = 1e-4  # rad or m, every joint, 3 s (measured: Delta 3e-6; 1.8e-3
@@ -105,7 +106,7 @@ def test_gravity_mode_holds_on_the_mujoco_engine(robot: str) -> None:
               f"closed to {loop.simulator.sim.closure_error():.1e}")
         assert hold < MUJOCO_HOLD_TOLERANCE, hold
         c = loop.controller.controller
-        assert c.commands >= 2990 and sum(c.rejected.values()) == 0
+        assert c.commands + loop.controller.intake.shed >= 2990 and sum(c.rejected.values()) == 0
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_no_platform_pose_is_rejected_the_watchdog_holds_and_good_states_recover(
         robot: str) -> None:
@@ -129,11 +130,13 @@ def test_no_platform_pose_is_rejected_the_watchdog_holds_and_good_states_recover
             fed.probe.state_pub.publish(state(1.01 + 0.01 * k, UNREACHABLE[robot], active))
             fed.spin_until(lambda: False, 0.005)
         # Out of reach, found while walking there (platform_pose), or, on a busy machine,
-        # the walk out of its wall-time backstop first (platform_budget): rejected either way.
+        # the walk out of its wall-time backstop first (platform_budget): rejected either way;
+        # or shed, when a newer one was already queued (a busy machine: nodes/shedding.py).
         def rejected() -> int:
             return c.rejected["platform_pose"] + c.rejected["platform_budget"]
-        assert fed.spin_until(lambda: rejected() == 10, 5.0), c.rejected
-        assert sum(c.rejected.values()) == 10
+        intake = fed.controller.intake
+        assert fed.spin_until(lambda: rejected() + intake.shed == 10, 5.0), c.rejected
+        assert rejected() >= 1 and sum(c.rejected.values()) + intake.shed == 10
         assert fed.spin_until(lambda: c.stale, 5.0)
         assert fed.spin_until(lambda: len(commands) > before, 5.0)
         held = np.array(commands[before:])
@@ -142,8 +145,9 @@ def test_no_platform_pose_is_rejected_the_watchdog_holds_and_good_states_recover
         # The watchdog may go stale while the rejections are still being handled (on a
         # busy machine), so a status can say 'stale' with fewer of them: wait for the
         # status that reports both (published every 0.1 s), then read it.
+        total = str(sum(c.rejected.values()))
         assert fed.spin_until(lambda: controller_status(fed)[1].get("watchdog") == "stale"
-                              and controller_status(fed)[1].get("rejected") == "10", 5.0), \
+                              and controller_status(fed)[1].get("rejected") == total, 5.0), \
             controller_status(fed)[1]
         assert controller_status(fed)[1]["rejected: platform_pose"] == \
             str(c.rejected["platform_pose"])

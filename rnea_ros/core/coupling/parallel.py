@@ -130,6 +130,18 @@ def _raise(robot: ParallelRobot, status: int, sample: str = "", **inputs: Array)
         f"its limits [{lower[k]:.6g}, {upper[k]:.6g}]")
 
 
+def warm_up_errors(robot: ParallelRobot) -> None:
+    """Compile (or load) the kernels :func:`_raise` calls only to word an error (a leg's
+    joint values beyond its limits, the platform's rotation): a controller calls this at
+    start-up, so that its first rejected state does not compile them in its callback
+    (issue 35: 1.2-1.5 s without a command on a cold cache)."""
+    x = robot.zero_pose
+    q = np.empty(3)
+    for index, leg in enumerate(robot.legs):
+        lk.leg_geometry_call(robot.KIND, robot.leg_geometry, index,
+                             x[:3] + _rotation(robot, x) @ leg.attachment, q)
+
+
 # ------------------------------------------------------------------ dynamics
 def platform_inverse_dynamics(robot: ParallelRobot, x: object, xd: object, xdd: object, *,
                               gravity: object | None = None) -> Array:
@@ -391,4 +403,5 @@ __all__ = [
     "platform_inverse_jacobian",
     "platform_tree_state",
     "quaternion_of",
+    "warm_up_errors",
 ]
