@@ -90,3 +90,15 @@ def test_index_names_every_offline_tool() -> None:
              if c.target.startswith(("rnea_ros.tools", "rnea_ros.identification",
                                      "rnea_ros.planning"))}
     assert tools and all(f"`{t}`" in overview for t in tools), sorted(tools)
+
+
+def test_core_api_page_lists_every_public_name_once() -> None:
+    """docs/api/core.md groups ``rc.__all__`` by topic: no name lost, none twice."""
+    import rnea_ros.core as rc
+
+    page = (DOCS / "api" / "core.md").read_text()
+    listed = re.findall(r"^::: rnea_ros\.core\.(\w+)$", page, re.M)
+    assert sorted(listed) == sorted(rc.__all__), (
+        set(rc.__all__) ^ set(listed), [n for n, k in Counter(listed).items() if k > 1])
+    headings = re.findall(r"^## (.+)$", page, re.M)
+    assert headings[-1] == "Errors" and len(headings) >= 7, headings
