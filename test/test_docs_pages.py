@@ -102,3 +102,19 @@ def test_core_api_page_lists_every_public_name_once() -> None:
         set(rc.__all__) ^ set(listed), [n for n, k in Counter(listed).items() if k > 1])
     headings = re.findall(r"^## (.+)$", page, re.M)
     assert headings[-1] == "Errors" and len(headings) >= 7, headings
+
+
+def test_node_diagram_is_drawn_from_the_code() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("node_diagram",
+                                                  DOCS / "hooks" / "node_diagram.py")
+    assert spec and spec.loader
+    diagram = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diagram)
+    published, subscribed = diagram.topics("controller")
+    assert "effort_controller/commands" in published and "joint_states" in subscribed
+    assert diagram.launches()["sim.launch.py"] == ["controller", "simulator"]
+    svg = diagram.render()
+    assert svg.startswith("<svg") and svg.count("<rect") > 10 and "/diagnostics" in svg
+    assert "nodes.svg" in (DOCS / "index.md").read_text()
