@@ -34,7 +34,7 @@ def true_simulator(truth: str, q0: np.ndarray) -> dict[str, object]:
 # would count a stall of this process (a loaded machine) as states stopping: its stale
 # command then steps the simulator once more, two states go round the loop from then on
 # and the recording changes. These runs are about identification, not the watchdog.
-WATCHDOG = 60.0  # s
+WATCHDOG = 10.0  # s: the safety bound's longest (params/controller.yaml: watchdog_timeout)
 
 
 def excite_and_record(truth: str, nominal: str, trajectory, bag) -> int:  # type: ignore[no-untyped-def]
