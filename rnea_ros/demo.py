@@ -257,7 +257,7 @@ def run_five_bar(hold: float, track: float) -> list[Check]:
                 Check("five-bar rejected states", sum(ctl.rejected.values()), "<", 1)]
 
 
-PUSH = (0.0, 30.0, 0.0)  # N, world frame, at the flange's centre of mass, 0.1 s (phase 9)
+PUSH = (0.0, 30.0, 0.0)  # N, world frame, at the flange's centre of mass, 0.1 s ([mujoco])
 
 
 def run_mujoco_push(seconds: float) -> list[Check]:
@@ -314,7 +314,7 @@ def plan_motion(model, q_start: np.ndarray):  # type: ignore[no-untyped-def]
 
 
 def run_planned(loop, model, plan) -> list[Check]:  # type: ignore[no-untyped-def]
-    """Execute the plan from where the sinusoid ended, at rest (phase 4); its checks."""
+    """Execute the plan from where the sinusoid ended, at rest ([planned]); its checks."""
     ctl = loop.controller.controller
     loop.run_for(1.5)  # the sinusoid's last second, then at rest on its last point
     q_start, goal = plan.spline.P[0], plan.spline.P[-1]
@@ -356,14 +356,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="rocking-base hold with the IMU [s] (half as long without); "
                              "0 skips it")
     parser.add_argument("--identify-periods", type=int, default=2,
-                        help="excitation periods (5 s each) of phase 7; 0 skips it")
-    parser.add_argument("--identify-dir", help="keep phase 7's files here")
+                        help="excitation periods (5 s each) of the [identify] step; 0 skips it")
+    parser.add_argument("--identify-dir", help="keep the [identify] step's files here")
     parser.add_argument("--loop-hold", type=float, default=2.0,
-                        help="five-bar gravity-mode time [s] (phase 8)")
+                        help="five-bar gravity-mode time [s] ([five_bar])")
     parser.add_argument("--loop-track", type=float, default=3.0,
-                        help="five-bar tracking time [s] (phase 8); 0 skips phase 8")
+                        help="five-bar tracking time [s] ([five_bar]); 0 skips that step")
     parser.add_argument("--mujoco", type=float, default=3.0,
-                        help="time after the push on MuJoCo [s] (phase 9); 0 skips it")
+                        help="time after the push on MuJoCo [s] ([mujoco]); 0 skips it")
     args = parser.parse_args(argv)
     # rclpy only after the environment is set
     from rnea_ros.nodes.harness import ClosedLoop, track_sinusoid
