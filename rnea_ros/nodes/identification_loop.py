@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from rnea_ros.identification.errors import IdentificationLoopError
 from rnea_ros.identification.truth import TRUE_COULOMB, TRUE_VISCOUS, true_urdf
 from rnea_ros.nodes.harness import ARM7_GAINS as GAINS
 from rnea_ros.samples import load_robot, sample_urdf
@@ -51,10 +52,10 @@ def take_trajectory_paused(loop, names, t, q, qd, qdd) -> float:  # type: ignore
         now = loop.sim_time
         if not loop.spin_until(lambda: ctl.last_state_time is not None
                                and abs(ctl.last_state_time - now) < 1e-9, 10.0):
-            raise RuntimeError("the controller did not take the simulator's last state")
+            raise IdentificationLoopError("the controller did not take the simulator's last state")
         loop.probe.send_trajectory(names, t, q, qd, qdd)
         if not loop.spin_until(lambda: ctl.reference.trajectory is not None, 10.0):
-            raise RuntimeError("the controller did not take the excitation trajectory")
+            raise IdentificationLoopError("the controller did not take the excitation trajectory")
     finally:
         loop.executor.add_node(sim)
     return float(now)
@@ -92,23 +93,25 @@ def excite_and_record(truth: str, nominal: str, trajectory, bag) -> int:  # type
                                        1000)
         ctl = loop.controller.controller if loop.controller else None
         if ctl is None or not loop.run_for(0.3):
-            raise RuntimeError("the closed loop did not run (no DDS traffic?)")
+            raise IdentificationLoopError("the closed loop did not run (no DDS traffic?)")
         start = take_trajectory_paused(loop, names, t, q, qd, qdd)
         duration = float(t[-1]) + 0.3
         began = time.monotonic()
         if not loop.run_for(duration, wall_timeout=120 + 30 * duration):
-            raise RuntimeError(f"the lockstep loop simulated {loop.sim_time - start:.2f} of "
-                               f"{duration:.2f} s in {time.monotonic() - began:.0f} s")
+            raise IdentificationLoopError(
+                f"the lockstep loop simulated {loop.sim_time - start:.2f} of "
+                f"{duration:.2f} s in {time.monotonic() - began:.0f} s")
         # Held again: the probe takes the last state and the command answering it.
         assert loop.simulator is not None  # (ClosedLoop with a simulator)
         loop.executor.remove_node(loop.simulator)
         end = loop.sim_time
         if not loop.spin_until(lambda: bool(states) and bool(commands) and
                                min(states[-1][0], commands[-1][0]) >= end - 1e-9, 10.0):
-            raise RuntimeError("the probe did not receive the last state and command")
+            raise IdentificationLoopError("the probe did not receive the last state and command")
         if ctl.stale_events:
-            raise RuntimeError(f"the controller's watchdog fired ({ctl.stale_events}x): the "
-                               f"process stalled for more than {WATCHDOG:g} s")
+            raise IdentificationLoopError(
+                f"the controller's watchdog fired ({ctl.stale_events}x): the "
+                f"process stalled for more than {WATCHDOG:g} s")
     # From the trajectory's start (the probe subscribed while the loop ran: its first
     # state depends on when) to the loop's end.
     states = [s for s in states if start - 1e-9 <= s[0] <= end + 1e-9]
@@ -135,7 +138,7 @@ def hold_and_track(truth: str, urdf: str, drives: str | None, q0: np.ndarray
         results = loop.set_controller_parameters({"mode": "inverse_dynamics",
                                                   "friction_compensation": True})
         if not all(r.successful for r in results):
-            raise RuntimeError(f"mode switch refused: {[r.reason for r in results]}")
+            raise IdentificationLoopError(f"mode switch refused: {[r.reason for r in results]}")
         _, error, _ = track_sinusoid(loop, loop.probe.recording.q[-1], 0.3, np.pi, 2.0)
     return drift, float(np.sqrt(np.mean(error**2)))
 
@@ -155,13 +158,13 @@ def identification_loop(workdir, periods: int = 2, seed: int = 2):  # type: igno
     if identify(["excite", "--urdf", nominal, "--out", str(trajectory), "--frequency", "0.2",
                  "--harmonics", "4", "--periods", str(periods), "--torque-fraction", "0.6",
                  "--acceleration", "4", "--limits", "velocity=1.5"]) != 0:
-        raise RuntimeError("rnea-identify excite failed")
+        raise IdentificationLoopError("rnea-identify excite failed")
     count = excite_and_record(truth, nominal, trajectory, bag)
     print(f"[identify] executed and recorded {count} joint states to {bag}")
     # The simulator has no sensor noise: a higher cutoff and rate keep more samples.
     if identify([str(bag), "--urdf", nominal, "--out", str(out), "--no-plots",
                  "--validation", "0.15", "--rate", "40", "--cutoff", "20"]) != 0:
-        raise RuntimeError("rnea-identify failed")
+        raise IdentificationLoopError("rnea-identify failed")
     model = load_robot("arm7")
     mid = 0.5 * (model.lower_limit + model.upper_limit)
     q0 = np.random.default_rng(seed).uniform(mid - 0.4, mid + 0.4)

@@ -32,9 +32,9 @@ from numpy.typing import NDArray
 from scipy.optimize import minimize
 
 import rnea_ros.core as rc
-from rnea_ros.core.errors import PlanningError, SolverError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.planning.bspline import Basis, JointSpline
+from rnea_ros.planning.errors import PlanningError, SolverError
 from rnea_ros.planning.ipopt import solve_ipopt
 from rnea_ros.planning.limits import Limits, check_waypoints, joint_forces
 from rnea_ros.planning.nlp import SparseNlp
@@ -127,8 +127,8 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
     a torque-rate limit is set, so the torque starts and ends at its rest
     value) also fixes the boundary accelerations to zero. ``degree`` defaults
     to 3 (cubic, Barman's), 4 with a torque-rate limit (continuous torque
-    rate). Raises :class:`~rnea_ros.core.errors.InfeasibleError` or
-    :class:`~rnea_ros.core.errors.SolverError` with the reason.
+    rate). Raises :class:`~rnea_ros.planning.errors.InfeasibleError` or
+    :class:`~rnea_ros.planning.errors.SolverError` with the reason.
 
     ``solver``: ``"ipopt"`` (casadi's IPOPT on the sparse NLP, default) or
     ``"slsqp"`` (SciPy, dense; small problems). ``tol``: the solver's convergence
