@@ -27,6 +27,8 @@ from rnea_ros.mimic import check_actuated
 from rnea_ros.parameters import ParameterSpec as ParameterSpec  # (re-exported)
 from rnea_ros.parameters import defaults, load_table
 from rnea_ros.samples import resolve_path
+from rnea_ros.values import number_list as _number_list
+from rnea_ros.values import per_joint as per_joint  # (re-exported)
 
 Array = NDArray[np.float64]
 
@@ -76,29 +78,6 @@ class ControllerConfig:
     mimic_check: bool = True
     mimic_tolerance: float = 0.005  # [rad or m]
     watchdog_grace: float = 0.0  # [s] silence after the timeout before the stale behaviour
-
-
-def _number_list(values: Mapping[str, Any], name: str) -> Array:
-    raw = values[name]
-    try:
-        out = np.array([float(x) for x in (raw if isinstance(raw, Sequence) else [raw])])
-    except (TypeError, ValueError):
-        raise ParameterError(f"parameter '{name}': {raw!r} is not a list of numbers") from None
-    if not np.all(np.isfinite(out)):
-        raise ParameterError(f"parameter '{name}': {raw!r} must be finite")
-    return out
-
-
-def per_joint(values: Mapping[str, Any], name: str, n: int, minimum: float = 0.0) -> Array:
-    """Parameter ``name`` as n finite values >= ``minimum`` (one value is broadcast)."""
-    out = _number_list(values, name)
-    if out.size == 1 or n == 0:
-        out = np.full(n, out[0] if out.size else 0.0)
-    if out.size != n:
-        raise ParameterError(f"parameter '{name}' has {out.size} values; give 1 or {n}")
-    if np.any(out < minimum):
-        raise ParameterError(f"parameter '{name}' must be >= {minimum:g}, got {out.tolist()}")
-    return out
 
 
 def _choice(values: Mapping[str, Any], name: str, allowed: Sequence[str]) -> str:

@@ -19,12 +19,12 @@ from typing import Any, Union
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.control.config import per_joint
-from rnea_ros.control.imu import quaternion_matrix, rotation_exp
 from rnea_ros.core.coupling.loop_kinematics import loop_residual, solve_loops
 from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE, ClosedLoopModel
+from rnea_ros.core.dynamics.imu_kinematics import rotation_exp
 from rnea_ros.core.elastic.model import elastic_model
 from rnea_ros.core.errors import LoopClosureError, ParameterError, options
+from rnea_ros.core.model.configuration import quaternion_matrix
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.samples import resolve_path
@@ -32,6 +32,7 @@ from rnea_ros.simulation.base import RockingBase
 from rnea_ros.simulation.elastic import ElasticSimulator
 from rnea_ros.simulation.mujoco_backend import MujocoSimulator
 from rnea_ros.simulation.rigid import LoopSimulator, Simulator
+from rnea_ros.values import per_joint
 
 Array = NDArray[np.float64]
 ENGINES = ("pinocchio", "mujoco")
@@ -186,6 +187,7 @@ class ImuNoise:
         if not sigma.any():
             return quat, w, f
         if sigma[0] > 0.0:
-            R = quaternion_matrix(*quat) @ rotation_exp(rng.normal(0.0, sigma[0], 3))
+            R = (quaternion_matrix(np.asarray(quat, dtype=np.float64))
+                 @ rotation_exp(rng.normal(0.0, sigma[0], 3)))
             quat = to_quaternion(R)
         return quat, w + rng.normal(0.0, sigma[1], 3), f + rng.normal(0.0, sigma[2], 3)
