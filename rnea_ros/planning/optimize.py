@@ -1,7 +1,10 @@
 """``plan_min_time``: minimum-time (or Barman's multi-objective) joint trajectories.
 
-Barman (2020) ch. IV, eq. 4.13-4.19, solved with SciPy's SLSQP (see
-docs/design.md for the choice) on the NLP of :mod:`rnea_ros.planning.problem`:
+Barman (2020) ch. IV, eq. 4.13-4.19, solved by IPOPT (casadi, on the sparse NLP of
+:mod:`rnea_ros.planning.nlp`; the default, ``solver="ipopt"``) or SciPy's SLSQP
+(``solver="slsqp"``, and the fallback when IPOPT stops infeasible on a small
+problem; see docs/design.md for the choice) on the problem of
+:mod:`rnea_ros.planning.problem`:
 
 1. check the input (:func:`rnea_ros.planning.limits.check_waypoints`);
 2. initial guess: a path through the waypoints (piecewise linear in joint

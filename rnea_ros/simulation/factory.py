@@ -28,11 +28,11 @@ from rnea_ros.core.model.configuration import quaternion_matrix
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.samples import resolve_path
-from rnea_ros.simulation.base import RockingBase
 from rnea_ros.simulation.elastic import ElasticSimulator
 from rnea_ros.simulation.mujoco_backend import MujocoSimulator
 from rnea_ros.simulation.plant import Plant
 from rnea_ros.simulation.rigid import LoopSimulator, Simulator
+from rnea_ros.simulation.rocking_base import RockingBase
 from rnea_ros.values import per_joint
 
 Array = NDArray[np.float64]

@@ -25,7 +25,7 @@ distal link can diverge. A step whose result is not finite (a diverged
 integration) is not taken: the state stays, at rest (counted in
 ``diverged``), so no non-finite state is ever published.
 
-Moving base: see :mod:`rnea_ros.simulation.base`.
+Moving base: see :mod:`rnea_ros.simulation.rocking_base`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ from rnea_ros.core.errors import ParameterError, StateError
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.oracle import PinocchioOracle
-from rnea_ros.simulation.base import RockingBase
 from rnea_ros.simulation.plant import (
     Capabilities,
     Index,
@@ -51,6 +50,7 @@ from rnea_ros.simulation.plant import (
     Plant,
     rigid_joint_state,
 )
+from rnea_ros.simulation.rocking_base import RockingBase
 
 Array = NDArray[np.float64]
 INTEGRATORS = ("semi_implicit", "rk4")
