@@ -156,7 +156,6 @@ class SimulatorNode(Node):
         self.published = (np.arange(model.nv) if self.loops is None else np.concatenate(
             [self.loops.active_index, self.loops.passive_index if v["publish_passive"]
              else np.zeros(0, dtype=np.int64)]))
-        self.published_names = [model.joint_names[i] for i in self.published]
         self.imu: ImuSensor | None = None
         self.imu_pub = None
         if v["imu.enable"]:
