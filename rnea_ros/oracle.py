@@ -1,5 +1,11 @@
-"""Pinocchio as the oracle (never the engine): the same URDF through Pinocchio's
-own parser, and conversions between our joint order/coordinates and Pinocchio's.
+"""Pinocchio as the oracle: the same URDF through Pinocchio's own parser, and
+conversions between our joint order/coordinates and Pinocchio's.
+
+It is never the engine of our controllers or tools (they run the core); it is
+the cross-check of the tests, the demo and the live check, and the engine of
+the rigid simulator (:class:`rnea_ros.simulation.rigid.Simulator`: Pinocchio's
+ABA integrates the plant our controller commands, so the loop closes on an
+independent implementation).
 
 Pinocchio represents a continuous joint by ``(cos q, sin q)`` and may order
 joints differently; :class:`PinocchioOracle` maps by joint name. It copies the

@@ -4,7 +4,9 @@
   ``identification``, ``tools``, ``nodes``;
 * ``control``, ``planning``, ``identification``, ``tools`` import no rclpy
   (nor ROS messages);
-* only ``nodes`` and the demo import rclpy.
+* only ``nodes`` and the demo import rclpy;
+* ``control`` and ``simulation`` do not import each other (both sit on the core;
+  the nodes, the harness and the tests join them).
 Checked on the sources (every import statement, lazy ones included) and by
 importing every module of the core in a fresh interpreter.
 """
@@ -60,6 +62,18 @@ def test_layers_below_the_nodes_import_no_ros(layer: str) -> None:
         for name in imported_modules(path):
             assert name.split(".")[0] not in RUNTIME, f"{path} imports {name}"
             assert not name.startswith("rnea_ros.nodes"), f"{path} imports {name}"
+
+
+@pytest.mark.parametrize(("layer", "other"), [("control", "simulation"),
+                                              ("simulation", "control")])
+def test_control_and_simulation_do_not_import_each_other(layer: str, other: str) -> None:
+    for path in sources(layer):
+        names = set(imported_modules(path))
+        for node in ast.walk(ast.parse(path.read_text())):  # from rnea_ros import simulation
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        for name in names:
+            assert not name.startswith(f"rnea_ros.{other}"), f"{path} imports {name}"
 
 
 def test_only_nodes_and_the_demo_import_rclpy() -> None:

@@ -8,7 +8,7 @@ each). No range or choice is written here: the choice lists below are the table'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,8 @@ from rnea_ros.mimic import check_actuated
 from rnea_ros.parameters import ParameterSet, check, defaults, load_table, parameter_set
 from rnea_ros.parameters import ParameterSpec as ParameterSpec  # (re-exported)
 from rnea_ros.samples import resolve_path
+from rnea_ros.values import number_list as _number_list
+from rnea_ros.values import per_joint as per_joint  # (re-exported)
 
 Array = NDArray[np.float64]
 
@@ -84,29 +86,6 @@ class ControllerConfig:
     # the node reads that has no model-resolved field above.
     params: ParameterSet = field(
         default_factory=lambda: parameter_set(CONTROLLER_PARAMETERS, {}))
-
-
-def _number_list(values: Mapping[str, Any], name: str) -> Array:
-    raw = values[name]
-    try:
-        out = np.array([float(x) for x in (raw if isinstance(raw, Sequence) else [raw])])
-    except (TypeError, ValueError):
-        raise ParameterError(f"parameter '{name}': {raw!r} is not a list of numbers") from None
-    if not np.all(np.isfinite(out)):
-        raise ParameterError(f"parameter '{name}': {raw!r} must be finite")
-    return out
-
-
-def per_joint(values: Mapping[str, Any], name: str, n: int, minimum: float = 0.0) -> Array:
-    """Parameter ``name`` as n finite values >= ``minimum`` (one value is broadcast)."""
-    out = _number_list(values, name)
-    if out.size == 1 or n == 0:
-        out = np.full(n, out[0] if out.size else 0.0)
-    if out.size != n:
-        raise ParameterError(f"parameter '{name}' has {out.size} values; give 1 or {n}")
-    if np.any(out < minimum):
-        raise ParameterError(f"parameter '{name}' must be >= {minimum:g}, got {out.tolist()}")
-    return out
 
 
 

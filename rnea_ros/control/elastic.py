@@ -25,7 +25,7 @@ every joint (rigid: joint torque; elastic: motor torque on the link side, see
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,7 +36,6 @@ from rnea_ros.core.elastic.feedforward import Feedforward
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.elastic.rnea import elastic_rnea
 from rnea_ros.core.errors import ParameterError
-from rnea_ros.simulation import ElasticSimulator
 
 Array = NDArray[np.float64]
 
@@ -158,7 +157,26 @@ def sinusoid(amplitude: float | Array, omega: float, n: int) -> Reference:
     return reference
 
 
-def closed_loop(law: HuaController | FeedforwardPD, sim: ElasticSimulator,
+class ElasticPlant(Protocol):
+    """What :func:`closed_loop` needs of a plant (``simulation.ElasticSimulator``
+    fits; control does not import simulation): period ``dt`` [s], time ``t`` [s],
+    the model, ``state`` ``(q, theta, qd, thetad)``, ``step(tau)`` and the last
+    step's ``accelerations`` ``(qdd, thetadd)``."""
+
+    dt: float
+    t: float
+    model: ElasticModel
+
+    @property
+    def state(self) -> tuple[Array, Array, Array, Array]: ...
+
+    @property
+    def accelerations(self) -> tuple[Array, Array]: ...
+
+    def step(self, tau: Array) -> object: ...
+
+
+def closed_loop(law: HuaController | FeedforwardPD, sim: ElasticPlant,
                 reference: Reference, seconds: float) -> tuple[Array, Array, Array]:
     """Run ``law`` on ``sim`` (zero-order hold at ``sim.dt``) from its current state.
 

@@ -18,6 +18,7 @@ core), ``expansion`` (user coordinates <-> kernel tree), ``inputs`` (argument ch
 ``errors``.
 """
 
+from rnea_ros.core import errors as _errors
 from rnea_ros.core.coupling.loop_build import build_loops
 from rnea_ros.core.coupling.loop_dynamics import (
     loop_forward_dynamics,
@@ -130,12 +131,9 @@ from rnea_ros.core.elastic.hybrid import (
 from rnea_ros.core.elastic.model import ElasticModel, JointDrive, MotorSpec, elastic_model
 from rnea_ros.core.elastic.rnea import ElasticTorques, elastic_rnea
 from rnea_ros.core.errors import (
-    BagError,
     DHError,
-    IdentificationError,
     InertiaError,
     InertiaWarning,
-    InfeasibleError,
     JointNameError,
     LoopBudgetError,
     LoopClosureError,
@@ -143,9 +141,7 @@ from rnea_ros.core.errors import (
     ModelError,
     ParallelRobotError,
     ParameterError,
-    PlanningError,
     RneaError,
-    SolverError,
     StateError,
     URDFError,
 )
@@ -167,7 +163,6 @@ from rnea_ros.core.model.urdf import load_urdf, parse_urdf
 
 __all__ = [
     "STANDARD_GRAVITY",
-    "BagError",
     "BaseMotion",
     "BodyInertia",
     "ClosedLoopModel",
@@ -181,10 +176,8 @@ __all__ = [
     "FrameMotion",
     "FreeFloatingResult",
     "GoughStewart",
-    "IdentificationError",
     "InertiaError",
     "InertiaWarning",
-    "InfeasibleError",
     "JointDrive",
     "JointNameError",
     "Loop",
@@ -203,10 +196,8 @@ __all__ = [
     "ParallelRobotError",
     "ParameterError",
     "Payload",
-    "PlanningError",
     "RneaError",
     "RobotModel",
-    "SolverError",
     "StateError",
     "URDFError",
     "aba",
@@ -306,3 +297,12 @@ __all__ = [
     "urdf_base_inertia",
     "with_payload",
 ]
+
+
+def __getattr__(name: str) -> type[RneaError]:
+    """``rc.PlanningError``, ``rc.BagError`` & co. (moved to their packages): resolved
+    on access through :data:`rnea_ros.core.errors.MOVED`, never at import."""
+    if name in _errors.MOVED:
+        cls: type[RneaError] = getattr(_errors, name)
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,26 +44,48 @@ from rnea_ros.core._layout import (
     K_OFFSET,
     OWN,
     PLANAR,
+    SPHERICAL,
 )
+from rnea_ros.core.errors import ModelError
 from rnea_ros.core.model.joints import UNIT_TOLERANCE
 
 Array = NDArray[np.float64]
 
 
+@jit
+def sub_count(kind: int) -> int:
+    """Sub-joints (= ``nv``) of the multi-DoF joint whose anchor row has kernel kind
+    ``kind`` (the joint-kind records' ``code``); an unknown code raises ``ModelError``."""
+    if kind == FREE_FLYER:
+        return 6
+    if kind == PLANAR:
+        return 3
+    if kind == SPHERICAL:
+        return 3
+    raise ModelError("kernel map: unknown anchor kind code (valid: FREE_FLYER, PLANAR, "
+                     "SPHERICAL of rnea_ros.core._layout)")
+
 
 @jit
 def joint_pose(kind: int, q: Array, iq: int) -> tuple[Mat, Vec, bool]:
     """Pose ``(R, p)`` of a multi-DoF joint's body in its joint frame, and whether its
-    quaternion (or ``cos, sin`` pair) is a unit vector within ``UNIT_TOLERANCE``."""
-    if kind == PLANAR:
+    quaternion (or ``cos, sin`` pair) is a unit vector within ``UNIT_TOLERANCE``.
+    One branch per anchor kind; an unknown code raises ``ModelError``."""
+    if kind == PLANAR:  # q = [x y cos sin]
         c, s = q[iq + 2], q[iq + 3]
         norm = math.sqrt(c * c + s * s)
         R = (c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0)
         return R, (q[iq], q[iq + 1], 0.0), abs(norm - 1.0) <= UNIT_TOLERANCE
-    k = iq + 3 if kind == FREE_FLYER else iq
-    x, y, z, w = q[k], q[k + 1], q[k + 2], q[k + 3]
+    if kind == FREE_FLYER:  # q = [x y z qx qy qz qw]
+        p = (q[iq], q[iq + 1], q[iq + 2])
+        x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    elif kind == SPHERICAL:  # q = [qx qy qz qw]
+        p = (0.0, 0.0, 0.0)
+        x, y, z, w = q[iq], q[iq + 1], q[iq + 2], q[iq + 3]
+    else:
+        raise ModelError("kernel map: unknown anchor kind code in joint_pose (valid: "
+                         "FREE_FLYER, PLANAR, SPHERICAL of rnea_ros.core._layout)")
     norm = math.sqrt(x * x + y * y + z * z + w * w)
-    p = (q[iq], q[iq + 1], q[iq + 2]) if kind == FREE_FLYER else (0.0, 0.0, 0.0)
     return quaternion_matrix(x, y, z, w), p, abs(norm - 1.0) <= UNIT_TOLERANCE
 
 
@@ -96,11 +118,14 @@ def joint_corr(kind: int, v: Array, iv: int, out: Array, k: int) -> None:
         out[k] = v[iv + 1] * wz
         out[k + 1] = -v[iv] * wz
         out[k + 2] = 0.0
-    else:  # spherical
+    elif kind == SPHERICAL:  # [wy wz, -wx wz, wx wy]
         wx, wy, wz = v[iv], v[iv + 1], v[iv + 2]
         out[k] = wy * wz
         out[k + 1] = -wx * wz
         out[k + 2] = wx * wy
+    else:
+        raise ModelError("kernel map: unknown anchor kind code in joint_corr (valid: "
+                         "FREE_FLYER, PLANAR, SPHERICAL of rnea_ros.core._layout)")
 
 
 @jit
@@ -178,7 +203,7 @@ def add_corr(km: Array, v: Array, ak: Array, a: Array) -> None:
     nk = km.shape[0]
     for k in range(nk):
         kind = int(km[k, K_KIND])
-        if kind >= FREE_FLYER:
+        if kind != OWN and kind != INNER:  # an anchor: joint_corr names every kind
             iv = int(km[k, K_IV])
             joint_corr(kind, v, iv, a, iv)
     for k in range(nk):
@@ -212,5 +237,5 @@ def gather(fp: Array, km: Array, tk: Array, v: Array, a: Array, drive: bool,
 
 __all__ = [
     "add_corr", "expand_motion", "expand_q", "expand_state", "gather", "joint_corr",
-    "joint_pose", "pair_cross", "write_anchor",
+    "joint_pose", "pair_cross", "sub_count", "write_anchor",
 ]

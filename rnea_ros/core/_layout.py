@@ -59,9 +59,9 @@ N_FLOATS = 30
 # ---- the kernel map km (multi-DoF and mimic joints), see rnea_ros.core.expansion
 K_KIND, K_IQ, K_IV, K_MULT, K_OFFSET, K_NQ, K_NV = 0, 1, 2, 3, 4, 5, 6
 K_COLS = 7
+# Row kinds; the anchors' codes are named by the joint-kind records
+# (rnea_ros.core.model.joints.JOINT_KINDS, which derives SUB_COUNT and ANCHOR_KINDS).
 OWN, INNER, FREE_FLYER, PLANAR, SPHERICAL = 0, 1, 2, 3, 4
-SUB_COUNT = {FREE_FLYER: 6, PLANAR: 3, SPHERICAL: 3}
-ANCHOR_KINDS = {"free-flyer": FREE_FLYER, "planar": PLANAR, "spherical": SPHERICAL}
 
 # ---- RNEA's work array (Featherstone Table 5.1): pose, motion, body force
 RW_R, RW_P, RW_W, RW_V, RW_DW, RW_A, RW_N, RW_F = 0, 9, 12, 15, 18, 21, 24, 27

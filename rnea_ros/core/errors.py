@@ -4,10 +4,19 @@ Every error raised on bad input derives from :class:`RneaError`, so callers can
 catch one type; the subclasses say what was wrong. Messages name the offending
 joint, link or parameter and, where there is a finite set of valid options,
 list them.
+
+The packages above the core keep their own errors, each deriving from
+:class:`RneaError` (as mink's per-subpackage exceptions): ``PlanningError``,
+``InfeasibleError``, ``SolverError`` in :mod:`rnea_ros.planning.errors`;
+``IdentificationError`` in :mod:`rnea_ros.identification.errors`; ``BagError``
+in :mod:`rnea_ros.tools.bag.errors`. Their old names here still resolve (a
+lazy re-export, :func:`__getattr__`, loaded only on access: importing the core
+loads no layer above it).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 
 
@@ -69,25 +78,24 @@ class LoopBudgetError(LoopClosureError):
     allowed for one solve: the state is rejected rather than solved late."""
 
 
-class BagError(RneaError):
-    """A bag, topic or robot that a tool cannot analyse (one clear message)."""
+# Errors that moved to their packages: old name -> module that defines it now.
+MOVED = {
+    "BagError": "rnea_ros.tools.bag.errors",
+    "IdentificationError": "rnea_ros.identification.errors",
+    "PlanningError": "rnea_ros.planning.errors",
+    "InfeasibleError": "rnea_ros.planning.errors",
+    "SolverError": "rnea_ros.planning.errors",
+}
 
 
-class IdentificationError(RneaError):
-    """Identification cannot give what was asked: unidentifiable parameters, unusable data,
-    or an optimisation that failed (one clear message naming what and why)."""
-
-
-class PlanningError(RneaError, ValueError):
-    """A trajectory could not be planned."""
-
-
-class InfeasibleError(PlanningError):
-    """The waypoints and limits admit no trajectory (found before solving)."""
-
-
-class SolverError(PlanningError):
-    """The NLP solver stopped without a solution satisfying every constraint."""
+def __getattr__(name: str) -> type[RneaError]:
+    """``rnea_ros.core.errors.PlanningError`` & co.: the class from its package
+    (PEP 562), so code written against the old location keeps working."""
+    module = MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    cls: type[RneaError] = getattr(importlib.import_module(module), name)
+    return cls
 
 
 def options(names: Iterable[str], limit: int = 12) -> str:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._expansion_jit import expand_motion, expand_q
+from rnea_ros.core._expansion_jit import expand_motion, expand_q, sub_count
 from rnea_ros.core._layout import (
     F_AXIS,
     F_KIND,
@@ -61,7 +61,6 @@ from rnea_ros.core._layout import (
     REVOLUTE_X,
     REVOLUTE_Y,
     REVOLUTE_Z,
-    SUB_COUNT,
 )
 
 if TYPE_CHECKING:
@@ -124,8 +123,8 @@ def fold_forces(model: RobotModel, *tau: Array) -> tuple[Array, ...]:
 def joint_rows(model: RobotModel) -> list[tuple[int, int]]:
     """``(first, count)`` kernel rows of every multi-DoF joint."""
     km = model.kernel_map
-    return [(k, SUB_COUNT[int(km[k, K_KIND])]) for k in range(km.shape[0])
-            if int(km[k, K_KIND]) >= FREE_FLYER]
+    return [(k, sub_count(int(km[k, K_KIND]))) for k in range(km.shape[0])
+            if int(km[k, K_KIND]) not in (OWN, INNER)]
 
 
 _FREE_ROOT: weakref.WeakKeyDictionary[RobotModel, bool] = weakref.WeakKeyDictionary()

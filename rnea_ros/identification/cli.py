@@ -30,9 +30,10 @@ from pathlib import Path
 import numpy as np
 
 from rnea_ros.core.dynamics.regressor import parameter_vector
-from rnea_ros.core.errors import IdentificationError, RneaError
+from rnea_ros.core.errors import RneaError
 from rnea_ros.core.model.drives import apply_drive_parameters
 from rnea_ros.core.model.urdf import load_urdf, parse_urdf
+from rnea_ros.identification.errors import IdentificationError
 from rnea_ros.identification.pipeline import Identification, Settings, read_and_identify
 from rnea_ros.identification.report import markdown, plot_validation
 from rnea_ros.identification.writers import (

@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.errors import IdentificationError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.identification import parameters
+from rnea_ros.identification.errors import IdentificationError
 
 Array = NDArray[np.float64]
 

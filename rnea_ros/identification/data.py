@@ -34,8 +34,8 @@ import numpy as np
 import scipy.signal
 from numpy.typing import NDArray
 
-from rnea_ros.core.errors import IdentificationError
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.identification.errors import IdentificationError
 from rnea_ros.identification.parameters import smoothed_sign
 
 Array = NDArray[np.float64]

@@ -45,10 +45,11 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 import rnea_ros.core as rc
-from rnea_ros.core.errors import IdentificationError, InfeasibleError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.identification import parameters
 from rnea_ros.identification.base import BaseParameters, base_parameters
+from rnea_ros.identification.errors import IdentificationError
+from rnea_ros.planning.errors import InfeasibleError
 from rnea_ros.planning.limits import Limits
 from rnea_ros.planning.output import points_message, write_message
 
@@ -299,10 +300,10 @@ def design_excitation(model: RobotModel, *, limits: Limits | None = None,
     limits are scaled by ``torque_fraction``); ``acceleration`` [rad/s^2] one or per
     joint; ``frequency`` the base frequency [Hz]: the period is ``1/frequency``;
     ``grid`` points per period (default ``16 L``); ``margin`` [rad] kept from the
-    position limits. Raises :class:`~rnea_ros.core.errors.InfeasibleError` when no
+    position limits. Raises :class:`~rnea_ros.planning.errors.InfeasibleError` when no
     series can meet the limits (infinite position/velocity limits, a torque limit below
     the gravity load at the centre of the range) and
-    :class:`~rnea_ros.core.errors.IdentificationError` when SLSQP ends outside them.
+    :class:`~rnea_ros.identification.errors.IdentificationError` when SLSQP ends outside them.
     """
     from scipy.optimize import minimize
 

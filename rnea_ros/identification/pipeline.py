@@ -22,12 +22,12 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
-from rnea_ros.core.errors import IdentificationError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.identification import parameters
 from rnea_ros.identification.base import BaseParameters, base_parameters
 from rnea_ros.identification.consistency import consistent_parameters
 from rnea_ros.identification.data import Prepared, Recording, prepare
+from rnea_ros.identification.errors import IdentificationError
 from rnea_ros.identification.estimation import Accumulator, Estimate, estimate
 from rnea_ros.identification.parameters import IDENTIFICATION
 from rnea_ros.identification.writers import fixed_parts

@@ -25,9 +25,9 @@ import yaml
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
-from rnea_ros.core.errors import IdentificationError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.identification import parameters
+from rnea_ros.identification.errors import IdentificationError
 
 Array = NDArray[np.float64]
 Inertial = tuple[float, Array, Array]  # mass, com (3,), inertia about the com (3, 3)

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from rnea_ros.identification.errors import IdentificationLoopError
 from rnea_ros.identification.truth import TRUE_COULOMB, TRUE_VISCOUS, true_urdf
 from rnea_ros.nodes.harness import ARM7_GAINS as GAINS
 from rnea_ros.samples import load_robot, sample_urdf
@@ -62,17 +63,20 @@ def excite_and_record(truth: str, nominal: str, trajectory, bag) -> int:  # type
         duration = float(t[-1]) + 0.3
         began = time.monotonic()
         if not loop.run_for(duration, wall_timeout=120 + 30 * duration):
-            raise RuntimeError(f"the lockstep loop simulated {loop.sim_time - start:.2f} of "
-                               f"{duration:.2f} s in {time.monotonic() - began:.0f} s")
+            raise IdentificationLoopError(
+                f"the lockstep loop simulated {loop.sim_time - start:.2f} of "
+                f"{duration:.2f} s in {time.monotonic() - began:.0f} s")
         rec = loop.probe.recording
         with loop.held():  # the probe takes the last state and the command answering it
             end = loop.sim_time
             if not loop.spin_until(lambda: bool(rec.t) and bool(rec.efforts) and
                                    min(rec.t[-1], rec.efforts[-1][0]) >= end - 1e-9, 10.0):
-                raise RuntimeError("the probe did not receive the last state and command")
+                raise IdentificationLoopError(
+                    "the probe did not receive the last state and command")
         if ctl.stale_events:
-            raise RuntimeError(f"the controller's watchdog fired ({ctl.stale_events}x): the "
-                               f"process stalled for more than {WATCHDOG:g} s")
+            raise IdentificationLoopError(
+                f"the controller's watchdog fired ({ctl.stale_events}x): the "
+                f"process stalled for more than {WATCHDOG:g} s")
     # The probe subscribed before the loop started (ClosedLoop): every state and command,
     # once each (a first state the controller missed is published again: the probe may
     # have it twice, the same message).
@@ -104,7 +108,7 @@ def hold_and_track(truth: str, urdf: str, drives: str | None, q0: np.ndarray
         results = loop.set_controller_parameters({"mode": "inverse_dynamics",
                                                   "friction_compensation": True})
         if not all(r.successful for r in results):
-            raise RuntimeError(f"mode switch refused: {[r.reason for r in results]}")
+            raise IdentificationLoopError(f"mode switch refused: {[r.reason for r in results]}")
         _, error, _ = track_sinusoid(loop, loop.probe.recording.q[-1], 0.3, np.pi, 2.0)
     return drift, float(np.sqrt(np.mean(error**2)))
 
@@ -124,13 +128,13 @@ def identification_loop(workdir, periods: int = 2, seed: int = 2):  # type: igno
     if identify(["excite", "--urdf", nominal, "--out", str(trajectory), "--frequency", "0.2",
                  "--harmonics", "4", "--periods", str(periods), "--torque-fraction", "0.6",
                  "--acceleration", "4", "--limits", "velocity=1.5"]) != 0:
-        raise RuntimeError("rnea-identify excite failed")
+        raise IdentificationLoopError("rnea-identify excite failed")
     count = excite_and_record(truth, nominal, trajectory, bag)
     print(f"[identify] executed and recorded {count} joint states to {bag}")
     # The simulator has no sensor noise: a higher cutoff and rate keep more samples.
     if identify([str(bag), "--urdf", nominal, "--out", str(out), "--no-plots",
                  "--validation", "0.15", "--rate", "40", "--cutoff", "20"]) != 0:
-        raise RuntimeError("rnea-identify failed")
+        raise IdentificationLoopError("rnea-identify failed")
     model = load_robot("arm7")
     mid = 0.5 * (model.lower_limit + model.upper_limit)
     q0 = np.random.default_rng(seed).uniform(mid - 0.4, mid + 0.4)

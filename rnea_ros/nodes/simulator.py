@@ -104,7 +104,7 @@ from rnea_ros.nodes.common import note_robot, run, steady_timer
 from rnea_ros.nodes.parameters import declare, watch
 from rnea_ros.oracle import PinocchioOracle
 from rnea_ros.parameters import ParameterSpec, load_table
-from rnea_ros.simulation import ElasticSimulator, ImuSensor, LoopSimulator, Simulator
+from rnea_ros.simulation import ImuSensor
 from rnea_ros.simulation.factory import (
     ImuNoise,
     carry_state,
@@ -113,7 +113,7 @@ from rnea_ros.simulation.factory import (
     make_simulator,
     startup_line,
 )
-from rnea_ros.simulation.mujoco_backend import MujocoSimulator
+from rnea_ros.simulation.plant import Plant
 
 NODE_NAME = "rnea_simulator"
 # Lockstep: the state is resent after RESEND_AFTER of firings of a RESEND_PERIOD timer
@@ -156,11 +156,10 @@ class SimulatorNode(Node):
         self.published = (np.arange(model.nv) if self.loops is None else np.concatenate(
             [self.loops.active_index, self.loops.passive_index if v["publish_passive"]
              else np.zeros(0, dtype=np.int64)]))
-        self.published_names = [model.joint_names[i] for i in self.published]
         self.imu: ImuSensor | None = None
         self.imu_pub = None
         if v["imu.enable"]:
-            if isinstance(self.sim, ElasticSimulator) or self.loops is not None:
+            if not self.sim.capabilities.imu or self.loops is not None:
                 raise ParameterError("parameter 'imu.enable': not supported with "
                                      "'elastic_file' or a loop file (elastic and "
                                      "closed-loop robots run on a fixed base)")
@@ -204,8 +203,8 @@ class SimulatorNode(Node):
         self.command_sub = self.create_subscription(
             Float64MultiArray, "effort_controller/commands", self.on_command, 10)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        if isinstance(self.sim, LoopSimulator | MujocoSimulator) and self.loops is not None:
-            self.sim.closure_error()  # its kernel now, not in the first diagnostics' callback
+        self.sim.diagnostics()  # what the diagnostics callback reaches (a loop's closure
+        # residual kernel) compiled now, not in its first call: any engine, no class test
         steady_timer(self, 1.0, self.publish_diagnostics)
         self.last_publish_wall = -np.inf
         self.wrench_duration = float(v["wrench_duration"])  # (>= 0: the table)
@@ -231,9 +230,6 @@ class SimulatorNode(Node):
         f, t = msg.wrench.force, msg.wrench.torque
         link = msg.header.frame_id
         try:
-            if not isinstance(self.sim, MujocoSimulator):
-                raise ParameterError(f"~/apply_wrench on '{link}': pushes need parameter "
-                                     "'engine' = 'mujoco'")
             self.sim.apply_wrench(link, np.array([f.x, f.y, f.z]), np.array([t.x, t.y, t.z]),
                                   self.wrench_duration,
                                   max_force=float(self.values["wrench_max_force"]),
@@ -248,7 +244,7 @@ class SimulatorNode(Node):
     def warn_penetrations(self) -> None:
         """One warning line if the robot starts inside the world (engine mujoco): MuJoCo's
         contacts would throw it out in the first steps."""
-        if not isinstance(self.sim, MujocoSimulator) or not self.sim.start_penetrations:
+        if not self.sim.start_penetrations:
             return
         pairs = "; ".join(f"'{robot}' in '{world}' by {1e3 * depth:.1f} mm" for robot, world,
                           depth in self.sim.start_penetrations)
@@ -260,11 +256,11 @@ class SimulatorNode(Node):
     def check_diverged(self) -> None:
         """After a step: one error line when the engine refused a step (MuJoCo's
         instability; throttled while it goes on)."""
-        diverged = getattr(self.sim, "diverged", 0)
+        diverged = self.sim.diverged
         if diverged == self.reported_diverged:
             return
         self.reported_diverged = diverged
-        why = getattr(self.sim, "instability", "") or "the state was not finite"
+        why = self.sim.instability or "the state was not finite"
         self.get_logger().error(
             f"integration unstable, step not taken ({diverged} so far; {why}): state held "
             "at rest, pushes cancelled, the commanded effort kept",
@@ -278,7 +274,7 @@ class SimulatorNode(Node):
         if self.viewer is not None:
             self.viewer.close()
             self.viewer = None
-        if not isinstance(self.sim, MujocoSimulator):
+        if not self.sim.capabilities.viewer:
             self.get_logger().error("parameter 'viewer': MuJoCo's viewer needs engine 'mujoco'")
             return
         if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or
@@ -290,7 +286,7 @@ class SimulatorNode(Node):
         try:
             import mujoco.viewer
 
-            self.viewer = mujoco.viewer.launch_passive(self.sim.mjm, self.sim.mjd)
+            self.viewer = mujoco.viewer.launch_passive(*self.sim.viewer_handles())
         except Exception as exc:  # no display, no OpenGL: the simulation runs on
             self.get_logger().error(f"parameter 'viewer': MuJoCo's viewer did not open: {exc}")
 
@@ -298,11 +294,11 @@ class SimulatorNode(Node):
         if self.viewer is not None and self.viewer.is_running():
             self.viewer.sync()
 
-    def imu_oracle(self, sim: object) -> PinocchioOracle:
-        """The Pinocchio model the IMU reads from (the MuJoCo backend: one for it alone)."""
-        if isinstance(sim, Simulator):
-            return sim.engine
-        return PinocchioOracle(self.urdf, self.links)
+    def imu_oracle(self, sim: Plant) -> PinocchioOracle:
+        """The Pinocchio model the IMU reads from (the plant's own, else one for it alone:
+        the MuJoCo backend)."""
+        engine: PinocchioOracle | None = sim.imu_engine()
+        return engine if engine is not None else PinocchioOracle(self.urdf, self.links)
 
     def on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
         """Runtime payload changes (an object picked up); other parameters are read-only."""
@@ -313,8 +309,8 @@ class SimulatorNode(Node):
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         carry_state(self.sim, sim)
-        if self.imu is not None and isinstance(sim, Simulator):  # the sensor on the new engine
-            self.imu = ImuSensor(sim.engine, self.imu_frame_link(), sim.model.gravity)
+        if self.imu is not None and sim.imu_engine() is not None:  # the sensor on the new engine
+            self.imu = ImuSensor(sim.imu_engine(), self.imu_frame_link(), self.links.gravity)
         self.sim, self.values = sim, values
         self.viewer_restart()
         return SetParametersResult(successful=True)
@@ -375,11 +371,10 @@ class SimulatorNode(Node):
     def publish_imu(self, sec: int, nanosec: int) -> None:
         """What the IMU reads at the current state (the last step's joint accelerations)."""
         sim, imu = self.sim, self.imu
-        assert not isinstance(sim, ElasticSimulator) and imu is not None
-        assert self.imu_pub is not None
+        assert imu is not None and self.imu_pub is not None  # (imu.enable)
         t = sim.t
         _, p = self.base.pose(t)
-        quat, w, f = imu.read(sim.q, sim.qd, sim.qdd, self.base.motion(t), p)
+        quat, w, f = imu.read(*sim.imu_state(), self.base.motion(t), p)
         quat, w, f = self.imu_noise.apply(quat, w, f,
                                           lambda R: imu.pin.Quaternion(R).coeffs())
         msg = self.imu_msg
@@ -404,35 +399,11 @@ class SimulatorNode(Node):
             self.publish_imu(sec, nanosec)
         msg = JointState()
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
-        sim = self.sim
-        if isinstance(sim, ElasticSimulator):
-            # Links then motors; effort: a link's applied torque (an elastic joint's spring),
-            # a motor's torque.
-            m = sim.model
-            q, theta, qd, thetad = sim.state
-            link_effort = sim.effort.copy()
-            link_effort[m.elastic_joints] = m.spring_torque(q, theta, qd, thetad)
-            msg.name = list(m.links.joint_names + m.motor_names)
-            msg.position = np.r_[q, theta].tolist()
-            msg.velocity = np.r_[qd, thetad].tolist()
-            msg.effort = np.r_[link_effort, sim.effort[m.elastic_joints]].tolist()
-        elif self.loops is not None:  # closed loops: active joints, then the passive ones
-            index = self.published
-            msg.name = self.published_names
-            msg.position = sim.q[index].tolist()
-            msg.velocity = sim.qd[index].tolist()
-            msg.effort = sim.effort[index].tolist()
-        elif self.publish_followers:  # the coordinates, then the followers
-            names, q_f, qd_f = sim.follower_state()
-            msg.name = list(sim.model.joint_names) + names
-            msg.position = np.r_[sim.q, q_f].tolist()
-            msg.velocity = np.r_[sim.qd, qd_f].tolist()
-            msg.effort = np.r_[sim.effort, np.zeros(len(names))].tolist()
-        else:
-            msg.name = list(sim.model.joint_names)
-            msg.position = sim.q.tolist()
-            msg.velocity = sim.qd.tolist()
-            msg.effort = sim.effort.tolist()
+        # closed loops: the active joints, then the passive ones; else the coordinates,
+        # then the followers (publish_mimic_joints); elastic: links then motors
+        index = self.published if self.loops is not None else None
+        msg.name, msg.position, msg.velocity, msg.effort = self.sim.joint_state(
+            index, self.publish_followers and self.loops is None)
         self.state_pub.publish(msg)
         self.last_publish_wall = time.monotonic()
         self.silent_firings = 0
@@ -453,34 +424,15 @@ class SimulatorNode(Node):
                   "command timeouts": str(timeouts.count),
                   f"command timeouts ({window})": str(recent["timeouts"]),
                   "steps with zero effort (command timeout)": str(timeouts.steps)}
-        diverged = getattr(self.sim, "diverged", 0)
+        diverged = self.sim.diverged
         values["engine"] = str(self.values["engine"])
-        if isinstance(self.sim, MujocoSimulator):
-            values.update({"steps at a joint limit": str(self.sim.stops),
-                           "diverged steps (not taken)": str(diverged),
-                           "contacts": str(int(self.sim.mjd.ncon)),
-                           "pushes": str(self.pushes),
-                           "rejected wrenches": str(self.rejected_wrenches),
-                           "contacts at start (penetrating)":
-                               str(len(self.sim.start_penetrations))})
-            if self.sim.instability:
-                values["last step not taken"] = self.sim.instability
-            if self.loops is not None:
-                values["loop closure error [m or rad]"] = f"{self.sim.closure_error():.3e}"
-        elif isinstance(self.sim, Simulator):
-            values.update({"steps at a joint limit": str(self.sim.stops),
-                           "diverged steps (not taken)": str(diverged)})
-            if self.sim.base is not None:
-                R, p = self.base.pose(self.sim.t)
-                roll, pitch = np.degrees([np.arctan2(R[2, 1], R[2, 2]), -np.arcsin(R[2, 0])])
-                values.update({"base roll [deg]": f"{roll:+.3f}",
-                               "base pitch [deg]": f"{pitch:+.3f}",
-                               "base heave [m]": f"{p[2]:+.4f}"})
-            if isinstance(self.sim, LoopSimulator):
-                values["loop closure error [m or rad]"] = f"{self.sim.closure_error():.3e}"
+        values.update(self.sim.diagnostics())
+        if self.sim.capabilities.pushes:
+            values.update({"pushes": str(self.pushes),
+                           "rejected wrenches": str(self.rejected_wrenches)})
         if diverged:
             level, message = DiagnosticStatus.ERROR, "integration diverged: state held at rest"
-            why = getattr(self.sim, "instability", "")
+            why = self.sim.instability
             if why:
                 message = (f"integration unstable ({diverged} step(s) not taken; last at "
                            f"{why}): state held at rest, pushes cancelled")

@@ -12,10 +12,11 @@ it never imports ROS, the nodes or the control laws::
     t, q, qd, qdd = plan.sample(0.001)
 """
 
-from rnea_ros.core.errors import InfeasibleError, PlanningError, SolverError
 from rnea_ros.planning.bspline import Basis, JointSpline
+from rnea_ros.planning.dense import DenseCheck
+from rnea_ros.planning.errors import InfeasibleError, PlanningError, SolverError
 from rnea_ros.planning.limits import Limits
-from rnea_ros.planning.optimize import DenseCheck, Plan, plan_min_time
+from rnea_ros.planning.optimize import Plan, plan_min_time
 from rnea_ros.planning.output import read_trajectory, trajectory_message, write_trajectory
 
 __all__ = [

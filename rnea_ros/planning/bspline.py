@@ -28,6 +28,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.interpolate import BSpline
 
+from rnea_ros.planning.errors import PlanningError
+
 Array = NDArray[np.float64]
 
 
@@ -46,14 +48,14 @@ class Basis:
 
     def __post_init__(self) -> None:
         if self.degree < 3 or self.m < self.degree + 1:
-            raise ValueError(f"a clamped B-spline of degree {self.degree} (>= 3) needs at "
-                             f"least degree + 1 = {self.degree + 1} control points, got {self.m}")
+            raise PlanningError(f"a clamped B-spline of degree {self.degree} (>= 3) needs at "
+                               f"least degree + 1 = {self.degree + 1} control points, got {self.m}")
         if self.breaks is not None:
             b = np.asarray(self.breaks)
             if (b.size != self.m - self.degree + 1 or b[0] != 0.0 or b[-1] != 1.0
                     or np.any(np.diff(b) <= 0)):
-                raise ValueError(f"breaks must rise strictly from 0 to 1 with "
-                                 f"{self.m - self.degree + 1} values, got {self.breaks}")
+                raise PlanningError(f"breaks must rise strictly from 0 to 1 with "
+                                   f"{self.m - self.degree + 1} values, got {self.breaks}")
 
     @classmethod
     def from_breaks(cls, breaks: object, degree: int) -> Basis:

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 import rnea_ros.core as rc
-from rnea_ros.core.errors import PlanningError, RneaError
+from rnea_ros.core.errors import RneaError
+from rnea_ros.planning.errors import PlanningError
 from rnea_ros.planning.limits import FIELDS, limits_from_arguments
 from rnea_ros.planning.optimize import SOLVERS, Plan, plan_min_time
 from rnea_ros.planning.output import plot_plan, write_trajectory

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.planning.errors import PlanningInternalError
 from rnea_ros.planning.hessian import LagrangianHessian
 from rnea_ros.planning.nlp import SparseNlp
 
@@ -40,7 +41,7 @@ def _casadi() -> Any:
     try:
         import casadi
     except ImportError as exc:  # pragma: no cover - the planning extra installs it
-        from rnea_ros.core.errors import SolverError
+        from rnea_ros.planning.errors import SolverError
 
         raise SolverError("the IPOPT solver needs casadi (pip install 'rnea_ros[planning]'); "
                           "or pass solver='slsqp'") from exc
@@ -139,7 +140,7 @@ def _callbacks(nlp: SparseNlp) -> tuple[Any, Any]:
     order = np.lexsort((pat.rows, pat.cols))
     csc_rows, csc_cols = pat.rows[order], pat.cols[order]
     if np.any((np.diff(csc_cols) == 0) & (np.diff(csc_rows) == 0)):
-        raise RuntimeError("duplicate entries in the Jacobian pattern")
+        raise PlanningInternalError("duplicate entries in the Jacobian pattern")
     colind = np.searchsorted(csc_cols, np.arange(nx + 1)).tolist()
     sparsity = ca.Sparsity(ng, nx, colind, csc_rows.tolist())
 

@@ -22,8 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 import rnea_ros.core as rc
-from rnea_ros.core.errors import InfeasibleError, PlanningError
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.planning.errors import InfeasibleError, PlanningError
 
 Array = NDArray[np.float64]
 

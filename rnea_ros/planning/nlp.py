@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.planning import sensitivities as sens
+from rnea_ros.planning.errors import PlanningInternalError
 from rnea_ros.planning.problem import MARGIN, Problem
 
 Array = NDArray[np.float64]
@@ -71,7 +72,8 @@ class SparseNlp:
         outside = mask.copy()
         np.put_along_axis(outside, idx, False, axis=1)
         if outside.any():  # cannot happen for a clamped B-spline; guard the pattern
-            raise RuntimeError("grid point supported by more than degree + 1 control points")
+            raise PlanningInternalError(
+                "grid point supported by more than degree + 1 control points")
         out: Int = idx.astype(np.int64)
         return out
 

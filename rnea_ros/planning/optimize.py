@@ -1,7 +1,10 @@
 """``plan_min_time``: minimum-time (or Barman's multi-objective) joint trajectories.
 
-Barman (2020) ch. IV, eq. 4.13-4.19, solved with SciPy's SLSQP (see
-docs/design.md for the choice) on the NLP of :mod:`rnea_ros.planning.problem`:
+Barman (2020) ch. IV, eq. 4.13-4.19, solved by IPOPT (casadi, on the sparse NLP of
+:mod:`rnea_ros.planning.nlp`; the default, ``solver="ipopt"``) or SciPy's SLSQP
+(``solver="slsqp"``, and the fallback when IPOPT stops infeasible on a small
+problem; see docs/design.md for the choice) on the problem of
+:mod:`rnea_ros.planning.problem`:
 
 1. check the input (:func:`rnea_ros.planning.limits.check_waypoints`);
 2. initial guess: a path through the waypoints (piecewise linear in joint
@@ -29,53 +32,24 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import minimize
 
 import rnea_ros.core as rc
-from rnea_ros.core.errors import PlanningError, SolverError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.planning.bspline import Basis, JointSpline
-from rnea_ros.planning.ipopt import solve_ipopt
+from rnea_ros.planning.dense import DenseCheck, dense_check
+from rnea_ros.planning.errors import PlanningError, SolverError
 from rnea_ros.planning.limits import Limits, check_waypoints, joint_forces
 from rnea_ros.planning.nlp import SparseNlp
 from rnea_ros.planning.problem import Problem
+from rnea_ros.planning.solve import (
+    SolverWarning,
+    carry_multipliers,
+)
+from rnea_ros.planning.solve import solve as _solve  # (a module attribute: tests patch it)
 
 Array = NDArray[np.float64]
 
-DENSE = 10  # the dense check samples this many times finer than the constraint grid
 SOLVERS = ("ipopt", "slsqp")
-# IPOPT's tolerance on its scaled KKT error: T within ~1e-4 (relative) of its converged
-# value, ten times below tol_T's default. At 1e-9 the last digits cost a third of the
-# iterations: Barman's RR default plan 111 -> 69, |tau_dot| <= 100 at rest 145 -> 101,
-# T +5e-5 and +1.1e-4 relative.
-IPOPT_TOL = 1e-6
-SLSQP_TOL = 1e-9
-SLSQP_FALLBACK_VARIABLES = 300  # IPOPT's infeasible stop is retried with SLSQP up to this size
-
-
-class SolverWarning(UserWarning):
-    """The NLP solver stopped short of convergence; its feasible iterate was returned."""
-
-
-@dataclass(frozen=True)
-class DenseCheck:
-    """Worst ratio |value| / limit over a grid 10x finer than the constraint grid (1 = at it);
-    ``position``: the largest excursion beyond a position limit [rad or m] (<= 0 inside)."""
-
-    position: float
-    velocity: float
-    torque: float
-    torque_rate: float
-    force: float
-    worst: tuple[str, str, float]  # (quantity, joint, time [s]) of the largest ratio
-
-    @property
-    def ratio(self) -> float:
-        """The worst of the four ratios."""
-        return max(self.velocity, self.torque, self.torque_rate, self.force)
-
-    def ok(self, tol: float = 0.0) -> bool:
-        return self.ratio <= 1.0 + tol and self.position <= tol + 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,8 +101,8 @@ def plan_min_time(model: RobotModel, waypoints: object, limits: Limits | None = 
     a torque-rate limit is set, so the torque starts and ends at its rest
     value) also fixes the boundary accelerations to zero. ``degree`` defaults
     to 3 (cubic, Barman's), 4 with a torque-rate limit (continuous torque
-    rate). Raises :class:`~rnea_ros.core.errors.InfeasibleError` or
-    :class:`~rnea_ros.core.errors.SolverError` with the reason.
+    rate). Raises :class:`~rnea_ros.planning.errors.InfeasibleError` or
+    :class:`~rnea_ros.planning.errors.SolverError` with the reason.
 
     ``solver``: ``"ipopt"`` (casadi's IPOPT on the sparse NLP, default) or
     ``"slsqp"`` (SciPy, dense; small problems). ``tol``: the solver's convergence
@@ -333,7 +307,7 @@ def _verify(problem: Problem, solved: _Solved, solver: str, max_iter: int,
             old_grid = problem.grid
             problem.set_grid(np.concatenate([problem.grid, extra]))
             if warm is not None:  # the old rows keep their multipliers, the new start at 0
-                warm = (_carry_multipliers(problem, warm[0], old_grid), warm[1])
+                warm = (carry_multipliers(problem, warm[0], old_grid), warm[1])
         x, nit, message, warm = _solve(problem, x, solver, max_iter, tol, warm, True)
         iterations += nit
     quantity, joint, t = check.worst
@@ -377,26 +351,6 @@ def _stretch(problem: Problem, x: Array, excess: float) -> Array | None:
     return stretched(hi)
 
 
-def _carry_multipliers(problem: Problem, lam_g: Array, old_grid: Array) -> Array:
-    """IPOPT's constraint multipliers ``lam_g`` on ``old_grid`` carried over to the rows of
-    ``problem`` on its grid, a superset of old_grid (points added between): every old row
-    keeps its multiplier, the added rows start at 0 (inactive). Row layout of
-    :class:`SparseNlp`: grid-independent rows, then one block of N rows per grid quantity,
-    then the via-time order rows."""
-    nlp = SparseNlp(problem)
-    N_old, N = old_grid.size, problem.grid.size
-    blocks = len(nlp.blocks)
-    tail = problem.n_via + 1 if problem.n_via else 0
-    head = lam_g.size - N_old * blocks - tail
-    at = np.searchsorted(problem.grid, old_grid)
-    out = np.zeros(head + N * blocks + tail)
-    out[:head] = lam_g[:head]
-    for b in range(blocks):
-        out[head + b * N + at] = lam_g[head + b * N_old:head + (b + 1) * N_old]
-    out[out.size - tail:] = lam_g[lam_g.size - tail:]
-    return out
-
-
 def _vector(model: RobotModel, value: object | None, default: Array, name: str) -> Array:
     if value is None:
         return default
@@ -405,70 +359,6 @@ def _vector(model: RobotModel, value: object | None, default: Array, name: str) 
         raise PlanningError(f"{name} must be {model.nv} finite values (joints "
                             f"{list(model.joint_names)}), got {v.tolist()}")
     return v
-
-
-def _solve(problem: Problem, x0: Array, solver: str, max_iter: int, tol: float | None,
-           warm: tuple[Array, Array] | None, from_solution: bool = False
-           ) -> tuple[Array, int, str, tuple[Array, Array] | None]:
-    """One NLP solve: ``(x, iterations, message, multipliers for a warm start)``, the
-    message headed by the solver that ran (``IPOPT: ...``; ``SLSQP: ...`` after IPOPT's
-    fall-back to SLSQP). A stop
-    short of convergence with a feasible iterate returns it with a warning; an infeasible
-    one raises :class:`SolverError` saying which constraint and why."""
-    if solver == "ipopt":
-        nlp = SparseNlp(problem)
-        r = solve_ipopt(nlp, x0, max_iter=max_iter, tol=IPOPT_TOL if tol is None else tol,
-                        lam_g0=None if warm is None else warm[0],
-                        lam_x0=None if warm is None else warm[1], from_solution=from_solution)
-        x, nit, message, success = r.x, r.nit, r.message, r.success
-        multipliers: tuple[Array, Array] | None = (r.lam_g, r.lam_x)
-    else:
-        res = _solve_slsqp(problem, x0, max_iter, SLSQP_TOL if tol is None else tol)
-        x, nit, message, success = res.x, int(res.nit), str(res.message), bool(res.success)
-        multipliers = None
-    eq, ineq = residuals(problem, x)
-    feasible = eq <= 1e-6 and ineq >= -1e-6 and np.isfinite(x).all()
-    if not feasible and solver == "ipopt" and problem.nx <= SLSQP_FALLBACK_VARIABLES:
-        warnings.warn(f"rnea-plan: IPOPT stopped after {nit} iterations ({message}) at an "
-                      "infeasible iterate; retrying with SLSQP from the same start",
-                      SolverWarning, stacklevel=3)
-        return _solve(problem, x0, "slsqp", max_iter, tol, None)
-    if not feasible:
-        raise SolverError(_failure(problem, x, message, nit, eq, ineq, solver))
-    if not success:
-        _P, _, T = problem.unpack(x)
-        warnings.warn(f"rnea-plan: {solver.upper()} stopped after {nit} iterations ({message}) "
-                      f"at a feasible iterate, T = {T:.6g} s: returned, possibly not optimal",
-                      SolverWarning, stacklevel=3)
-    return x, nit, f"{solver.upper()}: {message}", multipliers
-
-
-def residuals(problem: Problem, x: Array) -> tuple[float, float]:
-    """``(largest |equality residual|, smallest inequality slack)`` of the scaled NLP at x
-    (feasible: ``<= 1e-6`` and ``>= -1e-6``)."""
-    nlp = SparseNlp(problem)
-    g = nlp.evaluate(x)[0]
-    lb, ub = nlp.pattern.lb, nlp.pattern.ub
-    lbx, ubx = nlp.bounds_x()
-    is_eq = lb == ub
-    eq = float(np.abs(g[is_eq] - lb[is_eq]).max(initial=0.0))
-    slack = np.concatenate([(g - lb)[~is_eq], (ub - g)[~is_eq], x - lbx, ubx - x])
-    return eq, float(np.min(slack[np.isfinite(slack)], initial=np.inf))
-
-
-def _solve_slsqp(problem: Problem, x0: Array, max_iter: int, tol: float):  # type: ignore[no-untyped-def]
-    bounds: list[tuple[float | None, float | None]] = [(None, None)] * (problem.nx - 1)
-    bounds.append((1e-3, None))
-    for i in range(problem.n_via):
-        bounds[problem.basis.m * problem.n + i] = (0.0, 1.0)
-    constraints = [
-        {"type": "eq", "fun": lambda x: problem.equalities(x)[0],
-         "jac": lambda x: problem.equalities(x)[1]},
-        {"type": "ineq", "fun": lambda x: problem.inequalities(x)[0],
-         "jac": lambda x: problem.inequalities(x)[1]},
-    ]
-    return minimize(problem.objective, x0, jac=True, method="SLSQP", bounds=bounds,
-                    constraints=constraints, options={"maxiter": max_iter, "ftol": tol})
 
 
 # The initial guess's T: the first of T0 * 1.25^k that meets the limits, then this many
@@ -519,77 +409,3 @@ def initial_guess(problem: Problem, T_guess: float | None) -> Array:
         lo, hi = (lo, mid) if holds(mid) else (mid, hi)
     x[-1] = hi
     return x
-
-
-def dense_check(problem: Problem, x: Array) -> tuple[DenseCheck, Array]:
-    """Worst ratios 10x finer than the grid, and the dense points exceeding a limit."""
-    grid = problem.grid
-    dense = np.unique(np.concatenate([np.linspace(a, b, DENSE + 1) for a, b in
-                                      itertools.pairwise(grid)]))
-    P, _, T = problem.unpack(x)
-    spline = JointSpline(problem.basis, P, T)
-    q, qd, qdd, qddd = spline.derivatives(dense * T)
-    model, lim = problem.model, problem.limits
-    tau = rc.rnea_batch(model, q, qd, qdd)
-    position = float(np.max(np.maximum(q - lim.upper, lim.lower - q)))
-    ratios: dict[str, Array] = {"velocity": np.abs(qd) / lim.velocity,
-                                "torque": np.abs(tau) / lim.torque}
-    if np.isfinite(lim.torque_rate).any():
-        tau_dot = rc.rnea_time_derivative_batch(model, q, qd, qdd, qddd)[1]
-        ratios["torque_rate"] = np.abs(tau_dot) / lim.torque_rate
-    if np.isfinite(lim.force).any():
-        ratios["force"] = joint_forces(model, q, qd, qdd) / lim.force
-    worst = max(ratios, key=lambda k: float(ratios[k].max()))
-    k, j = np.unravel_index(int(np.argmax(ratios[worst])), ratios[worst].shape)
-    worst_ratio = np.zeros(dense.shape)
-    for key in ("torque", "torque_rate", "force"):
-        if key in ratios:
-            worst_ratio = np.maximum(worst_ratio, ratios[key].max(axis=1))
-    over = _interval_peaks(grid, dense, worst_ratio)
-    check = DenseCheck(position=position,
-                       **{key: float(ratios[key].max()) if key in ratios else 0.0 for key in
-                          ("velocity", "torque", "torque_rate", "force")},
-                       worst=(worst, model.joint_names[j], float(dense[k] * T)))
-    return check, dense[over]
-
-
-# With the worst dense point of a violating grid interval, the dense points this many
-# samples (a fifth of the interval) either side of it join the grid too: the re-solve moves
-# the excess beside a lone peak point, so one point per interval took 4 refinement rounds on
-# arm7 through a waypoint (69 -> 106 -> 131 -> 155 -> 163 grid points, then a back-off),
-# three take 2 (69 -> 169 -> 232): 103 -> 83 IPOPT iterations, 2.6 -> 2.2 s CPU, T 0.323595
-# -> 0.323623 s. Points 4 samples apart (thirds) back off more (T 0.32389).
-PEAK_NEIGHBOURS = 2
-
-
-def _interval_peaks(grid: Array, dense: Array, ratio: Array) -> Array:
-    """(len(dense),) bool: in each grid interval where ``ratio > 1`` somewhere, its largest
-    and the points PEAK_NEIGHBOURS samples either side of it. Adding every exceeding dense
-    point (up to 9 per interval) grew arm7's torque-only grid from 399 to 3108 rows (a 40 s
-    solve)."""
-    interval = np.clip(np.searchsorted(grid, dense, side="right") - 1, 0, grid.size - 2)
-    out = np.zeros(dense.shape, dtype=bool)
-    for i in np.unique(interval[ratio > 1.0]):
-        members = np.flatnonzero(interval == i)
-        k = int(np.argmax(ratio[members]))
-        for at in (k - PEAK_NEIGHBOURS, k, k + PEAK_NEIGHBOURS):
-            if 0 < at < members.size:  # members[0] is the interval's own grid point
-                out[members[at]] = True
-    return out
-
-
-def _failure(problem: Problem, x: Array, message: str, nit: int, eq: float, ineq: float,
-             solver: str = "slsqp") -> str:
-    """Say which constraint is violated at the solver's last iterate, and why it stopped."""
-    _P, _, T = problem.unpack(x)
-    check, _ = dense_check(problem, x)
-    quantity, joint, t = check.worst
-    ratio = getattr(check, quantity)
-    feasible = eq <= 1e-6 and ineq >= -1e-6
-    state = ("is feasible but not optimal: raise max_iter (--max-iter) or use fewer control "
-             "points" if feasible else "violates a constraint")
-    return (f"solver ({solver.upper()}) stopped after {nit} iterations: {message}; its last "
-            "iterate "
-            f"(T = {T:.4g} s) {state}; worst constraint: the {quantity} limit of joint "
-            f"'{joint}' at t = {t:.4g} s ({ratio:.4g} x the limit); boundary/waypoint "
-            f"residual {eq:.2g}")

@@ -1,9 +1,11 @@
 """The plants our controllers are checked against (tests, the simulator node).
 
+- :mod:`~rnea_ros.simulation.plant`: :class:`Plant`, the interface every engine below
+  implements, and its :class:`Capabilities`;
 - :mod:`~rnea_ros.simulation.rigid`: :class:`Simulator` (Pinocchio's ABA, mimic
   joints, hard stops, a prescribed moving base) and :class:`LoopSimulator`
   (closed loops: Pinocchio's constrained dynamics, Baumgarte stabilisation);
-- :mod:`~rnea_ros.simulation.base`: :class:`RockingBase` (a rocking, heaving base)
+- :mod:`~rnea_ros.simulation.rocking_base`: :class:`RockingBase` (a rocking, heaving base)
   and :class:`ImuSensor` (what an IMU on a link reads);
 - :mod:`~rnea_ros.simulation.elastic`: :class:`ElasticSimulator` (elastic joints,
   our recursive forward dynamics);
@@ -14,8 +16,8 @@
 See docs/simulation.md.
 """
 
-from rnea_ros.simulation.base import ImuSensor, RockingBase
 from rnea_ros.simulation.elastic import ElasticSimulator
+from rnea_ros.simulation.plant import Capabilities, Plant
 from rnea_ros.simulation.rigid import (
     INTEGRATORS,
     PROXIMAL_MU,
@@ -23,6 +25,7 @@ from rnea_ros.simulation.rigid import (
     Simulator,
     hard_stop,
 )
+from rnea_ros.simulation.rocking_base import ImuSensor, RockingBase
 
-__all__ = ["INTEGRATORS", "PROXIMAL_MU", "ElasticSimulator", "ImuSensor", "LoopSimulator",
-           "RockingBase", "Simulator", "hard_stop"]
+__all__ = ["INTEGRATORS", "PROXIMAL_MU", "Capabilities", "ElasticSimulator", "ImuSensor",
+           "LoopSimulator", "Plant", "RockingBase", "Simulator", "hard_stop"]

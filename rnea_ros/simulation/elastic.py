@@ -12,11 +12,12 @@ from rnea_ros.core.elastic.fd import dynamics, forward_dynamics
 from rnea_ros.core.elastic.hybrid import check_recursive, forward_dynamics_recursive
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import ModelError, ParameterError, StateError
+from rnea_ros.simulation.plant import Index, JointStateOut, Plant
 
 Array = NDArray[np.float64]
 
 
-class ElasticSimulator:
+class ElasticSimulator(Plant):
     """Integrates a mixed rigid/elastic robot (:mod:`rnea_ros.core.elastic.model`) with RK4.
 
     State: link ``q, qd`` (n,), motor ``theta, thetad`` (n_e,). The engine is our
@@ -54,6 +55,18 @@ class ElasticSimulator:
         n, ne = self.model.n, self.model.n_elastic
         x = self.x
         return x[:n], x[n:n + ne], x[n + ne:2 * n + ne], x[2 * n + ne:]
+
+    def joint_state(self, index: Index | None = None,
+                    followers: bool = False) -> JointStateOut:
+        """Links then motors (``index`` and ``followers`` do not apply); effort: a link's
+        applied torque (an elastic joint's spring torque), a motor's torque."""
+        m = self.model
+        q, theta, qd, thetad = self.state
+        link_effort = self.effort.copy()
+        link_effort[m.elastic_joints] = m.spring_torque(q, theta, qd, thetad)
+        return JointStateOut(list(m.links.joint_names + m.motor_names), np.r_[q, theta].tolist(),
+                             np.r_[qd, thetad].tolist(),
+                             np.r_[link_effort, self.effort[m.elastic_joints]].tolist())
 
     def reset(self, q: Array, theta: Array | None = None, qd: Array | None = None,
               thetad: Array | None = None, t: float = 0.0) -> None:

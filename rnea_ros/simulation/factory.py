@@ -14,28 +14,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.control.config import per_joint
-from rnea_ros.control.imu import quaternion_matrix, rotation_exp
 from rnea_ros.core.coupling.loop_kinematics import loop_residual, solve_loops
 from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE, ClosedLoopModel
+from rnea_ros.core.dynamics.imu_kinematics import rotation_exp
 from rnea_ros.core.elastic.model import elastic_model
 from rnea_ros.core.errors import LoopClosureError, ParameterError, options
+from rnea_ros.core.model.configuration import quaternion_matrix
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.samples import resolve_path
-from rnea_ros.simulation.base import RockingBase
 from rnea_ros.simulation.elastic import ElasticSimulator
 from rnea_ros.simulation.mujoco_backend import MujocoSimulator
+from rnea_ros.simulation.plant import Plant
 from rnea_ros.simulation.rigid import LoopSimulator, Simulator
+from rnea_ros.simulation.rocking_base import RockingBase
+from rnea_ros.values import per_joint
 
 Array = NDArray[np.float64]
 ENGINES = ("pinocchio", "mujoco")
-AnySimulator = Union[Simulator, ElasticSimulator, MujocoSimulator]  # noqa: UP007 (a runtime alias, py3.10)
+AnySimulator = Plant  # every engine is a Plant (simulation/plant.py)
 BASE_MOTION = ("roll_amplitude", "roll_frequency", "pitch_amplitude", "pitch_frequency",
                "heave_amplitude", "heave_frequency", "roll_offset", "pitch_offset")
 
@@ -156,13 +158,19 @@ def make_simulator(values: Mapping[str, Any], model: RobotModel, loops: ClosedLo
                      friction=friction, payload=payload, base=base)
 
 
+RIGID = (Simulator, MujocoSimulator)  # engines with a rigid state q, qd, qdd
+
+
 def carry_state(old: AnySimulator, new: AnySimulator) -> None:
     """Give ``new`` (a rebuilt plant: a payload change) the state and effort of ``old``."""
     if isinstance(new, ElasticSimulator) and isinstance(old, ElasticSimulator):
         new.x, new.t0 = old.x.copy(), old.t
-    elif not isinstance(new, ElasticSimulator) and not isinstance(old, ElasticSimulator):
+    elif isinstance(new, RIGID) and isinstance(old, RIGID):
         new.reset(old.q, old.qd, old.t)
         new.qdd = old.qdd
+    else:
+        raise ParameterError(f"cannot carry the state of a {type(old).__name__} to a "
+                             f"{type(new).__name__}")
     new.effort = old.effort
 
 
@@ -186,6 +194,7 @@ class ImuNoise:
         if not sigma.any():
             return quat, w, f
         if sigma[0] > 0.0:
-            R = quaternion_matrix(*quat) @ rotation_exp(rng.normal(0.0, sigma[0], 3))
+            R = (quaternion_matrix(np.asarray(quat, dtype=np.float64))
+                 @ rotation_exp(rng.normal(0.0, sigma[0], 3)))
             quat = to_quaternion(R)
         return quat, w + rng.normal(0.0, sigma[1], 3), f + rng.normal(0.0, sigma[2], 3)

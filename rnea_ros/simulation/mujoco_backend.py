@@ -68,6 +68,13 @@ from rnea_ros.core.errors import JointNameError, ModelError, ParameterError, Sta
 from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.simulation.mujoco_world import WORLD_PREFIX, attach_world, penetrations, world_path
+from rnea_ros.simulation.plant import (
+    Capabilities,
+    Index,
+    JointStateOut,
+    Plant,
+    rigid_joint_state,
+)
 from rnea_ros.simulation.rigid import INTEGRATORS, drive_coefficients
 
 Array = NDArray[np.float64]
@@ -126,8 +133,10 @@ def urdf_text(urdf: str | Path) -> str:
     return Path(text).read_text()
 
 
-class MujocoSimulator:
+class MujocoSimulator(Plant):
     """The robot of ``urdf``/``model`` (and ``loops``) in MuJoCo; see the module."""
+
+    capabilities = Capabilities(pushes=True, world=True, imu=True, viewer=True)
 
     def __init__(self, urdf: str | Path, model: RobotModel, *, dt: float = 1e-3,
                  integrator: str = "semi_implicit", damping: Array | None = None,
@@ -314,6 +323,31 @@ class MujocoSimulator:
         self.t0, self.steps = t, 0
         self.pushes.clear()
         self.start_penetrations = penetrations(self.mj, self.mjm, d)
+
+    def joint_state(self, index: Index | None = None,
+                    followers: bool = False) -> JointStateOut:
+        """:meth:`Plant.joint_state`: coordinates ``index``, then the mimic followers."""
+        return rigid_joint_state(list(self.model.joint_names), self.q, self.qd, self.effort,
+                                 index, self.follower_state() if followers else None)
+
+    def diagnostics(self) -> dict[str, str]:
+        """Hard stops, diverged steps, contacts (now and at the start), the last step not
+        taken, the loops' closure error."""
+        values = {"steps at a joint limit": str(self.stops),
+                  "diverged steps (not taken)": str(self.diverged),
+                  "contacts": str(int(self.mjd.ncon)),
+                  "contacts at start (penetrating)": str(len(self.start_penetrations))}
+        if self.instability:
+            values["last step not taken"] = self.instability
+        if self.loops is not None:
+            values["loop closure error [m or rad]"] = f"{self.closure_error():.3e}"
+        return values
+
+    def imu_state(self) -> tuple[Array, Array, Array]:
+        return self.q, self.qd, self.qdd
+
+    def viewer_handles(self) -> tuple[Any, Any]:
+        return self.mjm, self.mjd
 
     def follower_state(self) -> tuple[list[str], Array, Array]:
         """Names, positions and velocities of the mimic followers (MuJoCo's own, held to

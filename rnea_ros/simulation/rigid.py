@@ -25,7 +25,7 @@ distal link can diverge. A step whose result is not finite (a diverged
 integration) is not taken: the state stays, at rest (counted in
 ``diverged``), so no non-finite state is ever published.
 
-Moving base: see :mod:`rnea_ros.simulation.base`.
+Moving base: see :mod:`rnea_ros.simulation.rocking_base`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,14 @@ from rnea_ros.core.errors import ParameterError, StateError
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.oracle import PinocchioOracle
-from rnea_ros.simulation.base import RockingBase
+from rnea_ros.simulation.plant import (
+    Capabilities,
+    Index,
+    JointStateOut,
+    Plant,
+    rigid_joint_state,
+)
+from rnea_ros.simulation.rocking_base import RockingBase
 
 Array = NDArray[np.float64]
 INTEGRATORS = ("semi_implicit", "rk4")
@@ -63,8 +70,10 @@ def drive_coefficients(value: Array | None, name: str, n: int) -> Array:
     return out
 
 
-class Simulator:
+class Simulator(Plant):
     """Integrates ``qdd = ABA_pinocchio(q, qd, tau - damping qd)``."""
+
+    capabilities = Capabilities(imu=True)
 
     def __init__(self, urdf: str | Path, model: RobotModel, *, dt: float = 1e-3,
                  integrator: str = "semi_implicit", damping: Array | None = None,
@@ -126,6 +135,29 @@ class Simulator:
             qdd = np.linalg.solve(M, applied - self.engine.nonlinear_effects(q, qd))
             return np.asarray(qdd, dtype=np.float64)
         return self.engine.aba(q, qd, applied)
+
+    def joint_state(self, index: Index | None = None,
+                    followers: bool = False) -> JointStateOut:
+        """:meth:`Plant.joint_state`: coordinates ``index``, then the mimic followers."""
+        return rigid_joint_state(list(self.model.joint_names), self.q, self.qd, self.effort,
+                                 index, self.follower_state() if followers else None)
+
+    def diagnostics(self) -> dict[str, str]:
+        """Hard stops, diverged steps, and the moving base's pose (roll, pitch, heave)."""
+        values = {"steps at a joint limit": str(self.stops),
+                  "diverged steps (not taken)": str(self.diverged)}
+        if self.base is not None:
+            R, p = self.base.pose(self.t)
+            roll, pitch = np.degrees([np.arctan2(R[2, 1], R[2, 2]), -np.arcsin(R[2, 0])])
+            values.update({"base roll [deg]": f"{roll:+.3f}", "base pitch [deg]": f"{pitch:+.3f}",
+                           "base heave [m]": f"{p[2]:+.4f}"})
+        return values
+
+    def imu_state(self) -> tuple[Array, Array, Array]:
+        return self.q, self.qd, self.qdd
+
+    def imu_engine(self) -> PinocchioOracle:
+        return self.engine
 
     def follower_state(self) -> tuple[list[str], Array, Array]:
         """Names, positions (``multiplier q_leader + offset``) and velocities of the
@@ -241,6 +273,14 @@ class LoopSimulator(Simulator):
         a = e.pin.constraintDynamics(e.pm, e.pd, e.config(q), e.tangent(qd), e.tangent(applied),
                                      self.constraints, self.datas, self.settings)
         return e.ours(a)
+
+    capabilities = Capabilities()  # closed-loop robots run on a fixed base: no IMU
+
+    def diagnostics(self) -> dict[str, str]:
+        """:meth:`Simulator.diagnostics` and the loops' closure error."""
+        values = super().diagnostics()
+        values["loop closure error [m or rad]"] = f"{self.closure_error():.3e}"
+        return values
 
     def closure_error(self) -> float:
         """Largest constraint error of eq. 3 at the current state [m or rad]."""

@@ -45,11 +45,13 @@ from rnea_ros.core._layout import (
     F_R,
     F_VISCOUS,
     FREE_FLYER,
+    INNER,
     K_IV,
     K_KIND,
     K_NQ,
     K_NV,
     N_FLOATS,
+    OWN,
     PRISMATIC,
     kind,
     parent,
@@ -343,7 +345,7 @@ def _tree_drive(fp: Array, km: Array, qd: Array, tk: Array, ck: Array) -> None:
     ck[:] = 0.0
     for k in range(km.shape[0]):
         kind_k = int(km[k, K_KIND])
-        if kind_k >= FREE_FLYER:
+        if kind_k != OWN and kind_k != INNER:  # an anchor: joint_corr names every kind
             joint_corr(kind_k, qd, int(km[k, K_IV]), ck, k)
     for k in range(km.shape[0]):
         tk[k] -= fp[k, F_ARMATURE] * ck[k]

@@ -31,11 +31,12 @@ from rnea_ros.core._expansion_jit import (
     expand_q,
     gather,
     pair_cross,
+    sub_count,
 )
 from rnea_ros.core._layout import (
-    FREE_FLYER,
+    INNER,
     K_KIND,
-    SUB_COUNT,
+    OWN,
     parent,
 )
 from rnea_ros.core.dynamics._rnea_jit import rnea_pass
@@ -87,9 +88,6 @@ def coriolis_product_pass(fp: Array, q: Array, qd: Array, x: Array, out: Array) 
     return bool(np.isfinite(total))
 
 
-SUB_COUNT_FF = SUB_COUNT[FREE_FLYER]
-
-
 @jit
 def coriolis_tree_pass(fp: Array, km: Array, q: Array, qd: Array, x: Array, out: Array) -> bool:
     """``G^T (C_k x_k + M_k delta)`` on the kernel tree (see the module docstring)."""
@@ -105,8 +103,8 @@ def coriolis_tree_pass(fp: Array, km: Array, q: Array, qd: Array, x: Array, out:
     delta = np.zeros(nk)
     for k in range(nk):
         kind_k = int(km[k, K_KIND])
-        if kind_k >= FREE_FLYER:
-            pair_cross(fpx, k, SUB_COUNT_FF if kind_k == FREE_FLYER else 3, xk, vk, delta)
+        if kind_k != OWN and kind_k != INNER:  # an anchor: sub_count names every kind
+            pair_cross(fpx, k, sub_count(kind_k), xk, vk, delta)
     for k in range(nk):
         delta[k] = -delta[k]  # d = sum_{j>k} (S_j v_j) x (S_k x_k) = -P(x, v)
     td = np.empty(nk)

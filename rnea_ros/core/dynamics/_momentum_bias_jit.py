@@ -26,13 +26,12 @@ from rnea_ros.core._algebra import (
     vec3,
 )
 from rnea_ros.core._compile import jit, jit_entry
-from rnea_ros.core._expansion_jit import expand_motion, expand_q, gather
+from rnea_ros.core._expansion_jit import expand_motion, expand_q, gather, sub_count
 from rnea_ros.core._layout import (
     F_ARMATURE,
-    FREE_FLYER,
+    INNER,
     K_KIND,
-    PLANAR,
-    SPHERICAL,
+    OWN,
     parent,
 )
 
@@ -128,8 +127,8 @@ def last_rows(km: Array) -> IntArray:
     out = np.arange(nk)
     for k in range(nk):
         kind = int(km[k, K_KIND])
-        if kind == FREE_FLYER or kind == PLANAR or kind == SPHERICAL:
-            count = 6 if kind == FREE_FLYER else 3
+        if kind != OWN and kind != INNER:  # an anchor: sub_count names every kind
+            count = sub_count(kind)
             for j in range(count):
                 out[k + j] = k + count - 1
     return out

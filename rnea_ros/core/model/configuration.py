@@ -59,19 +59,14 @@ from numpy.typing import NDArray
 
 from rnea_ros.core._algebra import quaternion_matrix as _quaternion_rows
 from rnea_ros.core.errors import ModelError, StateError, options
+from rnea_ros.core.model.joints import JOINT_KINDS, MULTI_DOF, ONE_DOF
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 
-# Coordinates per joint type: (nq, nv), Pinocchio's layout.
+# Coordinates per joint type: (nq, nv), Pinocchio's layout; from the joint-kind records.
 JOINT_SIZES: dict[str, tuple[int, int]] = {
-    "free-flyer": (7, 6),
-    "planar": (4, 3),
-    "spherical": (4, 3),
-    "revolute": (1, 1),
-    "continuous": (1, 1),
-    "prismatic": (1, 1),
-}
+    n: (JOINT_KINDS[n].nq, JOINT_KINDS[n].nv) for n in (*MULTI_DOF, *ONE_DOF)}
 DEFAULT_ANGLE_RANGE = (-math.pi, math.pi)  # unlimited revolute/continuous joints, planar angles
 DEFAULT_PRISMATIC_RANGE = (-1.0, 1.0)  # [m], unlimited prismatic joints
 DEFAULT_TRANSLATION_BOX = 1.0  # [m], free-flyer and planar translations in [-box, box]

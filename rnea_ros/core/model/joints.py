@@ -18,6 +18,10 @@ frame: free-flyer ``(R(quat), (x, y, z))``, planar ``(Rz(th), (x, y, 0))`` (the
 joint frame's xy plane), spherical ``(R(quat), 0)``. Velocities are in the
 body frame (Pinocchio's ``LOCAL``); accelerations are their time derivatives.
 
+Each type is one :class:`JointKind` record in :data:`JOINT_KINDS`; the tables
+``JOINT_NQ``, ``JOINT_NV``, ``SUB_JOINTS``, ``UNIT_PARTS``, ``ANCHOR_KINDS``,
+``SUB_COUNT`` (and ``configuration.JOINT_SIZES``) are derived from it.
+
 For the compiled kernels each multi-DoF joint becomes a chain of 1-DoF
 *sub-joints* on coincident frames (:data:`SUB_JOINTS`; Khalil 2010 models a
 spherical joint the same way, three concurrent revolute axes), one per velocity
@@ -29,26 +33,76 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ONE_DOF = ("revolute", "continuous", "prismatic")
-MULTI_DOF = ("free-flyer", "planar", "spherical")
+from rnea_ros.core._layout import FREE_FLYER, PLANAR, SPHERICAL
+from rnea_ros.core.errors import ModelError
+
+UNIT_TOLERANCE = 1e-6  # | |quaternion| - 1 | allowed; never silently normalised
+
+
+@dataclass(frozen=True)
+class JointKind:
+    """Everything the package knows about one joint type, in one record.
+
+    ``nq``, ``nv``: configuration and velocity sizes (Pinocchio's layout).
+    ``subs``: a multi-DoF joint's 1-DoF sub-joints in velocity order, each
+    ``(prismatic?, axis index 0/1/2 = x/y/z)`` in the body frame (empty for a
+    1-DoF joint, which is its own kernel row). ``unit``: the ``q`` entries
+    ``[lo, hi)`` of the joint's block that must form a unit vector (quaternion
+    or ``cos, sin``), or ``None``. ``code``: the kernel map's anchor kind
+    (:mod:`rnea_ros.core._layout`; ``-1`` for 1-DoF joints), which every
+    compiled kernel branches on explicitly (``_expansion_jit.joint_pose``,
+    ``joint_corr``, ``sub_count``); an unknown code raises there.
+    """
+
+    name: str
+    nq: int
+    nv: int
+    subs: tuple[tuple[bool, int], ...] = ()
+    unit: tuple[int, int] | None = None
+    code: int = -1
+
+    def __post_init__(self) -> None:
+        if self.subs and len(self.subs) != self.nv:
+            raise ModelError(f"joint kind '{self.name}': {len(self.subs)} sub-joints, nv = "
+                             f"{self.nv}")
+
+    @property
+    def multi_dof(self) -> bool:
+        """Whether the kernels see this joint as a chain of sub-joints."""
+        return bool(self.subs)
+
+
+_TRANSLATION = ((True, 0), (True, 1), (True, 2))
+_ROTATION = ((False, 0), (False, 1), (False, 2))
+
+# The one table of joint kinds; every other table below is derived from it.
+JOINT_KINDS: dict[str, JointKind] = {k.name: k for k in (
+    JointKind("revolute", 1, 1),
+    JointKind("continuous", 1, 1),
+    JointKind("prismatic", 1, 1),
+    JointKind("free-flyer", 7, 6, _TRANSLATION + _ROTATION, (3, 7), FREE_FLYER),
+    JointKind("planar", 4, 3, ((True, 0), (True, 1), (False, 2)), (2, 4), PLANAR),
+    JointKind("spherical", 4, 3, _ROTATION, (0, 4), SPHERICAL),
+)}
+
+ONE_DOF = tuple(k.name for k in JOINT_KINDS.values() if not k.multi_dof)
+MULTI_DOF = tuple(k.name for k in JOINT_KINDS.values() if k.multi_dof)
 JOINT_TYPES = ONE_DOF + MULTI_DOF
 
-JOINT_NQ = {"revolute": 1, "continuous": 1, "prismatic": 1,
-            "free-flyer": 7, "planar": 4, "spherical": 4}
-JOINT_NV = {"revolute": 1, "continuous": 1, "prismatic": 1,
-            "free-flyer": 6, "planar": 3, "spherical": 3}
+JOINT_NQ = {k.name: k.nq for k in JOINT_KINDS.values()}
+JOINT_NV = {k.name: k.nv for k in JOINT_KINDS.values()}
 
 # Sub-joints of a multi-DoF joint, in velocity order: (prismatic?, axis index x/y/z),
 # all expressed in the body frame.
 SUB_JOINTS: dict[str, tuple[tuple[bool, int], ...]] = {
-    "free-flyer": ((True, 0), (True, 1), (True, 2), (False, 0), (False, 1), (False, 2)),
-    "planar": ((True, 0), (True, 1), (False, 2)),
-    "spherical": ((False, 0), (False, 1), (False, 2)),
-}
+    k.name: k.subs for k in JOINT_KINDS.values() if k.multi_dof}
 
 # Configuration entries that must form a unit vector (quaternion, or cos/sin), per type.
-UNIT_PARTS = {"free-flyer": (3, 7), "planar": (2, 4), "spherical": (0, 4)}
-UNIT_TOLERANCE = 1e-6  # | |quaternion| - 1 | allowed; never silently normalised
+UNIT_PARTS = {k.name: k.unit for k in JOINT_KINDS.values() if k.unit is not None}
+
+# The kernel map's anchor kind per multi-DoF type, and its sub-joint count per code.
+ANCHOR_KINDS = {k.name: k.code for k in JOINT_KINDS.values() if k.multi_dof}
+SUB_COUNT = {k.code: k.nv for k in JOINT_KINDS.values() if k.multi_dof}
 
 
 @dataclass(frozen=True)
@@ -70,5 +124,6 @@ class MimicJoint:
     offset: float = 0.0
 
 
-__all__ = ["JOINT_NQ", "JOINT_NV", "JOINT_TYPES", "MULTI_DOF", "ONE_DOF", "SUB_JOINTS",
-           "UNIT_PARTS", "UNIT_TOLERANCE", "MimicJoint"]
+__all__ = ["ANCHOR_KINDS", "JOINT_KINDS", "JOINT_NQ", "JOINT_NV", "JOINT_TYPES", "MULTI_DOF",
+           "ONE_DOF", "SUB_COUNT", "SUB_JOINTS", "UNIT_PARTS", "UNIT_TOLERANCE", "JointKind",
+           "MimicJoint"]

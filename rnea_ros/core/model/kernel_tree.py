@@ -21,7 +21,6 @@ from numpy.typing import NDArray
 
 from rnea_ros.core import _layout
 from rnea_ros.core._layout import (
-    ANCHOR_KINDS,
     INNER,
     K_COLS,
     K_IQ,
@@ -33,7 +32,7 @@ from rnea_ros.core._layout import (
     K_OFFSET,
     OWN,
 )
-from rnea_ros.core.model.joints import SUB_JOINTS
+from rnea_ros.core.model.joints import ANCHOR_KINDS, SUB_JOINTS
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]

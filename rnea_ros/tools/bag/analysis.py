@@ -15,7 +15,6 @@ from numpy.typing import NDArray
 from rnea_ros.core.coupling.loop_file import loop_file_path
 from rnea_ros.core.dynamics.gfd import rnea_time_derivative_batch
 from rnea_ros.core.dynamics.rnea import gravity_batch, rnea_batch
-from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.mimic import unfold
 from rnea_ros.tools.bag.contact_report import write_contacts
@@ -28,6 +27,7 @@ from rnea_ros.tools.bag.differentiation import (
     rate_gain,
     window_samples,
 )
+from rnea_ros.tools.bag.errors import BagError
 from rnea_ros.tools.bag.loops import ActiveJoints, LoopEvaluator, bag_loops
 from rnea_ros.tools.bag.options import Options, check
 from rnea_ros.tools.bag.reading import BagReader, Joints, Samples

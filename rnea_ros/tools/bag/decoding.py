@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.tools.bag.errors import BagDecodeError
+
 Array = NDArray[np.float64]
 Deserialize = Callable[[bytes], Any]
 
@@ -38,7 +40,7 @@ class _Cursor:
         self.raw, self.ros1 = raw, ros1
         self.origin = 0 if ros1 else 4
         if not ros1 and raw[:2] != b"\x00\x01":  # CDR_LE; anything else: rosbags
-            raise ValueError("not little-endian CDR")
+            raise BagDecodeError("not little-endian CDR")
         self.pos = self.origin
 
     def align(self, size: int) -> None:
@@ -56,7 +58,7 @@ class _Cursor:
         text = self.raw[self.pos:self.pos + size]
         self.pos += size
         if len(text) != size:
-            raise ValueError("short string")
+            raise BagDecodeError("short string")
         return text[:-1].decode() if not self.ros1 and size else text.decode()
 
     def floats(self) -> tuple[int, int]:
@@ -67,7 +69,7 @@ class _Cursor:
         offset = self.pos
         self.pos += 8 * count
         if self.pos > len(self.raw):
-            raise ValueError("short array")
+            raise BagDecodeError("short array")
         return offset, count
 
 
@@ -111,7 +113,7 @@ def joint_state_template(raw: bytes, ros1: bool) -> Template:
     names = tuple(c.string() for _ in range(c.u32()))
     arrays = {field: c.floats() for field in ("position", "velocity", "effort")}
     if c.pos != len(raw) and not (len(raw) - c.pos < 4 and not ros1):
-        raise ValueError("trailing bytes")
+        raise BagDecodeError("trailing bytes")
     variable = [(stamp, 8)] + ([(c.origin, 4)] if ros1 else [])
     return _template(raw, arrays, variable, names=names,
                      stamp=(stamp, "<u4" if ros1 else "<i4"))
@@ -126,7 +128,7 @@ def multi_array_template(raw: bytes, ros1: bool) -> Template:
     c.u32()  # data_offset
     arrays = {"data": c.floats()}
     if c.pos != len(raw) and not (len(raw) - c.pos < 4 and not ros1):
-        raise ValueError("trailing bytes")
+        raise BagDecodeError("trailing bytes")
     return _template(raw, arrays, [])
 
 

@@ -27,10 +27,11 @@ from rnea_ros.core.coupling.loop_dynamics import loop_rnea_batch
 from rnea_ros.core.coupling.loop_file import load_loops, loop_file_path
 from rnea_ros.core.coupling.loop_kinematics import solve_loops
 from rnea_ros.core.coupling.loops import ClosedLoopModel
-from rnea_ros.core.errors import BagError, LoopClosureError, LoopError
+from rnea_ros.core.errors import LoopClosureError, LoopError
 from rnea_ros.core.model.joints import MimicJoint
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.tools.bag.differentiation import derivatives
+from rnea_ros.tools.bag.errors import BagError
 
 Array = NDArray[np.float64]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 
-from rnea_ros.core.errors import BagError
+from rnea_ros.tools.bag.errors import BagError
 
 
 @dataclass

@@ -23,12 +23,12 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.errors import BagError
 from rnea_ros.core.model.joints import MimicJoint
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.mimic import FollowerCheck, follower_check, follower_deviation
 from rnea_ros.tools.bag.decoding import Template, decode
+from rnea_ros.tools.bag.errors import BagError
 from rnea_ros.tools.bag.options import Options
 from rnea_ros.tools.bag.sources import open_source
 from rnea_ros.tools.bag.statistics import sequential_sum

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.errors import BagError
+from rnea_ros.tools.bag.errors import BagError
 
 Array = NDArray[np.float64]
 FORMATS = ("parquet", "csv", "none")  # --series; "none": not written

@@ -23,7 +23,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from rnea_ros.core.errors import BagError
+from rnea_ros.tools.bag.errors import BagDecodeError, BagError
 
 
 @dataclass(frozen=True)
@@ -147,9 +147,9 @@ def _chunk_records(chunk: bytes) -> bytes:
 
         data = lz4.frame.decompress(data)
     elif compression:
-        raise ValueError(f"unsupported chunk compression '{compression}'")
+        raise BagDecodeError(f"unsupported chunk compression '{compression}'")
     if len(data) != size or (crc and zlib.crc32(data) != crc):
-        raise ValueError("chunk size or checksum mismatch")
+        raise BagDecodeError("chunk size or checksum mismatch")
     return data
 
 
