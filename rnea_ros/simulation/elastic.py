@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 
 from rnea_ros.core.dynamics.kinematics import potential_energy
 from rnea_ros.core.elastic.fd import dynamics, forward_dynamics
+from rnea_ros.core.elastic.feedforward import Feedforward, MotorReference
 from rnea_ros.core.elastic.hybrid import check_recursive, forward_dynamics_recursive
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import ModelError, ParameterError, StateError
@@ -25,13 +26,17 @@ class ElasticSimulator(Plant):
     where a rigid joint's motor is off its parent link. ``fext`` (a function of
     the link positions returning (n, 6) body wrenches, or None) models e.g. a
     payload force. Pinocchio cannot serve here: it has no geared rotors.
+    ``equilibrium_start``: :meth:`reset` without motor positions puts the motors at
+    :meth:`equilibrium_motors` (else at their links' positions, springs relaxed).
     """
 
     def __init__(self, model: ElasticModel, *, dt: float = 1e-3,
-                 fext: Callable[[Array], Array] | None = None) -> None:
+                 fext: Callable[[Array], Array] | None = None,
+                 equilibrium_start: bool = False) -> None:
         if not dt > 0.0:
             raise ParameterError(f"time step {dt} must be > 0")
         self.model, self.dt, self.fext = model, dt, fext
+        self.equilibrium_start = equilibrium_start
         try:
             check_recursive(model)
             self.engine: Callable[..., tuple[Array, Array]] = forward_dynamics_recursive
@@ -70,15 +75,43 @@ class ElasticSimulator(Plant):
 
     def reset(self, q: Array, theta: Array | None = None, qd: Array | None = None,
               thetad: Array | None = None, t: float = 0.0) -> None:
-        """Set the state (motors default to their links' positions, velocities to 0)."""
+        """Set the state: link positions ``q`` (n,) [rad or m]; motor positions ``theta``
+        (n_e,) default to :meth:`equilibrium_motors` with ``equilibrium_start``, else to
+        their links' positions; velocities default to 0."""
         m = self.model
         e = m.elastic_joints
         q = np.asarray(q, dtype=np.float64)
         qd = np.zeros(m.n) if qd is None else np.asarray(qd, dtype=np.float64)
-        theta = q[e] if theta is None else np.asarray(theta, dtype=np.float64)
+        if theta is None:
+            theta = self.equilibrium_motors(q) if self.equilibrium_start else q[e].copy()
+        theta = np.asarray(theta, dtype=np.float64)
         thetad = qd[e] if thetad is None else np.asarray(thetad, dtype=np.float64)
         self.x = np.concatenate([q, theta, qd, thetad])
         self.t0, self.steps = t, 0
+
+    def equilibrium_motors(self, q: Array) -> Array:
+        """Motor positions (n_e,) [rad or m] holding the links at rest at ``q`` (n,)
+        against gravity (not with ``fext``: :class:`ModelError`): hua-2024 eq. 28-29 at rest,
+        ``theta = q_e + K^-1 tau_l,e(q)``, ``tau_l`` the link-side static torques of the
+        unified bodies (:class:`~rnea_ros.core.elastic.feedforward.Feedforward`, exact at
+        rest). The motor torques of :meth:`hold_torques` then keep every body still."""
+        return self._rest(q).theta
+
+    def hold_torques(self, q: Array) -> Array:
+        """Motor torques (n,) [N m or N] that hold the robot at rest at ``q`` with the
+        motors at :meth:`equilibrium_motors` (Algorithm 1 of hua-2024 at rest)."""
+        return self._rest(q).tau
+
+    def _rest(self, q: Array) -> MotorReference:
+        m = self.model
+        q = np.asarray(q, dtype=np.float64)
+        if q.shape != (m.n,) or not np.all(np.isfinite(q)):
+            raise StateError(f"link positions must be {m.n} finite values, got {q!r}")
+        if self.fext is not None:
+            raise ModelError("equilibrium motor positions under an external force 'fext' "
+                             "are not supported")
+        zero = np.zeros(m.n)
+        return Feedforward(m)(q, zero, zero, zero, zero)
 
     def derivative(self, x: Array, tau: Array) -> Array:
         """``d/dt [q, theta, qd, thetad]``."""

@@ -101,6 +101,17 @@ def payload_of(values: Mapping[str, Any], model: RobotModel) -> Payload | None:
     return payload
 
 
+def equilibrium_start(values: Mapping[str, Any]) -> bool:
+    """Whether ``initial_motor_positions`` puts the elastic joints' motors at their
+    equilibrium under gravity (:meth:`ElasticSimulator.equilibrium_motors`); the value
+    ``equilibrium`` needs ``elastic_file`` (:class:`ParameterError` otherwise)."""
+    start = str(values.get("initial_motor_positions", "links"))
+    if start == "equilibrium" and not values["elastic_file"]:
+        raise ParameterError("parameter 'initial_motor_positions' is 'equilibrium': only with "
+                             "'elastic_file' (a robot with elastic joints and motors)")
+    return start == "equilibrium"
+
+
 def startup_line(values: Mapping[str, Any], model: RobotModel, sim: AnySimulator) -> str:
     """The simulator node's start-up log line: robot, engine, world, plant, rate, clock."""
     world = str(values.get("world", "") or "") or "none"
@@ -119,6 +130,7 @@ def make_simulator(values: Mapping[str, Any], model: RobotModel, loops: ClosedLo
     if engine not in ENGINES:
         raise ParameterError(f"parameter 'engine' is '{engine}'; valid: {options(ENGINES)}")
     payload = payload_of(values, model)
+    equilibrium_start(values)  # an elastic-only value without 'elastic_file' is an error
     dt = 1.0 / float(values["rate"])
     damping = drive_friction(values, "damping", model, loops)
     friction = drive_friction(values, "friction", model, loops)
@@ -145,7 +157,7 @@ def make_simulator(values: Mapping[str, Any], model: RobotModel, loops: ClosedLo
             raise ParameterError("parameters 'base_motion.*': a moving base is not "
                                  "supported with 'elastic_file'")
         elastic = elastic_model(links, resolve_path(str(values["elastic_file"])))
-        return ElasticSimulator(elastic, dt=dt)
+        return ElasticSimulator(elastic, dt=dt, equilibrium_start=equilibrium_start(values))
     if loops is not None:  # Pinocchio's constrained dynamics
         if base.moving:
             raise ParameterError("parameters 'base_motion.*': a moving base is not "

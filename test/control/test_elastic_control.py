@@ -3,12 +3,12 @@ feedforward (test/data/hua_2024_section5.yaml says what the paper gives and what
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from elastic_cases import paper_model
 
 from rnea_ros.control.elastic import (
     ElasticState,
@@ -21,7 +21,6 @@ from rnea_ros.core.dynamics.kinematics import body_poses
 from rnea_ros.core.dynamics.rnea import rnea
 from rnea_ros.core.elastic.feedforward import Feedforward
 from rnea_ros.core.errors import ParameterError
-from rnea_ros.samples import load_elastic_robot
 from rnea_ros.simulation import ElasticSimulator
 
 DATA = yaml.safe_load((Path(__file__).parents[1] / "data" / "hua_2024_section5.yaml").read_text())
@@ -31,9 +30,7 @@ Q0 = np.array([0.0, 0.0, -0.4363])
 
 @pytest.fixture(scope="module")
 def model():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # table I's inertias, see urdf/mixed_3dof.urdf
-        return load_elastic_robot("mixed_3dof")
+    return paper_model()  # table I's inertias, as printed (test/data/hua_2024_table1.urdf)
 
 
 def _payload(model):

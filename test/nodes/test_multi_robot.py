@@ -4,6 +4,7 @@ itself and each held. Simulator and controller nodes in-process over DDS (loopba
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
+from rnea_ros.core.errors import InertiaWarning
 from rnea_ros.nodes.harness import ClosedLoop
 from rnea_ros.samples import ELASTIC_ROBOTS, robot_files, shipped_robots
 
@@ -57,8 +59,28 @@ def test_every_shipped_robot_holds_in_the_simulator(robot: str) -> None:
         assert loop.run_for(2.0)
         c = loop.controller.controller
         assert c.commands + loop.controller.intake.shed >= 1990 and sum(c.rejected.values()) == 0
-        # The elastic arm starts with its spring relaxed: the motor winds it up first.
-        assert drift(loop, q0) < (3e-3 if robot in ELASTIC_ROBOTS else 1e-3), robot
+        # The elastic arm's motors start at the elastic equilibrium: it does not move.
+        assert drift(loop, q0) < (1e-6 if robot in ELASTIC_ROBOTS else 1e-3), robot
+
+
+@pytest.mark.parametrize("robot", ELASTIC_ROBOTS)
+def test_an_elastic_arm_starts_silently_at_its_equilibrium(robot: str) -> None:
+    """As launched: no InertiaWarning while the nodes start (the URDF loads strict) and
+    the motors start at q + K^-1 tau_g(q) (initial_motor_positions: equilibrium), so the
+    controller's first commands hold the arm still (it used to settle 0.0143 rad)."""
+    controller, simulator = launch_parameters(robot)
+    assert "inertia_check" not in controller and "inertia_check" not in simulator
+    q0 = np.array(simulator["initial_positions"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loop = ClosedLoop(controller, simulator)
+    assert not [str(w.message) for w in caught if issubclass(w.category, InertiaWarning)]
+    with loop:
+        assert loop.run_for(2.0)
+        q = np.array(loop.probe.recording.q)
+        motors = q[:, q0.size:]
+        assert motors.shape[1] >= 1 and np.abs(motors - motors[0]).max() < 1e-6
+        assert drift(loop, q0) < 1e-6, robot
 
 
 def test_two_arms_in_two_namespaces_are_each_held() -> None:

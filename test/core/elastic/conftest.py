@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
-
-from rnea_ros.samples import load_elastic_robot
+from elastic_cases import paper_model
 
 
 @pytest.fixture(scope="package")
 def hua():
-    """The paper's 3-DoF arm (hua-2024, urdf/mixed_3dof.urdf) with its drive file."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # table I's inertias (see urdf/mixed_3dof.urdf)
-        return load_elastic_robot("mixed_3dof")
+    """The paper's 3-DoF arm (hua-2024 table I, test/data/hua_2024_table1.urdf) with the
+    shipped drive file."""
+    return paper_model()
