@@ -19,7 +19,9 @@ import pytest
 from rnea_ros.control.config import controller_config, default_values, load_model
 from rnea_ros.control.controller import TorqueController
 from rnea_ros.control.controller_status import ControllerReport
+from rnea_ros.control.effort_limiter import EffortLimiter
 from rnea_ros.core.dynamics.rnea import gravity_torques
+from rnea_ros.parameters import defaults, load_table
 
 DT = 1e-3  # [s] between states, steady time
 FROZEN_AT = 0.5  # [s] the sender's clock stops here
@@ -134,3 +136,40 @@ def test_a_looped_bag_is_still_a_clock_reset() -> None:
                for k in range(10)]
     assert ctl.clock_resets == 1 and results[-1].command is not None
     assert ctl.rejected["duplicate_stamp"] == 0
+
+
+# ----------------------------------------------------------------- the rate limiter
+RATE = 100.0  # [N m/s]
+
+
+def limiter() -> EffortLimiter:
+    values = {**defaults(load_table("rate_limiter")), "joints": ["a"],
+              "effort_rate_limits": [RATE]}
+    return EffortLimiter.from_parameters(values)
+
+
+@pytest.mark.parametrize("sim_time", [False, True])
+def test_limiter_tracks_through_repeated_stamps(sim_time: bool) -> None:
+    """Stamps frozen at the first input, the effort asked steps 0 -> 50 N m: the output
+    climbs at the rate limit in the receiver's time (old main: held at 0 for ever)."""
+    lim, outputs = limiter(), []
+    for k in range(1000):
+        s = k * DT
+        received = 5000.0 + s if sim_time else s  # /clock running, or the steady clock
+        out = lim.joint_state(["a"], [0.0 if k == 0 else 50.0], START, received, s)
+        assert out is not None
+        outputs.append(out[0])
+    steps = np.diff(outputs)
+    assert steps.max() <= RATE * DT + 1e-9  # never over-rate
+    assert outputs[-1] == pytest.approx(50.0)  # reached after 0.5 s at 100 N m/s
+    assert outputs[100] == pytest.approx(RATE * 100 * DT)  # tracking from the start
+    assert lim.duplicate_stamps == 999 and lim.slew.bad_dt == 0 and not lim.rejected
+    level, message, values = lim.status(0, 10.0, now=1.0, received=received)
+    assert level == "warn" and "stamps not advancing" in message, message
+    assert values["duplicate stamps"] == "999"
+    later = 7.0 + (5000.0 if sim_time else 0.0)  # the receiver's clock 7 s later
+    assert lim.status(0, 10.0, now=7.0, received=later)[0] == "ok"  # clears
+    # Stamps advancing again are limited on them as before (no reset, no hold).
+    out = lim.joint_state(["a"], [40.0], START + DT, received + DT, 1.0)
+    assert out is not None and out[0] == pytest.approx(50.0 - RATE * DT)
+    assert lim.duplicate_stamps == 999 and lim.clock_resets == 0
