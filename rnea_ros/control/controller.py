@@ -13,7 +13,9 @@ newest. A message is **rejected** as a whole, counted by reason, and leaves
 the merged state untouched when: its ``position``/``velocity`` arrays do not
 match ``name`` in length (``length_mismatch``); a model joint's position or
 velocity is NaN/inf (``non_finite``); its stamp is older than the last stamp
-of one of its joints (``time_backwards``); it has no velocities in
+of one of its joints (``time_backwards``) or equal to it (``duplicate_stamp``: no
+new sample -- a sender whose clock froze, a bag looped on one message; a stream of
+them is a silence, so the watchdog acts, issue 35); it has no velocities in
 ``inverse_dynamics`` mode (``missing_velocity``, gravity mode then assumes 0).
 A position or velocity above ``MAX_STATE`` (1e6) in magnitude is
 ``out_of_range``. A model joint named twice is rejected (``duplicate_names``: which value wins
@@ -511,7 +513,8 @@ class TorqueController:
         known = np.isfinite(self._stamp)
         # newest + (stamp - newest) can round a few ulps past stamp, which the merge of
         # the message at stamp would take for a stamp going backwards: clamped.
-        self._stamp[known] = np.minimum(self._stamp[known] + jump, stamp)
+        # Just below it, not at it: at it, the merge would take the message for a duplicate.
+        self._stamp[known] = np.minimum(self._stamp[known] + jump, np.nextafter(stamp, -np.inf))
         self._output_stamp = math.nan  # the next rate-limit step: on the steady clock
         reference = self.reference
         if reference.trajectory is not None:

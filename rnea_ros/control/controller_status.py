@@ -55,6 +55,7 @@ class ControllerReport:
         imu = c.imu
         recent = self.window.update(now, {
             "rejected": sum(c.rejected.values()), "mimic": c.mimic_mismatches,
+            "duplicate": c.rejected["duplicate_stamp"],
             "passive": loop.passive_mismatches if loop is not None else 0,
             "imu": sum(imu.rejected.values()) if imu is not None else 0})
         status = controller_status(c, recent, self.window.window, rate, received,
@@ -75,7 +76,8 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
                       rate: float, received: int, callback_us: deque[float],
                       since_clock_reset: float, now: float = -np.inf) -> Status:
     """The computation's status: ``recent`` the counters' increases over the last
-    ``window`` s, ``rate`` [Hz] and ``received`` the joint states', ``callback_us``
+    ``window`` s (``'duplicate'``, optional: of ``rejected['duplicate_stamp']``),
+    ``rate`` [Hz] and ``received`` the joint states', ``callback_us``
     the receipt-to-publish times [us], ``since_clock_reset`` [s]; ``now`` the steady
     time [s] (on simulated time, the plant clock's status at it: stopped, jumped)."""
     p50, p99 = c.compute_percentiles()
@@ -88,6 +90,10 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
         level, message = "warn", "waiting for a complete joint state"
     if recent["rejected"]:
         level, message = "warn", f"rejecting some inputs ({recent['rejected']} in the {span})"
+    duplicates = recent.get("duplicate", 0)  # repeated stamps: the sender's clock stopped?
+    if duplicates:
+        level, message = "warn", (f"joint-state stamps not advancing ({duplicates} "
+                                  f"duplicate_stamp in the {span})")
     if recent["mimic"]:
         name, deviation = c.mimic_worst
         level, message = "warn", f"mimic follower off its coupling ({name}: {deviation:+.3g})"
@@ -105,7 +111,8 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
     if stalled:
         level, message = clock_level, clock_message
     if c.stale:
-        level, message = "error", "watchdog: joint states stopped"
+        level, message = "error", ("watchdog: joint-state stamps stopped advancing"
+                                   if duplicates else "watchdog: joint states stopped")
     values = {
         "mode": c.config.mode,
         "input rate [Hz]": f"{rate:.1f}",

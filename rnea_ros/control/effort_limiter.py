@@ -9,7 +9,10 @@ agree: a clock reset, re-synchronised. Times: stamps, the receiver's clock [s]
 (:class:`~rnea_ros.control.clock_rule.ClockRule`): the receiver's clock, never more
 than ``clock_max_speed`` times faster than the steady one, and moving on the steady
 one when ``/clock`` jumps or stops -- a ``/clock`` jump neither freezes the output nor
-lets a step through.
+lets a step through. A joint state whose stamp repeats the previous output's (a
+sender whose clock froze, a message sent twice) carries no time: its step is the
+bounded clock's alone, as for an array input -- the output tracks at the rate limit
+instead of freezing -- and it is counted (:attr:`duplicate_stamps`) and reported.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.control.clock_rule import ClockRule
+from rnea_ros.control.clock_rule import SHOWN, ClockRule
 from rnea_ros.control.config import per_joint
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
 from rnea_ros.core.errors import ParameterError, options
@@ -60,6 +63,8 @@ class EffortLimiter:
         self.last_moved_wall = -math.inf  # ... of the last one not held (its stamp: last_time)
         self.streak, self.streak_stamp = 0, -math.inf
         self.clock_resets = 0
+        self.duplicate_stamps = 0  # joint states that repeated the last output's stamp
+        self.last_duplicate_wall = -math.inf  # steady time of the last of them [s]
         self.clock = ClockRule(threshold, stall_timeout, max_speed)
         self.joint_set = set(self.joints)
         self.index_cache: dict[tuple[str, ...], NDArray[np.int64]] = {}
@@ -120,8 +125,9 @@ class EffortLimiter:
         """A joint state's ``efforts`` picked by ``names`` into the joints' order, limited
         at its ``stamp`` (:meth:`on_stamp`) received at ``received`` on the receiver's
         clock and steady time ``now``: the step is the stamp interval, never more than
-        the bounded clock's (:attr:`clock`); None: rejected (lengths differ, a joint
-        named twice, a joint missing)."""
+        the bounded clock's (:attr:`clock`); a stamp equal to the last output's is the
+        bounded clock's step alone (counted in :attr:`duplicate_stamps`); None: rejected
+        (lengths differ, a joint named twice, a joint missing)."""
         now = time.monotonic() if now is None else now
         bounded = self.clock.tick(received, now)
         self.event = clock_event = self.clock.event
@@ -143,9 +149,18 @@ class EffortLimiter:
             index = np.array([position[j] for j in self.joints], dtype=np.int64)
             if len(self.index_cache) < 16 and sum(map(len, key)) <= 4096:
                 self.index_cache[key] = index
+        duplicate = stamp == self.slew.last_time and self.slew.previous is not None
         t = self.on_stamp(stamp, now)
         self.event = "; ".join(e for e in (clock_event, self.event) if e)
-        return self.limit(np.asarray(efforts, dtype=np.float64)[index], t, bounded, now)
+        if not duplicate:
+            return self.limit(np.asarray(efforts, dtype=np.float64)[index], t, bounded, now)
+        # No time in the stamps: the step is the bounded clock's since the last output
+        # (bounded_dt(inf, receipt_dt)); the stamp stays the last one for the next input.
+        self.duplicate_stamps += 1
+        self.last_duplicate_wall = now
+        out = self.limit(np.asarray(efforts, dtype=np.float64)[index], math.inf, bounded, now)
+        self.slew.last_time = stamp
+        return out
 
     def on_stamp(self, t: float, now: float) -> float:
         """The time to limit on: ``t``, or NaN (hold the previous command, counted as a
@@ -193,16 +208,21 @@ class EffortLimiter:
         """('ok' | 'warn', message, key-values) for ``/diagnostics`` at steady time
         ``now``, the receiver's clock reading ``received``: WARN while inputs were
         rejected (``recent`` of them in the last ``window`` s), while ``/clock`` is
-        stopped, or after it jumped (:meth:`ClockRule.status`); totals as values."""
+        stopped, or after it jumped (:meth:`ClockRule.status`), and for ``SHOWN`` s
+        after a duplicate stamp; totals as values."""
         span = f"last {window:g} s"
         stalled = self.clock.stalled_at(received, now)
         values = {"rate limited": str(self.slew.limited), "bad dt": str(self.slew.bad_dt),
                   "clock resets": str(self.clock_resets), f"rejected ({span})": str(recent),
+                  "duplicate stamps": str(self.duplicate_stamps),
                   **self.clock.values(stalled),
                   **{f"rejected: {k}": str(v) for k, v in sorted(self.rejected.items())}}
         if recent:
             return "warn", f"rejecting some inputs ({recent} in the {span})", values
         level, message = self.clock.status(stalled, now)
+        if not message and now - self.last_duplicate_wall < SHOWN:
+            level, message = "warn", ("effort stamps not advancing: limiting on the "
+                                      "receiver's clock")
         return level, message or "limiting", values
 
 

@@ -22,6 +22,7 @@ from rnea_ros.core.kernels import FastCall, jit, jit_entry
 Array = NDArray[np.float64]
 
 MERGED, NON_FINITE, BACKWARDS, INCOMPLETE, TOO_OLD, FUTURE, OUT_OF_RANGE = 0, 1, 2, 3, 4, 5, 6
+DUPLICATE = 7  # a joint's stamp repeated: not a new sample (issue 35)
 # Rejected before the merge (control/command.py's output codes are 20-22).
 LENGTH_MISMATCH, BAD_STAMP, NO_MODEL_JOINT, DUPLICATE_NAMES, MISSING_VELOCITY = 10, 11, 12, 13, 14
 MAX_STATE = 1e6  # |position| [rad or m] and |velocity| [rad/s or m/s] beyond: out_of_range
@@ -36,8 +37,10 @@ def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: A
     """Validate a message and merge it into ``q, qd, stamps`` (model order).
 
     Nothing is written unless every position/velocity is finite (``NON_FINITE``),
-    at most ``MAX_STATE`` in magnitude (``OUT_OF_RANGE``) and no joint's stamp goes
-    backwards (``BACKWARDS``). After the merge:
+    at most ``MAX_STATE`` in magnitude (``OUT_OF_RANGE``), no joint's stamp goes
+    backwards (``BACKWARDS``) and none repeats (``DUPLICATE``: a stamp equal to the
+    joint's last one is no new sample -- a frozen sender clock, a message sent twice
+    -- and a stream of them must be a silence to the watchdog). After the merge:
     ``INCOMPLETE`` while some joint was never received, ``TOO_OLD`` when the
     oldest joint sample is more than ``window`` before ``stamp``, else ``MERGED``.
     """
@@ -53,6 +56,8 @@ def merge_state(q: Array, qd: Array, stamps: Array, position: Array, velocity: A
             return OUT_OF_RANGE
         if stamps[model_idx[k]] > stamp:
             return BACKWARDS
+        if stamps[model_idx[k]] == stamp:
+            return DUPLICATE
     for k in range(model_idx.shape[0]):
         i = model_idx[k]
         q[i] = position[msg_idx[k]]

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from rnea_ros.control.joint_state import (
     BACKWARDS,
     BAD_STAMP,
+    DUPLICATE,
     DUPLICATE_NAMES,
     FUTURE,
     LENGTH_MISMATCH,
@@ -74,7 +75,8 @@ def rejection(status: int, mode: str, names: Sequence[str], state_names: Sequenc
     for ``NO_MODEL_JOINT`` (nothing for this robot: ignored, not an error).
 
     ``p``, ``v``: the message's positions and velocities; ``idx`` its name map;
-    ``stamp`` [s] its stamp, ``last_stamp`` the newest merged stamp of its joints,
+    ``stamp`` [s] its stamp, ``last_stamp`` the newest merged stamp of its joints
+    (``BACKWARDS``; ``DUPLICATE``: one of them equals ``stamp``),
     ``newest`` the newest accepted stamp and ``since_newest`` [s] the steady time
     since it was accepted."""
     if status == NO_MODEL_JOINT:
@@ -91,6 +93,9 @@ def rejection(status: int, mode: str, names: Sequence[str], state_names: Sequenc
     if status == BACKWARDS:
         return "time_backwards", (f"stamp {stamp:.6f} s is older than the last one "
                                   f"({last_stamp:.6f} s)")
+    if status == DUPLICATE:
+        return "duplicate_stamp", (f"stamp {stamp:.6f} s repeats the last one of its joints: "
+                                   "not a new sample (the sender's clock stopped?)")
     if status == FUTURE:
         return "time_future", (f"stamp {stamp:.6f} s is {stamp - newest:.3f} s after the "
                                f"last one, {since_newest:.3f} s ago")

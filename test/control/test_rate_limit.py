@@ -69,7 +69,8 @@ def fast_motion(scaling: bool):
     ctl = TorqueController(model, controller_config(values, model))
     sim = Simulator(sample_urdf("arm7"), model)
     sim.reset(Q0)
-    ctl.joint_state(model.joint_names, sim.q, sim.qd, 0.0, now=0.0)
+    # (one step before the loop's first state, at 0: at 0 that one would repeat its stamp)
+    ctl.joint_state(model.joint_names, sim.q, sim.qd, -sim.dt, now=-sim.dt)
     s = np.linspace(0, 1, 81)
     quintic = np.polynomial.Polynomial([0, 0, 0, 10, -15, 6])
     ctl.trajectory(model.joint_names, s * DURATION, Q0 + np.outer(quintic(s), Q1 - Q0),
