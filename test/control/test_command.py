@@ -121,7 +121,9 @@ def bad_stream(model, rng: np.random.Generator, count: int):
                 yield msg_names, list(q[order]), [0.0] * 7, stamp, now
             continue
         elif kind == 12:
-            now += 0.2  # silence: the watchdog acts
+            now += 0.2  # silence: the watchdog's first look holds (issue 35 item 9) ...
+            yield None, None, None, None, now
+            now += 0.02  # ... its next acts
             yield None, None, None, None, now
         elif kind == 13:  # dated 0.5 s ahead (received 1 ms later): the receipt bound acts
             msg_stamp = stamp = stamp + 0.5
@@ -244,7 +246,8 @@ def test_command_lands_in_the_callers_array() -> None:
     result = ctl.joint_state(list(model.joint_names), array("d", Q), array("d", [0.0] * 7),
                              stamp=1.0, now=0.0, out=out)
     assert result.command is out and np.allclose(out, gravity_torques(model, Q), atol=1e-12)
-    stale = ctl.watchdog(now=1.0, out=out)
+    assert ctl.watchdog(now=1.0, out=out) is None  # the first look at a silence holds
+    stale = ctl.watchdog(now=1.02, out=out)
     assert stale is out and np.allclose(out, gravity_torques(model, Q), atol=1e-12)
 
 
