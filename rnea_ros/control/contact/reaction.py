@@ -42,7 +42,6 @@ from rnea_ros.core.dynamics.rnea import gravity_torques
 from rnea_ros.core.errors import ParameterError, StateError
 
 Array = NDArray[np.float64]
-REACTIONS = ("none", "hold", "float")
 
 
 def _per_joint(value: Sequence[float], n: int, name: str) -> Array:
@@ -70,19 +69,18 @@ class ContactStep:
 class ContactSupervisor:
     """Contact monitoring and reaction for ``model`` (open chain, 1-DoF joints).
 
-    ``params``: the controller's :class:`~rnea_ros.parameters.ParameterSet` (``contact.*``);
+    ``params``: the controller's :class:`~rnea_ros.parameters.ParameterSet` (``contact.*``,
+    checked by the table: ``contact.reaction`` one of its choices);
     ``commanded`` (m,) the model coordinate of each commanded joint; ``effort_limits``,
     ``rate_limits`` (m,) [N m or N, N m/s or N/s] the controller's saturation and slew
     limits (``None``: no slew limit).
     """
 
-    def __init__(self, model: rc.RobotModel, params: Any, commanded: Sequence[int],
-                 effort_limits: Array, rate_limits: Array | None) -> None:
+    def __init__(self, model: rc.RobotModel, params: Any,
+                 commanded: Sequence[int] | NDArray[np.int64], effort_limits: Array,
+                 rate_limits: Array | None) -> None:
         c = params.contact
         nv = model.nv
-        if c.reaction not in REACTIONS:
-            raise ParameterError(f"parameter 'contact.reaction' is '{c.reaction}': one of "
-                                 f"{', '.join(REACTIONS)}")
         settings = DetectionSettings(
             thresholds=_per_joint(c.thresholds, nv, "contact.thresholds"),
             velocity=_per_joint(c.velocity_gain, nv, "contact.velocity_gain"),
@@ -102,6 +100,7 @@ class ContactSupervisor:
         self.names = [self.model.joint_of_coordinate(j) for j in range(nv)]
         self._effort_maps: dict[tuple[str, ...], Array] = {}
         self._tau = np.zeros(nv)  # the observer's torque (model order)
+        self._previous = np.zeros(len(self.commanded))  # the last command (m,)
         self._last_t = math.nan
         self.latched: Contact | None = None
         self.contacts = 0  # contacts detected since start
@@ -134,22 +133,33 @@ class ContactSupervisor:
                measured: Array | None = None) -> ContactStep:
         """One state at ``t`` [s] (``q`` (nq,), ``qd`` (nv,)); ``command`` (m,) the
         command just computed for it, overwritten by the reaction while latched;
-        ``measured`` (nv,) model-order measured torques (effort_source ``measured``)."""
+        ``measured`` (nv,) model-order measured torques (effort_source ``measured``).
+
+        ``commanded`` source: the observer takes the command held from ``t`` on (the
+        reaction's, when latched); on the state a contact starts it is the controller's
+        command, the reaction taking over from the next state (one period, at most one
+        slew step apart)."""
+        dt = t - self._last_t if math.isfinite(self._last_t) else 0.0
+        self._last_t = t
+        if self.latched is not None:
+            self._reaction_command(q, qd, command, min(max(dt, 0.0), self.max_gap))
         if self.measured:
-            if measured is None:
+            tau = measured
+            if tau is None:
                 self.rejected += 1
                 self.last_error = "contact.effort_source is 'measured' but joint_states " \
                                   "carries no effort for every joint"
-                return self._react(t, q, qd, command, None)
-            tau = measured
         else:
-            tau = self._tau  # the command held since the previous state
-        try:
-            inside = self.monitor.update(t, q, qd, tau)
-        except StateError as exc:
-            self.rejected += 1
-            self.last_error = str(exc)
-            inside = self._in
+            tau = self._tau
+            tau[:] = 0.0
+            tau[self.commanded] = command  # the command held from t on (model order)
+        inside = self._in
+        if tau is not None:
+            try:
+                inside = self.monitor.update(t, q, qd, tau)
+            except StateError as exc:
+                self.rejected += 1
+                self.last_error = str(exc)
         contact = self.monitor.contact() if inside else None
         started, ended = inside and not self._in, self._in and not inside
         self._in = inside
@@ -157,30 +167,18 @@ class ContactSupervisor:
             self.contacts += 1
             if self.reaction != "none" and self.latched is None:
                 self.latched = contact
-        return self._react(t, q, qd, command, contact, started, ended)
-
-    def _react(self, t: float, q: Array, qd: Array, command: Array,
-               contact: Contact | None, started: bool = False,
-               ended: bool = False) -> ContactStep:
-        dt = t - self._last_t if math.isfinite(self._last_t) else 0.0
-        self._last_t = t
-        reacting = self.latched is not None
-        if reacting:
-            self._reaction_command(q, qd, command, min(max(dt, 0.0), self.max_gap))
-        # the observer's torque from t on: the command as published (model order)
-        self._tau[:] = 0.0
-        self._tau[self.commanded] = command
-        return ContactStep(contact, started, ended, reacting)
+        self._previous[:] = command
+        return ContactStep(contact, started, ended, self.latched is not None)
 
     def _reaction_command(self, q: Array, qd: Array, command: Array, dt: float) -> None:
-        """The reaction's torque into ``command`` (m,), from the ``command`` published
-        last (``self._tau``), saturated and slew-limited."""
+        """The reaction's torque into ``command`` (m,), from the command published last,
+        saturated and slew-limited (``dt`` [s])."""
         n = self.model.nv
         tau = gravity_torques(self.model, q)
         if self.reaction == "hold":
             tau = tau - self.damping * np.asarray(qd[:n])
         target = np.clip(tau[self.commanded], -self.effort_limits, self.effort_limits)
-        previous = self._tau[self.commanded]
+        previous = self._previous
         if self.rate_limits is not None:
             step = self.rate_limits * dt
             target = previous + np.clip(target - previous, -step, step)
@@ -214,4 +212,4 @@ class ContactSupervisor:
         return json.dumps(body)
 
 
-__all__ = ["REACTIONS", "ContactStep", "ContactSupervisor"]
+__all__ = ["ContactStep", "ContactSupervisor"]
