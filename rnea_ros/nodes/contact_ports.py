@@ -67,31 +67,35 @@ class ContactPorts:
         self.supervisor = supervisor_for(controller)
         self.supervisor.latched = latched
 
-    def on_state(self, names: Any, effort: Any, t: float, stamp: Any,
-                 command: np.ndarray) -> None:
-        """After the controller wrote ``command`` (commanded-joint order) for the state at
-        ``t`` [s]: update the monitor, apply the reaction into ``command``."""
+    def react(self, t: float, command: np.ndarray) -> None:
+        """Before the command for the state at ``t`` [s] is published: a latched
+        reaction replaces ``command`` (commanded-joint order)."""
         s, c = self.supervisor, self.controller
         n = s.model.nv
+        s.react(t, c._q[:n], c._qd[:n], command)
+
+    def after(self, names: Any, effort: Any, t: float, stamp: Any,
+              command: np.ndarray) -> None:
+        """After ``command`` was published for the state at ``t`` [s] (off the
+        receipt-to-publish path): the monitor, the events, ``~/external_torque`` and
+        (in contact) ``~/external_wrench``."""
+        s, c = self.supervisor, self.controller
+        n = s.model.nv
+        q = c._q[:n]
         measured = s.effort(names, effort) if s.measured else None
-        step = s.update(t, c._q[:n], c._qd[:n], command, measured)
+        step = s.observe(t, q, c._qd[:n], command, measured)
         if step.started or step.ended:
             self.event(step, stamp)
-
-    def publish(self, stamp: Any) -> None:
-        """``~/external_torque`` (and ``~/external_wrench`` in contact): after the
-        command is out (not on the receipt-to-publish path)."""
-        s = self.supervisor
         r = s.monitor.r
         if not np.isfinite(r).all():
             return
         self.torque_msg.header.stamp = stamp
         self.torque_msg.effort = r.tolist()
         self.torque_pub.publish(self.torque_msg)
-        contact = s.monitor.contact()
+        contact = step.contact
         if contact is None or not contact.link:
             return
-        F = s.wrench(self.controller._q[:s.model.nv], contact)
+        F = s.wrench(q, contact)
         w = self.wrench_msg
         w.header.stamp, w.header.frame_id = stamp, contact.link
         w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = (float(x) for x in F[:3])

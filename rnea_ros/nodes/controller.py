@@ -161,11 +161,11 @@ class ControllerNode(Node):
             self.log_resumed(received)
         if result.command is not None:
             contact = self.contact
-            if contact is not None:  # the monitor; a latched reaction replaces the command
-                contact.on_state(msg.name, msg.effort, t, header_stamp, result.command)
+            if contact is not None and contact.supervisor.latched is not None:
+                contact.react(t, result.command)  # a latched reaction replaces the command
             self.publish_command(result.command, header_stamp, received)
-            if contact is not None:
-                contact.publish(header_stamp)
+            if contact is not None:  # the monitor, events, ~/external_torque
+                contact.after(msg.name, msg.effort, t, header_stamp, result.command)
             reference = self.controller.reference
             if reference.scaling is not None and reference.trajectory is not None:
                 scaling = reference.scaling

@@ -101,6 +101,7 @@ class ContactSupervisor:
         self._effort_maps: dict[tuple[str, ...], Array] = {}
         self._tau = np.zeros(nv)  # the observer's torque (model order)
         self._previous = np.zeros(len(self.commanded))  # the last command (m,)
+        self._identity = bool(np.array_equal(self.commanded, np.arange(nv)))
         self._last_t = math.nan
         self.latched: Contact | None = None
         self.contacts = 0  # contacts detected since start
@@ -131,18 +132,28 @@ class ContactSupervisor:
 
     def update(self, t: float, q: Array, qd: Array, command: Array,
                measured: Array | None = None) -> ContactStep:
-        """One state at ``t`` [s] (``q`` (nq,), ``qd`` (nv,)); ``command`` (m,) the
-        command just computed for it, overwritten by the reaction while latched;
-        ``measured`` (nv,) model-order measured torques (effort_source ``measured``).
+        """:meth:`react` then :meth:`observe`: one state at ``t`` [s], ``command`` (m,)
+        the command computed for it, overwritten by the reaction while latched."""
+        self.react(t, q, qd, command)
+        return self.observe(t, q, qd, command, measured)
 
-        ``commanded`` source: the observer takes the command held from ``t`` on (the
-        reaction's, when latched); on the state a contact starts it is the controller's
-        command, the reaction taking over from the next state (one period, at most one
-        slew step apart)."""
+    def react(self, t: float, q: Array, qd: Array, command: Array) -> bool:
+        """Before the command of the state at ``t`` [s] is published: while a reaction
+        is latched, write it into ``command`` (m,); returns whether it did."""
+        if self.latched is None:
+            return False
         dt = t - self._last_t if math.isfinite(self._last_t) else 0.0
+        self._reaction_command(q, qd, command, min(max(dt, 0.0), self.max_gap))
+        return True
+
+    def observe(self, t: float, q: Array, qd: Array, command: Array,
+                measured: Array | None = None) -> ContactStep:
+        """After the command is out (off the receipt-to-publish path): the monitor on the
+        state at ``t`` [s] (``q`` (nq,), ``qd`` (nv,)) with ``command`` (m,), the command
+        published, held from ``t`` on (``commanded`` source) or ``measured`` (nv,)
+        model-order torques (``measured`` source). A contact detected here latches the
+        reaction: :meth:`react` applies it from the next state on (one state period)."""
         self._last_t = t
-        if self.latched is not None:
-            self._reaction_command(q, qd, command, min(max(dt, 0.0), self.max_gap))
         if self.measured:
             tau = measured
             if tau is None:
@@ -151,8 +162,11 @@ class ContactSupervisor:
                                   "carries no effort for every joint"
         else:
             tau = self._tau
-            tau[:] = 0.0
-            tau[self.commanded] = command  # the command held from t on (model order)
+            if self._identity:
+                tau[:] = command
+            else:
+                tau[:] = 0.0
+                tau[self.commanded] = command
         inside = self._in
         if tau is not None:
             try:
