@@ -19,7 +19,9 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 import rnea_ros.core as rc
-from rnea_ros.nodes.harness import ClosedLoop
+from rnea_ros.core.errors import RneaError
+from rnea_ros.nodes.controller import ControllerNode
+from rnea_ros.nodes.harness import ClosedLoop, overrides
 
 pytest.importorskip("mujoco")
 
@@ -176,3 +178,14 @@ def test_table_contact_detected_and_hold_brakes_the_arm() -> None:
         assert after[1] < 0.5 * after[0]
         commands = np.array(loop.probe.recording.commands[n_before - 1:])
         assert np.abs(np.diff(commands, axis=0)).max() <= RATE * 1e-3 * (1 + 1e-6)
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    ({"urdf_path": "package://rnea_ros/urdf/five_bar.urdf"}, "closed-loop robot"),
+    ({"urdf_path": "package://rnea_ros/urdf/five_bar.urdf", "loops.parallel": "delta"},
+     "parallel")])
+def test_a_family_without_contacts_refuses_enable_at_start(extra: dict, named: str) -> None:
+    with ClosedLoop(None, None) as loop:
+        with pytest.raises(RneaError, match=f"'contact.enable' is not supported on a {named}"):
+            ControllerNode(context=loop.context,
+                           parameter_overrides=overrides({**CONTROLLER, **extra}))
