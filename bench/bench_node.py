@@ -22,6 +22,7 @@ target, pooled over the rounds:
 Targets (issue 16): end-to-end p99 <= 1 ms; node / relay <= 1.15 at p50 and p99.
 
     python bench/bench_node.py --rounds 15 --duration 4     # (make bench)
+    python bench/bench_node.py --param contact.enable:=true  # with contact monitoring
 """
 
 from __future__ import annotations
@@ -173,6 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=1000.0, help="joint-state rate [Hz]")
     parser.add_argument("--relay-delay", type=float, default=0.0, help="calibration: the "
                         "relay busy-waits this long [us] before publishing")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME:=VALUE",
+                        help="a controller parameter on top (repeatable), e.g. "
+                        "contact.enable:=true to measure the contact monitor's cost")
     parser.add_argument("--serve-relay", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_relay:
@@ -180,8 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     processes = {
         "node": subprocess.Popen(
             [sys.executable, "-m", "rnea_ros.nodes.controller", "--ros-args",
-             "-p", "urdf_path:=package://rnea_ros/urdf/arm7.urdf", "-p", "watchdog_timeout:=600.0",
-             "-p", "diagnostics_period:=1.0", "--log-level", "warn"]),
+             "-p", "urdf_path:=package://rnea_ros/urdf/arm7.urdf", "-p", "watchdog_timeout:=10.0",
+             "-p", "diagnostics_period:=1.0", "--log-level", "warn",
+             *(a for p in args.param for a in ("-p", p))]),
         "relay": subprocess.Popen([sys.executable, __file__, "--serve-relay",
                                    "--relay-delay", str(args.relay_delay)]),
     }
@@ -194,7 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def on_diagnostics(msg: DiagnosticArray) -> None:
         for status in msg.status:
-            if status.name.startswith("rnea_controller") and recording.is_set():
+            # (the computation's status: "/rnea_controller"; not "...: imu", "...: contact")
+            if status.name.lstrip("/") == "rnea_controller" and recording.is_set():
                 diagnostics.append({v.key: v.value for v in status.values})
     driver.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
     executor = SingleThreadedExecutor()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rnea_ros.control.modes import family_mode, family_of
+from rnea_ros.control.modes import FAMILIES, family_mode, family_of
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import ParameterError
@@ -68,10 +68,23 @@ def elastic_has_no_scaling_nor_oracle(values: Mapping[str, Any],
                              "'oracle.enable' (Pinocchio has no geared rotors)")
 
 
+def contact_in_family(values: Mapping[str, Any], elastic: ElasticModel | None,
+                      loops: ClosedLoopModel | None) -> None:
+    """``contact.enable`` only on a family that runs contact monitoring
+    (:attr:`rnea_ros.control.modes.Family.no_contact`)."""
+    if not values.get("contact.enable", False):
+        return
+    family = FAMILIES[family_of(elastic is not None, loops is not None,
+                                str(values["loops.parallel"]))]
+    if family.no_contact:
+        raise ParameterError(f"parameter 'contact.enable' is not supported on a {family.label} "
+                             f"robot ({family.selected_by}): {family.no_contact}")
+
+
 CONTROLLER_RULES: tuple[Rule, ...] = (parallel_needs_loops, parallel_has_no_friction,
                                       mode_of_family, loops_have_no_time_scaling,
-                                      elastic_has_no_scaling_nor_oracle)
+                                      elastic_has_no_scaling_nor_oracle, contact_in_family)
 
-__all__ = ["CONTROLLER_RULES", "Rule", "elastic_has_no_scaling_nor_oracle",
+__all__ = ["CONTROLLER_RULES", "Rule", "contact_in_family", "elastic_has_no_scaling_nor_oracle",
            "loops_have_no_time_scaling", "mode_of_family", "parallel_has_no_friction",
            "parallel_needs_loops"]

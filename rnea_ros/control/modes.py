@@ -40,12 +40,15 @@ class Mode:
 @dataclass(frozen=True)
 class Family:
     """A family of robots: how a reader names it (``label``), what selects it
-    (``selected_by``), the controller class (``<module>.<class>``) and its modes."""
+    (``selected_by``), the controller class (``<module>.<class>``), its modes and
+    ``no_contact``: why it does not run contact monitoring (``contact.enable``), ``""``
+    when it does (:mod:`rnea_ros.control.contact.reaction`)."""
 
     label: str
     selected_by: str
     controller: str
     modes: Mapping[str, Mode] = field(default_factory=dict)
+    no_contact: str = ""
 
 
 GRAVITY = Mode(("laws.GravityCompensation",), friction=("laws.FrictionCompensation",),
@@ -59,15 +62,21 @@ FAMILIES: dict[str, Family] = {
                      {"gravity": GRAVITY, "inverse_dynamics": INVERSE_DYNAMICS}),
     "elastic": Family("elastic-joint", "elastic_file", "controller.TorqueController",
                       {"gravity": GRAVITY, "inverse_dynamics": INVERSE_DYNAMICS,
-                       "elastic": Mode(("laws.Reference", "elastic.ElasticStage"))}),
+                       "elastic": Mode(("laws.Reference", "elastic.ElasticStage"))},
+                      no_contact="the link-side momentum observer needs the joint torques "
+                      "after the springs, which joint_states does not carry"),
     "closed_chain": Family(
         "closed-loop", "loops_file", "closed_loop.ClosedLoopController",
         {"gravity": Mode(("closed_loop.LoopGravityCompensation",)),
-         "inverse_dynamics": Mode(("laws.Reference", "closed_loop.LoopInverseDynamicsPD"))}),
+         "inverse_dynamics": Mode(("laws.Reference", "closed_loop.LoopInverseDynamicsPD"))},
+        no_contact="the momentum observer needs the open chain's M(q) and C(q, qd); the loop "
+        "constraints' forces would read as contacts"),
     "parallel": Family(
         "parallel", "loops_file and loops.parallel", "parallel.ParallelController",
         {"gravity": Mode(("parallel.PlatformGravityCompensation",)),
-         "inverse_dynamics": Mode(("laws.Reference", "parallel.PlatformInverseDynamicsPD"))}),
+         "inverse_dynamics": Mode(("laws.Reference", "parallel.PlatformInverseDynamicsPD"))},
+        no_contact="the momentum observer needs the open chain's M(q) and C(q, qd); the "
+        "platform's constraint forces would read as contacts"),
 }
 
 

@@ -22,7 +22,8 @@ checked against the coupling (``mimic.check``, ``mimic.tolerance``; a mismatch i
 a WARN on ``/diagnostics``, the command is unaffected). Topic names are relative
 (``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
 ``rnea_ros/params/controller.yaml`` (``python -m rnea_ros.parameters controller``) and
-``config/arm7_controller.yaml``; the logic lives in
+``config/arm7_controller.yaml``. With ``contact.enable``: the contact topics and
+``~/rearm_contact`` of :mod:`rnea_ros.nodes.contact_ports`. The logic lives in
 :class:`rnea_ros.control.controller.TorqueController`.
 """
 
@@ -53,6 +54,7 @@ from rnea_ros.control.factory import build_controller
 from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.core.errors import RneaError
 from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
+from rnea_ros.nodes.contact_ports import ContactPorts
 from rnea_ros.nodes.parameters import declare, watch
 from rnea_ros.nodes.shedding import NewestOnly, joint_names
 
@@ -85,6 +87,9 @@ class ControllerNode(Node):
         # Introspection of the predictive time scaling: [s, s_dot, s_ddot].
         self.scaling_pub = self.create_publisher(Float64MultiArray, "~/time_scaling", 10)
         self.scaling_msg = Float64MultiArray()
+        # contact.enable: ~/external_torque, ~/external_wrench, ~/contact, ~/rearm_contact
+        self.contact = (ContactPorts(self, self.controller)
+                        if config.params.contact.enable else None)
         self.imu_state = ""  # the IMU's state last logged
         if config.imu is not None:  # (before joint_states: taken first when both are ready)
             self.imu_sub = self.create_subscription(
@@ -176,8 +181,9 @@ class ControllerNode(Node):
         if sec == 0 and nanosec == 0 and not self.sim_time:  # unstamped: the receive time
             header_stamp = self.get_clock().now().to_msg()
             sec, nanosec = header_stamp.sec, header_stamp.nanosec
-        result = self.controller.joint_state(msg.name, msg.position, msg.velocity,
-                                             sec + 1e-9 * nanosec, received, self.command_view)
+        t = sec + 1e-9 * nanosec
+        result = self.controller.joint_state(msg.name, msg.position, msg.velocity, t,
+                                             received, self.command_view)
         if result.event or result.reason is not None or result.warning:
             self.report(result)
         rule = self.controller.plant_clock
@@ -186,7 +192,12 @@ class ControllerNode(Node):
         if self.stale_since == self.stale_since:  # (not nan) stale: log when states resume
             self.log_resumed(received)
         if result.command is not None:
+            contact = self.contact
+            if contact is not None and contact.supervisor.latched is not None:
+                contact.react(t, result.command)  # a latched reaction replaces the command
             self.publish_command(result.command, header_stamp, received)
+            if contact is not None:  # the monitor, events, ~/external_torque
+                contact.after(msg.name, msg.effort, t, header_stamp, result.command)
             reference = self.controller.reference
             if reference.scaling is not None and reference.trajectory is not None:
                 scaling = reference.scaling
@@ -326,6 +337,8 @@ class ControllerNode(Node):
             config = controller_config(values, self.controller.base_model,
                                        self.controller.elastic, self.loops)
             self.controller.configure(config)
+            if self.contact is not None:
+                self.contact.reconfigure(self.controller)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         period = config.params.diagnostics_period  # (within the table's safety bounds)
@@ -350,6 +363,8 @@ class ControllerNode(Node):
             message=s.message, hardware_id=c.base_model.name,
             values=[KeyValue(key=key, value=value) for key, value in s.values.items()])
             for k, s in enumerate(reports)]
+        if self.contact is not None:
+            statuses.append(self.contact.status(node, c.base_model.name))
         array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_pub.publish(array)

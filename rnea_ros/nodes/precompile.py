@@ -85,6 +85,7 @@ class Variant:
             return "simulator" + (" (moving base)" if "imu.enable" in values else "")
         return f"controller {values.get('mode', '')}" + \
             (" + IMU" if "imu.topic" in values else "") + \
+            (" + contacts" if "contact.enable" in values else "") + \
             (f" ({values['elastic.law']} law)" if "elastic.law" in values else "")
 
 
@@ -125,6 +126,9 @@ def variants(files: RobotFiles) -> list[Variant]:
     modes = tuple(FAMILIES[family_of(elastic, files.loops is not None, parallel)].modes)
     found = [Variant("simulator")]
     found += [Variant("controller", (("mode", mode),)) for mode in modes]
+    if not FAMILIES[family_of(elastic, files.loops is not None, parallel)].no_contact:
+        # contact.enable: the contact monitor's kernels (the same in every mode)
+        found.append(Variant("controller", (("mode", modes[0]), ("contact.enable", "true"))))
     if elastic:  # the other elastic law (the demo's)
         found.append(Variant("controller", (("mode", "elastic"), ("elastic.law", "hua"))))
     if files.loops is None and not elastic:  # the nodes refuse an IMU with these

@@ -161,6 +161,7 @@ def test_precompile_fills_the_cache_the_nodes_start_from(tmp_path: Path) -> None
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"numba's cache: {tmp_path} (NUMBA_CACHE_DIR)" in done.stdout
     assert "controller inverse_dynamics + IMU" in done.stdout
+    assert "controller gravity + contacts" in done.stdout  # (contact.enable: its kernels)
     assert any(tmp_path.rglob("*.nbi")) and any(tmp_path.rglob("*.nbc"))
     check = textwrap.dedent("""
         import numba.core.event as ev
@@ -185,7 +186,7 @@ def test_precompile_fills_the_cache_the_nodes_start_from(tmp_path: Path) -> None
     out = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.split()[:2] == ["9", "[]"], out.stdout  # 6 arm7 + 3 five_bar nodes
+    assert out.stdout.split()[:2] == ["10", "[]"], out.stdout  # 7 arm7 + 3 five_bar nodes
     process = node_process("controller", "arm7", tmp_path, "mode:=inverse_dynamics")
     try:
         lines = read_until(process, "commanding", 60.0)
