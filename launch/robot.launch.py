@@ -19,6 +19,8 @@ applying the last command (see README, "When commands stop"); with exit status 1
 when the controller failed (a bad parameter, killed).
 """
 
+from rnea_ros.launching import USER_ROBOT_ARGUMENTS
+
 PACKAGE = "rnea_ros"
 
 ARGUMENTS = {
@@ -27,12 +29,7 @@ ARGUMENTS = {
               "two_link_rr): selects "
               "urdf/<robot>.urdf and config/<robot>_controller.yaml"),
     "namespace": ("", "ROS namespace of the controller and its topics"),
-    "urdf": ("", "a robot of your own instead of robot:=: its URDF, a path or "
-             "package://pkg/file.urdf (needs controller_config:=; a <stem>.loops.yaml beside "
-             "it closes loops); empty: robot:='s"),
-    "controller_config": ("", "controller parameter file: a path, package://pkg/file.yaml or "
-                          "a name in rnea_ros/config ('rnea-config --urdf URDF --out FILE' "
-                          "writes one for your robot); empty: <robot>_controller.yaml"),
+    **USER_ROBOT_ARGUMENTS,  # urdf:=, controller_config:=
     "mode": ("", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic' (robots "
              "with elastic joints); empty: the controller file's"),
     "state_topic": ("joint_states", "sensor_msgs/JointState input (relative: under namespace)"),

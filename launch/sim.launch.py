@@ -36,6 +36,8 @@ The module-level tables are what the launch description is built from; the
 test suite checks them without ``launch`` installed.
 """
 
+from rnea_ros.launching import USER_ROBOT_ARGUMENTS
+
 PACKAGE = "rnea_ros"
 
 # name: (default, description)
@@ -49,12 +51,7 @@ ARGUMENTS = {
     "namespace": ("", "ROS namespace of every node and topic (several robots side by side)"),
     "mode": ("", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic'; "
              "empty: the robot's controller file's"),
-    "urdf": ("", "a robot of your own instead of robot:=: its URDF, a path or "
-             "package://pkg/file.urdf (needs controller_config:=; a <stem>.loops.yaml beside "
-             "it closes loops); empty: robot:='s"),
-    "controller_config": ("", "controller parameter file: a path, package://pkg/file.yaml or "
-                          "a name in rnea_ros/config ('rnea-config --urdf URDF --out FILE' "
-                          "writes one for your robot); empty: <robot>_controller.yaml"),
+    **USER_ROBOT_ARGUMENTS,  # urdf:=, controller_config:=
     "simulator_config": ("", "simulator parameter file: a path, package://pkg/file.yaml or a "
                          "name in rnea_ros/config; empty: <robot>_simulator.yaml (with "
                          "urdf:=: the simulator's defaults, every joint at 0)"),

@@ -18,6 +18,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+# The launch arguments that run a robot of the user's instead of robot:= (sim.launch.py
+# and robot.launch.py): name -> (default, description).
+USER_ROBOT_ARGUMENTS = {
+    "urdf": ("", "a robot of your own instead of robot:=: its URDF, a path or "
+             "package://pkg/file.urdf (needs controller_config:=; a <stem>.loops.yaml beside "
+             "it closes loops); empty: robot:='s"),
+    "controller_config": ("", "controller parameter file: a path, package://pkg/file.yaml or "
+                          "a name in rnea_ros/config ('rnea-config --urdf URDF --out FILE' "
+                          "writes one for your robot); empty: <robot>_controller.yaml"),
+}
+
 
 class ProcessFailedError(RuntimeError):
     """A process of the launch exited with a non-zero code before any shutdown."""
