@@ -116,6 +116,7 @@ from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.imu import ImuEstimator, ImuResult, ImuSample
 from rnea_ros.control.joint_state import (
     BACKWARDS,
+    DUPLICATE,
     FUTURE,
     INCOMPLETE,
     MERGED,
@@ -490,6 +491,12 @@ class TorqueController:
         """The result of a message the intake did not merge (``status``, worded by
         :func:`~rnea_ros.control.message_map.rejection`)."""
         clock = self.clock
+        if status == DUPLICATE and self._resends_merged(p, v, idx):
+            # The sample already merged, sent again (a simulator braking until its first
+            # command, a publisher repeating its last message): counted (a stream of them
+            # is still a silence for the watchdog and on /diagnostics), not warned about.
+            self.rejected["duplicate_stamp"] += 1
+            return Result()
         if status == OUT_OF_RANGE or status == NON_FINITE:
             clock.streak = 0  # a clock that agrees, but a bad state
         last = float(self._stamp[idx[1]].max()) if status == BACKWARDS else math.nan
@@ -499,6 +506,13 @@ class TorqueController:
             self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
             return Result()
         return self._reject(*found)
+
+    def _resends_merged(self, p: array[float], v: array[float],
+                        idx: NDArray[np.int64]) -> bool:
+        """Whether the message's values equal, bit for bit, those merged for its joints."""
+        k, i = idx[0], idx[1]
+        same = np.array_equal(np.asarray(p)[k], self._q[i])
+        return bool(same and (len(v) == 0 or np.array_equal(np.asarray(v)[k], self._qd[i])))
 
     def _merge(self, p: array[float], v: array[float], idx: NDArray[np.int64],
                stamp: float) -> int:
