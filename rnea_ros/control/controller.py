@@ -197,6 +197,7 @@ class TorqueController:
         # the last fused step (one array: one argument to the compiled step).
         self._state = np.zeros((4, n))
         self._q, self._qd, self._stamp, self._tau = self._state
+        self.resent = 0  # states that repeated the merged sample, stamp and values
         self._stamp[:] = -math.inf
         self._name_cache: dict[tuple[str, ...], NameMap] = {}
         self._commanded = Result()  # the last plain command's result (see Result)
@@ -493,9 +494,10 @@ class TorqueController:
         clock = self.clock
         if status == DUPLICATE and self._resends_merged(p, v, idx):
             # The sample already merged, sent again (a simulator braking until its first
-            # command, a publisher repeating its last message): counted (a stream of them
-            # is still a silence for the watchdog and on /diagnostics), not warned about.
-            self.rejected["duplicate_stamp"] += 1
+            # command, a publisher repeating its last message): not a rejection, counted in
+            # resent; not accepted either, so a stream of them is a silence the watchdog
+            # acts on.
+            self.resent += 1
             return Result()
         if status == OUT_OF_RANGE or status == NON_FINITE:
             clock.streak = 0  # a clock that agrees, but a bad state

@@ -178,9 +178,10 @@ def test_limiter_tracks_through_repeated_stamps(sim_time: bool) -> None:
 @pytest.mark.parametrize("mode", ["gravity", "inverse_dynamics"])
 def test_an_identical_resend_is_counted_quietly_and_is_still_a_silence(mode: str) -> None:
     """A simulator braking until its first command resends its t = 0 state: the same
-    sample, not a frozen clock with a moving robot. It is counted (duplicate_stamp) but
-    carries no rejection to warn about (the demo's MuJoCo step printed one WARN per
-    start); a stream of resends still leaves the watchdog to act."""
+    sample, not a frozen clock with a moving robot. It is counted (resent), not a
+    rejection to warn about (the demo's MuJoCo step printed one WARN per start; the
+    hold tests count no rejection); a stream of resends still leaves the watchdog to
+    act."""
     ctl = make(mode=mode)
     names, zeros = ctl.base_model.joint_names, [0.0] * 7
     assert ctl.joint_state(names, pose(0.0), zeros, START, now=0.0).command is not None
@@ -192,7 +193,7 @@ def test_an_identical_resend_is_counted_quietly_and_is_still_a_silence(mode: str
         assert again.command is None and again.reason is None and not again.message
         if k % 20 == 0:
             stale = ctl.watchdog(now=k * DT) if stale is None else stale
-    assert ctl.rejected["duplicate_stamp"] == steps - 1 and ctl.accepted == 1
+    assert ctl.resent == steps - 1 and not ctl.rejected and ctl.accepted == 1
     assert stale is not None and ctl.stale  # no new sample: the watchdog acted
     moved = ctl.joint_state(names, pose(0.0), zeros, START + DT, now=steps * DT)
     assert moved.reason is None and moved.command is not None and not ctl.stale

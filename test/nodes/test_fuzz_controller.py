@@ -184,9 +184,10 @@ def test_bad_states_are_rejected_counted_reported_and_the_node_recovers(fuzz: Fu
         assert fuzz.loop.spin_until(
             lambda: fuzz.diagnostics().get(f"rejected: {reason}") == str(c.rejected[reason]),
             2.0)
-    commands = c.commands
+    commands, shed = c.commands, fuzz.node.intake.shed
     fuzz.good(10)
-    assert c.commands >= commands + 9 and not c.stale  # recovers
+    # recovers: each good state commanded, or shed for a newer one (a busy machine)
+    assert c.commands + fuzz.node.intake.shed - shed >= commands + 9 and not c.stale
     fuzz.check()
 
 
@@ -198,12 +199,16 @@ def test_repeated_stamps_are_rejected_not_held(fuzz: Fuzz) -> None:
     fuzz.good(10)
     c = fuzz.c
     duplicates, commands, bad_dt = c.rejected["duplicate_stamp"], c.commands, c.slew.bad_dt
+    shed = fuzz.node.intake.shed
     t = time.time()
     fuzz.send([state(t, position=Q + 0.1 * k) for k in range(5)])
-    assert c.rejected["duplicate_stamp"] == duplicates + 4
+    # each of the four repeats rejected, or shed for a newer one still queued (a busy
+    # machine): on any schedule exactly one of the five is commanded
+    assert c.rejected["duplicate_stamp"] + fuzz.node.intake.shed - shed == duplicates + 4
     assert c.commands == commands + 1 and c.slew.bad_dt == bad_dt
+    commands, shed = c.commands, fuzz.node.intake.shed
     fuzz.good(10)
-    assert c.commands >= commands + 11 and not c.stale  # recovers
+    assert c.commands + fuzz.node.intake.shed - shed >= commands + 10 and not c.stale
     fuzz.check()
 
 
