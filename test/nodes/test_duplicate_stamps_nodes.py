@@ -90,7 +90,8 @@ def test_controller_node_rejects_frozen_stamps_and_the_watchdog_acts() -> None:
         answered = len(commands)
         while not (c.stale and np.abs(commands[-1]).max() == 0.0) and sent < 5000:
             q = Q0.copy()
-            q[1] += 0.3 * min(sent / 100, 1.0)
+            q[1] += 0.3 * min((sent + 1) / 100, 1.0)  # moving from the first (an identical
+            # resend of the merged sample is counted apart, as resent)
             before = c.rejected["duplicate_stamp"]
             pub.publish(state(q, frozen))
             sent += 1

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import rnea_ros.core as rc
-from rnea_ros.planning import Limits, plan_min_time
+from rnea_ros.planning import Limits, dense, plan_min_time, solve
 from rnea_ros.planning import optimize as opt
 from rnea_ros.planning.bspline import Basis
 from rnea_ros.planning.hessian import LagrangianHessian
@@ -56,12 +56,12 @@ def test_initial_guess_T_is_the_smallest_that_meets_the_limits_to_0p35_percent()
 
 def test_grid_refinement_adds_the_peak_and_a_fifth_of_the_interval_either_side() -> None:
     grid = np.array([0.0, 1.0, 2.0])
-    dense = np.linspace(0.0, 2.0, 21)
+    dense_t = np.linspace(0.0, 2.0, 21)
     ratio = np.full(21, 0.5)
     ratio[6] = 1.01  # interval 0: its peak at dense index 6, neighbours 4 and 8
     ratio[11] = 1.02  # interval 1: the peak beside its grid point (10): only 13 after it
     ratio[18] = 0.9  # below the limit: nothing
-    out = opt._interval_peaks(grid, dense, ratio)
+    out = dense._interval_peaks(grid, dense_t, ratio)
     assert np.flatnonzero(out).tolist() == [4, 6, 8, 11, 13]
 
 
@@ -90,7 +90,7 @@ def test_small_dense_excess_is_removed_by_stretching_T() -> None:
     assert fast[-1] < out[-1] <= fast[-1] * (1.0 + 4.0 * excess)
     after = opt.dense_check(p, out)[0]
     assert after.ok() and after.torque <= 1.0 - excess
-    eq, ineq = opt.residuals(p, out)
+    eq, ineq = solve.residuals(p, out)
     assert eq <= 1e-6 and ineq >= -1e-6
 
 
