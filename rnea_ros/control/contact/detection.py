@@ -217,6 +217,24 @@ class ContactDetector:
         """Out of contact, nothing pending."""
         self.state = new_state()
 
+    def rows(self, t: Array, r: Array, thresholds: Array | None = None
+             ) -> tuple[Array, IntArray, Array]:
+        """Consecutive samples, continuing from the detector's state (``rnea-bag``'s
+        chunks): ``t`` (N,) [s], ``r`` (N, nv) finite, ``thresholds`` (N, nv) ``th``
+        (:func:`threshold_rows`; ``None``: the constant ``settings.thresholds``). Returns
+        per sample ``in_contact`` (1.0 / 0.0), the isolated coordinate (-1 out of contact)
+        and the start time [s] of the contact it is in."""
+        s = self.settings
+        times = np.ascontiguousarray(t, dtype=np.float64)
+        R = _rows(self.model, "r", r, times.shape[0])
+        th = np.ascontiguousarray(np.broadcast_to(s.thresholds, R.shape) if thresholds is None
+                                  else thresholds, dtype=np.float64)
+        n = times.shape[0]
+        flag, joint, start = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n)
+        detect_rows(times, R, th, s.release, s.min_duration, self.depth, self.state, flag,
+                    joint, start)
+        return flag, joint, start
+
     def update(self, t: float, r: Array, qd: Array, qdd: Array | None = None
                ) -> Contact | None:
         """One sample: time ``t`` [s], residual ``r``, ``qd`` (and ``qdd``) (nv,)."""
