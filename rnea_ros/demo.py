@@ -319,8 +319,9 @@ def run_contact() -> list[Check]:
           f"on 3 s of the motion: {np.array2string(np.array(o.thresholds), precision=2)} N m; "
           f"{FORCE:.0f} N on {LINK}: detected {1e3 * o.delay:.0f} ms after the push on "
           f"'{o.link}', joint torques within {100 * o.torque_error:.1f} % of J^T F, force "
-          f"{np.array2string(np.array(o.force), precision=1)} N for "
-          f"{np.array2string(np.array(o.pushed), precision=1)} N; hold: largest command step "
+          f"{np.array2string(np.array(o.force), precision=1, suppress_small=True)} N for "
+          f"{np.array2string(np.array(o.pushed), precision=1, suppress_small=True)} N; hold: "
+          f"largest command step "
           f"{o.max_step:.2f} N m (slew limit {RATE_LIMIT * 1e-3:g}), speed {o.speed_before:.2f} "
           f"rad/s while pushed, {o.speed_after:.4f} rad/s from 0.5 s after the push on")
     return [Check("contact: false contacts while tracking", o.false_contacts, "<=", 0),
