@@ -39,10 +39,12 @@ EVENT_QOS = QoSProfile(depth=10, reliability=QoSReliabilityPolicy.RELIABLE,
 
 
 def supervisor_for(controller: TorqueController) -> ContactSupervisor:
-    """The supervisor of ``controller``'s model and configuration."""
+    """The supervisor of ``controller``'s configuration, on its full model (gravity,
+    payload and the friction of the URDF or drives file: the observer subtracts the
+    friction the robot has, compensated by the controller or not)."""
     config = controller.config
     rates = config.effort_rate_limits if config.slew_limit else None
-    return ContactSupervisor(controller.model, config.params, config.command_index,
+    return ContactSupervisor(controller.full_model, config.params, config.command_index,
                              config.effort_limits, rates)
 
 

@@ -236,3 +236,32 @@ def test_a_family_without_contacts_refuses_enable_at_start(extra: dict, named: s
         with pytest.raises(RneaError, match=f"'contact.enable' is not supported on a {named}"):
             ControllerNode(context=loop.context,
                            parameter_overrides=overrides({**CONTROLLER, **extra}))
+
+
+def test_the_observer_keeps_the_models_friction_without_compensation() -> None:
+    """The controller's ``model`` drops friction unless ``friction_compensation``; the
+    contact observer must not (a robot's friction is not a contact): moving at 0.5 rad/s
+    against viscous friction 0.3 N m s/rad, with the torque that overcomes it, r ~ 0."""
+    from rnea_ros.control.config import controller_config, default_values
+    from rnea_ros.control.controller import TorqueController
+    from rnea_ros.nodes.contact_ports import supervisor_for
+    from rnea_ros.samples import load_robot
+
+    model = load_robot("arm7").replace(viscous=np.full(7, 0.3))
+    values = {**default_values(), "contact.enable": True, "contact.reaction": "none",
+              "contact.thresholds": [0.5]}
+    assert values["friction_compensation"] is False
+    ctl = TorqueController(model, controller_config(values, model))
+    sup = supervisor_for(ctl)
+    assert np.allclose(sup.model.viscous, 0.3)
+    qd = np.full(7, 0.5)
+    q0 = np.array(START)
+    for k in range(200):  # rnea with the friction: the torque a friction-free plant needs
+        t = 1e-3 * k
+        q = q0 + qd * t
+        tau = rc.rnea(model, q, qd, np.zeros(7))
+        step = sup.observe(t, q, qd, tau)
+    print(f"|r| max {np.abs(sup.monitor.r).max():.2e} N m")
+    # (dropping the friction: r = 0.3 x 0.5 = 0.15 N m; the positions here are not
+    # integrated dynamics, so the discrete observer leaves a few mN m)
+    assert np.abs(sup.monitor.r).max() < 0.03 and step.contact is None
