@@ -38,7 +38,12 @@ Run with ``make demo`` (or ``python -m rnea_ros.demo``). A 7-DoF arm
 9. MuJoCo: arm7 on the simulator's second engine (``engine: mujoco``, soft contacts,
    ``world: table``: a table and a box; joints damped 5 N m s/rad), held in ``gravity``
    mode, pushed sideways at the flange (30 N for 0.1 s on ``rnea_simulator/apply_wrench``):
-   how far it yields, how fast it moves and how still it is at the end are printed.
+   how far it yields, how fast it moves and how still it is at the end are printed;
+10. contact safety (``rnea_ros.nodes.contact_loop``): arm7 on MuJoCo tracks a sinusoid in
+   ``inverse_dynamics`` with ``contact.enable`` and ``reaction: hold``; the thresholds are
+   calibrated on 3 s of the same motion (worst residual x 2), then 30 N push on link4:
+   detection delay, isolated link, estimated torques and force against the truth, the
+   largest command step and the speed after the push are printed.
 
 The simulator (Pinocchio's ABA, not our code) runs in lockstep at 1 kHz. DDS
 stays on this machine (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``). Exits 0
@@ -47,7 +52,10 @@ and the model agrees with Pinocchio to 1e-9, the arm on the rocking base stays w
 with the IMU and drifts more than 0.05 rad without, identification improves the hold drift
 and the tracking RMS on the true robot 10x or more, the five-bar holds within
 1e-6 rad and tracks within 5e-4 rad, and the pushed arm yields more than 0.05 rad and
-then moves less than 5e-3 rad in the last 0.5 s.
+then moves less than 5e-3 rad in the last 0.5 s, and the contact phase has no false
+contact, detects the push within 30 ms on link4, its torques within 10 % of J^T F and its
+force within 3 N, every command step within the slew limit and the arm below 0.01 rad/s
+0.5 s after the push began.
 """
 
 from __future__ import annotations
@@ -302,6 +310,30 @@ def run_mujoco_push(seconds: float) -> list[Check]:
                 Check("MuJoCo motion in the last 0.5 s", settled, "<", 5e-3, "rad")]
 
 
+def run_contact() -> list[Check]:
+    """Phase 10: a push on the tracking arm, detected, isolated, estimated, held."""
+    from rnea_ros.nodes.contact_loop import FORCE, LINK, contact_loop
+
+    o = contact_loop()
+    print(f"\n[contact] arm7 on MuJoCo tracking in inverse_dynamics, thresholds calibrated "
+          f"on 3 s of the motion: {np.array2string(np.array(o.thresholds), precision=2)} N m; "
+          f"{FORCE:.0f} N on {LINK}: detected {1e3 * o.delay:.0f} ms after the push on "
+          f"'{o.link}', joint torques within {100 * o.torque_error:.1f} % of J^T F, force "
+          f"{np.array2string(np.array(o.force), precision=1, suppress_small=True)} N for "
+          f"{np.array2string(np.array(o.pushed), precision=1, suppress_small=True)} N; hold: "
+          f"largest command step "
+          f"{o.max_step:.2f} N m (slew limit {RATE_LIMIT * 1e-3:g}), speed {o.speed_before:.2f} "
+          f"rad/s while pushed, {o.speed_after:.4f} rad/s from 0.5 s after the push on")
+    return [Check("contact: false contacts while tracking", o.false_contacts, "<=", 0),
+            Check("contact: detection delay", o.delay, "<=", 0.03, "s"),
+            Check(f"contact: isolated to {LINK}", float(o.link == LINK), ">=", 1.0),
+            Check("contact: torques vs J^T F", o.torque_error, "<=", 0.1),
+            Check("contact: force error", o.force_error, "<=", 0.1 * FORCE, "N"),
+            Check("contact: largest command step", o.max_step, "<=",
+                  RATE_LIMIT * 1e-3 * (1 + 1e-6), "N m"),
+            Check("contact: speed 0.5 s after the push", o.speed_after, "<", 0.01, "rad/s")]
+
+
 def plan_motion(model, q_start: np.ndarray):  # type: ignore[no-untyped-def]
     """Phase 4's minimum-time plan, solved before the loop starts (it would stall it)."""
     from rnea_ros.planning import Limits, plan_min_time
@@ -364,6 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="five-bar tracking time [s] ([five_bar]); 0 skips that step")
     parser.add_argument("--mujoco", type=float, default=3.0,
                         help="time after the push on MuJoCo [s] ([mujoco]); 0 skips it")
+    parser.add_argument("--no-contact", action="store_true", help="skip the [contact] phase")
     args = parser.parse_args(argv)
     # rclpy only after the environment is set
     from rnea_ros.nodes.harness import ClosedLoop, track_sinusoid
@@ -446,6 +479,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.mujoco > 0:
         checks += run_mujoco_push(args.mujoco)
         simulated += 0.3 + args.mujoco
+    if not args.no_contact:
+        checks += run_contact()
+        simulated += 6.0
     wall = time.monotonic() - started
     rocking = ", held on the rocking base with the IMU (drifts without)" if args.rocking else ""
     simulated += 1.5 * max(args.rocking, 0.0)
@@ -453,6 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                  f"{LOOP_TRACK_TOLERANCE:g} rad" if args.loop_track > 0 else "")
     identify_text = ", identification >= 10x better" if args.identify_periods > 0 else ""
     loop_text += ", the pushed arm settled on MuJoCo" if args.mujoco > 0 else ""
+    loop_text += ", a push detected, isolated and held" if not args.no_contact else ""
     print("\n" + verdict(checks, f"drift and RMS below {TOLERANCE:g} rad, model within "
                                  f"1e-9 of Pinocchio{rocking}{identify_text}{loop_text} "
                                  f"({wall:.1f} s wall for "

@@ -246,6 +246,14 @@ class TorqueController:
         return model.joint_names + (elastic.motor_names if elastic else ())
 
     @property
+    def merged_state(self) -> tuple[Array, Array]:
+        """The merged joint state ``(q, qd)``, one value per :attr:`state_names` entry
+        (model joints, then elastic motors), as read-only views."""
+        q, qd = self._q.view(), self._qd.view()
+        q.flags.writeable = qd.flags.writeable = False
+        return q, qd
+
+    @property
     def reference_names(self) -> tuple[str, ...]:
         """The joints of the reference (trajectories name them), in state order."""
         return self.base_model.joint_names

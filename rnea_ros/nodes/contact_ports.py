@@ -10,8 +10,9 @@ frame's axes at the link origin); on each contact start/end and re-arm ``~/conta
 latched}``: no existing message carries a link, a joint and a latched reaction together,
 and a JSON line is readable by ``ros2 topic echo`` and any tool; reliable, transient
 local depth 10, so a late subscriber gets the last events). Serves ``~/rearm_contact``
-(``std_srvs/Trigger``): clears a latched reaction. ``status`` is the ``<node>: contact``
-entry on ``/diagnostics``.
+(``std_srvs/Trigger``) and the parameter ``contact.rearm`` (set it ``true``: the same
+re-arm, then the node sets it back to ``false``, ready for the next): clear a latched
+reaction. ``status`` is the ``<node>: contact`` entry on ``/diagnostics``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -37,10 +39,12 @@ EVENT_QOS = QoSProfile(depth=10, reliability=QoSReliabilityPolicy.RELIABLE,
 
 
 def supervisor_for(controller: TorqueController) -> ContactSupervisor:
-    """The supervisor of ``controller``'s model and configuration."""
+    """The supervisor of ``controller``'s configuration, on its full model (gravity,
+    payload and the friction of the URDF or drives file: the observer subtracts the
+    friction the robot has, compensated by the controller or not)."""
     config = controller.config
     rates = config.effort_rate_limits if config.slew_limit else None
-    return ContactSupervisor(controller.model, config.params, config.command_index,
+    return ContactSupervisor(controller.full_model, config.params, config.command_index,
                              config.effort_limits, rates)
 
 
@@ -59,6 +63,9 @@ class ContactPorts:
         self.torque_msg.name = list(self.supervisor.names)
         self.wrench_msg = WrenchStamped()
         self.last_link = ""
+        node.add_post_set_parameters_callback(self.on_parameters_set)
+        if node.get_parameter("contact.rearm").value:  # (nothing latched yet)
+            node.set_parameters([Parameter("contact.rearm", value=False)])
 
     def reconfigure(self, controller: TorqueController) -> None:
         """New ``contact.*`` values: a new supervisor; a latched reaction stays latched
@@ -70,20 +77,19 @@ class ContactPorts:
     def react(self, t: float, command: np.ndarray) -> None:
         """Before the command for the state at ``t`` [s] is published: a latched
         reaction replaces ``command`` (commanded-joint order)."""
-        s, c = self.supervisor, self.controller
-        n = s.model.nv
-        s.react(t, c._q[:n], c._qd[:n], command)
+        s = self.supervisor
+        q, qd = s.state(*self.controller.merged_state)
+        s.react(t, q, qd, command)
 
     def after(self, names: Any, effort: Any, t: float, stamp: Any,
               command: np.ndarray) -> None:
         """After ``command`` was published for the state at ``t`` [s] (off the
         receipt-to-publish path): the monitor, the events, ``~/external_torque`` and
         (in contact) ``~/external_wrench``."""
-        s, c = self.supervisor, self.controller
-        n = s.model.nv
-        q = c._q[:n]
+        s = self.supervisor
+        q, qd = s.state(*self.controller.merged_state)
         measured = s.effort(names, effort) if s.measured else None
-        step = s.observe(t, q, c._qd[:n], command, measured)
+        step = s.observe(t, q, qd, command, measured)
         if step.started or step.ended:
             self.event(step, stamp)
         r = s.monitor.r
@@ -121,11 +127,23 @@ class ContactPorts:
     def on_rearm(self, request: Trigger.Request, response: Trigger.Response
                  ) -> Trigger.Response:
         """``~/rearm_contact``: clear the latched reaction."""
-        response.message = self.supervisor.rearm()
+        response.message = self.rearm()
         response.success = True
-        self.event_pub.publish(String(data=self.supervisor.event_json(None, "rearmed")))
-        self.node.get_logger().info(response.message)
         return response
+
+    def rearm(self) -> str:
+        """Clear the latched reaction: ``~/contact`` event, one log line; the message."""
+        message = self.supervisor.rearm()
+        self.event_pub.publish(String(data=self.supervisor.event_json(None, "rearmed")))
+        self.node.get_logger().info(message)
+        return message
+
+    def on_parameters_set(self, params: list[Parameter[Any]]) -> None:
+        """After an accepted change: ``contact.rearm`` set ``true`` re-arms, then is set
+        back to ``false`` (so that the next ``true`` re-arms again)."""
+        if any(p.name == "contact.rearm" and p.value for p in params):
+            self.rearm()
+            self.node.set_parameters([Parameter("contact.rearm", value=False)])
 
     def status(self, node_name: str, hardware_id: str) -> DiagnosticStatus:
         """``<node>: contact``: WARN while a reaction is latched or states are refused."""

@@ -1,10 +1,12 @@
 """The controller node's contact monitoring over DDS, in lockstep against the MuJoCo
 simulator (``world: table``), in a namespace: a 30 N push on a link is detected and
-isolated to it, ``~/external_torque``, ``~/external_wrench`` and ``~/contact`` are
-published, the ``hold`` reaction stops the arm with every command step within the slew
-limit, ``~/rearm_contact`` clears it; an arm driven into the table is detected within
-30 ms of touching it and braked; non-finite or huge thresholds are refused at run
-time; a closed-loop robot refuses ``contact.enable`` naming the reason."""
+isolated to it, ``~/external_torque`` within 10 % of the true ``J^T F`` at its peak,
+``~/external_wrench`` within 10 % of the 30 N force, ``~/contact`` published, the
+``hold`` reaction damps the arm with every command step within the slew limit,
+``~/rearm_contact`` and the parameter ``contact.rearm`` clear it; an arm driven into the
+table is detected within 30 ms of touching it and stopped (below 0.01 rad/s) within
+0.2 s; non-finite or huge thresholds are refused at run time; a closed-loop robot
+refuses ``contact.enable`` naming the reason."""
 
 from __future__ import annotations
 
@@ -31,8 +33,8 @@ START = [0.0, 0.1, 0.0, -2.0, 0.0, 2.2, 0.8]
 THRESHOLDS = [2.0, 2.0, 1.0, 0.5, 0.3, 0.3, 0.3]
 RATE = 1000.0  # [N m/s] effort_rate_limits (the default)
 CONTROLLER = {"urdf_path": URDF, "watchdog_timeout": 1.0, "contact.enable": True,
-              "contact.thresholds": THRESHOLDS, "contact.reaction": "hold",
-              "contact.hold_damping": [10.0]}
+              "contact.thresholds": THRESHOLDS, "contact.reaction": "hold"}
+GAIN = 50.0  # [1/s] contact.observer_gain (the default)
 SIMULATOR = {"urdf_path": URDF, "engine": "mujoco", "world": "table", "integrator": "rk4",
              "initial_positions": START, "damping": [0.5] * 7}
 
@@ -61,6 +63,29 @@ def push(loop: ClosedLoop, link: str, force: tuple[float, float, float]) -> None
     publisher.publish(msg)
 
 
+def true_torques(model: rc.RobotModel, q: np.ndarray, link: str, force: np.ndarray
+                 ) -> np.ndarray:
+    """``J^T F`` (N, nv) of ``force`` (world) held at ``link``'s centre of mass (MuJoCo's
+    ``xfrc_applied``) at each pose of ``q`` (N, nq)."""
+    body = model.body_names.index(link)
+    out = np.empty((len(q), model.nv))
+    for k, qk in enumerate(q):
+        R, _ = rc.body_poses(model, qk)
+        J = rc.frame_jacobian(model, qk, link, "LOCAL_WORLD_ALIGNED")
+        out[k] = J.T @ np.r_[force, np.cross(R[body] @ model.com[body], force)]
+    return out
+
+
+def rearm_by_parameter(loop: ClosedLoop) -> None:
+    """``contact.rearm: true`` clears the latched reaction and is set back to false."""
+    node = loop.controller
+    assert node is not None and node.contact is not None
+    (result,) = loop.set_controller_parameters({"contact.rearm": True})
+    assert result.successful
+    assert node.contact.supervisor.latched is None
+    assert node.get_parameter("contact.rearm").value is False
+
+
 def direction(model: rc.RobotModel, q: np.ndarray, link: str) -> np.ndarray:
     """The unit force (world) at the link's centre of mass with the largest moment about
     its own joint's axis (a push the link's joint feels)."""
@@ -79,29 +104,42 @@ def test_push_detected_isolated_held_and_rearmed_in_a_namespace() -> None:
         assert not got["contact"] and node.contact.supervisor.contacts == 0  # contact-free
         assert got["torque"] and got["torque"][-1].name[0] == "joint1"
         n_before = len(loop.probe.recording.commands)
-        t_push = loop.sim_time
-        push(loop, "link4", tuple(30.0 * direction(node.controller.model,
-                                                   loop.probe.recording.q[-1], "link4")))
+        model = node.controller.model
+        force = 30.0 * direction(model, loop.probe.recording.q[-1], "link4")
+        push(loop, "link4", tuple(force))
         assert loop.spin_until(lambda: sim.pushes == 1, 10.0)
+        t_push = loop.sim_time  # (lockstep: the push acts from the next step on)
         assert loop.run_for(1.0, wall_timeout=180.0)
         starts = [e for e in got["contact"] if e["state"] == "start"]
         print(f"contact events: {got['contact']}")
         assert starts and starts[0]["latched"] and starts[0]["reaction"] == "hold"
         latched = node.contact.supervisor.latched
         assert latched is not None and latched.since - t_push < 0.03  # within 30 ms
-        r = np.array([m.effort for m in got["torque"]])
-        print(f"peak |r| per joint: {np.abs(r).max(axis=0).round(2)}")
         assert starts[0]["link"] == "link4"  # isolated to the pushed link
-        wrenches = [w for w in got["wrench"] if w.header.frame_id == "link4"]
-        assert wrenches
-        F = max(np.hypot(w.wrench.force.x, w.wrench.force.y) for w in wrenches)
-        print(f"peak |F| on link4 {F:.1f} N (pushed 30 N)")
-        assert np.isfinite(F) and F > 5.0
+        # ~/external_torque against the truth J^T F at its peak, in the push's last 20 ms
+        # (0.1 s, wrench_duration; the observer's lag e^(-K_O t) <= 2 % after 4 / K_O)
+        t = np.array(loop.probe.recording.t)
+        stamps = {round(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, 6): np.array(
+            m.effort) for m in got["torque"]}
+        window = np.flatnonzero((t >= t_push + 4.0 / GAIN) & (t < t_push + 0.1))
+        truth = true_torques(model, np.array(loop.probe.recording.q)[window], "link4", force)
+        k = int(np.argmax(np.abs(truth).max(axis=1)))
+        r = stamps[round(float(t[window[k]]), 6)]
+        error = np.abs(r - truth[k]).max() / np.abs(truth[k]).max()
+        print(f"at the peak: r {r.round(2)}, J^T F {truth[k].round(2)}: {100 * error:.1f} %")
+        assert error <= 0.10
+        # ~/external_wrench: the force at link4's centre of mass, within 10 % of 30 N
+        wrenches = {round(w.header.stamp.sec + 1e-9 * w.header.stamp.nanosec, 6): w
+                    for w in got["wrench"] if w.header.frame_id == "link4"}
+        w = wrenches[round(float(t[window[k]]), 6)]
+        f = np.array([w.wrench.force.x, w.wrench.force.y, w.wrench.force.z])
+        print(f"estimated force {f.round(2)} N, pushed {force.round(2)} N: "
+              f"|error| {np.linalg.norm(f - force):.2f} N")
+        assert np.linalg.norm(f - force) <= 0.10 * 30.0
         # hold: every command step within the slew limit, the arm stopped within 0.2 s of
         # the contact and kept still
         commands = np.array(loop.probe.recording.commands[n_before - 1:])
         assert np.abs(np.diff(commands, axis=0)).max() <= RATE * 1e-3 * (1 + 1e-6)
-        t = np.array(loop.probe.recording.t)
         qd = np.array(loop.probe.recording.qd)
         speeds = [float(np.abs(qd[t > latched.since + d]).max()) for d in (0.0, 0.2, 0.5)]
         print(f"speed after the contact, from 0 / 0.2 / 0.5 s on: {speeds} rad/s")
@@ -122,6 +160,14 @@ def test_push_detected_isolated_held_and_rearmed_in_a_namespace() -> None:
         assert loop.run_for(0.2)
         assert not loop.controller.contact.supervisor.latched
         assert sum(node.controller.rejected.values()) == 0
+        # pushed again, latched again; re-armed by the parameter this time
+        push(loop, "link4", tuple(force))
+        assert loop.spin_until(lambda: sim.pushes == 2, 10.0)
+        assert loop.run_for(0.3, wall_timeout=120.0)
+        latched = node.contact.supervisor.latched
+        assert latched is not None and latched.link == "link4"
+        rearm_by_parameter(loop)
+        assert loop.spin_until(lambda: got["contact"][-1]["state"] == "rearmed", 10.0)
 
 
 @pytest.mark.parametrize("value", [[float("nan")], [1e12], [0.0]])
@@ -168,14 +214,15 @@ def test_table_contact_detected_and_hold_brakes_the_arm() -> None:
         print(f"link7 origin height at the onset {p[-1][2]:.3f} m, "
               "table top 0.40 m")
         qd = np.array(loop.probe.recording.qd)
-        after = [float(np.abs(qd[t > latched.since + d]).max()) for d in (0.0, 0.2)]
-        print(f"contact at {latched.since:.3f} s on '{latched.link}'; speed from 0 / 0.2 s "
-              f"after it on: {after} rad/s")
         print(f"first on the table at {touched[0] if touched else None} s")
         assert touched and abs(latched.since - touched[0]) < 0.03  # the table, not noise
-        # braking: 0.2 s after the contact the arm moves at less than half its speed then
-        # (the issue's 'stopped within 0.2 s' is not met yet: 0.06 rad/s remain)
-        assert after[1] < 0.5 * after[0]
+        first = min(latched.since, touched[0])  # (touched: 10 ms resolution)
+        after = [float(np.abs(qd[t > first + d]).max()) for d in (0.0, 0.2)]
+        print(f"contact at {latched.since:.3f} s on '{latched.link}'; speed from 0 / 0.2 s "
+              f"after the first contact on: {after} rad/s")
+        # stopped within 0.2 s of the first contact: every joint below 0.01 rad/s from
+        # then on (hold, contact.hold_damping 20 N m s/rad capped at M_jj / (4 T))
+        assert after[1] < 0.01
         commands = np.array(loop.probe.recording.commands[n_before - 1:])
         assert np.abs(np.diff(commands, axis=0)).max() <= RATE * 1e-3 * (1 + 1e-6)
 
@@ -189,3 +236,32 @@ def test_a_family_without_contacts_refuses_enable_at_start(extra: dict, named: s
         with pytest.raises(RneaError, match=f"'contact.enable' is not supported on a {named}"):
             ControllerNode(context=loop.context,
                            parameter_overrides=overrides({**CONTROLLER, **extra}))
+
+
+def test_the_observer_keeps_the_models_friction_without_compensation() -> None:
+    """The controller's ``model`` drops friction unless ``friction_compensation``; the
+    contact observer must not (a robot's friction is not a contact): moving at 0.5 rad/s
+    against viscous friction 0.3 N m s/rad, with the torque that overcomes it, r ~ 0."""
+    from rnea_ros.control.config import controller_config, default_values
+    from rnea_ros.control.controller import TorqueController
+    from rnea_ros.nodes.contact_ports import supervisor_for
+    from rnea_ros.samples import load_robot
+
+    model = load_robot("arm7").replace(viscous=np.full(7, 0.3))
+    values = {**default_values(), "contact.enable": True, "contact.reaction": "none",
+              "contact.thresholds": [0.5]}
+    assert values["friction_compensation"] is False
+    ctl = TorqueController(model, controller_config(values, model))
+    sup = supervisor_for(ctl)
+    assert np.allclose(sup.model.viscous, 0.3)
+    qd = np.full(7, 0.5)
+    q0 = np.array(START)
+    for k in range(200):  # rnea with the friction: the torque a friction-free plant needs
+        t = 1e-3 * k
+        q = q0 + qd * t
+        tau = rc.rnea(model, q, qd, np.zeros(7))
+        step = sup.observe(t, q, qd, tau)
+    print(f"|r| max {np.abs(sup.monitor.r).max():.2e} N m")
+    # (dropping the friction: r = 0.3 x 0.5 = 0.15 N m; the positions here are not
+    # integrated dynamics, so the discrete observer leaves a few mN m)
+    assert np.abs(sup.monitor.r).max() < 0.03 and step.contact is None

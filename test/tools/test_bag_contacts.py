@@ -245,3 +245,20 @@ def test_a_gap_or_a_missing_effort_restarts_the_observer_and_ends_the_contact() 
     assert [c.link for c in rows] == ["link4"] * 3
     assert rows[0].end == t[1199] and rows[1].end == t[1599] and np.isnan(rows[2].end)
     assert rows[1].start > t[1200] and rows[2].start > t[1601]
+
+
+def test_tools_use_the_public_faces_not_private_kernels() -> None:
+    """No module under rnea_ros/tools imports a compiled kernel module (``_*_jit``):
+    the offline tools call the faces (here ``residual_rows``, ``ContactDetector.rows``)
+    that check inputs and keep one place for each equation."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "rnea_ros" / "tools"
+    private = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            private += [f"{path.relative_to(root)}: {n}" for n in names
+                        if any(p.startswith("_") and p.endswith("_jit") for p in n.split("."))]
+    assert not private, private

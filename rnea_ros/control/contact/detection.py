@@ -28,7 +28,10 @@ isolated one link closer to the base -- the method's limit, not the detector's.
 norm when ``J_c^T`` has fewer rows than 6) wrench ``[force; moment about the link
 origin]``, in world axes (``LOCAL_WORLD_ALIGNED``) by default (:func:`contact_wrench`).
 With fewer than six joints up to the link, only the part of ``F`` the joints can feel
-is identified.
+is identified, and the minimum-norm wrench is mostly moment (a 30 N push on arm7's
+link4 came back as 8.8 N). Given a contact ``point`` (link frame), the contact is a
+pure force there (the survey's point-contact model): ``f = pinv(J_p^T) r`` with ``J_p``
+the point's linear Jacobian, three unknowns that four or more joints identify.
 
 The per-sample :class:`ContactDetector` (a node's) and the batch :func:`detect`
 (``rnea-bag``'s ``contacts.csv``: :func:`episodes`) share one compiled state machine.
@@ -214,6 +217,24 @@ class ContactDetector:
         """Out of contact, nothing pending."""
         self.state = new_state()
 
+    def rows(self, t: Array, r: Array, thresholds: Array | None = None
+             ) -> tuple[Array, IntArray, Array]:
+        """Consecutive samples, continuing from the detector's state (``rnea-bag``'s
+        chunks): ``t`` (N,) [s], ``r`` (N, nv) finite, ``thresholds`` (N, nv) ``th``
+        (:func:`threshold_rows`; ``None``: the constant ``settings.thresholds``). Returns
+        per sample ``in_contact`` (1.0 / 0.0), the isolated coordinate (-1 out of contact)
+        and the start time [s] of the contact it is in."""
+        s = self.settings
+        times = np.ascontiguousarray(t, dtype=np.float64)
+        R = _rows(self.model, "r", r, times.shape[0])
+        th = np.ascontiguousarray(np.broadcast_to(s.thresholds, R.shape) if thresholds is None
+                                  else thresholds, dtype=np.float64)
+        n = times.shape[0]
+        flag, joint, start = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n)
+        detect_rows(times, R, th, s.release, s.min_duration, self.depth, self.state, flag,
+                    joint, start)
+        return flag, joint, start
+
     def update(self, t: float, r: Array, qd: Array, qdd: Array | None = None
                ) -> Contact | None:
         """One sample: time ``t`` [s], residual ``r``, ``qd`` (and ``qdd``) (nv,)."""
@@ -237,16 +258,42 @@ class ContactDetector:
 
 
 def contact_wrench(model: rc.RobotModel, q: object, link: str, r: object,
-                   reference: str = "LOCAL_WORLD_ALIGNED") -> Array:
-    """``F = pinv(J^T) r`` (6,) ``[force; moment about the link origin]`` on ``link``
-    (axes of ``reference``, see :func:`rnea_ros.core.frame_jacobian`): the least-squares
-    wrench whose joint torques ``J^T F`` best match ``r`` (nv,)."""
+                   reference: str = "LOCAL_WORLD_ALIGNED", point: object = None) -> Array:
+    """The contact wrench (6,) ``[force; moment]`` [N, N m] on ``link`` whose joint
+    torques ``J^T F`` best match ``r`` (nv,), axes and moment point of ``reference``
+    (:func:`rnea_ros.core.frame_jacobian`: the link origin for ``LOCAL`` and
+    ``LOCAL_WORLD_ALIGNED``, the world origin for ``WORLD``).
+
+    ``point`` ``None``: ``F = pinv(J^T) r``, the least-squares (minimum-norm) wrench.
+    ``point`` (3,) [m] in the link frame: a pure force ``f`` at that point,
+    ``f = pinv(J_p^T) r`` with ``J_p = J_lin - [c]x J_ang`` the point's linear Jacobian
+    (``c`` the point in ``reference``'s frame, from its origin), returned as
+    ``[f; c x f]``."""
     J = rc.frame_jacobian(model, q, link, reference)
     rv = np.asarray(r, dtype=np.float64)
     if rv.shape != (model.nv,) or not np.all(np.isfinite(rv)):
         raise StateError(f"r must be {model.nv} finite values, got {rv!r}")
-    F, *_ = np.linalg.lstsq(J.T, rv, rcond=1e-9)
-    return np.asarray(F, dtype=np.float64)
+    if point is None:
+        F, *_ = np.linalg.lstsq(J.T, rv, rcond=1e-9)
+        return np.asarray(F, dtype=np.float64)
+    p = np.asarray(point, dtype=np.float64)
+    if p.shape != (3,) or not np.all(np.isfinite(p)):
+        raise StateError(f"contact point on '{link}' must be 3 finite values [m], got {p!r}")
+    c = _point_in(model, q, link, reference, p)
+    cross = np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
+    f, *_ = np.linalg.lstsq((J[:3] - cross @ J[3:]).T, rv, rcond=1e-9)
+    return np.concatenate([f, np.cross(c, f)])
+
+
+def _point_in(model: rc.RobotModel, q: object, link: str, reference: str, p: Array
+              ) -> Array:
+    """Point ``p`` (link frame) in ``reference``'s frame, from its origin (3,) [m]."""
+    if reference == "LOCAL":
+        return p
+    body = model.body_names.index(link)
+    R, x = rc.body_poses(model, np.asarray(q, dtype=np.float64))
+    c = R[body] @ p
+    return np.asarray(c + x[body] if reference == "WORLD" else c, dtype=np.float64)
 
 
 __all__ = ["Contact", "ContactDetector", "ContactEvent", "DetectionSettings",

@@ -90,6 +90,28 @@ def friction(model: rc.RobotModel, qd: Array) -> Array:
     return np.asarray(model.coulomb * np.sign(qd) + model.viscous * qd, dtype=np.float64)
 
 
+def residual_rows(t: Array, p: Array, w: Array, tau: Array, gains: Array, r0: Array
+                  ) -> tuple[Array, int]:
+    """The observer's recursion (eq. (5)) over consecutive samples, continuing a
+    recording chunk by chunk (``rnea-bag``): ``t`` (N,) [s], ``p`` (N, nv) the momentum
+    ``M qd``, ``w`` (N, nv) ``beta + tau_f`` (:func:`rnea_ros.core.momentum_and_bias_batch`
+    plus :func:`friction`), ``tau`` (N, nv) the torque held from each sample on,
+    ``gains`` (nv,) ``K_O`` [1/s], ``r0`` (nv,) the residual at ``t[0]``. Returns ``r``
+    (N, nv) and the first period ``k`` (``t[k]`` to ``t[k+1]``) that is not a positive
+    step or gives a non-finite residual, -1 if none: rows ``0..k`` of ``r`` are valid,
+    the later ones are not."""
+    U = np.zeros_like(p)
+    U[:-1] = tau[:-1] - 0.5 * (w[:-1] + w[1:])
+    R = np.full_like(p, np.nan)
+    bad = observer_rows(np.ascontiguousarray(t, dtype=np.float64), _asc(p), U,
+                        _asc(gains), _asc(r0), R)
+    return R, int(bad)
+
+
+def _asc(x: Array) -> Array:
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
 def residuals(model: rc.RobotModel, t: object, q: object, qd: object, tau: object,
               gains: object, *, drives: str | Path | dict[str, Any] | None = None) -> Array:
     """The observer over a recording: ``t`` (N,) [s] increasing, ``q`` (N, nq), ``qd``,
@@ -177,4 +199,5 @@ class MomentumObserver:
         return self.r
 
 
-__all__ = ["MomentumObserver", "friction", "observer_gains", "observer_model", "residuals"]
+__all__ = ["MomentumObserver", "friction", "observer_gains", "observer_model",
+           "residual_rows", "residuals"]

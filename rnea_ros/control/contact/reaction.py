@@ -9,7 +9,12 @@ joints, saturated to ``effort_limits`` and slew-limited:
 * ``none``: report only, the command is unchanged;
 * ``hold``: ``tau = g(q) - D qd`` (gravity + joint damping ``D`` =
   ``contact.hold_damping`` at the current pose): the arm stops and stays where it is,
-  yielding to the contact force like a damper;
+  yielding to the contact force like a damper. Per joint ``D_j`` is capped at
+  ``M_jj(q) / (4 T)`` (``T`` the state period): a damper acting one period late on a
+  joint of inertia ``M_jj`` is ``qd[k+1] = qd[k] - a qd[k-1]``, ``a = D T / M_jj``, whose
+  poles ``z^2 - z + a = 0`` are real and stable up to ``a = 1/4`` and oscillate beyond
+  (arm7's wrist, ``M_77`` = 0.005 kg m^2, chattered at +-0.5 N m, 0.055 rad/s, with
+  ``D`` = 10 at 1 kHz and never stopped);
 * ``float``: ``tau = g(q)``: the arm floats, pushed away freely by the contact.
 
 Bumpless: the reaction starts from the last command published and every step moves by
@@ -66,8 +71,23 @@ class ContactStep:
     reacting: bool
 
 
+def refuse_layout(model: rc.RobotModel) -> None:
+    """Raise :class:`ParameterError` for a model the node cannot monitor: its merged
+    joint state holds one position and one velocity per joint name, so every joint must
+    have ``nq = nv = 1`` (a multi-DoF or floating joint has ``nq != nv``, or several)."""
+    for j, name in enumerate(model.joint_names):
+        nq, nv = int(model.joint_nq[j]), int(model.joint_nv[j])
+        if (nq, nv) != (1, 1):
+            raise ParameterError(
+                f"'contact.enable' is not supported on '{model.name}': joint '{name}' has "
+                f"nq = {nq}, nv = {nv}; the controller's joint state carries one position "
+                "and one velocity per joint name, so contact monitoring needs revolute, "
+                "continuous or prismatic joints only (set contact.enable: false)")
+
+
 class ContactSupervisor:
-    """Contact monitoring and reaction for ``model`` (open chain, 1-DoF joints).
+    """Contact monitoring and reaction for ``model`` (open chain, 1-DoF joints; any
+    other layout raises :class:`ParameterError`, :func:`refuse_layout`).
 
     ``params``: the controller's :class:`~rnea_ros.parameters.ParameterSet` (``contact.*``,
     checked by the table: ``contact.reaction`` one of its choices);
@@ -80,6 +100,7 @@ class ContactSupervisor:
                  commanded: Sequence[int] | NDArray[np.int64], effort_limits: Array,
                  rate_limits: Array | None) -> None:
         c = params.contact
+        refuse_layout(model)
         nv = model.nv
         settings = DetectionSettings(
             thresholds=_per_joint(c.thresholds, nv, "contact.thresholds"),
@@ -103,6 +124,8 @@ class ContactSupervisor:
         self._previous = np.zeros(len(self.commanded))  # the last command (m,)
         self._identity = bool(np.array_equal(self.commanded, np.arange(nv)))
         self._last_t = math.nan
+        self._period = math.nan  # the last positive state period [s]
+        self._points: dict[str, Array | None] = {}  # per link: the contact point or None
         self.latched: Contact | None = None
         self.contacts = 0  # contacts detected since start
         self.rejected = 0  # states the monitor refused (non-finite effort, ...)
@@ -114,6 +137,10 @@ class ContactSupervisor:
         self.monitor.warm_up()
         q = rc.neutral(self.model)
         gravity_torques(self.model, q)
+        rc.mass_matrix(self.model, q)
+        last = str(self.model.body_names[-1])  # both wrench forms (wrench, force at a point)
+        contact_wrench(self.model, q, last, np.zeros(self.model.nv), point=np.zeros(3))
+        self.wrench(q, Contact(0.0, last, "", 0, 0.0))
 
     def effort(self, names: Sequence[str], effort: Sequence[float]) -> Array | None:
         """Model-order torques from a ``JointState``'s ``names``/``effort``; ``None``
@@ -130,6 +157,13 @@ class ContactSupervisor:
             self._effort_maps[key] = rows
         return np.asarray(effort, dtype=np.float64)[rows.astype(np.int64)]
 
+    def state(self, q_merged: Array, qd_merged: Array) -> tuple[Array, Array]:
+        """The model's ``q`` (nq,), ``qd`` (nv,) from the controller's merged joint state
+        (:attr:`rnea_ros.control.controller.TorqueController.merged_state`: one value per
+        joint name, model order first; elastic motors after): views, no copy."""
+        m = self.model
+        return q_merged[:m.nq], qd_merged[:m.nv]
+
     def update(self, t: float, q: Array, qd: Array, command: Array,
                measured: Array | None = None) -> ContactStep:
         """:meth:`react` then :meth:`observe`: one state at ``t`` [s], ``command`` (m,)
@@ -143,6 +177,8 @@ class ContactSupervisor:
         if self.latched is None:
             return False
         dt = t - self._last_t if math.isfinite(self._last_t) else 0.0
+        if dt > 0.0:
+            self._period = min(dt, self.max_gap)
         self._reaction_command(q, qd, command, min(max(dt, 0.0), self.max_gap))
         return True
 
@@ -153,6 +189,8 @@ class ContactSupervisor:
         published, held from ``t`` on (``commanded`` source) or ``measured`` (nv,)
         model-order torques (``measured`` source). A contact detected here latches the
         reaction: :meth:`react` applies it from the next state on (one state period)."""
+        if math.isfinite(self._last_t) and t > self._last_t:
+            self._period = min(t - self._last_t, self.max_gap)
         self._last_t = t
         if self.measured:
             tau = measured
@@ -190,13 +228,21 @@ class ContactSupervisor:
         n = self.model.nv
         tau = gravity_torques(self.model, q)
         if self.reaction == "hold":
-            tau = tau - self.damping * np.asarray(qd[:n])
+            tau = tau - self.hold_gains(q) * np.asarray(qd[:n])
         target = np.clip(tau[self.commanded], -self.effort_limits, self.effort_limits)
         previous = self._previous
         if self.rate_limits is not None:
             step = self.rate_limits * dt
             target = previous + np.clip(target - previous, -step, step)
         command[:] = target
+
+    def hold_gains(self, q: Array) -> Array:
+        """``hold``'s damping (nv,) [N m s/rad or N s/m]: ``contact.hold_damping`` capped
+        per joint at ``M_jj(q) / (4 T)``, ``T`` the last state period (module docstring)."""
+        if not math.isfinite(self._period):
+            return self.damping
+        inertia = np.diagonal(rc.mass_matrix(self.model, q))
+        return np.minimum(self.damping, inertia / (4.0 * self._period))
 
     def rearm(self) -> str:
         """Clear the latched reaction and restart the observer; returns a message."""
@@ -212,8 +258,13 @@ class ContactSupervisor:
 
     def wrench(self, q: Array, contact: Contact) -> Array:
         """The contact wrench (6,) [N, N m] at the contact's link (LOCAL_WORLD_ALIGNED
-        axes, moment about the link origin)."""
-        return contact_wrench(self.model, q, contact.link, self.monitor.r)
+        axes, moment about the link origin): with six or more joint coordinates up to
+        the link the least-squares wrench, with fewer a pure force at the link's centre
+        of mass (:func:`contact_point`; the minimum-norm wrench would be mostly moment)."""
+        link = contact.link
+        if link not in self._points:
+            self._points[link] = contact_point(self.model, link)
+        return contact_wrench(self.model, q, link, self.monitor.r, point=self._points[link])
 
     def event_json(self, contact: Contact | None, state: str) -> str:
         """The ``~/contact`` message: a JSON object (state, link, joint, onset, peak,
@@ -226,4 +277,18 @@ class ContactSupervisor:
         return json.dumps(body)
 
 
-__all__ = ["ContactStep", "ContactSupervisor"]
+def contact_point(model: rc.RobotModel, link: str) -> Array | None:
+    """The point (3,) [m, link frame] a contact on ``link`` is assumed at: ``None`` (any
+    wrench, identified) when six or more joint coordinates move the link, else its centre
+    of mass (a pure force there: three unknowns that three or more coordinates see)."""
+    body = model.body_names.index(link)
+    owner = {int(model.joint_body[j]): j for j in range(model.njoints)}
+    coordinates, b = 0, body
+    while b >= 0:
+        if b in owner:
+            coordinates += int(model.joint_nv[owner[b]])
+        b = int(model.parent[b])
+    return None if coordinates >= 6 else np.asarray(model.com[body], dtype=np.float64)
+
+
+__all__ = ["ContactStep", "ContactSupervisor", "contact_point", "refuse_layout"]

@@ -39,10 +39,13 @@ from numpy.typing import NDArray
 
 import rnea_ros.core as rc
 from rnea_ros.control.contact import DetectionSettings, propose_thresholds, write_thresholds
-from rnea_ros.control.contact._detection_jit import detect_rows, new_state
-from rnea_ros.control.contact._observer_jit import observer_rows
-from rnea_ros.control.contact.detection import coordinate_depth, coordinate_link
-from rnea_ros.control.contact.observer import friction, observer_gains, observer_model
+from rnea_ros.control.contact.detection import ContactDetector, coordinate_link
+from rnea_ros.control.contact.observer import (
+    friction,
+    observer_gains,
+    observer_model,
+    residual_rows,
+)
 from rnea_ros.core.errors import BagError
 
 Array = NDArray[np.float64]
@@ -158,11 +161,10 @@ class ContactTracker:
         self.model = observer_model(model)  # ModelError for closed loops, elastic models
         nv = self.model.nv
         self.gains = observer_gains(self.model, gain)
-        self.settings = DetectionSettings(thresholds, np.zeros(nv), np.zeros(nv), release,
-                                          min_duration).checked(self.model)
-        self.depth = coordinate_depth(self.model)
+        self.detector = ContactDetector(self.model, DetectionSettings(
+            thresholds, np.zeros(nv), np.zeros(nv), release, min_duration))
+        self.settings = self.detector.settings
         self.max_gap = GAP_PERIODS * dt
-        self.state = new_state()
         self.last: tuple[float, Array, Array, Array, Array] | None = None  # t, p, w, tau, r
         self.open: list[Any] | None = None  # [start, peak, coordinate] of a contact
         self.rows: list[Row] = []
@@ -192,7 +194,8 @@ class ContactTracker:
         if self.last is not None:
             self.restarts += 1
             self._close(self.last[0])
-        self.last, self.state = None, new_state()
+        self.last = None
+        self.detector.reset()
 
     def _run(self, t: Array, q: Array, qd: Array, tau: Array) -> Array:
         """Consecutive complete samples: observe, detect; returns ``r`` (N, nv). A gap
@@ -223,11 +226,8 @@ class ContactTracker:
         Pe = P[sl] if last is None else np.vstack([last[1], P[sl]])
         We = W[sl] if last is None else np.vstack([last[2], W[sl]])
         Te = tau[sl] if last is None else np.vstack([last[3], tau[sl]])
-        U = np.zeros_like(Pe)
-        U[:-1] = Te[:-1] - 0.5 * (We[:-1] + We[1:])
-        Re = np.empty_like(Pe)
         r0 = np.zeros(self.model.nv) if last is None else last[4]
-        bad = observer_rows(times, Pe, U, self.gains, r0, Re)
+        Re, bad = residual_rows(times, Pe, We, Te, self.gains, r0)
         stop = len(times) if bad < 0 else bad + 1  # rows valid: [0, stop)
         rows = slice(begin, begin + stop - head)
         R[rows] = Re[head:stop]
@@ -246,12 +246,8 @@ class ContactTracker:
         n = len(t)
         if n == 0:
             return
-        s = self.settings
         np.maximum(self.worst, np.abs(R).max(axis=0), out=self.worst)
-        flag, joint, start = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n)
-        th = np.ascontiguousarray(np.broadcast_to(s.thresholds, R.shape))
-        detect_rows(np.ascontiguousarray(t), np.ascontiguousarray(R), th, s.release,
-                    s.min_duration, self.depth, self.state, flag, joint, start)
+        flag, joint, start = self.detector.rows(t, R)
         inside = flag > 0.5
         peak = np.abs(R).max(axis=1)
         edges = np.flatnonzero(np.diff(np.r_[int(self.open is not None),

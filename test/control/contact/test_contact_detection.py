@@ -22,6 +22,7 @@ from rnea_ros.control.contact import (
     propose_thresholds,
     write_thresholds,
 )
+from rnea_ros.core.errors import StateError
 from rnea_ros.samples import load_robot
 
 T = 1e-3
@@ -95,6 +96,39 @@ def test_isolation_and_wrench_of_a_contact_on_a_link(model: rc.RobotModel, link:
     world = contact_wrench(model, q, link, tau, "LOCAL")
     R, _ = rc.link_pose(model, q, link)
     assert np.allclose(R @ world[:3], estimate[:3], atol=1e-8) or int(link[-1]) < 6
+
+
+@pytest.mark.parametrize("link", ["link3", "link4", "link5", "link7"])
+def test_pure_force_at_a_point_comes_back_in_every_reference(model: rc.RobotModel,
+                                                             link: str) -> None:
+    """A 30 N force at the link's centre of mass: with ``point`` its joint torques come
+    back, and the force exactly where the point's Jacobian has rank 3 (link4 on: on
+    arm7's link3 it has rank 2, one direction unseen), in all three references, as
+    ``[f; c x f]``; the minimum-norm wrench of link4 (four joints) is mostly moment."""
+    rng = np.random.default_rng(5)
+    q = 0.5 * (model.lower_limit + model.upper_limit) + rng.uniform(-0.5, 0.5, model.nv)
+    body = model.body_names.index(link)
+    R, x = rc.body_poses(model, q)
+    com = model.com[body]
+    f = 30.0 * np.array([0.3, -0.5, 0.81]) / np.linalg.norm([0.3, -0.5, 0.81])  # world
+    c = R[body] @ com  # the point from the link origin, world axes
+    J = rc.frame_jacobian(model, q, link, "LOCAL_WORLD_ALIGNED")
+    tau = J.T @ np.r_[f, np.cross(c, f)]
+    est = contact_wrench(model, q, link, tau, point=com)
+    assert np.allclose(J.T @ est, tau, atol=1e-8 * 30.0)
+    if link == "link3":
+        return
+    assert np.allclose(est, np.r_[f, np.cross(c, f)], atol=1e-8 * 30.0)
+    local = contact_wrench(model, q, link, tau, "LOCAL", point=com)
+    fl = R[body].T @ f
+    assert np.allclose(local, np.r_[fl, np.cross(com, fl)], atol=1e-8 * 30.0)
+    world = contact_wrench(model, q, link, tau, "WORLD", point=com)
+    xw = x[body] + c
+    assert np.allclose(world, np.r_[f, np.cross(xw, f)], atol=1e-8 * 30.0)
+    if link == "link4":
+        assert np.linalg.norm(contact_wrench(model, q, link, tau)[:3]) < 0.5 * 30.0
+    with pytest.raises(StateError, match=f"contact point on '{link}'"):
+        contact_wrench(model, q, link, tau, point=[0.0, np.nan, 0.0])
 
 
 def test_per_sample_detector_equals_the_batch(model: rc.RobotModel) -> None:

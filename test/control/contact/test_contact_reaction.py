@@ -13,11 +13,12 @@ import pytest
 import rnea_ros.core as rc
 from rnea_ros.control.config import CONTROLLER_PARAMETERS, default_values
 from rnea_ros.control.config_rules import contact_in_family
+from rnea_ros.control.contact.detection import Contact
 from rnea_ros.control.contact.reaction import ContactSupervisor
 from rnea_ros.core.dynamics.rnea import gravity_torques
 from rnea_ros.core.errors import ParameterError
 from rnea_ros.parameters import parameter_set
-from rnea_ros.samples import load_robot
+from rnea_ros.samples import load_robot, sample_urdf
 
 T = 1e-3
 RATE = 1000.0  # [N m/s] the slew limit
@@ -90,13 +91,65 @@ def test_reaction_bumpless_slew_limited_latched_until_rearm(reaction: str) -> No
     assert jumps.max() <= RATE * T * (1 + 1e-9)  # every step within the slew limit
     # it converges to the reaction's torque at the current pose
     _, q, qd, _ = motion(model, 700)
-    target = gravity_torques(model, q[-1]) - (5.0 * qd[-1] if reaction == "hold" else 0.0)
+    gains = sup.hold_gains(q[-1])  # 5 N m s/rad, less on the wrist (M_jj / (4 T))
+    assert np.all(gains <= 5.0) and np.all(gains > 0.0)
+    target = gravity_torques(model, q[-1]) - (gains * qd[-1] if reaction == "hold" else 0.0)
     assert np.allclose(published[-1], target, atol=RATE * T)
     assert not np.allclose(published[-1], tau[-1], atol=0.5)  # the reaction took over
     assert "re-armed" in sup.rearm() and sup.latched is None
     command = tau[-1].copy()
     step = sup.update(3.0, q[-1], qd[-1], command)
     assert not step.reacting and np.array_equal(command, tau[-1])
+
+
+def test_hold_stops_a_moving_arm_without_chatter() -> None:
+    """Our plant (semi-implicit Euler on rc.aba, 1 kHz, each torque held one period):
+    arm7 moving at 0.5 rad/s on every joint, ``hold`` with D = 20 N m s/rad latched. The
+    damping is capped at M_jj / (4 T) (arm7's wrist: M_77 = 0.005 kg m^2, D T / M_77 = 4
+    would diverge); no joint's speed chatters (changes sign every period), all are below
+    a fifth of 0.5 rad/s after 0.2 s, every command step within the slew limit."""
+    model = load_robot("arm7")
+    sup = supervisor(model, reaction="hold", hold_damping=[20.0])
+    q = 0.5 * (model.lower_limit + model.upper_limit)
+    qd = np.full(model.nv, 0.5)
+    t0 = 5.0
+    command = gravity_torques(model, q)
+    sup.observe(t0, q, qd, command)  # the last command before the contact
+    sup.latched = Contact(t0, "link7", "joint7", 6, 1.0)  # (as a detected contact would)
+    speeds, commands = [], [command.copy()]
+    for k in range(1, 301):
+        command = np.zeros(model.nv)
+        sup.update(t0 + k * T, q, qd, command)
+        commands.append(command.copy())
+        qd = qd + T * rc.aba(model, q, qd, command)
+        q = q + T * qd
+        speeds.append(qd.copy())
+    v = np.array(speeds)
+    assert np.abs(np.diff(np.array(commands), axis=0)).max() <= RATE * T * (1 + 1e-9)
+    flips = (np.diff(np.sign(v), axis=0) != 0).sum(axis=0)
+    print(f"max |qd| after 0.2 s: {np.abs(v[200:]).max():.4f} rad/s; sign changes {flips}")
+    assert flips.max() <= 3  # coupling may reverse a joint; chatter flips every period
+    assert np.abs(v[200:]).max() < 0.2 * 0.5  # damped: M_11 / D = 75 ms on joint 1
+    gains = sup.hold_gains(q)
+    inertia = np.diagonal(rc.mass_matrix(model, q))
+    assert np.allclose(gains, np.minimum(20.0, inertia / (4 * T)))
+    assert gains[-1] < 2.0 and gains[0] == 20.0
+
+
+def test_layouts_without_one_coordinate_per_joint_refused() -> None:
+    """The node's merged state holds one position per joint name: a floating (free-flyer)
+    or planar root cannot be monitored, refused naming the joint; 1-DoF models map the
+    merged state to ``q``/``qd`` views."""
+    text = sample_urdf("two_link_rr").read_text()
+    for root in ("free-flyer", "planar"):
+        model = rc.parse_urdf(text, root_joint=root)
+        with pytest.raises(ParameterError, match="joint 'root_joint' has nq = "):
+            supervisor(model)
+    model = load_robot("two_link_rr")
+    sup = supervisor(model)
+    merged = np.arange(4.0)  # (2 joints, 2 elastic motors)
+    q, qd = sup.state(merged, -merged)
+    assert np.array_equal(q, [0.0, 1.0]) and np.array_equal(qd, [-0.0, -1.0])
 
 
 def test_measured_efforts_by_joint_name() -> None:
