@@ -46,6 +46,35 @@ _C_CONTIGUOUS, _ALIGNED = 0x1, 0x100
 _MAXDIMS = 64  # NPY_MAXDIMS (NumPy 2; 32 in 1.x): room for the adaptor's shape copy
 
 
+def _layout_matches() -> bool:
+    """Whether this process's NumPy lays its array and dtype objects out at the offsets
+    above (read back from live objects with ctypes); if not (another NumPy, a 32-bit
+    build), :class:`LeanCall` refuses every call and the faces take their checked path."""
+    import ctypes
+
+    def at(address: int, offset: int, ctype: Any) -> Any:
+        return ctype.from_address(address + offset).value
+
+    try:
+        for dtype, flags in ((np.float64, 0x1 | 0x100), (np.int64, 0x1 | 0x100)):
+            a = np.zeros((2, 3), dtype)
+            b = a.T.astype(a.dtype.newbyteorder(">"))
+            for x in (a, b):
+                descr = at(id(x), _DESCR, ctypes.c_void_p)
+                if (at(id(x), _ND, ctypes.c_int32) != x.ndim or descr != id(x.dtype)
+                        or at(descr, _TYPE_NUM, ctypes.c_int32) != x.dtype.num
+                        or at(descr, _BYTEORDER, ctypes.c_char) != x.dtype.byteorder.encode()
+                        or bool(at(id(x), _FLAGS, ctypes.c_int32) & flags == flags)
+                        != (x.flags.c_contiguous and x.flags.aligned)):
+                    return False
+    except (ValueError, OverflowError, TypeError):  # pragma: no cover - exotic builds
+        return False
+    return ctypes.sizeof(ctypes.c_void_p) == 8
+
+
+LAYOUT_OK = _layout_matches()
+
+
 class BorrowedArray(types.Array):
     """A C-contiguous array argument unboxed without a reference count, its dtype,
     ``ndim``, layout and byte order checked by the unboxer. ``readonly`` is the type
@@ -161,7 +190,11 @@ class LeanCall:
     def __init__(self, dispatcher: Any, argtypes: tuple[Any, ...]) -> None:
         self.dispatcher = dispatcher
         self.argtypes = argtypes
-        self.call: Callable[..., Any] = self._first_call
+        self.call: Callable[..., Any] = self._first_call if LAYOUT_OK else self._refuse
+
+    @staticmethod
+    def _refuse(*args: Any) -> Any:
+        raise TypeError("the lean path is off: NumPy's object layout is not the expected one")
 
     def _first_call(self, *args: Any) -> Any:
         self.dispatcher.compile(self.argtypes)

@@ -17,6 +17,7 @@ from dynamics_cases import free_flyer_case
 import rnea_ros.core as rc
 import rnea_ros.core.dynamics.aba as aba_face
 import rnea_ros.core.dynamics.rnea as rnea_face
+from rnea_ros.core import _lean
 from rnea_ros.core._lean import F64_1D, LeanCall
 from rnea_ros.core.dynamics._aba_jit import aba_call, aba_tree_call
 from rnea_ros.core.dynamics._lean_jit import gravity_lean
@@ -152,3 +153,19 @@ def test_errors_unchanged_on_the_lean_path(state: Any, face: str) -> None:
             fn(model, list(bad_q), v, a)
         assert str(lean_err.value) == str(checked_err.value)
         assert "q" in str(lean_err.value)
+
+
+def test_numpy_layout_is_checked_and_a_mismatch_turns_the_lean_path_off(
+        state: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unboxer reads NumPy's array and dtype objects at fixed offsets; the import
+    checks them on live objects. This NumPy matches; were it not to, every lean call is
+    refused and the faces give the same results by their checked path."""
+    assert _lean.LAYOUT_OK
+    model, q, v, a = state
+    expected = {name: fn(model, q, v, a) for name, fn in FACES.items()}
+    for face in (rnea_face, aba_face):
+        for name in dir(face):
+            if name.startswith("_lean_"):
+                monkeypatch.setattr(getattr(face, name), "call", LeanCall._refuse)
+    for name, fn in FACES.items():
+        assert np.array_equal(fn(model, q, v, a), expected[name]), name
