@@ -1,14 +1,16 @@
 """Per-call time against Pinocchio, split into our compiled entry and the Python around it.
 
-For UR5 (fixed base), Solo12 and Talos (free-flyer roots): RNEA, gravity, ABA and
-(free-flyers) the free-floating dynamics of Khalil 2010 §7.2. Three columns, timed in
-one process, interleaved, best of ``--rounds`` runs of ``--number`` calls of process
-time: our whole call (the face: checks, result arrays, dispatch), our compiled entry
-alone (its ``FastCall`` entry point on preallocated results: argument unboxing and
-the kernel), and Pinocchio's whole call. ``ours - kernel`` is the Python share
-(issue 28; docs/performance.md, "Per call: the kernel and the Python around it").
+For Panda and UR5 (fixed base), Solo12 and Talos (free-flyer roots): RNEA, gravity,
+ABA and (free-flyers) the free-floating dynamics of Khalil 2010 §7.2. Three columns,
+timed in one process, interleaved, best of ``--rounds`` runs of ``--number`` calls of
+process time: our whole call (the face: checks, result arrays, dispatch), our compiled
+entry alone (the entry point the face calls -- for RNEA, gravity and ABA the lean entry
+of ``core/_lean.py``, else the ``FastCall`` one -- on preallocated results: argument
+unboxing and the kernel), and Pinocchio's whole call. ``ours - kernel`` is the Python
+share (issues 28 and 40; docs/performance.md, "Per call: the kernel and the Python
+around it").
 
-    python bench/bench_percall.py [--robots ur5 solo12 talos]
+    python bench/bench_percall.py [--robots panda ur5 solo12 talos]
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from bench_floating import states  # the script's directory is on sys.path
 import rnea_ros.core.dynamics.aba as aba_face
 import rnea_ros.core.dynamics.floating_base as ff_face
 import rnea_ros.core.dynamics.rnea as rnea_face
-import rnea_ros.core.dynamics.rnea_expanded as expanded_face
 from rnea_ros.oracle import PinocchioOracle
 from rnea_ros.samples import load_robot, robot_urdf
 
 Fn = Callable[[], Any]
+FIXED_BASE = ("panda", "ur5")  # the others get a free-flyer root
 
 
 def best(fns: Sequence[Fn], number: int, rounds: int) -> list[float]:
@@ -45,7 +47,7 @@ def best(fns: Sequence[Fn], number: int, rounds: int) -> list[float]:
 
 def rows(name: str) -> list[tuple[str, Fn, Fn, Fn]]:
     """(measure, ours, our kernel alone, Pinocchio) for robot ``name``."""
-    free = name != "ur5"
+    free = name not in FIXED_BASE
     model = load_robot(name, root_joint="free-flyer" if free else None).without_friction()
     oracle = PinocchioOracle(robot_urdf(name), model)
     pm, pd = oracle.pm, oracle.pd
@@ -61,15 +63,15 @@ def rows(name: str) -> list[tuple[str, Fn, Fn, Fn]]:
     out = np.empty(model.nv)
     kf, km, kl, g = model.kernel_floats, model.kernel_map, model.kernel_last_row, model.gravity
     none = np.zeros((0, 6))
-    if model.expanded:
-        k_rnea = lambda: expanded_face._rnea_fast.call(kf, km, q, v, a, g, out)  # noqa: E731
-        k_grav = lambda: expanded_face._gravity_fast.call(kf, km, q, g, out)  # noqa: E731
-        k_aba = lambda: aba_face._aba_tree_fast.call(kf, km, kl, q, v, tau, g, none,  # noqa: E731
-                                                     False, out)
+    if model.expanded:  # the lean entries the faces call
+        k_rnea = lambda: rnea_face._lean_tree_rnea.call(kf, km, q, v, a, g, out)  # noqa: E731
+        k_grav = lambda: rnea_face._lean_tree_gravity.call(kf, km, q, g, out)  # noqa: E731
+        k_aba = lambda: aba_face._lean_aba_tree.call(kf, km, kl, q, v, tau, g,  # noqa: E731
+                                                     none, out)
     else:
-        k_rnea = lambda: rnea_face._rnea_fast.call(kf, q, v, a, g, out)  # noqa: E731
-        k_grav = lambda: rnea_face._gravity_fast.call(kf, q, g, out)  # noqa: E731
-        k_aba = lambda: aba_face._aba_fast.call(kf, q, v, tau, g, none, False, out)  # noqa: E731
+        k_rnea = lambda: rnea_face._lean_rnea.call(kf, q, v, a, g, out)  # noqa: E731
+        k_grav = lambda: rnea_face._lean_gravity.call(kf, q, g, out)  # noqa: E731
+        k_aba = lambda: aba_face._lean_aba.call(kf, q, v, tau, g, none, out)  # noqa: E731
     table: list[tuple[str, Fn, Fn, Fn]] = [
         ("rnea", lambda: rnea_face.rnea(model, q, v, a), k_rnea,
          lambda: pin.rnea(pm, pd, pq, pv, pa)),
@@ -98,7 +100,7 @@ def rows(name: str) -> list[tuple[str, Fn, Fn, Fn]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Per-call time: ours, our kernel, Pinocchio")
-    parser.add_argument("--robots", nargs="+", default=["ur5", "solo12", "talos"])
+    parser.add_argument("--robots", nargs="+", default=["panda", "ur5", "solo12", "talos"])
     parser.add_argument("--number", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=11)
     args = parser.parse_args(argv)

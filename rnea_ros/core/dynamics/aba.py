@@ -30,12 +30,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._compile import FastCall
+from rnea_ros.core._lean import F64_1D, F64_1D_RO, F64_2D, F64_2D_RO, I64_1D_RO, LeanCall
 from rnea_ros.core.dynamics._aba_jit import (
     aba_call,
     aba_rows,
     aba_tree_call,
     aba_tree_rows,
 )
+from rnea_ros.core.dynamics._lean_jit import aba_lean, aba_tree_lean
 from rnea_ros.core.dynamics.forward_dynamics import forward_dynamics, forward_dynamics_batch
 from rnea_ros.core.inputs import (
     body_wrenches,
@@ -53,12 +55,33 @@ _aba_fast = FastCall(aba_call)
 _aba_tree_fast = FastCall(aba_tree_call)
 _NO_WRENCH = np.zeros((0, 6))
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
+_V, _G, _M, _W = F64_1D, F64_1D_RO, F64_2D_RO, F64_2D  # as rnea.py's
+_lean_aba = LeanCall(aba_lean, (_M, _V, _V, _V, _G, _W, _V))
+_lean_aba_tree = LeanCall(aba_tree_lean, (_M, _M, I64_1D_RO, _V, _V, _V, _G, _W, _V))
 
 
 def aba(model: RobotModel, q: object, qd: object, tau: object, *,
         gravity: object | None = None, fext: object | None = None) -> Array:
     """Joint accelerations ``qdd`` (nv,) under torques ``tau`` (nv,), recursively in O(n)
     (through the mass matrix for a model with mimic joints); ``q`` (nq,)."""
+    if fext is None and not model.mimic_joints:
+        # The lean path (see rnea.rnea): C-contiguous float64 vectors, else TypeError
+        # and the checked path below; the kernel checks the lengths.
+        g = model.gravity if gravity is None else gravity_vector(model, gravity)
+        qdd = _empty(model.nv)
+        try:
+            if model.expanded:
+                ok = _lean_aba_tree.call(model.kernel_floats, model.kernel_map,
+                                         model.kernel_last_row, q, qd, tau, g, _NO_WRENCH,
+                                         qdd) == 1
+            else:
+                ok = _lean_aba.call(model.kernel_floats, q, qd, tau, g, _NO_WRENCH, qdd)
+        except TypeError:
+            pass
+        else:
+            if not ok:
+                raise_bad_input(model, q=_asc(q), qd=_asc(qd), tau=_asc(tau))
+            return qdd
     q, qd, tau = _asc(q, _f64), _asc(qd, _f64), _asc(tau, _f64)
     if not q.ndim == qd.ndim == tau.ndim == 1:
         raise_bad_input(model, q=q, qd=qd, tau=tau)

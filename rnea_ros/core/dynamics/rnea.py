@@ -32,7 +32,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._compile import FastCall
+from rnea_ros.core._lean import F64_1D, F64_1D_RO, F64_2D_RO, LeanCall
 from rnea_ros.core.dynamics import rnea_expanded as expanded
+from rnea_ros.core.dynamics._lean_jit import (
+    gravity_lean,
+    rnea_lean,
+    tree_gravity_lean,
+    tree_rnea_lean,
+)
 from rnea_ros.core.dynamics._rnea_jit import (
     gravity_call,
     gravity_rows,
@@ -58,6 +65,13 @@ _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty  # global lookup
 _rnea_fast = FastCall(rnea_call)
 _rnea_general = FastCall(rnea_general_call)
 _gravity_fast = FastCall(gravity_call)
+# The signatures the FastCall entries have (the model's arrays and g read-only), so
+# the lean entries reuse their compiled code.
+_V, _G, _M = F64_1D, F64_1D_RO, F64_2D_RO
+_lean_rnea = LeanCall(rnea_lean, (_M, _V, _V, _V, _G, _V))
+_lean_tree_rnea = LeanCall(tree_rnea_lean, (_M, _M, _V, _V, _V, _G, _V))
+_lean_gravity = LeanCall(gravity_lean, (_M, _V, _G, _V))
+_lean_tree_gravity = LeanCall(tree_gravity_lean, (_M, _M, _V, _G, _V))
 
 
 def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
@@ -71,8 +85,26 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
     ``base_motion`` is the known motion of a moving base (Khalil 2010 §7.1,
     :class:`~.moving_base.BaseMotion`; gravity is then given in the world frame).
     """
-    # The 1 kHz path, kept lean: the kernel checks the lengths; the entry point
-    # needs C-contiguous float64 vectors, which _asc and the ndim test ensure.
+    if fext is None and base_motion is None:
+        # The 1 kHz path: the lean entry's unboxer accepts C-contiguous float64
+        # vectors (TypeError otherwise: the checked path below), the kernel checks
+        # the lengths (False: a wrong length or a non-finite result).
+        g = model.gravity if gravity is None else gravity_vector(model, gravity)
+        tau = _empty(model.nv)
+        try:
+            if model.expanded:
+                ok = _lean_tree_rnea.call(model.kernel_floats, model.kernel_map, q, qd, qdd, g,
+                                          tau)
+            else:
+                ok = _lean_rnea.call(model.kernel_floats, q, qd, qdd, g, tau)
+        except TypeError:
+            pass
+        else:
+            if not ok:
+                raise_bad_input(model, q=_asc(q), qd=_asc(qd), qdd=_asc(qdd))
+            return tau
+    # Any other input: made C-contiguous float64 (the entry points need it), then
+    # the kernel checks the lengths.
     q, qd, qdd = _asc(q, _f64), _asc(qd, _f64), _asc(qdd, _f64)
     if not q.ndim == qd.ndim == qdd.ndim == 1:
         raise_bad_input(model, q=q, qd=qd, qdd=qdd)
@@ -131,10 +163,23 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
     moving base*: ``rnea(q, 0, 0)`` started from the base's motion (Khalil 2010
     §7.1), which adds the base's acceleration and rotation to gravity.
     """
+    g = model.gravity if gravity is None else gravity_vector(model, gravity)
+    if base_motion is None:  # the lean path, as in rnea
+        tau = _empty(model.nv)
+        try:
+            if model.expanded:
+                ok = _lean_tree_gravity.call(model.kernel_floats, model.kernel_map, q, g, tau)
+            else:
+                ok = _lean_gravity.call(model.kernel_floats, q, g, tau)
+        except TypeError:
+            pass
+        else:
+            if not ok:
+                raise_bad_input(model, q=_asc(q))
+            return tau
     q = _asc(q, _f64)
     if q.ndim != 1:
         raise_bad_input(model, q=q)
-    g = model.gravity if gravity is None else gravity_vector(model, gravity)
     if model.expanded:
         if base_motion is None:
             return expanded.gravity_torques(model, q, g)
