@@ -340,7 +340,7 @@ class ParameterSet:
         items = object.__getattribute__(self, "_items")
         if name not in items:
             raise AttributeError(f"no parameter or namespace '{name}'; valid: "
-                                 f"{options(sorted(items))}")
+                                 f"{options(sorted(items), limit=100)}")
         return items[name]
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -351,6 +351,17 @@ class ParameterSet:
         out: Any = self
         for part in dotted.split("."):
             out = getattr(out, part)
+        return out
+
+    def dotted(self) -> dict[str, Any]:
+        """Every value by its dotted name (``{'clock_reset.count': 5, ...}``), as
+        :func:`parameter_set` takes them."""
+        out: dict[str, Any] = {}
+        for key, value in object.__getattribute__(self, "_items").items():
+            if isinstance(value, ParameterSet):
+                out.update({f"{key}.{k}": v for k, v in value.dotted().items()})
+            else:
+                out[key] = value
         return out
 
     def __repr__(self) -> str:
@@ -372,11 +383,14 @@ def _typed(name: str, spec: ParameterSpec, value: Any) -> Any:
                              "type") from None
 
 
-def parameter_set(table: Mapping[str, ParameterSpec],
-                  values: Mapping[str, Any]) -> ParameterSet:
+def parameter_set(table: Mapping[str, ParameterSpec], values: Mapping[str, Any],
+                  checked: bool = True) -> ParameterSet:
     """``values`` (a parameter absent: its default) checked by ``table`` (:func:`check`:
-    ranges, choices, safety bounds, distinct items) as a :class:`ParameterSet`."""
-    check(table, values)
+    ranges, choices, safety bounds, distinct items) as a :class:`ParameterSet`
+    (``checked=False``: typed only, for a test handing a lower layer a value the table
+    refuses, to see that layer refuse it too)."""
+    if checked:
+        check(table, values)
     tree: dict[str, Any] = {}
     for name, spec in table.items():
         *spaces, leaf = name.split(".")

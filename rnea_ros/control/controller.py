@@ -25,8 +25,8 @@ such messages are merged but counted (``missing_joints``).
 Clock resets (a simulator reset, a bag played in a loop, a zero stamp followed
 by simulated time): a stamp older than a joint's last one is ``time_backwards``,
 one ahead of the newest accepted stamp by more than the wall time elapsed since
-plus ``clock_reset_threshold`` is ``time_future``; both are rejected. When
-``clock_reset_count`` consecutive messages are rejected so and agree with each
+plus ``clock_reset.threshold`` is ``time_future``; both are rejected. When
+``clock_reset.count`` consecutive messages are rejected so and agree with each
 other (strictly increasing stamps, each within the threshold of the previous
 one), the clock was reset: the merged stamps, the reference trajectory and the
 time scaling are shifted onto the new clock (the motion continues), the message
@@ -73,8 +73,8 @@ watchdog's stale command.
 Mimic joints (URDF ``<mimic>``, :mod:`rnea_ros.mimic`): a follower is not a
 coordinate of the model, so it is neither required in the joint states nor
 merged nor commanded. When a message carries a follower *and* its leader and
-``mimic_check`` is on, the follower's position is compared with
-``multiplier * q_leader + offset``: a deviation beyond ``mimic_tolerance`` (or
+``mimic.check`` is on, the follower's position is compared with
+``multiplier * q_leader + offset``: a deviation beyond ``mimic.tolerance`` (or
 a non-finite follower) is counted (:attr:`TorqueController.mimic_mismatches`,
 the worst one kept for the diagnostics) and said in :attr:`Result.warning`;
 the message is still accepted and the command is unaffected.
@@ -259,7 +259,7 @@ class TorqueController:
         rule = getattr(self, "plant_clock", None)
         if rule is not None:  # (clock_reset.threshold may change at runtime)
             rule.threshold, rule.stall_timeout, rule.max_speed = (
-                config.clock_reset_threshold, config.clock_stall_timeout,
+                config.clock_reset.threshold, config.clock_stall_timeout,
                 config.clock_max_speed)
         if previous_config is not None and previous_config.mode != config.mode:
             self.reference.release()
@@ -267,7 +267,7 @@ class TorqueController:
         # The rate limiter's rates and counters; its previous command is _last_output,
         # kept across configurations (a mode switch or limiting turned on: no jump).
         previous = self.slew
-        self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit else None
+        self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit.enable else None
         if self.slew is not None and previous is not None:
             self.slew.limited, self.slew.bad_dt = previous.limited, previous.bad_dt
         m = len(config.joints)
@@ -302,7 +302,7 @@ class TorqueController:
         # reference's part is passed per call (after warm_up, whose calls fixed FastCall's
         # entry points).
         fp, g, index = self.model.kernel_floats, self.model.gravity, config.command_index
-        window, threshold = config.watchdog_timeout, config.clock_reset_threshold
+        window, threshold = config.watchdog_timeout, config.clock_reset.threshold
         self._intake: Callable[..., int] = partial(
             intake_fast.call, self._state, window, threshold, config.mode != "gravity")
         self._finish: Callable[..., tuple[int, int, int]] = partial(
@@ -317,7 +317,7 @@ class TorqueController:
     def make_oracle(self, config: ControllerConfig) -> Oracle | None:
         """The live cross-check (``oracle.enable``), or None."""
         return (self.oracle_factory(self.model, config)
-                if config.oracle_enable and self.oracle_factory else None)
+                if config.oracle.enable and self.oracle_factory else None)
 
     def build_stages(self, config: ControllerConfig) -> None:
         """``full_model``, ``model`` (friction removed unless compensated) and the
@@ -424,7 +424,7 @@ class TorqueController:
         if status not in _MERGED:
             config = self.config
             if (status == BACKWARDS or status == FUTURE) and clock.confirm(
-                    stamp, config.clock_reset_threshold, config.clock_reset_count):
+                    stamp, config.clock_reset.threshold, config.clock_reset.count):
                 event = self._resync(stamp)
                 status = self._merge(p, v, idx, stamp)
             if status not in _MERGED:
@@ -434,7 +434,7 @@ class TorqueController:
         self.accepted += 1
         clock.accept(stamp, now)
         warning = self._check_followers(followers, p) if followers and \
-            self.config.mimic_check else ""
+            self.config.mimic.check else ""
         if status == INCOMPLETE:
             missing = [j for j, s in zip(self.state_names, self._stamp, strict=True)
                        if not math.isfinite(s)]
@@ -463,7 +463,7 @@ class TorqueController:
         time: ``/clock``) under the clock rule (:class:`ClockRule`: ``clock_reset.threshold``,
         ``clock_stall_timeout`` and ``clock_max_speed``)."""
         self.receipt_clock = read
-        self.plant_clock = ClockRule(self.config.clock_reset_threshold,
+        self.plant_clock = ClockRule(self.config.clock_reset.threshold,
                                      self.config.clock_stall_timeout,
                                      self.config.clock_max_speed)
 
@@ -471,7 +471,7 @@ class TorqueController:
         """Compare the followers of an accepted message with their leaders (see the
         module docstring); returns the warning text ("" when all agree)."""
         self.mimic_checks += 1
-        tolerance = self.config.mimic_tolerance
+        tolerance = self.config.mimic.tolerance
         bad, worst = mimic_mismatch(rows, p, tolerance)
         if not bad:
             return ""
@@ -647,7 +647,7 @@ class TorqueController:
         self._output(step.tau, now, t, out)
         self.compute_us.append((_perf_counter() - started) * 1e6)
         self.commands += 1
-        if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
+        if self.oracle is not None and self.commands % self.config.oracle.every_n == 0:
             reference = self.oracle(step)
             assert step.model_torque is not None
             scale = max(float(np.abs(reference).max()), 1.0)

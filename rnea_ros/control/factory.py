@@ -115,7 +115,7 @@ def build_controller(values: Mapping[str, Any],
     config = controller_config(values, model, elastic, loops)
     urdf = urdf_source(values)
     if loops is not None:  # loops.parallel: the platform + legs controller (Khalil §5)
-        loop_class = ParallelController if config.parallel else ClosedLoopController
+        loop_class = ParallelController if config.loops.parallel else ClosedLoopController
         return loop_class(loops, config, pinocchio_loop_oracle_factory(urdf)), model
     return TorqueController(model, config, pinocchio_oracle_factory(urdf),
                             elastic=elastic), model

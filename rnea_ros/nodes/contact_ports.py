@@ -39,7 +39,7 @@ EVENT_QOS = QoSProfile(depth=10, reliability=QoSReliabilityPolicy.RELIABLE,
 def supervisor_for(controller: TorqueController) -> ContactSupervisor:
     """The supervisor of ``controller``'s model and configuration."""
     config = controller.config
-    rates = config.effort_rate_limits if config.slew_limit else None
+    rates = config.effort_rate_limits if config.slew_limit.enable else None
     return ContactSupervisor(controller.model, config.params, config.command_index,
                              config.effort_limits, rates)
 
