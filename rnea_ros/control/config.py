@@ -22,11 +22,12 @@ from rnea_ros.control.imu_config import ImuConfig, imu_config
 from rnea_ros.core.coupling.loop_file import load_loops, loop_file_path
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.elastic.model import ElasticModel, elastic_model
-from rnea_ros.core.errors import ParameterError, options
+from rnea_ros.core.errors import options
 from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.mimic import check_actuated
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.parameters import ParameterSet, check, defaults, load_table, parameter_set
 from rnea_ros.parameters import ParameterSpec as ParameterSpec  # (re-exported)
 from rnea_ros.samples import resolve_path

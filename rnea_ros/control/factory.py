@@ -29,8 +29,8 @@ from rnea_ros.control.parallel import ParallelController
 from rnea_ros.core.coupling.loop_kinematics import loop_velocities
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
-from rnea_ros.core.errors import ParameterError
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 
 ORACLE_MODES = ("gravity", "inverse_dynamics")  # the references Pinocchio gives below
 

@@ -61,9 +61,9 @@ from rnea_ros.core.dynamics.imu_kinematics import (
     rotation_exp,
 )
 from rnea_ros.core.dynamics.moving_base import BaseMotion
-from rnea_ros.core.errors import ParameterError
 from rnea_ros.core.model.configuration import quaternion_matrix as _quaternion_matrix
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 

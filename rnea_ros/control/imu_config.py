@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rnea_ros.core.errors import JointNameError, ParameterError
+from rnea_ros.core.errors import JointNameError
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.parameters import ParameterSet, load_table, parameter_set
 
 _TABLE = load_table("controller")  # rnea_ros/params/controller.yaml

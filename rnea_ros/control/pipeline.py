@@ -28,9 +28,9 @@ from rnea_ros.control.laws import (
 from rnea_ros.control.modes import family_mode, family_of
 from rnea_ros.control.rate_limit import TimeScaling
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.errors import ParameterError
 from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 
 
 class Pipeline(NamedTuple):
