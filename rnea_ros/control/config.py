@@ -48,7 +48,7 @@ PARALLEL_FAMILIES = CONTROLLER_PARAMETERS["loops.parallel"].choices  # control/p
 @dataclass(frozen=True, eq=False)
 class ControllerConfig:
     """The controller's settings: one object, read by the table's dotted names
-    (``config.mode``, ``config.slew_limit.enable.enable``, ``config.clock_reset.threshold``,
+    (``config.mode``, ``config.slew_limit.enable``, ``config.clock_reset.threshold``,
     ``config.oracle.every_n``): every parameter of ``rnea_ros/params/controller.yaml``,
     typed and checked (:attr:`params`, a :class:`~rnea_ros.parameters.ParameterSet`
     built from the table alone), and in its own field each value resolved against the
