@@ -27,9 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.errors import ModelError, ParameterError, options
+from rnea_ros.core.errors import ModelError, options
 from rnea_ros.core.model.joints import ONE_DOF
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]

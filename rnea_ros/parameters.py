@@ -47,7 +47,8 @@ from typing import Any
 
 import yaml
 
-from rnea_ros.core.errors import ParameterError, options
+from rnea_ros.core.errors import options
+from rnea_ros.parameter_errors import ParameterError, ParameterTableError
 
 TABLES = Path(__file__).resolve().parent / "params"
 TYPES = ("bool", "int", "double", "string",
@@ -202,12 +203,12 @@ def _typed_default(name: str, kind: str, value: Any, source: str) -> Any:
     """``value`` as a ``kind`` (an int given for a double becomes a float); a
     :class:`ParameterError` naming the parameter and the file otherwise."""
     if kind not in TYPES:
-        raise ParameterError(f"{source}: parameter '{name}' has type '{kind}'; valid: "
+        raise ParameterTableError(f"{source}: parameter '{name}' has type '{kind}'; valid: "
                              f"{options(TYPES)}")
     scalar = kind.removesuffix("_array")
     items = value if kind.endswith("_array") else [value]
     if kind.endswith("_array") and (not isinstance(value, list) or not value):
-        raise ParameterError(f"{source}: parameter '{name}' ({kind}) needs a non-empty list "
+        raise ParameterTableError(f"{source}: parameter '{name}' ({kind}) needs a non-empty list "
                              f"default (rclpy types a parameter by its value), got {value!r}")
     out = []
     for item in items:
@@ -215,7 +216,7 @@ def _typed_default(name: str, kind: str, value: Any, source: str) -> Any:
             item = float(item)
         if not isinstance(item, _SCALAR[scalar]) or \
                 (scalar == "int" and isinstance(item, bool)):
-            raise ParameterError(f"{source}: parameter '{name}' ({kind}) has default "
+            raise ParameterTableError(f"{source}: parameter '{name}' ({kind}) has default "
                                  f"{value!r}")
         out.append(item)
     return out if kind.endswith("_array") else out[0]
@@ -239,10 +240,10 @@ def _bounds(name: str, rules: Mapping[str, Any], kind: str, source: str,
             out.update({side: float(args[0]), f"{side}_open": is_open})
         else:
             valid = [*allowed, both, *table]
-            raise ParameterError(f"{source}: parameter '{name}' ({kind}) has validation "
+            raise ParameterTableError(f"{source}: parameter '{name}' ({kind}) has validation "
                                  f"'{rule}'; valid: {options(valid)}")
     if out and kind.removesuffix("_array") not in ("int", "double"):
-        raise ParameterError(f"{source}: parameter '{name}' ({kind}): bounds apply to int "
+        raise ParameterTableError(f"{source}: parameter '{name}' ({kind}): bounds apply to int "
                              "and double parameters only (of an array: to its elements)")
     return Bounds(**out)
 
@@ -253,7 +254,7 @@ def parse_spec(name: str, entry: Mapping[str, Any], source: str = "table") -> Pa
              "safety"}
     unknown = sorted(set(entry) - known)
     if unknown:
-        raise ParameterError(f"{source}: parameter '{name}' has unknown keys "
+        raise ParameterTableError(f"{source}: parameter '{name}' has unknown keys "
                              f"{options(unknown)}; valid: {options(sorted(known))}")
     kind = str(entry["type"])
     default = _typed_default(name, kind, entry.get("default_value"), source)
@@ -261,16 +262,16 @@ def parse_spec(name: str, entry: Mapping[str, Any], source: str = "table") -> Pa
     bounds = _bounds(name, rules, kind, source, ("one_of<>", "unique<>"))
     choices = tuple(str(c) for c in rules["one_of<>"][0]) if "one_of<>" in rules else ()
     if choices and kind != "string":
-        raise ParameterError(f"{source}: parameter '{name}' ({kind}): one_of<> applies to "
+        raise ParameterTableError(f"{source}: parameter '{name}' ({kind}): one_of<> applies to "
                              "string parameters only")
     if "unique<>" in rules and not kind.endswith("_array"):
-        raise ParameterError(f"{source}: parameter '{name}' ({kind}): unique<> applies to "
+        raise ParameterTableError(f"{source}: parameter '{name}' ({kind}): unique<> applies to "
                              "array parameters only")
     safety = dict(entry.get("safety") or {})
     reason = str(safety.pop("reason", ""))
     safe = _bounds(name, safety, kind, source)
     if bool(reason) != bool(safe.text()):
-        raise ParameterError(f"{source}: parameter '{name}': 'safety' needs bounds and a "
+        raise ParameterTableError(f"{source}: parameter '{name}': 'safety' needs bounds and a "
                              "'reason' together")
     spec = ParameterSpec(default, str(entry.get("description", "")),
                          bool(entry.get("read_only", False)), kind,
@@ -279,7 +280,7 @@ def parse_spec(name: str, entry: Mapping[str, Any], source: str = "table") -> Pa
                          safe, reason)
     why = spec.refusal(name, default)
     if why:
-        raise ParameterError(f"{source}: the default is out of range: {why}")
+        raise ParameterTableError(f"{source}: the default is out of range: {why}")
     return spec
 
 
@@ -288,7 +289,7 @@ def _flatten(tree: Mapping[str, Any], prefix: str, source: str,
     for key, entry in tree.items():
         name = f"{prefix}{key}"
         if not isinstance(entry, Mapping):
-            raise ParameterError(f"{source}: '{name}' is neither a parameter (a mapping with "
+            raise ParameterTableError(f"{source}: '{name}' is neither a parameter (a mapping with "
                                  "a 'type') nor a namespace")
         if "type" in entry:
             out[name] = parse_spec(name, entry, source)
@@ -306,10 +307,10 @@ def load_table(name: str) -> dict[str, ParameterSpec]:
     in the file's order."""
     path = TABLES / f"{name}.yaml"
     if not path.is_file():
-        raise ParameterError(f"no parameter table '{name}'; valid: {options(table_names())}")
+        raise ParameterTableError(f"no parameter table '{name}'; valid: {options(table_names())}")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, Mapping) or len(data) != 1:
-        raise ParameterError(f"{path}: needs one top-level key (the node's name)")
+        raise ParameterTableError(f"{path}: needs one top-level key (the node's name)")
     (tree,) = data.values()
     out: dict[str, ParameterSpec] = {}
     _flatten(tree, "", str(path), out)
@@ -340,7 +341,7 @@ class ParameterSet:
         items = object.__getattribute__(self, "_items")
         if name not in items:
             raise AttributeError(f"no parameter or namespace '{name}'; valid: "
-                                 f"{options(sorted(items))}")
+                                 f"{options(sorted(items), limit=100)}")
         return items[name]
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -351,6 +352,17 @@ class ParameterSet:
         out: Any = self
         for part in dotted.split("."):
             out = getattr(out, part)
+        return out
+
+    def dotted(self) -> dict[str, Any]:
+        """Every value by its dotted name (``{'clock_reset.count': 5, ...}``), as
+        :func:`parameter_set` takes them."""
+        out: dict[str, Any] = {}
+        for key, value in object.__getattribute__(self, "_items").items():
+            if isinstance(value, ParameterSet):
+                out.update({f"{key}.{k}": v for k, v in value.dotted().items()})
+            else:
+                out[key] = value
         return out
 
     def __repr__(self) -> str:
@@ -372,11 +384,14 @@ def _typed(name: str, spec: ParameterSpec, value: Any) -> Any:
                              "type") from None
 
 
-def parameter_set(table: Mapping[str, ParameterSpec],
-                  values: Mapping[str, Any]) -> ParameterSet:
+def parameter_set(table: Mapping[str, ParameterSpec], values: Mapping[str, Any],
+                  checked: bool = True) -> ParameterSet:
     """``values`` (a parameter absent: its default) checked by ``table`` (:func:`check`:
-    ranges, choices, safety bounds, distinct items) as a :class:`ParameterSet`."""
-    check(table, values)
+    ranges, choices, safety bounds, distinct items) as a :class:`ParameterSet`
+    (``checked=False``: typed only, for a test handing a lower layer a value the table
+    refuses, to see that layer refuse it too)."""
+    if checked:
+        check(table, values)
     tree: dict[str, Any] = {}
     for name, spec in table.items():
         *spaces, leaf = name.split(".")

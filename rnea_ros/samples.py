@@ -15,9 +15,10 @@ from pathlib import Path
 from rnea_ros.core.coupling.loop_file import load_loops, loop_file_path
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.elastic.model import ElasticModel, elastic_model
-from rnea_ros.core.errors import ModelError, ParameterError, options
+from rnea_ros.core.errors import ModelError, options
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
+from rnea_ros.parameter_errors import ParameterError
 
 PACKAGE = "rnea_ros"
 

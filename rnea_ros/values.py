@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.errors import ParameterError
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 

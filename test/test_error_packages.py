@@ -18,7 +18,7 @@ from rnea_ros.core import errors
 PACKAGE = Path(__file__).resolve().parents[1] / "rnea_ros"
 MOVED = errors.MOVED  # old name -> package module
 PACKAGES = {"rnea_ros.tools.bag.errors", "rnea_ros.identification.errors",
-            "rnea_ros.planning.errors"}
+            "rnea_ros.planning.errors", "rnea_ros.parameter_errors"}
 
 
 def defined_classes(path: Path) -> set[str]:
@@ -26,10 +26,10 @@ def defined_classes(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("name", ["BagError", "IdentificationError", "InfeasibleError",
-                                  "PlanningError", "SolverError"])
+                                  "PlanningError", "SolverError", "ParameterError"])
 def test_a_package_error_lives_in_its_package_and_keeps_its_old_name(name: str) -> None:
     assert set(MOVED.values()) == PACKAGES
-    assert len(MOVED) == 5
+    assert len(MOVED) == 6
     cls = getattr(importlib.import_module(MOVED[name]), name)
     assert name not in defined_classes(PACKAGE / "core" / "errors.py")
     assert getattr(errors, name) is cls  # from rnea_ros.core.errors import BagError

@@ -178,7 +178,7 @@ def test_the_controllers_configuration_carries_its_parameter_set() -> None:
     config = controller_config(values, load_robot("arm7"))
     assert config.params.diagnostics_period == 0.25
     assert config.params.trajectory.max_bytes == 1000
-    assert config.clock_reset_count == config.params.clock_reset.count == 9
+    assert config.clock_reset.count == config.params.clock_reset.count == 9
 
 
 def test_no_module_copies_a_tables_choice_list() -> None:

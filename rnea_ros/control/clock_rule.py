@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import math
 
+from rnea_ros.parameter_errors import ParameterError
+
 SHOWN = 5.0  # [s] of steady time a status warns after a /clock jump
 
 
@@ -53,17 +55,17 @@ class ClockRule:
     steady time the plant clock may stand still before it is stalled (the nodes'
     ``clock_stall_timeout``); ``max_speed``: the fastest plant clock followed, in
     multiples of the steady clock (``clock_max_speed``). Finite, > 0 and
-    ``max_speed >= 1`` (:class:`ValueError` otherwise; the nodes' parameter tables
-    refuse them first).
+    ``max_speed >= 1`` (:class:`~rnea_ros.parameter_errors.ParameterError` otherwise;
+    the nodes' parameter tables refuse them first).
     """
 
     def __init__(self, threshold: float, stall_timeout: float, max_speed: float) -> None:
         if not (math.isfinite(threshold) and threshold > 0.0
                 and math.isfinite(stall_timeout) and stall_timeout > 0.0
                 and math.isfinite(max_speed) and max_speed >= 1.0):
-            raise ValueError(f"clock rule: threshold {threshold} and stall_timeout "
-                             f"{stall_timeout} must be finite and > 0 s, max_speed "
-                             f"{max_speed} finite and >= 1")
+            raise ParameterError(f"clock rule: parameters 'clock_reset.threshold' ({threshold}) "
+                                 f"and 'clock_stall_timeout' ({stall_timeout}) must be finite "
+                                 f"and > 0 s, 'clock_max_speed' ({max_speed}) finite and >= 1")
         self.threshold, self.stall_timeout = float(threshold), float(stall_timeout)
         self.max_speed = float(max_speed)
         self.too_fast = 0  # plant steps beyond max_speed that were not jumps

@@ -249,7 +249,7 @@ class ClosedLoopController(TorqueController):
 
     def make_oracle(self, config: ControllerConfig) -> Oracle | None:
         factory = self.loop_oracle_factory
-        return factory(self.loop_model, config) if config.oracle_enable and factory else None
+        return factory(self.loop_model, config) if config.oracle.enable and factory else None
 
     def warm_up(self) -> None:
         """Compile the kernels (closure, gravity, inverse dynamics) before the first state."""
@@ -331,7 +331,7 @@ class ClosedLoopController(TorqueController):
         largest, mismatches, joint = self._period
         if self.passive_deviation > largest:
             largest, joint = self.passive_deviation, self.passive_worst
-        if self.passive_deviation > self.config.passive_tolerance:
+        if self.passive_deviation > self.config.loops.passive_tolerance:
             self.passive_mismatches += 1
             mismatches += 1
         self._period = (largest, mismatches, joint)
@@ -347,11 +347,11 @@ class ClosedLoopController(TorqueController):
     def passive_alarm(self) -> str:
         """A message when the last passive-encoder check exceeded the tolerance, else ''."""
         if self.passive_checks == 0 or \
-                not self.passive_deviation > self.config.passive_tolerance:
+                not self.passive_deviation > self.config.loops.passive_tolerance:
             return ""
         return (f"passive encoder '{self.passive_worst}' is {self.passive_deviation:.4g} "
                 f"(rad or m) from the position solved from the active joints (tolerance "
-                f"{self.config.passive_tolerance:g}): a wrong encoder, a wrong loop file, or "
+                f"{self.config.loops.passive_tolerance:g}): a wrong encoder, a wrong loop file, or "
                 "the mechanism in another assembly mode")
 
     def trajectory(self, joint_names: Sequence[str], times: Array, positions: Array,

@@ -8,6 +8,7 @@ each). No range or choice is written here: the choice lists below are the table'
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +22,12 @@ from rnea_ros.control.imu_config import ImuConfig, imu_config
 from rnea_ros.core.coupling.loop_file import load_loops, loop_file_path
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.elastic.model import ElasticModel, elastic_model
-from rnea_ros.core.errors import ParameterError, options
+from rnea_ros.core.errors import options
 from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.mimic import check_actuated
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.parameters import ParameterSet, check, defaults, load_table, parameter_set
 from rnea_ros.parameters import ParameterSpec as ParameterSpec  # (re-exported)
 from rnea_ros.samples import resolve_path
@@ -40,54 +42,53 @@ CONTROLLER_PARAMETERS: dict[str, ParameterSpec] = load_table("controller")
 
 # The table's choice lists, by name (read from it, never copied).
 MODES = CONTROLLER_PARAMETERS["mode"].choices
-ELASTIC_LAWS = CONTROLLER_PARAMETERS["elastic.law"].choices
-STALE_BEHAVIORS = CONTROLLER_PARAMETERS["stale_behavior"].choices
 PARALLEL_FAMILIES = CONTROLLER_PARAMETERS["loops.parallel"].choices  # control/parallel.py
 
 
 @dataclass(frozen=True, eq=False)
 class ControllerConfig:
-    """Validated controller settings, in model terms."""
+    """The controller's settings: one object, read by the table's dotted names
+    (``config.mode``, ``config.slew_limit.enable``, ``config.clock_reset.threshold``,
+    ``config.oracle.every_n``): every parameter of ``rnea_ros/params/controller.yaml``,
+    typed and checked (:attr:`params`, a :class:`~rnea_ros.parameters.ParameterSet`
+    built from the table alone), and in its own field each value resolved against the
+    robot, under the parameter's name where it has one (``joints``, ``gravity``,
+    ``kp``, ``payload``, ``imu``: the table's value as the model needs it). A name that
+    is not a field is the table's (:meth:`__getattr__`): nothing is renamed, nothing is
+    copied by hand."""
 
-    joints: tuple[str, ...]
+    joints: tuple[str, ...]  # the commanded joints ('joints', or the model's)
     command_index: NDArray[np.int64]  # model (closed loops: active) index of each commanded joint
-    mode: str
-    gravity: Array
-    friction_compensation: bool
-    payload: Payload | None
-    effort_limits: Array  # per commanded joint
+    gravity: Array  # (3,) [m/s^2], world frame
+    payload: Payload | None  # 'payload.*'; None: no payload link
+    effort_limits: Array  # (m,) per commanded joint [N m or N] ('effort_limits', or the URDF's)
     kp: Array  # per model joint (closed loops: per active joint)
     kd: Array
-    effort_rate_limits: Array  # per commanded joint
-    slew_limit: bool
-    time_scaling: bool
-    time_scaling_min_speed: float
-    time_scaling_max_acceleration: float
-    time_scaling_horizon: float
-    time_scaling_margin: float
-    watchdog_timeout: float
-    stale_behavior: str
-    clock_reset_threshold: float
-    clock_reset_count: int
-    oracle_enable: bool
-    oracle_every_n: int
-    oracle_tolerance: float
-    passive_tolerance: float = 0.01  # closed loops: passive encoder deviation reported [rad, m]
-    parallel: str = ""  # closed loops run as a platform and legs: 'delta', 'gough_stewart'
-    elastic_law: str = "feedforward_pd"
-    elastic_gains: tuple[Array, ...] = ()  # lambda_q, kd_q (n,), lambda_theta, kd_theta (n_e,)
-    imu: ImuConfig | None = None  # a moving base measured by an IMU; None: a fixed base
-    mimic_check: bool = True
-    mimic_tolerance: float = 0.005  # [rad or m]
-    watchdog_grace: float = 0.0  # [s] silence after the timeout before the stale behaviour
-    clock_stall_timeout: float = 1.0  # [s] use_sim_time: /clock standing still is stopped
-    clock_max_speed: float = 10.0  # use_sim_time: /clock followed up to this x steady
-    # Every parameter, checked, by its dotted name (params.diagnostics_period, ...): what
-    # the node reads that has no model-resolved field above.
+    effort_rate_limits: Array  # (m,) per commanded joint [N m/s or N/s]
+    # mode 'elastic': elastic.lambda_q, elastic.kd_q (nv,), elastic.lambda_theta,
+    # elastic.kd_theta (n_elastic,), per joint; () otherwise
+    elastic_gains: tuple[Array, ...] = ()
+    imu: ImuConfig | None = None  # 'imu.*', resolved; None: a fixed base ('imu.topic' empty)
+    # Every parameter, checked, by its dotted name (params.diagnostics_period, ...).
     params: ParameterSet = field(
         default_factory=lambda: parameter_set(CONTROLLER_PARAMETERS, {}))
 
+    def __getattr__(self, name: str) -> Any:
+        """A parameter or namespace of the table that is not a field: ``config.mode``,
+        ``config.watchdog_timeout``, ``config.oracle`` (``config.oracle.enable``)."""
+        if name.startswith("__") or name == "params":  # (copy, pickle: before __init__)
+            raise AttributeError(name)
+        return getattr(self.params, name)
 
+    def with_values(self, values: Mapping[str, Any], checked: bool = True
+                    ) -> ControllerConfig:
+        """This configuration with the parameters ``values`` (dotted names) changed,
+        checked by the table alone (``checked=False``: not even that), not by the
+        robot's rules (:func:`controller_config`'s): for a test handing a controller a
+        mode its robot does not run, to see it refused there too."""
+        merged = {**self.params.dotted(), **values}
+        return dataclasses.replace(
+            self, params=parameter_set(CONTROLLER_PARAMETERS, merged, checked))
 
 
 def urdf_source(values: Mapping[str, Any]) -> str:
@@ -180,39 +181,40 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
     rules (:data:`~rnea_ros.control.config_rules.CONTROLLER_RULES`); raises
     :class:`ParameterError` naming the parameter."""
     p = parameter_set(CONTROLLER_PARAMETERS, values)
+    flat = p.dotted()  # every parameter, typed by the table (absent: its default)
     for rule in CONTROLLER_RULES:
-        rule(values, elastic, loops)
+        rule(flat, elastic, loops)
     mode = p.mode
     gains: tuple[Array, ...] = ()
     if mode == "elastic":
         assert elastic is not None  # (CONTROLLER_RULES: mode_of_family)
         ne = elastic.n_elastic
-        gains = tuple(per_joint(values, f"elastic.{key}", size, 1e-12) for key, size in
+        gains = tuple(per_joint(flat, f"elastic.{key}", size, 1e-12) for key, size in
                       (("lambda_q", model.nv), ("kd_q", model.nv), ("lambda_theta", ne),
                        ("kd_theta", ne)))
-    joints, index = _joints(values, model, loops)
+    joints, index = _joints(flat, model, loops)
     n = model.nv if loops is None else loops.n_active
     urdf_limits = model.effort_limit if loops is None else \
         model.effort_limit[loops.active_index]
-    limits = _number_list(values, "effort_limits")
+    limits = _number_list(flat, "effort_limits")
     if limits.size == 1 and limits[0] == 0.0:
         limits = urdf_limits[index].copy()
     elif limits.size != len(joints) or np.any(limits <= 0.0):
         raise ParameterError(f"parameter 'effort_limits' needs {len(joints)} positive values "
                              f"(or [0.0] for the URDF limits), got {limits.tolist()}")
-    gravity = _number_list(values, "gravity")
+    gravity = _number_list(flat, "gravity")
     if gravity.shape != (3,):
         raise ParameterError(f"parameter 'gravity' needs 3 values, got {gravity.tolist()}")
     payload = None
-    if values["payload.link"]:
-        com = _number_list(values, "payload.com")
-        inertia = _number_list(values, "payload.inertia")
+    if p.payload.link:
+        com = _number_list(flat, "payload.com")
+        inertia = _number_list(flat, "payload.inertia")
         if com.size != 3 or inertia.size != 6:
             raise ParameterError("parameters 'payload.com' and 'payload.inertia' need 3 and 6 "
                                  "values")
-        payload = Payload(str(values["payload.link"]), float(values["payload.mass"]),
-                          tuple(com.tolist()), tuple(inertia.tolist()))
-    imu = imu_config(values, model)
+        payload = Payload(p.payload.link, p.payload.mass, tuple(com.tolist()),
+                          tuple(inertia.tolist()))
+    imu = imu_config(p, model)
     if imu is not None and mode == "elastic":
         raise ParameterError("mode 'elastic' does not support an IMU (parameter 'imu.topic'): "
                              "the elastic laws assume a fixed base")
@@ -220,38 +222,10 @@ def controller_config(values: Mapping[str, Any], model: RobotModel,
         raise ParameterError("closed-loop robots do not support an IMU (parameter "
                              "'imu.topic'): their inverse dynamics assumes a fixed base")
     return ControllerConfig(
-        joints=joints, command_index=index,
-        mode=mode,
-        elastic_law=p.elastic.law,
-        elastic_gains=gains,
-        gravity=gravity,
-        friction_compensation=p.friction_compensation,
-        payload=payload,
-        effort_limits=limits,
-        effort_rate_limits=per_joint(values, "effort_rate_limits", len(joints)),
-        slew_limit=p.slew_limit.enable,
-        time_scaling=p.time_scaling.enable,
-        time_scaling_min_speed=p.time_scaling.min_speed,
-        time_scaling_max_acceleration=p.time_scaling.max_acceleration,
-        time_scaling_horizon=p.time_scaling.horizon,
-        time_scaling_margin=p.time_scaling.margin,
-        kp=per_joint(values, "kp", n), kd=per_joint(values, "kd", n),
-        passive_tolerance=p.loops.passive_tolerance,
-        parallel=p.loops.parallel,
-        watchdog_timeout=p.watchdog_timeout,
-        watchdog_grace=p.watchdog_grace,
-        stale_behavior=p.stale_behavior,
-        clock_reset_threshold=p.clock_reset.threshold,
-        clock_reset_count=p.clock_reset.count,
-        clock_stall_timeout=p.clock_stall_timeout,
-        clock_max_speed=p.clock_max_speed,
-        oracle_enable=p.oracle.enable,
-        oracle_every_n=p.oracle.every_n,
-        oracle_tolerance=p.oracle.tolerance, imu=imu,
-        mimic_check=p.mimic.check,
-        mimic_tolerance=p.mimic.tolerance,
-        params=p,
-    )
+        joints=joints, command_index=index, gravity=gravity, payload=payload,
+        effort_limits=limits, kp=per_joint(flat, "kp", n), kd=per_joint(flat, "kd", n),
+        effort_rate_limits=per_joint(flat, "effort_rate_limits", len(joints)),
+        elastic_gains=gains, imu=imu, params=p)
 
 
 def default_values() -> dict[str, Any]:

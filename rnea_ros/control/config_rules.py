@@ -17,7 +17,7 @@ from typing import Any
 from rnea_ros.control.modes import FAMILIES, family_mode, family_of
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.errors import ParameterError
+from rnea_ros.parameter_errors import ParameterError
 
 Rule = Callable[[Mapping[str, Any], "ElasticModel | None", "ClosedLoopModel | None"], None]
 

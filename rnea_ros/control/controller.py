@@ -22,47 +22,12 @@ A position or velocity above ``MAX_STATE`` (1e6) in magnitude is
 would be undefined). Before the first complete state no command is produced;
 such messages are merged but counted (``missing_joints``).
 
-Clock resets (a simulator reset, a bag played in a loop, a zero stamp followed
-by simulated time): a stamp older than a joint's last one is ``time_backwards``,
-one ahead of the newest accepted stamp by more than the wall time elapsed since
-plus ``clock_reset_threshold`` is ``time_future``; both are rejected. When
-``clock_reset_count`` consecutive messages are rejected so and agree with each
-other (strictly increasing stamps, each within the threshold of the previous
-one), the clock was reset: the merged stamps, the reference trajectory and the
-time scaling are shifted onto the new clock (the motion continues), the message
-is merged, :attr:`TorqueController.clock_resets` counts it and
-:attr:`Result.event` says so. A single out-of-order or future-dated message
-never gets that far.
-
-Rate limit: every output (state-driven, watchdog, after a mode switch or a
-clock reset) goes through the slew limiter. The limit protects the hardware in
-the hardware's time, so a sender's stamps cannot loosen it: between consecutive
-state-driven commands the time step is the smaller of the stamp difference and
-the time between the two messages' receipts on the node's clock (the steady
-``now`` of :meth:`TorqueController.joint_state`; on simulated time
-(:meth:`TorqueController.use_plant_clock`) ``/clock`` as the clock rule bounds it:
-never more than ``clock_max_speed`` times faster than the steady clock, moving on
-the steady clock when ``/clock`` jumps or stops, :mod:`rnea_ros.control.clock_rule`);
-else the steady-clock time since the previous output. Joint states are judged
-fresh on the steady clock (the watchdog): a stopped ``/clock`` while states keep
-arriving is reported, and the commands keep following the states. A stamp dated
-ahead (e.g.
-+0.9 s, inside the clock-reset threshold) or a stream whose stamps run faster
-than real time (a bag played at ``--rate 10``) then moves the command no faster
-than ``effort_rate_limits`` in the receiver's time. A held command (no time has
-passed) keeps the previous output's times.
-
-Watchdog: when no message was accepted for ``watchdog_timeout`` (measured on
-a steady clock), the last command is held (nothing new is output) for
-``watchdog_grace`` more -- a scheduling hiccup of a non-real-time machine, or of
-this process, whose states then wait in the queue: counted in
-:attr:`TorqueController.watchdog_late` -- then :meth:`TorqueController.watchdog`
-returns the stale command: ``hold`` = gravity compensation at the last valid
-pose, ``zero`` = zeros. With a grace, the look that first sees the silence past
-the timeout only holds, even past timeout + grace: a stall of this process
-longer than both (a loaded machine; issue 35: healthy launches logged the
-watchdog's ERROR, cleared 0-0.13 s later) ends with the watchdog's overdue
-firing, taken before the states that waited; the next look acts.
+Clock resets (a simulator reset, a bag played in a loop): the stamps move onto the
+new clock once ``clock_reset.count`` messages agree on it; rejections are worded and
+counted there too (:mod:`rnea_ros.control.controller_intake`). Rate limit and
+watchdog: every output goes through the slew limiter on the receiver's clock, and a
+silence longer than ``watchdog_timeout`` (+ ``watchdog_grace``) gives the stale command
+(:mod:`rnea_ros.control.controller_output`).
 
 Moving base (``imu.topic``, :mod:`rnea_ros.control.imu`): IMU samples
 (:meth:`TorqueController.imu_sample`) give the base's motion, used at each state's
@@ -70,14 +35,9 @@ stamp by gravity compensation and inverse dynamics (``base_motion=``); without
 a fresh sample, ``imu.fallback``: the model's gravity on a fixed base, or the
 watchdog's stale command.
 
-Mimic joints (URDF ``<mimic>``, :mod:`rnea_ros.mimic`): a follower is not a
-coordinate of the model, so it is neither required in the joint states nor
-merged nor commanded. When a message carries a follower *and* its leader and
-``mimic_check`` is on, the follower's position is compared with
-``multiplier * q_leader + offset``: a deviation beyond ``mimic_tolerance`` (or
-a non-finite follower) is counted (:attr:`TorqueController.mimic_mismatches`,
-the worst one kept for the diagnostics) and said in :attr:`Result.warning`;
-the message is still accepted and the command is unaffected.
+Mimic joints (URDF ``<mimic>``, :mod:`rnea_ros.mimic`): followers are not coordinates;
+with ``mimic.check`` they are compared with their leaders
+(:mod:`rnea_ros.control.controller_intake`).
 
 Robots with elastic joints (``elastic``, :mod:`rnea_ros.core.elastic.model`): the
 state also holds the motor positions/velocities, named ``<joint>_motor`` in
@@ -90,13 +50,11 @@ torque.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -113,29 +71,23 @@ from rnea_ros.control.command import (
     warm_paths,
 )
 from rnea_ros.control.config import ControllerConfig
+from rnea_ros.control.controller_intake import IntakeOutcomes, RejectedState, Result
+from rnea_ros.control.controller_output import CommandOutput
 from rnea_ros.control.imu import ImuEstimator, ImuResult, ImuSample
 from rnea_ros.control.joint_state import (
     BACKWARDS,
-    DUPLICATE,
     FUTURE,
     INCOMPLETE,
     MERGED,
-    NON_FINITE,
-    OUT_OF_RANGE,
     TOO_OLD,
     ClockWatch,
     as_buffer,
     intake_fast,
-    merge_fast,
 )
 from rnea_ros.control.laws import Reference, Step
 from rnea_ros.control.message_map import (
-    Followers,
     NameMap,
-    mimic_mismatch,
-    mimic_warning,
     name_map,
-    rejection,
 )
 from rnea_ros.control.pipeline import build_pipeline
 from rnea_ros.control.rate_limit import SlewLimiter
@@ -157,31 +109,7 @@ _asc, _f64 = np.ascontiguousarray, np.float64
 _MERGED = frozenset((MERGED, INCOMPLETE, TOO_OLD, OUTPUT, HELD, BAD_TORQUE))
 
 
-class RejectedState(Exception):  # noqa: N818 -- control flow, not an error
-    """Raised by :meth:`TorqueController._compute` for a merged state it cannot use
-    (e.g. closed loops that do not close there): the message is rejected under
-    ``reason`` and no command is produced."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason, self.message = reason, message
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    """Outcome of one joint-state message: a command (commanded-joint order), or a
-    rejection (``reason`` key and a message naming the problem), or neither (not ready).
-    Immutable: the controller returns the same one for every plain command written
-    into the same ``out`` array (one allocation less per message)."""
-
-    command: Array | None = None
-    reason: str | None = None
-    message: str = ""
-    event: str = ""  # e.g. a clock reset (the message was accepted)
-    warning: str = ""  # e.g. a mimic follower off its coupling (the message was accepted)
-
-
-class TorqueController:
+class TorqueController(IntakeOutcomes, CommandOutput):
     """Joint states in, effort commands out (see the module docstring)."""
 
     def __init__(self, model: RobotModel, config: ControllerConfig,
@@ -267,7 +195,7 @@ class TorqueController:
         rule = getattr(self, "plant_clock", None)
         if rule is not None:  # (clock_reset.threshold may change at runtime)
             rule.threshold, rule.stall_timeout, rule.max_speed = (
-                config.clock_reset_threshold, config.clock_stall_timeout,
+                config.clock_reset.threshold, config.clock_stall_timeout,
                 config.clock_max_speed)
         if previous_config is not None and previous_config.mode != config.mode:
             self.reference.release()
@@ -275,7 +203,7 @@ class TorqueController:
         # The rate limiter's rates and counters; its previous command is _last_output,
         # kept across configurations (a mode switch or limiting turned on: no jump).
         previous = self.slew
-        self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit else None
+        self.slew = SlewLimiter(config.effort_rate_limits) if config.slew_limit.enable else None
         if self.slew is not None and previous is not None:
             self.slew.limited, self.slew.bad_dt = previous.limited, previous.bad_dt
         m = len(config.joints)
@@ -310,7 +238,7 @@ class TorqueController:
         # reference's part is passed per call (after warm_up, whose calls fixed FastCall's
         # entry points).
         fp, g, index = self.model.kernel_floats, self.model.gravity, config.command_index
-        window, threshold = config.watchdog_timeout, config.clock_reset_threshold
+        window, threshold = config.watchdog_timeout, config.clock_reset.threshold
         self._intake: Callable[..., int] = partial(
             intake_fast.call, self._state, window, threshold, config.mode != "gravity")
         self._finish: Callable[..., tuple[int, int, int]] = partial(
@@ -325,7 +253,7 @@ class TorqueController:
     def make_oracle(self, config: ControllerConfig) -> Oracle | None:
         """The live cross-check (``oracle.enable``), or None."""
         return (self.oracle_factory(self.model, config)
-                if config.oracle_enable and self.oracle_factory else None)
+                if config.oracle.enable and self.oracle_factory else None)
 
     def build_stages(self, config: ControllerConfig) -> None:
         """``full_model``, ``model`` (friction removed unless compensated) and the
@@ -432,7 +360,7 @@ class TorqueController:
         if status not in _MERGED:
             config = self.config
             if (status == BACKWARDS or status == FUTURE) and clock.confirm(
-                    stamp, config.clock_reset_threshold, config.clock_reset_count):
+                    stamp, config.clock_reset.threshold, config.clock_reset.count):
                 event = self._resync(stamp)
                 status = self._merge(p, v, idx, stamp)
             if status not in _MERGED:
@@ -442,7 +370,7 @@ class TorqueController:
         self.accepted += 1
         clock.accept(stamp, now)
         warning = self._check_followers(followers, p) if followers and \
-            self.config.mimic_check else ""
+            self.config.mimic.check else ""
         if status == INCOMPLETE:
             missing = [j for j, s in zip(self.state_names, self._stamp, strict=True)
                        if not math.isfinite(s)]
@@ -466,93 +394,11 @@ class TorqueController:
         return Result(command=out, event=event, warning=warning) if event or warning else \
             self._plain(out)
 
-    def use_plant_clock(self, read: Callable[[], float]) -> None:
-        """Time the receipts on the plant's clock ``read()`` [s] (a node on simulated
-        time: ``/clock``) under the clock rule (:class:`ClockRule`: ``clock_reset.threshold``,
-        ``clock_stall_timeout`` and ``clock_max_speed``)."""
-        self.receipt_clock = read
-        self.plant_clock = ClockRule(self.config.clock_reset_threshold,
-                                     self.config.clock_stall_timeout,
-                                     self.config.clock_max_speed)
-
-    def _check_followers(self, rows: Followers, p: array[float]) -> str:
-        """Compare the followers of an accepted message with their leaders (see the
-        module docstring); returns the warning text ("" when all agree)."""
-        self.mimic_checks += 1
-        tolerance = self.config.mimic_tolerance
-        bad, worst = mimic_mismatch(rows, p, tolerance)
-        if not bad:
-            return ""
-        self.mimic_mismatches += 1
-        if not abs(worst) <= abs(self.mimic_worst[1]):
-            self.mimic_worst = (bad, worst)
-        return mimic_warning(self.base_model, bad, worst, tolerance)
-
     def _plain(self, out: Array) -> Result:
         """The result of a plain command in ``out`` (one per ``out`` array, see Result)."""
         if self._commanded.command is not out:
             self._commanded = Result(command=out)
         return self._commanded
-
-    def _rejection(self, status: int, names: Sequence[str], p: array[float], v: array[float],
-                   idx: NDArray[np.int64], duplicates: tuple[str, ...], stamp: float,
-                   now: float) -> Result:
-        """The result of a message the intake did not merge (``status``, worded by
-        :func:`~rnea_ros.control.message_map.rejection`)."""
-        clock = self.clock
-        if status == DUPLICATE and self._resends_merged(p, v, idx):
-            # The sample already merged, sent again (a simulator braking until its first
-            # command, a publisher repeating its last message): not a rejection, counted in
-            # resent; not accepted either, so a stream of them is a silence the watchdog
-            # acts on.
-            self.resent += 1
-            return Result()
-        if status == OUT_OF_RANGE or status == NON_FINITE:
-            clock.streak = 0  # a clock that agrees, but a bad state
-        last = float(self._stamp[idx[1]].max()) if status == BACKWARDS else math.nan
-        found = rejection(status, self.config.mode, names, self.state_names, p, v, idx,
-                          duplicates, stamp, last, clock.newest, now - clock.newest_wall)
-        if found is None:
-            self.ignored += 1  # nothing for us (e.g. another robot's joints): not an error
-            return Result()
-        return self._reject(*found)
-
-    def _resends_merged(self, p: array[float], v: array[float],
-                        idx: NDArray[np.int64]) -> bool:
-        """Whether the message's values equal, bit for bit, those merged for its joints."""
-        k, i = idx[0], idx[1]
-        same = np.array_equal(np.asarray(p)[k], self._q[i])
-        return bool(same and (len(v) == 0 or np.array_equal(np.asarray(v)[k], self._qd[i])))
-
-    def _merge(self, p: array[float], v: array[float], idx: NDArray[np.int64],
-               stamp: float) -> int:
-        """The merge alone (after a clock reset: the intake checked the message)."""
-        return int(merge_fast.call(self._state, p, v, len(v) > 0, idx, stamp,
-                                   self.config.watchdog_timeout))
-
-    def _resync(self, stamp: float) -> str:
-        """Move the merged stamps, the reference and the time scaling onto the new
-        clock (the newest sample at ``stamp``); returns the event text."""
-        jump = self.clock.resync(stamp)
-        known = np.isfinite(self._stamp)
-        # newest + (stamp - newest) can round a few ulps past stamp, which the merge of
-        # the message at stamp would take for a stamp going backwards: clamped.
-        # Just below it, not at it: at it, the merge would take the message for a duplicate.
-        self._stamp[known] = np.minimum(self._stamp[known] + jump, np.nextafter(stamp, -np.inf))
-        self._output_stamp = math.nan  # the next rate-limit step: on the steady clock
-        reference = self.reference
-        if reference.trajectory is not None:
-            reference.trajectory = dataclasses.replace(reference.trajectory,
-                                                       times=reference.trajectory.times + jump)
-        scaling = reference.scaling
-        if scaling is not None:
-            if scaling.t_prev is not None:
-                scaling.t_prev += jump
-            scaling.last_update += jump
-        if self.last_state_time is not None:
-            self.last_state_time += jump
-        return (f"clock reset: joint-state stamps jumped by {jump:+.6f} s; "
-                "re-synchronised on the new clock")
 
     def trajectory(self, joint_names: Sequence[str], times: Array, positions: Array,
                    velocities: Array | None, accelerations: Array | None,
@@ -575,35 +421,6 @@ class TorqueController:
                                else start)
 
     # --------------------------------------------------------------- computing
-    def _count_output(self, status: int, clipped: int, limited: int, stamp: float,
-                      now: float) -> None:
-        """Book an output of the compiled path (:func:`~rnea_ros.control.command.finish`)
-        at ``stamp`` (NaN: a watchdog output) and steady time ``now``; a held command
-        keeps the previous output's times (it is the previous command)."""
-        if status == HELD:  # no time has passed: the previous command was repeated
-            assert self.slew is not None
-            self.slew.bad_dt += 1
-            return
-        self._output_stamp, self._output_wall = stamp, now
-        self._output_received = math.nan if math.isnan(stamp) else self._received
-        if status == BAD_TORQUE:  # never published: the previous command or zeros were
-            self.rejected["non_finite_torque"] += 1
-        else:
-            self.saturated += clipped
-            self._has_output = True
-            if self.slew is not None:
-                self.slew.limited += limited
-
-    def _output(self, tau: Array, now: float, stamp: float, out: Array) -> Array:
-        """The command from model-order torques ``tau``, into ``out``: commanded joints,
-        saturated, slew-limited (``stamp`` NaN: a watchdog output) on the command clock
-        (:func:`~rnea_ros.control.command.output_dt`)."""
-        status, clipped, limited = self._finish(
-            _asc(tau, _f64), self.slew is not None and self._has_output, stamp, now,
-            self._output_stamp, self._output_wall, self._received - self._output_received, out)
-        self._count_output(status, clipped, limited, stamp, now)
-        return out
-
     def imu_sample(self, sample: ImuSample, now: float | None = None) -> ImuResult:
         """Validate one IMU sample and update the base's estimated motion
         (:class:`rnea_ros.control.imu.ImuEstimator`; the sensor's link pose from the
@@ -655,66 +472,12 @@ class TorqueController:
         self._output(step.tau, now, t, out)
         self.compute_us.append((_perf_counter() - started) * 1e6)
         self.commands += 1
-        if self.oracle is not None and self.commands % self.config.oracle_every_n == 0:
+        if self.oracle is not None and self.commands % self.config.oracle.every_n == 0:
             reference = self.oracle(step)
             assert step.model_torque is not None
             scale = max(float(np.abs(reference).max()), 1.0)
             self.oracle_discrepancy = float(np.abs(step.model_torque - reference).max()) / scale
             self.oracle_checks += 1
 
-    def watchdog(self, now: float | None = None, out: Array | None = None) -> Array | None:
-        """The stale command (into ``out``, default a new array) when joint states
-        stopped for ``watchdog_timeout`` + ``watchdog_grace``, else None (between the
-        two the last command is held: counted once in :attr:`watchdog_late`). With a
-        grace, the look that first sees a silence past the timeout never acts, however
-        long it is: after a stall of this process (a loaded machine) that look comes
-        first, with the states sent meanwhile still queued; the executor takes them
-        before the next look (a healthy node's next firing, 20 ms later at most, acts on
-        a real silence)."""
-        now = time.monotonic() if now is None else now
-        config = self.config
-        if self.last_valid_wall is None or now - self.last_valid_wall <= \
-                config.watchdog_timeout:
-            return None
-        if self._late_wall != self.last_valid_wall:  # the first look at this silence
-            self._late_wall = self.last_valid_wall
-            self.watchdog_late += 1
-            if config.watchdog_grace > 0:  # (a stall of this process: states may be queued)
-                return None
-        if now - self.last_valid_wall <= config.watchdog_timeout + config.watchdog_grace:
-            return None
-        if not self.stale:
-            self.stale = True
-            self.stale_events += 1
-        if out is None:
-            out = np.empty(len(self.config.joints))
-        return self._output(self.stale_torque(), now, math.nan, out)
 
-    def stale_torque(self) -> Array:
-        """The stale behaviour's torques (model order): ``hold`` = gravity compensation
-        at the last valid pose (fixed base, the model's gravity), ``zero``."""
-        if self.config.stale_behavior == "zero":
-            return np.zeros(len(self.reference_names))
-        return self.hold_torque()
-
-    def hold_torque(self) -> Array:
-        """The watchdog's ``hold``: gravity compensation at the last valid pose."""
-        return gravity_torques(self.full_model, self._q[:self.model.nv])
-
-    # ------------------------------------------------------------- statistics
-    @property
-    def clock_resets(self) -> int:
-        """Clock resets detected (see the module docstring)."""
-        return self.clock.resets
-
-    @property
-    def last_clock_jump(self) -> float:
-        """The last reset's jump [s], new clock minus old."""
-        return self.clock.last_jump
-
-    def compute_percentiles(self) -> tuple[float, float]:
-        """(p50, p99) of the recent compute times [us] (0 when none)."""
-        if not self.compute_us:
-            return 0.0, 0.0
-        p50, p99 = np.percentile(np.fromiter(self.compute_us, float), [50, 99])
-        return float(p50), float(p99)
+__all__ = ["Oracle", "RejectedState", "Result", "TorqueController"]

@@ -97,7 +97,7 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
     if recent["mimic"]:
         name, deviation = c.mimic_worst
         level, message = "warn", f"mimic follower off its coupling ({name}: {deviation:+.3g})"
-    if c.oracle is not None and c.oracle_discrepancy > c.config.oracle_tolerance:
+    if c.oracle is not None and c.oracle_discrepancy > c.config.oracle.tolerance:
         level, message = "error", "model disagrees with Pinocchio"
     if recent["passive"]:
         level, message = "warn", "passive encoders disagree with the closed loops"
@@ -154,7 +154,7 @@ def _mimic_values(c: TorqueController, recent: int, span: str) -> dict[str, str]
     return {
         "mimic followers": ", ".join(f"{f} = {m.multiplier:g} {m.leader} + {m.offset:g}"
                                      for f, m in c.base_model.mimic_joints.items()),
-        "mimic checks": str(c.mimic_checks) if c.config.mimic_check else "disabled",
+        "mimic checks": str(c.mimic_checks) if c.config.mimic.check else "disabled",
         "mimic mismatches": str(c.mimic_mismatches),
         f"mimic mismatches ({span})": str(recent),
         "mimic worst deviation": (f"{c.mimic_worst[0]}: {c.mimic_worst[1]:+.6g}"

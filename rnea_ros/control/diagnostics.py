@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 
+from rnea_ros.parameter_errors import ParameterError
+
 # [s] A status warns while its counters grew in the last DIAGNOSTICS_WINDOW seconds.
 DIAGNOSTICS_WINDOW = 10.0
 
@@ -30,7 +32,7 @@ class SlidingWindow:
 
     def __init__(self, window: float = DIAGNOSTICS_WINDOW, now: float = 0.0) -> None:
         if not window > 0.0:
-            raise ValueError(f"window must be > 0 s, got {window}")
+            raise ParameterError(f"parameter 'diagnostics_window' must be > 0 s, got {window}")
         self.window = float(window)
         self.snapshots: deque[tuple[float, dict[str, int]]] = deque([(now, {})])
 

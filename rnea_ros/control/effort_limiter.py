@@ -29,8 +29,9 @@ from numpy.typing import NDArray
 from rnea_ros.control.clock_rule import SHOWN, ClockRule
 from rnea_ros.control.config import per_joint
 from rnea_ros.control.rate_limit import SlewLimiter, positive_limits
-from rnea_ros.core.errors import ParameterError, options
-from rnea_ros.parameters import ParameterSpec, check, load_table
+from rnea_ros.core.errors import options
+from rnea_ros.parameter_errors import ParameterError
+from rnea_ros.parameters import ParameterSet, ParameterSpec, load_table, parameter_set
 
 Array = NDArray[np.float64]
 # The node's parameters: rnea_ros/params/rate_limiter.yaml (ranges, choices, safety bounds).
@@ -66,6 +67,9 @@ class EffortLimiter:
         self.duplicate_stamps = 0  # joint states that repeated the last output's stamp
         self.last_duplicate_wall = -math.inf  # steady time of the last of them [s]
         self.clock = ClockRule(threshold, stall_timeout, max_speed)
+        # The node's parameters by the table's dotted names (from_parameters); here the
+        # defaults, with the arguments above taking precedence.
+        self.config: ParameterSet = parameter_set(RATE_LIMITER_PARAMETERS, {})
         self.joint_set = set(self.joints)
         self.index_cache: dict[tuple[str, ...], NDArray[np.int64]] = {}
         self.warm_up()
@@ -82,29 +86,32 @@ class EffortLimiter:
         slew(zero, 1.0, 1.0)  # no time passed: held
 
     @classmethod
-    def from_parameters(cls, values: Mapping[str, Any]) -> EffortLimiter:
-        """From the node's parameter ``values`` (``rnea_ros/params/rate_limiter.yaml``:
-        its ranges, choices, safety bounds and distinct joints checked by the table);
-        :class:`ParameterError` naming the parameter."""
-        joints = [j for j in values["joints"] if j]
+    def from_parameters(cls, values: Mapping[str, Any] | ParameterSet) -> EffortLimiter:
+        """From the node's parameters (``rnea_ros/params/rate_limiter.yaml``), values by
+        dotted name or the :class:`~rnea_ros.parameters.ParameterSet` built from them:
+        ranges, choices, safety bounds and distinct joints checked by the table, then
+        what the table cannot say (at least one joint, one limit or one per joint);
+        :class:`ParameterError` naming the parameter. The set is kept as
+        :attr:`config` (``config.input_type``, ``config.clock_reset.count``: the
+        table's names), what the node reads."""
+        p = values if isinstance(values, ParameterSet) else \
+            parameter_set(RATE_LIMITER_PARAMETERS, values)
+        flat = p.dotted()
+        joints = [j for j in p.joints if j]
         if not joints:
             raise ParameterError("parameter 'joints' must name the joints of the output array")
         n = len(joints)
-        rates = positive_limits(per_joint(values, "effort_rate_limits", n, -math.inf),
+        rates = positive_limits(per_joint(flat, "effort_rate_limits", n, -math.inf),
                                 "effort_rate_limits")
-        if list(values["effort_limits"]) == [0.0]:
+        if list(p.effort_limits) == [0.0]:
             limits = np.full(n, np.inf)
         else:
-            limits = positive_limits(per_joint(values, "effort_limits", n, -math.inf),
+            limits = positive_limits(per_joint(flat, "effort_limits", n, -math.inf),
                                      "effort_limits")
-        threshold = float(values["clock_reset.threshold"])
-        count = int(values["clock_reset.count"])
-        if not (math.isfinite(threshold) and threshold > 0 and count >= 2):
-            raise ParameterError("parameters 'clock_reset.threshold' > 0 and "
-                                 "'clock_reset.count' >= 2")
-        check(RATE_LIMITER_PARAMETERS, values)  # the table's ranges and safety bounds
-        return cls(joints, rates, limits, threshold, count,
-                   float(values["clock_stall_timeout"]), float(values["clock_max_speed"]))
+        limiter = cls(joints, rates, limits, p.clock_reset.threshold, p.clock_reset.count,
+                      p.clock_stall_timeout, p.clock_max_speed)
+        limiter.config = p
+        return limiter
 
     def reject(self, reason: str, detail: str = "") -> None:
         """Count a rejected input under ``reason``; :attr:`message` says it."""

@@ -35,7 +35,7 @@ from rnea_ros.core.dynamics.coriolis import coriolis_product
 from rnea_ros.core.elastic.feedforward import Feedforward
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.elastic.rnea import elastic_rnea
-from rnea_ros.core.errors import ParameterError
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 

@@ -29,8 +29,8 @@ from rnea_ros.control.parallel import ParallelController
 from rnea_ros.core.coupling.loop_kinematics import loop_velocities
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.rnea import friction_torques
-from rnea_ros.core.errors import ParameterError
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 
 ORACLE_MODES = ("gravity", "inverse_dynamics")  # the references Pinocchio gives below
 
@@ -115,7 +115,7 @@ def build_controller(values: Mapping[str, Any],
     config = controller_config(values, model, elastic, loops)
     urdf = urdf_source(values)
     if loops is not None:  # loops.parallel: the platform + legs controller (Khalil §5)
-        loop_class = ParallelController if config.parallel else ClosedLoopController
+        loop_class = ParallelController if config.loops.parallel else ClosedLoopController
         return loop_class(loops, config, pinocchio_loop_oracle_factory(urdf)), model
     return TorqueController(model, config, pinocchio_oracle_factory(urdf),
                             elastic=elastic), model

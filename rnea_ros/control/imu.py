@@ -61,9 +61,9 @@ from rnea_ros.core.dynamics.imu_kinematics import (
     rotation_exp,
 )
 from rnea_ros.core.dynamics.moving_base import BaseMotion
-from rnea_ros.core.errors import ParameterError
 from rnea_ros.core.model.configuration import quaternion_matrix as _quaternion_matrix
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 
@@ -237,9 +237,9 @@ class ImuEstimator:
         event = ""
         stamp, clock = sample.stamp, self.clock
         last = self.estimate.stamp if self.estimate is not None else -math.inf
-        future = clock.future(stamp, now, c.clock_reset_threshold)
+        future = clock.future(stamp, now, c.clock_reset.threshold)
         if stamp < last or future:
-            if not clock.confirm(stamp, c.clock_reset_threshold, c.clock_reset_count):
+            if not clock.confirm(stamp, c.clock_reset.threshold, c.clock_reset.count):
                 if future:
                     return self._reject("time_future", f"stamp {stamp:.6f} s is "
                                         f"{stamp - clock.newest:.3f} s after the last one")

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.control.errors import IntakeStatusError
 from rnea_ros.control.joint_state import (
     BACKWARDS,
     BAD_STAMP,
@@ -43,6 +44,13 @@ from rnea_ros.mimic import follower_check
 Followers = tuple[tuple[int, int, float, float, str], ...]
 # [message index; model index] (2, k), the intake's screen, the joints named twice, followers
 NameMap = tuple[NDArray[np.int64], int, tuple[str, ...], Followers]
+
+# The intake statuses :func:`rejection` words, by name (joint_state.py's codes).
+REJECTIONS = {"NO_MODEL_JOINT": NO_MODEL_JOINT, "LENGTH_MISMATCH": LENGTH_MISMATCH,
+              "BAD_STAMP": BAD_STAMP,
+              "DUPLICATE_NAMES": DUPLICATE_NAMES, "MISSING_VELOCITY": MISSING_VELOCITY,
+              "BACKWARDS": BACKWARDS, "DUPLICATE": DUPLICATE, "FUTURE": FUTURE,
+              "OUT_OF_RANGE": OUT_OF_RANGE, "NON_FINITE": NON_FINITE}
 
 
 def name_map(names: Sequence[str], state_names: Sequence[str],
@@ -102,7 +110,9 @@ def rejection(status: int, mode: str, names: Sequence[str], state_names: Sequenc
     if status == OUT_OF_RANGE:
         return "out_of_range", f"a position or velocity is beyond {MAX_STATE:g} in magnitude"
     if status != NON_FINITE:
-        raise ValueError(f"intake status {status} is not a rejection")
+        valid = [f"{name} ({code})" for name, code in REJECTIONS.items()]
+        raise IntakeStatusError(f"intake status {status} is not a rejection; valid: "
+                                f"{options(valid)}")
     has_velocity = len(v) > 0
     bad = [state_names[i] for k, i in zip(idx[0], idx[1], strict=True)
            if not (math.isfinite(p[k]) and (not has_velocity or math.isfinite(v[k])))]

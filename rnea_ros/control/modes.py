@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rnea_ros.core.errors import ParameterError
+from rnea_ros.parameter_errors import ParameterError
 
 
 @dataclass(frozen=True)

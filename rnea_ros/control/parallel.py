@@ -266,14 +266,14 @@ def platform_rates(robot: ParallelRobot, x: Array, jinv: Array, qd_active: Array
 class ParallelController(ClosedLoopController):
     """:class:`ClosedLoopController` run as a platform and legs (module docstring).
 
-    ``config.parallel`` names the family (``delta``, ``gough_stewart``); ``loops`` is the
+    ``config.loops.parallel`` names the family (``delta``, ``gough_stewart``); ``loops`` is the
     robot's closed-loop model (its URDF tree and loop file). ``oracle_factory``: the
     closed-loop one, fed the tree configuration of the step's platform pose
     (:func:`~rnea_ros.core.platform_tree_state`)."""
 
     def __init__(self, loops: ClosedLoopModel, config: ControllerConfig,
                  oracle_factory: LoopOracleFactory | None = None) -> None:
-        self.robot = parallel_robot(config.parallel, loops.tree, loops)
+        self.robot = parallel_robot(config.loops.parallel, loops.tree, loops)
         self.home = platform_pose_of(self.robot, loops)
         self.platform = PlatformSolver(self.robot, self.home)
         self.reference_platform = PlatformSolver(self.robot, self.home)
@@ -285,14 +285,14 @@ class ParallelController(ClosedLoopController):
 
     # ------------------------------------------------------------ configuration
     def build_stages(self, config: ControllerConfig) -> None:
-        if config.parallel not in FAMILIES:
+        if config.loops.parallel not in FAMILIES:
             raise ParameterError("ParallelController needs parameter 'loops.parallel' (one "
-                                 f"of {options(FAMILIES)}), got '{config.parallel}'")
+                                 f"of {options(FAMILIES)}), got '{config.loops.parallel}'")
         family_mode("parallel", config.mode)  # (control/modes.py) known, or refused
         super().build_stages(config)  # the loop models (gravity, payload), the loop solver
-        key = (config.parallel, tuple(config.gravity.tolist()), config.payload)
+        key = (config.loops.parallel, tuple(config.gravity.tolist()), config.payload)
         if key != self._robot_key:  # (30-50 ms: not for a change of gains or limits)
-            self.robot, self._robot_key = parallel_robot(config.parallel, self.full_model,
+            self.robot, self._robot_key = parallel_robot(config.loops.parallel, self.full_model,
                                                          self.loops), key
         robot = self.robot
         seconds = solve_seconds(config.watchdog_timeout)

@@ -28,9 +28,9 @@ from rnea_ros.control.laws import (
 from rnea_ros.control.modes import family_mode, family_of
 from rnea_ros.control.rate_limit import TimeScaling
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.errors import ParameterError
 from rnea_ros.core.model.payload import with_payload
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 
 
 class Pipeline(NamedTuple):
@@ -66,7 +66,7 @@ def build_pipeline(config: ControllerConfig, base_model: RobotModel,
     if config.mode == "elastic" and elastic is not None:
         if not config.friction_compensation:
             elastic = dataclasses.replace(elastic, links=elastic.links.without_friction())
-        stages = [reference, ElasticStage(elastic, config.elastic_law, config.kp, config.kd,
+        stages = [reference, ElasticStage(elastic, config.elastic.law, config.kp, config.kd,
                                           config.elastic_gains)]
     elif config.mode == "gravity":
         stages = [GravityCompensation()]
@@ -77,7 +77,7 @@ def build_pipeline(config: ControllerConfig, base_model: RobotModel,
     else:  # a mode listed in control/modes.py without its stages here
         raise ParameterError(f"parameter 'mode': no stages built for '{config.mode}'")
     reference.scaling = None
-    if config.mode == "inverse_dynamics" and config.time_scaling:
+    if config.mode == "inverse_dynamics" and config.time_scaling.enable:
         reference.scaling = time_scaling(model, config)
     return Pipeline(full_model, model, stages)
 
@@ -92,6 +92,6 @@ def time_scaling(model: RobotModel, config: ControllerConfig) -> TimeScaling:
     return TimeScaling(
         model, np.where(np.isfinite(tau_max), tau_max, 1e12),
         np.where(np.isfinite(rate_max), rate_max, 1e12),
-        min_speed=config.time_scaling_min_speed,
-        max_acceleration=config.time_scaling_max_acceleration,
-        horizon=config.time_scaling_horizon, margin=config.time_scaling_margin)
+        min_speed=config.time_scaling.min_speed,
+        max_acceleration=config.time_scaling.max_acceleration,
+        horizon=config.time_scaling.horizon, margin=config.time_scaling.margin)

@@ -62,10 +62,11 @@ from rnea_ros.control._rate_limit_jit import (
     slew_step,
 )
 from rnea_ros.control.trajectory import JointTrajectory
-from rnea_ros.core.errors import ModelError, ParameterError, StateError
+from rnea_ros.core.errors import ModelError, StateError
 from rnea_ros.core.inputs import raise_non_finite
 from rnea_ros.core.kernels import FastCall
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 

@@ -37,7 +37,8 @@ from pathlib import Path
 import numpy as np
 
 import rnea_ros.core as rc
-from rnea_ros.core.errors import ParameterError, RneaError
+from rnea_ros.core.errors import RneaError
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.parameters import load_table
 from rnea_ros.tools.files import check_outputs, one_line, write_text
 from rnea_ros.tools.provenance import exit_on_signals, parser, stamp

@@ -9,7 +9,9 @@ The packages above the core keep their own errors, each deriving from
 :class:`RneaError` (as mink's per-subpackage exceptions): ``PlanningError``,
 ``InfeasibleError``, ``SolverError`` in :mod:`rnea_ros.planning.errors`;
 ``IdentificationError`` in :mod:`rnea_ros.identification.errors`; ``BagError``
-in :mod:`rnea_ros.tools.bag.errors`. Their old names here still resolve (a
+in :mod:`rnea_ros.tools.bag.errors`; ``ParameterError`` (a node's parameter, a launch
+argument, a command-line option: not a model error) in
+:mod:`rnea_ros.parameter_errors`. Their old names here still resolve (a
 lazy re-export, :func:`__getattr__`, loaded only on access: importing the core
 loads no layer above it).
 """
@@ -49,8 +51,10 @@ class ParallelRobotError(ModelError):
     §5), or a platform pose is out of reach of a leg (the message names the leg)."""
 
 
-class ParameterError(ModelError):
-    """A side-file or programmatic joint parameter is invalid."""
+class ModelParameterError(ModelError):
+    """A side file of the model (drives, elastic joints) or a programmatic joint
+    parameter (a payload) is invalid. A node's or a command line's parameter is
+    :class:`rnea_ros.parameter_errors.ParameterError`, not a model error."""
 
 
 class LoopError(ModelError):
@@ -85,6 +89,7 @@ MOVED = {
     "PlanningError": "rnea_ros.planning.errors",
     "InfeasibleError": "rnea_ros.planning.errors",
     "SolverError": "rnea_ros.planning.errors",
+    "ParameterError": "rnea_ros.parameter_errors",
 }
 
 

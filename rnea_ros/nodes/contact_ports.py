@@ -43,7 +43,7 @@ def supervisor_for(controller: TorqueController) -> ContactSupervisor:
     payload and the friction of the URDF or drives file: the observer subtracts the
     friction the robot has, compensated by the controller or not)."""
     config = controller.config
-    rates = config.effort_rate_limits if config.slew_limit else None
+    rates = config.effort_rate_limits if config.slew_limit.enable else None
     return ContactSupervisor(controller.full_model, config.params, config.command_index,
                              config.effort_limits, rates)
 

@@ -149,8 +149,8 @@ class ControllerNode(Node):
         current = c.config
         laws = CONTROLLER_PARAMETERS["elastic.law"].choices
         for mode in CONTROLLER_PARAMETERS["mode"].choices:
-            for law in laws if mode == "elastic" else (values["elastic.law"],):
-                if (mode, law) == (values["mode"], values["elastic.law"]):
+            for law in laws if mode == "elastic" else (current.elastic.law,):
+                if (mode, law) == (current.mode, current.elastic.law):
                     continue
                 try:
                     other = controller_config({**values, "mode": mode, "elastic.law": law},
@@ -333,6 +333,7 @@ class ControllerNode(Node):
         """A runtime change (read-only flags and ranges checked by the table already):
         validated against the model, then applied."""
         values = {**self.values, **{p.name: p.value for p in params}}
+        previous = self.controller.config
         try:
             config = controller_config(values, self.controller.base_model,
                                        self.controller.elastic, self.loops)
@@ -341,8 +342,8 @@ class ControllerNode(Node):
                 self.contact.reconfigure(self.controller)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        period = config.params.diagnostics_period  # (within the table's safety bounds)
-        if period != float(self.values["diagnostics_period"]):
+        period = config.diagnostics_period  # (within the table's safety bounds)
+        if period != previous.diagnostics_period:
             self.destroy_timer(self.diagnostics_timer)
             self.diagnostics_timer = steady_timer(self, period, self.publish_diagnostics)
         self.status_report.window.window = config.params.diagnostics_window

@@ -29,7 +29,7 @@ from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from rnea_ros.core.errors import ParameterError
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.parameters import ParameterSpec, main
 
 INT64 = 2**63 - 1

@@ -52,20 +52,20 @@ class RateLimiterNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
-        v = declare(self, RATE_LIMITER_PARAMETERS)
-        self.limiter = EffortLimiter.from_parameters(v)
+        self.limiter = EffortLimiter.from_parameters(declare(self, RATE_LIMITER_PARAMETERS))
+        config = self.limiter.config  # the table's names: config.input_type, ...
         self.joints = self.limiter.joints
         self.slew, self.rejected = self.limiter.slew, self.limiter.rejected
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
         self.output = self.create_publisher(Float64MultiArray, "~/output", 10)
         self.msg = Float64MultiArray()
-        if v["input_type"] == "array":
+        if config.input_type == "array":
             self.create_subscription(Float64MultiArray, "~/input", self.on_array, 10)
         else:
             self.create_subscription(JointState, "~/input_state", self.on_state, 10)
-        self.window = SlidingWindow(float(v["diagnostics_window"]), time.monotonic())
+        self.window = SlidingWindow(config.diagnostics_window, time.monotonic())
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        steady_timer(self, float(v["diagnostics_period"]), self.publish_diagnostics)
+        steady_timer(self, config.diagnostics_period, self.publish_diagnostics)
         watch(self, RATE_LIMITER_PARAMETERS)
 
     def receipt_time(self) -> float:

@@ -98,12 +98,13 @@ from rnea_ros.control.diagnostics import (
     TimeoutEpisodes,
     status_name,
 )
-from rnea_ros.core.errors import JointNameError, ParameterError, RneaError, options
+from rnea_ros.core.errors import JointNameError, RneaError, options
 from rnea_ros.mimic import check_actuated
 from rnea_ros.nodes.common import note_robot, run, steady_timer
 from rnea_ros.nodes.parameters import declare, watch
 from rnea_ros.oracle import PinocchioOracle
-from rnea_ros.parameters import ParameterSpec, load_table
+from rnea_ros.parameter_errors import ParameterError
+from rnea_ros.parameters import ParameterSpec, load_table, parameter_set
 from rnea_ros.simulation import ImuSensor
 from rnea_ros.simulation.factory import (
     ImuNoise,
@@ -130,12 +131,16 @@ class SimulatorNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
-        v = declare(self, SIMULATOR_PARAMETERS)
-        model = load_model(v).replace(gravity=np.array(v["gravity"], dtype=np.float64))
+        # The parameters by the table's dotted names, typed and checked (config.rate,
+        # config.imu.link); v: the same by dotted name, what the simulation's builders take.
+        config = self.config = parameter_set(SIMULATOR_PARAMETERS,
+                                             declare(self, SIMULATOR_PARAMETERS))
+        v = config.dotted()
+        model = load_model(v).replace(gravity=np.array(config.gravity, dtype=np.float64))
         note_robot(model.name)  # (its kernels compile next, on a cold cache)
         self.loops = load_loop_model(v, model)
         valid = model.joint_names if self.loops is None else self.loops.active_names
-        names = [j for j in v["joints"] if j] or list(valid)
+        names = [j for j in config.joints if j] or list(valid)
         check_actuated(model, names, "joints")
         wrong = [j for j in names if j not in valid]
         if wrong:
@@ -154,51 +159,51 @@ class SimulatorNode(Node):
         self.warn_penetrations()
         self.reported_diverged = 0  # diverged steps already logged
         self.published = (np.arange(model.nv) if self.loops is None else np.concatenate(
-            [self.loops.active_index, self.loops.passive_index if v["publish_passive"]
+            [self.loops.active_index, self.loops.passive_index if config.publish_passive
              else np.zeros(0, dtype=np.int64)]))
         self.imu: ImuSensor | None = None
         self.imu_pub = None
-        if v["imu.enable"]:
+        if config.imu.enable:
             if not self.sim.capabilities.imu or self.loops is not None:
                 raise ParameterError("parameter 'imu.enable': not supported with "
                                      "'elastic_file' or a loop file (elastic and "
                                      "closed-loop robots run on a fixed base)")
-            link = str(v["imu.link"]) or model.root_link
+            link = config.imu.link or model.root_link
             try:
                 model.link_frame(link)
             except JointNameError as exc:
                 raise ParameterError(f"parameter 'imu.link': {exc}") from None
             self.imu = ImuSensor(self.imu_oracle(self.sim), link, model.gravity)
-            self.imu_frame_id = str(v["imu.frame_id"]) or link
-            self.imu_noise = ImuNoise(np.array([float(v["imu.noise.orientation"]),
-                                                float(v["imu.noise.angular_velocity"]),
-                                                float(v["imu.noise.linear_acceleration"])]),
-                                      int(v["imu.seed"]))
+            self.imu_frame_id = config.imu.frame_id or link
+            self.imu_noise = ImuNoise(np.array([config.imu.noise.orientation,
+                                                config.imu.noise.angular_velocity,
+                                                config.imu.noise.linear_acceleration]),
+                                      config.imu.seed)
             self.imu_msg = Imu()
             self.imu_msg.header.frame_id = self.imu_frame_id
             var = self.imu_noise.sigma**2
             self.imu_msg.orientation_covariance = \
-                np.diag([var[0]] * 3).ravel() if v["imu.orientation"] else \
+                np.diag([var[0]] * 3).ravel() if config.imu.orientation else \
                 np.array([-1.0] + [0.0] * 8)
             self.imu_msg.angular_velocity_covariance = np.diag([var[1]] * 3).ravel()
             self.imu_msg.linear_acceleration_covariance = np.diag([var[2]] * 3).ravel()
-            self.imu_orientation = bool(v["imu.orientation"])
+            self.imu_orientation = config.imu.orientation
             self.imu_pub = self.create_publisher(Imu, "imu", 10)
         self.tau = np.zeros(model.nv)
         self.last_command_wall = -np.inf
-        self.command_timeout = float(v["command_timeout"])
+        self.command_timeout = config.command_timeout
         self.steps_since_command = 0  # real time: the drive's timeout, on the robot's time
         self.silent_firings = 0  # lockstep: resend timer firings without a command or state
-        self.wait_for_command = bool(v["wait_for_command"])
+        self.wait_for_command = config.wait_for_command
         self.rejected = 0
         self.clamped = 0
         self.timeouts = TimeoutEpisodes()  # real time: commands that stopped coming
         self.window = SlidingWindow(DIAGNOSTICS_WINDOW, now=time.monotonic())
         self.effort_limit = model.effort_limit[self.command_index]  # inf when absent
-        self.lockstep = bool(v["lockstep"])
-        self.publish_followers = bool(v["publish_mimic_joints"]) and bool(model.mimic_joints)
+        self.lockstep = config.lockstep
+        self.publish_followers = config.publish_mimic_joints and bool(model.mimic_joints)
         self.state_pub = self.create_publisher(JointState, "joint_states", 10)
-        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if v["publish_clock"] \
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if config.publish_clock \
             else None
         self.command_sub = self.create_subscription(
             Float64MultiArray, "effort_controller/commands", self.on_command, 10)
@@ -207,13 +212,13 @@ class SimulatorNode(Node):
         # residual kernel) compiled now, not in its first call: any engine, no class test
         steady_timer(self, 1.0, self.publish_diagnostics)
         self.last_publish_wall = -np.inf
-        self.wrench_duration = float(v["wrench_duration"])  # (>= 0: the table)
+        self.wrench_duration = config.wrench_duration  # (>= 0: the table)
         self.pushes = 0
         self.rejected_wrenches = 0
         self.wrench_sub = self.create_subscription(WrenchStamped, "~/apply_wrench",
                                                    self.on_wrench, 10)
         self.viewer: Any = None
-        if v["viewer"]:
+        if config.viewer:
             self.viewer_restart()
             steady_timer(self, VIEWER_PERIOD, self.viewer_sync)
         if self.lockstep:
@@ -232,8 +237,8 @@ class SimulatorNode(Node):
         try:
             self.sim.apply_wrench(link, np.array([f.x, f.y, f.z]), np.array([t.x, t.y, t.z]),
                                   self.wrench_duration,
-                                  max_force=float(self.values["wrench_max_force"]),
-                                  max_torque=float(self.values["wrench_max_torque"]))
+                                  max_force=self.config.wrench_max_force,
+                                  max_torque=self.config.wrench_max_torque)
         except RneaError as exc:
             self.rejected_wrenches += 1
             self.get_logger().warning(f"rejected wrench: {exc.args[0] if exc.args else exc}",
@@ -249,7 +254,7 @@ class SimulatorNode(Node):
         pairs = "; ".join(f"'{robot}' in '{world}' by {1e3 * depth:.1f} mm" for robot, world,
                           depth in self.sim.start_penetrations)
         self.get_logger().warning(
-            f"world '{self.values['world']}' intersects the robot at its initial positions "
+            f"world '{self.config.world}' intersects the robot at its initial positions "
             f"({len(self.sim.start_penetrations)} contacts: {pairs}): the contacts will push "
             "the robot out; move the world or the initial positions")
 
@@ -269,7 +274,7 @@ class SimulatorNode(Node):
     def viewer_restart(self) -> None:
         """(Re)open MuJoCo's passive viewer on the current plant (``viewer: true``); one
         error line (and no viewer) without a display or on another engine."""
-        if not self.values["viewer"]:
+        if not self.config.viewer:
             return
         if self.viewer is not None:
             self.viewer.close()
@@ -305,13 +310,14 @@ class SimulatorNode(Node):
         values = dict(self.values)
         values.update({p.name: p.value for p in params})
         try:
-            sim = make_simulator(values, self.links, self.loops, self.urdf, self.base)
+            config = parameter_set(SIMULATOR_PARAMETERS, values)
+            sim = make_simulator(config.dotted(), self.links, self.loops, self.urdf, self.base)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         carry_state(self.sim, sim)
         if self.imu is not None and sim.imu_engine() is not None:  # the sensor on the new engine
             self.imu = ImuSensor(sim.imu_engine(), self.imu_frame_link(), self.links.gravity)
-        self.sim, self.values = sim, values
+        self.sim, self.values, self.config = sim, values, config
         self.viewer_restart()
         return SetParametersResult(successful=True)
 
@@ -366,7 +372,7 @@ class SimulatorNode(Node):
             self.publish_state()
 
     def imu_frame_link(self) -> str:
-        return str(self.values["imu.link"]) or self.links.root_link
+        return self.config.imu.link or self.links.root_link
 
     def publish_imu(self, sec: int, nanosec: int) -> None:
         """What the IMU reads at the current state (the last step's joint accelerations)."""
@@ -425,7 +431,7 @@ class SimulatorNode(Node):
                   f"command timeouts ({window})": str(recent["timeouts"]),
                   "steps with zero effort (command timeout)": str(timeouts.steps)}
         diverged = self.sim.diverged
-        values["engine"] = str(self.values["engine"])
+        values["engine"] = self.config.engine
         values.update(self.sim.diagnostics())
         if self.sim.capabilities.pushes:
             values.update({"pushes": str(self.pushes),

@@ -12,7 +12,8 @@ from rnea_ros.core.elastic.fd import dynamics, forward_dynamics
 from rnea_ros.core.elastic.feedforward import Feedforward, MotorReference
 from rnea_ros.core.elastic.hybrid import check_recursive, forward_dynamics_recursive
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.errors import ModelError, ParameterError, StateError
+from rnea_ros.core.errors import ModelError, StateError
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.simulation.plant import Index, JointStateOut, Plant
 
 Array = NDArray[np.float64]

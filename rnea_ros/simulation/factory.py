@@ -23,10 +23,11 @@ from rnea_ros.core.coupling.loop_kinematics import loop_residual, solve_loops
 from rnea_ros.core.coupling.loops import CLOSURE_TOLERANCE, ClosedLoopModel
 from rnea_ros.core.dynamics.imu_kinematics import rotation_exp
 from rnea_ros.core.elastic.model import elastic_model
-from rnea_ros.core.errors import LoopClosureError, ParameterError, options
+from rnea_ros.core.errors import LoopClosureError, options
 from rnea_ros.core.model.configuration import quaternion_matrix
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.samples import resolve_path
 from rnea_ros.simulation.elastic import ElasticSimulator
 from rnea_ros.simulation.mujoco_backend import MujocoSimulator

@@ -64,9 +64,10 @@ from numpy.typing import NDArray
 
 from rnea_ros.core.coupling.loop_kinematics import loop_residual
 from rnea_ros.core.coupling.loops import ClosedLoopModel
-from rnea_ros.core.errors import JointNameError, ModelError, ParameterError, StateError, options
+from rnea_ros.core.errors import JointNameError, ModelError, StateError, options
 from rnea_ros.core.model.payload import Payload
 from rnea_ros.core.model.robot_model import RobotModel
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.simulation.mujoco_world import WORLD_PREFIX, attach_world, penetrations, world_path
 from rnea_ros.simulation.plant import (
     Capabilities,

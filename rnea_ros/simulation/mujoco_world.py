@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rnea_ros.core.errors import ParameterError, options
+from rnea_ros.core.errors import options
+from rnea_ros.parameter_errors import ParameterError
 
 WORLD_PREFIX = "world/"
 PENETRATION_TOLERANCE = 1e-4  # [m] deeper contacts at reset are reported (MuJoCo's margin: 0)

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.errors import ParameterError
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 Index = NDArray[np.int64]

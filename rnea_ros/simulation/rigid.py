@@ -39,10 +39,11 @@ from rnea_ros.core.coupling.loop_kinematics import loop_residual
 from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.crba import mass_matrix
 from rnea_ros.core.dynamics.rnea import nonlinear_effects
-from rnea_ros.core.errors import ParameterError, StateError
+from rnea_ros.core.errors import StateError
 from rnea_ros.core.model.payload import Payload, with_payload
 from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.oracle import PinocchioOracle
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.simulation.plant import (
     Capabilities,
     Index,

@@ -20,8 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core.dynamics.moving_base import BaseMotion
-from rnea_ros.core.errors import ParameterError
 from rnea_ros.oracle import PinocchioOracle
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 

@@ -39,7 +39,7 @@ def stream(ctl, model, stamps, walls, q=Q):
 ])
 def test_clock_reset_resynchronises_after_count_messages(jump: float, label: str) -> None:
     ctl, model = make()
-    count = ctl.config.clock_reset_count
+    count = ctl.config.clock_reset.count
     t0 = 1.7e9 if jump == -1.7e9 else 0.5
     before = stream(ctl, model, t0 + np.arange(100) * 1e-3, 10 + np.arange(100) * 1e-3)
     assert all(r.command is not None for r in before)
@@ -63,7 +63,7 @@ def test_bag_played_in_a_loop_resets_every_lap() -> None:
         results = stream(ctl, model, 5.0 + lap, wall + lap)
         wall += 0.3
         fresh = sum(r.command is not None for r in results)
-        assert fresh == 300 - (0 if k == 0 else ctl.config.clock_reset_count - 1)
+        assert fresh == 300 - (0 if k == 0 else ctl.config.clock_reset.count - 1)
     assert ctl.clock_resets == 2
 
 

@@ -179,7 +179,7 @@ def test_the_clock_rule_parameters_reach_the_controller() -> None:
               "clock_max_speed": 7.0}
     config = controller_config(values, load_model(values))
     assert (config.clock_stall_timeout, config.clock_max_speed) == (0.3, 7.0)
-    assert config.time_scaling_min_speed == default_values()["time_scaling.min_speed"]
+    assert config.time_scaling.min_speed == default_values()["time_scaling.min_speed"]
     ctl = TorqueController(load_model(values), config)
     ctl.use_plant_clock(lambda: 0.0)
     assert ctl.plant_clock is not None

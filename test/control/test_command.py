@@ -231,7 +231,7 @@ def test_clock_reset_merges_the_message_that_confirms_it(mode: str) -> None:
     for k in range(201):
         ctl.joint_state(names, Q, [0.0] * 7, stamp=3600.0 + k * 1e-3, now=k * 1e-3)
     assert 3600.2 + (0.005 - 3600.2) > 0.005
-    count = ctl.config.clock_reset_count
+    count = ctl.config.clock_reset.count
     q = Q + 0.01
     results = [ctl.joint_state(names, q, [0.0] * 7, stamp=k * 1e-3, now=0.2 + k * 1e-3)
                for k in range(1, count + 1)]

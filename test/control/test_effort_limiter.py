@@ -61,7 +61,7 @@ def test_agreeing_backward_stamps_are_a_clock_reset() -> None:
     ({"effort_rate_limits": [0.0]}, "parameter 'effort_rate_limits'"),
     ({"effort_limits": [1.0, -1.0]}, "parameter 'effort_limits'"),
     ({"input_type": "wrench"}, "parameter 'input_type' is 'wrench'; valid: 'array'"),
-    ({"clock_reset.count": 1}, "'clock_reset.count' >= 2"),
+    ({"clock_reset.count": 1}, "parameter 'clock_reset.count' must be >= 2, got 1"),
 ])
 def test_bad_parameters_name_the_parameter(changes, message: str) -> None:
     with pytest.raises(ParameterError, match="parameter") as error:

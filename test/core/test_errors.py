@@ -177,7 +177,7 @@ def test_missing_urdf_file(tmp_path) -> None:
 
 
 def test_errors_form_one_hierarchy() -> None:
-    for cls in (errors.URDFError, errors.DHError, errors.InertiaError, errors.ParameterError,
+    for cls in (errors.URDFError, errors.DHError, errors.InertiaError, errors.ModelParameterError,
                 errors.JointNameError, errors.StateError):
         assert issubclass(cls, errors.RneaError)
 
@@ -194,7 +194,7 @@ def test_errors_form_one_hierarchy() -> None:
     ({"joint1": {}}, "'joints' mapping"),
 ])
 def test_bad_drive_parameters(arm, drives, message: str) -> None:
-    with pytest.raises(errors.ParameterError, match=message):
+    with pytest.raises(errors.ModelParameterError, match=message):
         apply_drive_parameters(arm, drives)
 
 
@@ -205,7 +205,7 @@ def test_drive_file_sets_armature_from_rotor_and_gear(arm, tmp_path) -> None:
     assert model.armature[1] == pytest.approx(2.0)
     assert model.viscous[1] == 0.5 and model.armature[0] == 0.0
     (tmp_path / "bad.yaml").write_text("joints: [1, 2")
-    with pytest.raises(errors.ParameterError, match="not valid YAML"):
+    with pytest.raises(errors.ModelParameterError, match="not valid YAML"):
         apply_drive_parameters(arm, tmp_path / "bad.yaml")
 
 

@@ -172,7 +172,7 @@ def test_robot_selects_a_complete_consistent_configuration(robot: str) -> None:
     assert (elastic is not None) == (robot in ELASTIC_ROBOTS)
     assert (loops is not None) == (robot in LOOP_ROBOTS + PARALLEL_ROBOTS) == \
         (files.loops is not None)
-    assert (config.parallel != "") == (robot in PARALLEL_ROBOTS)  # run as platform + legs
+    assert (config.loops.parallel != "") == (robot in PARALLEL_ROBOTS)  # run as platform + legs
     if robot in ELASTIC_ROBOTS:
         assert config.mode == "elastic"
     q0 = np.array(simulator["initial_positions"], dtype=float)
@@ -189,8 +189,8 @@ def test_robot_selects_a_complete_consistent_configuration(robot: str) -> None:
         assert np.all(q >= model.lower_limit) and np.all(q <= model.upper_limit)
         assert np.all(np.abs(loop_gravity(loops, q)) <
                       model.effort_limit[loops.active_index])
-        if config.parallel:  # the platform + legs model of the same robot holds it too
-            robot = parallel_robot(config.parallel, model, loops)
+        if config.loops.parallel:  # the platform + legs model of the same robot holds it too
+            robot = parallel_robot(config.loops.parallel, model, loops)
             x = PlatformSolver(robot, platform_pose_of(robot, loops)).solve(q0)
             zero = np.zeros(robot.nv)
             assert np.allclose(platform_inverse_dynamics(robot, x, zero, zero),

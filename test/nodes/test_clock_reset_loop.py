@@ -63,8 +63,8 @@ def test_simulator_clock_jump_resynchronises_and_holds(loop: ClosedLoop, new_tim
     sim.reset(sim.q, sim.qd, t=new_time)
     fresh, drift = held(loop, 0.5)
     assert c.clock_resets == resets + 1
-    assert c.rejected[reason] - rejected == c.config.clock_reset_count - 1
-    assert fresh >= 490 - c.config.clock_reset_count and drift < 1e-3
+    assert c.rejected[reason] - rejected == c.config.clock_reset.count - 1
+    assert fresh >= 490 - c.config.clock_reset.count and drift < 1e-3
     assert not c.stale and c.stale_events == 0
     assert loop.spin_until(lambda: status_values(loop).get("clock resets") == str(resets + 1),
                            5.0)

@@ -28,6 +28,7 @@ from rnea_ros.core.errors import InertiaWarning
 from rnea_ros.core.model.urdf import load_urdf
 from rnea_ros.nodes.common import logged_warnings
 from rnea_ros.nodes.harness import ClosedLoop
+from rnea_ros.parameter_errors import ParameterError
 from rnea_ros.samples import sample_urdf
 
 URDF = "package://rnea_ros/urdf/arm7.urdf"
@@ -47,7 +48,7 @@ def test_a_sliding_window_counts_the_last_seconds_and_clears() -> None:
     assert window.update(13.0, {"rejected": 4}) == {"rejected": 3}  # a burst
     assert window.update(13.5, {"rejected": 4, "new": 2}) == {"rejected": 3, "new": 2}
     assert len(window.snapshots) <= 14
-    with pytest.raises(ValueError, match="window must be > 0 s"):
+    with pytest.raises(ParameterError, match="parameter 'diagnostics_window' must be > 0 s"):
         SlidingWindow(0.0)
 
 

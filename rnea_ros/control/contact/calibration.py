@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core.errors import ParameterError, StateError
+from rnea_ros.core.errors import StateError
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 

@@ -54,7 +54,8 @@ from rnea_ros.control.contact._detection_jit import (
     detect_rows,
     new_state,
 )
-from rnea_ros.core.errors import ParameterError, StateError
+from rnea_ros.core.errors import StateError
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -57,7 +57,8 @@ from numpy.typing import NDArray
 import rnea_ros.core as rc
 from rnea_ros.control.contact._observer_jit import observer_rows
 from rnea_ros.core.dynamics.momentum_bias import require_tree
-from rnea_ros.core.errors import ParameterError, StateError
+from rnea_ros.core.errors import StateError
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 

@@ -44,7 +44,8 @@ import rnea_ros.core as rc
 from rnea_ros.control.contact.detection import Contact, DetectionSettings, contact_wrench
 from rnea_ros.control.contact.monitor import ContactMonitor
 from rnea_ros.core.dynamics.rnea import gravity_torques
-from rnea_ros.core.errors import ParameterError, StateError
+from rnea_ros.core.errors import StateError
+from rnea_ros.parameter_errors import ParameterError
 
 Array = NDArray[np.float64]
 

@@ -59,7 +59,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
-from rnea_ros.core.errors import ParameterError, options
+from rnea_ros.core.errors import ModelParameterError, options
 from rnea_ros.core.model.drives import load_side_file
 from rnea_ros.core.model.robot_model import RobotModel, _frozen, check_inertia
 from rnea_ros.core.model.tree import as_vector3
@@ -210,9 +210,9 @@ def _number(value: object, where: str) -> float:
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ParameterError(f"{where} = {value!r} is not a number") from None
+        raise ModelParameterError(f"{where} = {value!r} is not a number") from None
     if not np.isfinite(number):
-        raise ParameterError(f"{where} = {value!r} is not finite")
+        raise ModelParameterError(f"{where} = {value!r} is not finite")
     return number
 
 
@@ -220,31 +220,32 @@ def _motor(links: RobotModel, joint: str, spec: MotorSpec, elastic: bool
            ) -> tuple[int, Array, Array, float, Array, float]:
     where = f"motor of joint '{joint}'"
     if spec.link not in links.frames:
-        raise ParameterError(f"{where}: unknown link '{spec.link}'; valid links: "
+        raise ModelParameterError(f"{where}: unknown link '{spec.link}'; valid links: "
                              f"{options(links.frames)}")
     frame = links.frames[spec.link]
-    axis = as_vector3(spec.axis, f"{where}: axis", ParameterError)
+    axis = as_vector3(spec.axis, f"{where}: axis", ModelParameterError)
     norm = float(np.linalg.norm(axis))
     if norm < 1e-12:
-        raise ParameterError(f"{where}: axis {axis.tolist()} is zero")
-    position = as_vector3(spec.position, f"{where}: position", ParameterError)
+        raise ModelParameterError(f"{where}: axis {axis.tolist()} is zero")
+    position = as_vector3(spec.position, f"{where}: position", ModelParameterError)
     mass = _number(spec.mass, f"{where}: mass")
     eta = _number(spec.gear_ratio, f"{where}: gear_ratio")
     if eta <= 0.0:
-        raise ParameterError(f"{where}: gear_ratio = {eta:g} must be > 0 "
+        raise ModelParameterError(f"{where}: gear_ratio = {eta:g} must be > 0 "
                              "(reverse the axis for a motor turning the other way)")
     inertia = np.asarray(spec.inertia, dtype=np.float64).ravel()
     if inertia.shape != (3,):
-        raise ParameterError(f"{where}: inertia needs 3 numbers (I_mx, I_my, I_mz), "
+        raise ModelParameterError(f"{where}: inertia needs 3 numbers (I_mx, I_my, I_mz), "
                              f"got {list(spec.inertia)!r}")
     for value, key in zip(inertia, ("I_mx", "I_my", "I_mz"), strict=True):
         _number(value, f"{where}: inertia {key}")
     if abs(inertia[0] - inertia[1]) > 1e-12 * max(1.0, abs(inertia[0])):
-        raise ParameterError(f"{where}: I_mx = {inertia[0]:g} and I_my = {inertia[1]:g} differ; "
-                             "a motor is a body of revolution about its axis (hua-2024 A2)")
+        raise ModelParameterError(f"{where}: I_mx = {inertia[0]:g} and I_my = "
+                                  f"{inertia[1]:g} differ; a motor is a body of revolution "
+                                  "about its axis (hua-2024 A2)")
     check_inertia(where, mass, position, np.diag(inertia))
     if elastic and not inertia[2] > 0.0:
-        raise ParameterError(f"{where}: joint '{joint}' is elastic, its motor needs I_mz > 0 "
+        raise ModelParameterError(f"{where}: joint '{joint}' is elastic, its motor needs I_mz > 0 "
                              "(a motor side without inertia has no dynamics)")
     R, t = frame.rotation, frame.translation
     return frame.body, R @ (axis / norm), R @ position + t, mass, inertia, eta
@@ -255,7 +256,7 @@ def elastic_model(links: RobotModel,
                   ) -> ElasticModel:
     """Build and validate an :class:`ElasticModel` from a side file, its mapping, or specs.
 
-    Joints not listed are rigid without motor. Raises :class:`ParameterError`
+    Joints not listed are rigid without motor. Raises :class:`ModelParameterError`
     naming the joint and parameter (``K <= 0``, unknown link, ``gear_ratio`` 0...);
     :class:`~rnea_ros.core.errors.ModelError` for links with multi-DoF or mimic joints.
     """
@@ -270,28 +271,28 @@ def elastic_model(links: RobotModel,
     seen: set[str] = set()
     for spec in specs:
         if spec.joint not in links.joint_names:
-            raise ParameterError(f"unknown joint '{spec.joint}'; valid joints: "
+            raise ModelParameterError(f"unknown joint '{spec.joint}'; valid joints: "
                                  f"{options(links.joint_names)}")
         if spec.joint in seen:
-            raise ParameterError(f"joint '{spec.joint}' is listed twice")
+            raise ModelParameterError(f"joint '{spec.joint}' is listed twice")
         seen.add(spec.joint)
         i = links.joint_index(spec.joint)
         if spec.stiffness is not None:
             K = _number(spec.stiffness, f"joint '{spec.joint}': stiffness")
             if K <= 0.0:
-                raise ParameterError(f"joint '{spec.joint}': stiffness = {K:g} must be > 0 "
+                raise ModelParameterError(f"joint '{spec.joint}': stiffness = {K:g} must be > 0 "
                                      "(leave it out for a rigid joint)")
             D = _number(spec.damping, f"joint '{spec.joint}': damping")
             if D < 0.0:
-                raise ParameterError(f"joint '{spec.joint}': damping = {D:g} must be >= 0")
+                raise ModelParameterError(f"joint '{spec.joint}': damping = {D:g} must be >= 0")
             if spec.motor is None:
-                raise ParameterError(f"joint '{spec.joint}' is elastic and needs a motor")
+                raise ModelParameterError(f"joint '{spec.joint}' is elastic and needs a motor")
             if links.armature[i] != 0.0:
-                raise ParameterError(f"joint '{spec.joint}' is elastic: give its rotor inertia "
-                                     "to its motor, not as armature")
+                raise ModelParameterError(f"joint '{spec.joint}' is elastic: give its rotor "
+                                          "inertia to its motor, not as armature")
             elastic[i], stiffness[i], damping[i] = True, K, D
         elif spec.damping:
-            raise ParameterError(f"joint '{spec.joint}': damping needs stiffness "
+            raise ModelParameterError(f"joint '{spec.joint}': damping needs stiffness "
                                  "(a rigid joint's friction goes in the drive file)")
         if spec.motor is not None:
             motors.append((i, *_motor(links, spec.joint, spec.motor, bool(elastic[i]))))
@@ -311,23 +312,24 @@ def elastic_model(links: RobotModel,
 def _specs_from_mapping(data: Mapping[str, Any]) -> list[JointDrive]:
     joints = data.get("joints")
     if not isinstance(joints, Mapping):
-        raise ParameterError("elastic-joint parameters need a 'joints' mapping keyed by joint name")
+        raise ModelParameterError("elastic-joint parameters need a 'joints' mapping keyed by "
+                                  "joint name")
     specs = []
     for joint, params in joints.items():
         if not isinstance(params, Mapping):
-            raise ParameterError(f"joint '{joint}': parameters must be a mapping")
+            raise ModelParameterError(f"joint '{joint}': parameters must be a mapping")
         unknown = sorted(set(params) - set(JOINT_KEYS))
         if unknown:
-            raise ParameterError(f"joint '{joint}': unknown keys {options(unknown)}; "
+            raise ModelParameterError(f"joint '{joint}': unknown keys {options(unknown)}; "
                                  f"valid: {options(JOINT_KEYS)}")
         motor = params.get("motor")
         spec_motor = None
         if motor is not None:
             if not isinstance(motor, Mapping) or "link" not in motor:
-                raise ParameterError(f"joint '{joint}': motor must be a mapping with a 'link'")
+                raise ModelParameterError(f"joint '{joint}': motor must be a mapping with a 'link'")
             unknown = sorted(set(motor) - set(MOTOR_KEYS))
             if unknown:
-                raise ParameterError(f"motor of joint '{joint}': unknown keys "
+                raise ModelParameterError(f"motor of joint '{joint}': unknown keys "
                                      f"{options(unknown)}; valid: {options(MOTOR_KEYS)}")
             spec_motor = MotorSpec(**{k: v for k, v in motor.items()})
         specs.append(JointDrive(joint=str(joint), stiffness=params.get("stiffness"),

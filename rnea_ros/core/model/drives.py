@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from rnea_ros.core.errors import InertiaError, ParameterError, options
+from rnea_ros.core.errors import InertiaError, ModelParameterError, options
 from rnea_ros.core.model.robot_model import INERTIAL_BOUNDS, RobotModel
 
 KEYS = ("armature", "rotor_inertia", "gear_ratio", "coulomb", "viscous")
@@ -37,11 +37,11 @@ def load_side_file(path: str | Path, what: str = "drive file") -> Mapping[str, A
         with open(path, encoding="utf-8") as stream:
             data = yaml.safe_load(stream)
     except OSError as exc:
-        raise ParameterError(f"cannot read {what} '{path}': {exc.strerror}") from None
+        raise ModelParameterError(f"cannot read {what} '{path}': {exc.strerror}") from None
     except yaml.YAMLError as exc:
-        raise ParameterError(f"{what} '{path}' is not valid YAML: {exc}") from None
+        raise ModelParameterError(f"{what} '{path}' is not valid YAML: {exc}") from None
     if not isinstance(data, Mapping):
-        raise ParameterError(f"{what} '{path}' must be a mapping with a 'joints' key")
+        raise ModelParameterError(f"{what} '{path}' must be a mapping with a 'joints' key")
     return data
 
 
@@ -56,20 +56,20 @@ def apply_drive_parameters(model: RobotModel, drives: str | Path | Mapping[str, 
     data = load_drive_file(drives) if isinstance(drives, (str, Path)) else drives
     joints = data.get("joints")
     if not isinstance(joints, Mapping):
-        raise ParameterError("drive parameters need a 'joints' mapping keyed by joint name")
+        raise ModelParameterError("drive parameters need a 'joints' mapping keyed by joint name")
     values = {key: np.array(getattr(model, key), dtype=np.float64)
               for key in ("armature", "coulomb", "viscous")}
     for joint, params in joints.items():
         if joint not in model.joint_names:
-            raise ParameterError(
+            raise ModelParameterError(
                 f"drive parameters for unknown joint '{joint}'; valid joints: "
                 f"{options(model.joint_names)}"
             )
         if not isinstance(params, Mapping):
-            raise ParameterError(f"joint '{joint}': drive parameters must be a mapping")
+            raise ModelParameterError(f"joint '{joint}': drive parameters must be a mapping")
         unknown = sorted(set(params) - set(KEYS))
         if unknown:
-            raise ParameterError(
+            raise ModelParameterError(
                 f"joint '{joint}': unknown drive parameters {options(unknown)}; "
                 f"valid: {options(KEYS)}"
             )
@@ -78,16 +78,18 @@ def apply_drive_parameters(model: RobotModel, drives: str | Path | Mapping[str, 
             try:
                 number = float(raw)
             except (TypeError, ValueError):
-                raise ParameterError(f"joint '{joint}': {key} = {raw!r} is not a number") from None
+                raise ModelParameterError(
+                    f"joint '{joint}': {key} = {raw!r} is not a number") from None
             if not np.isfinite(number) or number < 0.0:
-                raise ParameterError(f"joint '{joint}': {key} = {raw!r} must be finite and >= 0")
+                raise ModelParameterError(
+                    f"joint '{joint}': {key} = {raw!r} must be finite and >= 0")
             numbers[key] = number
         if "armature" in numbers and "rotor_inertia" in numbers:
-            raise ParameterError(f"joint '{joint}': give armature or rotor_inertia, not both")
+            raise ModelParameterError(f"joint '{joint}': give armature or rotor_inertia, not both")
         if numbers.get("gear_ratio", 1.0) == 0.0:
-            raise ParameterError(f"joint '{joint}': gear_ratio must be > 0")
+            raise ModelParameterError(f"joint '{joint}': gear_ratio must be > 0")
         if "gear_ratio" in numbers and "rotor_inertia" not in numbers:
-            raise ParameterError(f"joint '{joint}': gear_ratio needs rotor_inertia")
+            raise ModelParameterError(f"joint '{joint}': gear_ratio needs rotor_inertia")
         j = model.joint_index(joint)  # a multi-DoF joint: the same on each of its coordinates
         i = slice(int(model.idx_v[j]), int(model.idx_v[j] + model.joint_nv[j]))
         if "rotor_inertia" in numbers:

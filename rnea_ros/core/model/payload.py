@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnea_ros.core import spatial
-from rnea_ros.core.errors import ParameterError
+from rnea_ros.core.errors import ModelParameterError
 from rnea_ros.core.model.robot_model import RobotModel, check_inertia
 from rnea_ros.core.model.tree import as_inertia, as_vector3
 
@@ -34,18 +34,18 @@ class Payload:
 def with_payload(model: RobotModel, payload: Payload) -> RobotModel:
     """A copy of ``model`` carrying ``payload`` (validated: known link, physical inertia)."""
     if payload.link not in model.frames:
-        raise ParameterError(
+        raise ModelParameterError(
             f"payload link '{payload.link}' is not a link of '{model.name}'; links: "
             + ", ".join(repr(n) for n in list(model.frames)[:12])
         )
-    com = as_vector3(payload.com, "payload com", ParameterError)
-    inertia = as_inertia(payload.inertia, "payload", ParameterError)
+    com = as_vector3(payload.com, "payload com", ModelParameterError)
+    inertia = as_inertia(payload.inertia, "payload", ModelParameterError)
     check_inertia(f"payload on '{payload.link}'", float(payload.mass), com, inertia)
     if payload.mass == 0.0 and not np.any(inertia):
         return model
     frame = model.frames[payload.link]
     if frame.body < 0:
-        raise ParameterError(f"payload link '{payload.link}' is fixed to the base: it has no "
+        raise ModelParameterError(f"payload link '{payload.link}' is fixed to the base: it has no "
                              "effect on the joint torques")
     part = spatial.express_inertia(float(payload.mass), com, inertia,
                                    frame.rotation, frame.translation)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rnea_ros.core.elastic.model import JointDrive, MotorSpec, elastic_model
-from rnea_ros.core.errors import InertiaError, ParameterError
+from rnea_ros.core.errors import InertiaError, ModelParameterError
 from rnea_ros.samples import load_robot
 
 
@@ -49,20 +49,20 @@ BAD = [
 
 @pytest.mark.parametrize(("joints", "message"), BAD, ids=[m[:30] for _, m in BAD])
 def test_bad_parameters_are_named(joints, message) -> None:
-    with pytest.raises(ParameterError, match=message):
+    with pytest.raises(ModelParameterError, match=message):
         elastic_model(load_robot("two_link_rr"), {"joints": joints})
 
 
 def test_bad_files(tmp_path) -> None:
     links = load_robot("two_link_rr")
-    with pytest.raises(ParameterError, match="cannot read elastic-joint file"):
+    with pytest.raises(ModelParameterError, match="cannot read elastic-joint file"):
         elastic_model(links, tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("joints: [1, 2")
-    with pytest.raises(ParameterError, match="is not valid YAML"):
+    with pytest.raises(ModelParameterError, match="is not valid YAML"):
         elastic_model(links, bad)
     bad.write_text("stiffness: 3")
-    with pytest.raises(ParameterError, match="need a 'joints' mapping"):
+    with pytest.raises(ModelParameterError, match="need a 'joints' mapping"):
         elastic_model(links, bad)
     with pytest.raises(InertiaError, match="triangle inequality"):
         elastic_model(links, {"joints": {"joint1": {"motor": {
@@ -72,6 +72,6 @@ def test_bad_files(tmp_path) -> None:
 def test_armature_and_elasticity_exclude_each_other() -> None:
     links = load_robot("two_link_rr")
     links = links.replace(armature=np.array([0.1, 0.0]))
-    with pytest.raises(ParameterError, match="give its rotor inertia to its motor"):
+    with pytest.raises(ModelParameterError, match="give its rotor inertia to its motor"):
         elastic_model(links, [JointDrive("joint1", 10.0, motor=MotorSpec("base_link",
                                                                           (1, 1, 1)))])
