@@ -27,7 +27,29 @@ USER_ROBOT_ARGUMENTS = {
     "controller_config": ("", "controller parameter file: a path, package://pkg/file.yaml or "
                           "a name in rnea_ros/config ('rnea-config --urdf URDF --out FILE' "
                           "writes one for your robot); empty: <robot>_controller.yaml"),
+    "robot_description_source": (
+        "parameter", "'parameter': the nodes get the URDF (robot:= or urdf:=) as their "
+        "robot_description parameter; 'topic': they wait for it on the robot_description "
+        "topic in their namespace (std_msgs/String, transient local: your "
+        "robot_state_publisher's) and start with the first one that loads"),
 }
+
+
+def description_parameters(source: str, urdf_text: str, urdf_path: str) -> list[dict[str, Any]]:
+    """The nodes' parameters that say where their URDF comes from (the launch argument
+    ``robot_description_source``, one of the controller table's choices): the text and
+    the file, or the topic. A ``ValueError`` (one line in the launch's log) for another
+    value."""
+    from rnea_ros.parameters import load_table
+
+    choices = load_table("controller")["robot_description_source"].choices
+    if source not in choices:
+        raise ValueError(f"robot_description_source:='{source}': expected "
+                         f"{' or '.join(choices)}")
+    if source == "topic":
+        return [{"robot_description_source": "topic"}]
+    # the file too: a loop file beside it (<stem>.loops.yaml) is found from urdf_path
+    return [{"robot_description": urdf_text}, {"urdf_path": urdf_path}]
 
 
 class ProcessFailedError(RuntimeError):

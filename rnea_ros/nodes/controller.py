@@ -23,7 +23,9 @@ a WARN on ``/diagnostics``, the command is unaffected). Topic names are relative
 (``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
 ``rnea_ros/params/controller.yaml`` (``python -m rnea_ros.parameters controller``) and
 ``config/arm7_controller.yaml``. With ``contact.enable``: the contact topics and
-``~/rearm_contact`` of :mod:`rnea_ros.nodes.contact_ports`. The logic lives in
+``~/rearm_contact`` of :mod:`rnea_ros.nodes.contact_ports`. With
+``robot_description_source: topic`` the model comes from the ``robot_description`` topic
+(:mod:`rnea_ros.nodes.description`): the node waits for it, then starts. The logic lives in
 :class:`rnea_ros.control.controller.TorqueController`.
 """
 
@@ -55,6 +57,7 @@ from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.core.errors import RneaError
 from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
 from rnea_ros.nodes.contact_ports import ContactPorts
+from rnea_ros.nodes.description import wait_for_description
 from rnea_ros.nodes.parameters import declare, watch
 from rnea_ros.nodes.shedding import NewestOnly, joint_names
 
@@ -73,6 +76,16 @@ class ControllerNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
         self.values = declare(self, CONTROLLER_PARAMETERS)
+        # robot_description_source: topic -- started by the first description that builds
+        self.description = wait_for_description(self, self.values, CONTROLLER_PARAMETERS,
+                                                self.start)
+        if self.description is None:
+            self.start(self.values)
+
+    def start(self, values: dict[str, Any]) -> None:
+        """Build the controller of parameter ``values`` (its model first: an error leaves
+        nothing created), then its topics, timers and parameter callback."""
+        self.values = values
         # (note_robot: its kernels compile next, on a cold cache)
         self.controller, model = build_controller(self.values, lambda m: note_robot(m.name))
         self.loops = self.controller.loops if isinstance(
