@@ -99,3 +99,45 @@ def on_exit_then(name: str, actions: Sequence[Any]) -> Callable[[Any, Any], Sequ
         check_exit(name, event, context)
         return list(actions)
     return handler
+
+
+def launch_main(path: str, argv: list[str]) -> int:
+    """``python <prefix>/share/rnea_ros/launch/<file>.launch.py [name:=value ...]``: the
+    launch file run by ``launch``'s ``LaunchService`` as ``ros2 launch`` runs it (for a
+    pip install, where the ``ros2`` command may be absent), with this interpreter's
+    prefix on ``AMENT_PREFIX_PATH`` when the package is registered there. Without
+    ``launch``/``launch_ros`` (not on PyPI): one line saying what to install and how to
+    run the nodes instead, exit 1."""
+    import os
+    import sys
+    from pathlib import Path
+
+    name = Path(path).name
+    try:
+        import launch_ros  # noqa: F401
+        from launch.actions import IncludeLaunchDescription
+        from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+        from launch import LaunchDescription, LaunchService  # type: ignore[attr-defined]
+    except ModuleNotFoundError as exc:
+        print(f"{name}: error: the Python module '{(exc.name or '').split('.')[0]}' is not "
+              "installed: launch files need ROS 2's launch and launch_ros, which are not on "
+              "PyPI (install ROS 2: apt install ros-$ROS_DISTRO-launch-ros, then ros2 launch "
+              f"rnea_ros {name}); without them start the nodes themselves: rnea-simulator "
+              "and rnea-controller --ros-args --params-file FILE (docs/nodes.md)",
+              file=sys.stderr)
+        return 1
+    arguments = [tuple(a.split(":=", 1)) for a in argv]
+    bad = [a for a in argv if ":=" not in a]
+    if bad:
+        print(f"{name}: error: arguments are name:=value, not {' '.join(bad)}",
+              file=sys.stderr)
+        return 2
+    marker = Path(sys.prefix) / "share" / "ament_index" / "resource_index" / "packages"
+    prefixes = os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)
+    if (marker / "rnea_ros").is_file() and sys.prefix not in prefixes:
+        os.environ["AMENT_PREFIX_PATH"] = os.pathsep.join([sys.prefix, *filter(None, prefixes)])
+    service = LaunchService(argv=argv)
+    service.include_launch_description(LaunchDescription([IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(str(path)), launch_arguments=arguments)]))
+    return int(service.run())
