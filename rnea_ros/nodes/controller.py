@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,7 @@ from rnea_ros.nodes.contact_ports import ContactPorts
 from rnea_ros.nodes.description import wait_for_description
 from rnea_ros.nodes.parameters import declare, watch
 from rnea_ros.nodes.shedding import NewestOnly, joint_names
+from rnea_ros.nodes.warm_up import BackgroundWarmUp
 
 NODE_NAME = "rnea_controller"
 _monotonic = time.monotonic
@@ -73,8 +75,13 @@ STATE_QOS = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=10,
 class ControllerNode(Node):
     """rclpy adapter around :class:`TorqueController`."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, background_warm_up: bool = False, **kwargs: Any) -> None:
+        """``background_warm_up``: the other modes' kernels compile in a thread after the
+        start (:mod:`rnea_ros.nodes.warm_up`; what ``rnea-controller`` does) instead of
+        before it."""
         super().__init__(NODE_NAME, **kwargs)
+        self.background_warm_up = background_warm_up
+        self.warm_up: BackgroundWarmUp | None = None
         self.values = declare(self, CONTROLLER_PARAMETERS)
         # robot_description_source: topic -- started by the first description that builds
         self.description = wait_for_description(self, self.values, CONTROLLER_PARAMETERS,
@@ -90,7 +97,10 @@ class ControllerNode(Node):
         self.controller, model = build_controller(self.values, lambda m: note_robot(m.name))
         self.loops = self.controller.loops if isinstance(
             self.controller, ClosedLoopController) else None
-        self.warm_other_modes()
+        if self.background_warm_up:  # the first command comes sooner on a cold cache
+            self.warm_up = BackgroundWarmUp(self.warm_copy, values, self.get_logger().info)
+        else:
+            self.warm_other_modes()
         config = self.controller.config
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
@@ -158,20 +168,14 @@ class ControllerNode(Node):
         accepts, then back: their kernels are compiled (or loaded) now, not in the
         parameter callback of a runtime switch nor at the first state after it (issue 35).
         The choices are the parameter table's."""
-        c, values = self.controller, self.values
-        current = c.config
-        laws = CONTROLLER_PARAMETERS["elastic.law"].choices
-        for mode in CONTROLLER_PARAMETERS["mode"].choices:
-            for law in laws if mode == "elastic" else (values["elastic.law"],):
-                if (mode, law) == (values["mode"], values["elastic.law"]):
-                    continue
-                try:
-                    other = controller_config({**values, "mode": mode, "elastic.law": law},
-                                              c.base_model, c.elastic, self.loops)
-                except (RneaError, ValueError, TypeError):
-                    continue  # (not a mode of this robot)
-                c.configure(other)
-        c.configure(current)
+        configure_other_modes(self.controller, self.values, self.loops)
+
+    def warm_copy(self, values: Mapping[str, Any]) -> None:
+        """:meth:`warm_other_modes` on a copy of the controller (the background warm-up's
+        thread: the live one is never touched from there)."""
+        controller, _ = build_controller(values)
+        loops = controller.loops if isinstance(controller, ClosedLoopController) else None
+        configure_other_modes(controller, values, loops)
 
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
@@ -346,6 +350,10 @@ class ControllerNode(Node):
         """A runtime change (read-only flags and ranges checked by the table already):
         validated against the model, then applied."""
         values = {**self.values, **{p.name: p.value for p in params}}
+        switching = any(values[k] != self.values[k] for k in ("mode", "elastic.law"))
+        waiting = self.warm_up.refusal() if self.warm_up is not None and switching else None
+        if waiting is not None:
+            return SetParametersResult(successful=False, reason=waiting)
         try:
             config = controller_config(values, self.controller.base_model,
                                        self.controller.elastic, self.loops)
@@ -383,9 +391,28 @@ class ControllerNode(Node):
         self.diagnostics_pub.publish(array)
 
 
+def configure_other_modes(c: Any, values: Mapping[str, Any], loops: Any) -> None:
+    """Configure controller ``c`` once in every other mode (and elastic law) its robot
+    accepts (the parameter table's choices), then back to its own: their kernels are
+    compiled or loaded now."""
+    current = c.config
+    laws = CONTROLLER_PARAMETERS["elastic.law"].choices
+    for mode in CONTROLLER_PARAMETERS["mode"].choices:
+        for law in laws if mode == "elastic" else (values["elastic.law"],):
+            if (mode, law) == (values["mode"], values["elastic.law"]):
+                continue
+            try:
+                other = controller_config({**values, "mode": mode, "elastic.law": law},
+                                          c.base_model, c.elastic, loops)
+            except (RneaError, ValueError, TypeError):
+                continue  # (not a mode of this robot)
+            c.configure(other)
+    c.configure(current)
+
+
 def main(args: list[str] | None = None) -> int:
     """``ros2 run rnea_ros controller``."""
-    return run(NODE_NAME, ControllerNode, args)
+    return run(NODE_NAME, lambda: ControllerNode(background_warm_up=True), args)
 
 
 if __name__ == "__main__":
