@@ -101,6 +101,7 @@ class ControllerNode(Node):
             self.warm_up = BackgroundWarmUp(self.warm_copy, values, self.get_logger().info)
         else:
             self.warm_other_modes()
+        self.warm_pending = self.warm_up is not None  # started after the first command
         config = self.controller.config
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
@@ -337,6 +338,10 @@ class ControllerNode(Node):
         if command is not self.command_view:
             self.command_view[:] = command
         self.command_pub.publish(self.command.payload())
+        if self.warm_pending:  # the first command is out: the other modes' kernels now
+            self.warm_pending = False
+            assert self.warm_up is not None
+            self.warm_up.start()
         if received is not None:  # receipt of the state to publication of the command
             self.callback_us.append((_monotonic() - received) * 1e6)
         if self.effort_pub is not None:

@@ -11,8 +11,11 @@ one) in each other mode, so numba compiles (or loads) those kernels while the no
 commands. numba's compiled code is shared by every caller; the live controller finds them
 ready at a switch.
 
-A mode switch requested while the thread still runs is refused with the reason (retry in
-a few seconds): it would compile in the parameter callback and stall the command stream.
+The thread starts with the node's first command (numba compiles under one lock per
+process: a kernel the first command still needed would otherwise wait for the whole
+background compile), or at a switch requested before it. A mode switch requested while
+the thread still runs is refused with the reason (retry in a few seconds): it would
+compile in the parameter callback and stall the command stream.
 While the thread compiles, the interpreter's switch interval is lowered to
 :data:`SWITCH_INTERVAL` (numba's compiler is Python code holding the GIL; LLVM's passes
 release it), so the executor thread gets the GIL back within about that long.
@@ -31,8 +34,9 @@ SWITCH_INTERVAL = 2e-4  # [s] the GIL's switch interval while compiling (Python:
 
 class BackgroundWarmUp:
     """Runs ``warm(values)`` (configure a copy of the controller in every other mode) in a
-    daemon thread; ``done`` once it returned, ``error`` its failure text, ``seconds`` how
-    long it took. ``log(message)`` reports the end (one INFO line)."""
+    daemon thread from :meth:`start`; ``done`` once it returned, ``error`` its failure
+    text, ``seconds`` how long it took. ``log(message)`` reports the end (one INFO
+    line)."""
 
     def __init__(self, warm: Callable[[Mapping[str, Any]], None], values: Mapping[str, Any],
                  log: Callable[[str], object]) -> None:
@@ -42,7 +46,15 @@ class BackgroundWarmUp:
         self.error = ""
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.run, name="rnea-warm-up", daemon=True)
-        self.thread.start()
+        self.begun = False
+
+    def start(self) -> None:
+        """Start the thread (once): at the node's first command, so that the first
+        command's own kernels never wait for numba's compiler lock held by this thread."""
+        if not self.begun:
+            self.begun = True
+            self.started = time.monotonic()
+            self.thread.start()
 
     def run(self) -> None:
         interval = sys.getswitchinterval()
@@ -62,6 +74,7 @@ class BackgroundWarmUp:
         """Why a mode switch must wait, or None once the kernels are ready."""
         if self.done.is_set():
             return None
+        self.start()  # (no command yet: begin now)
         return (f"the other modes' kernels are still compiling in the background (for "
                 f"{time.monotonic() - self.started:.0f} s, first start on a cold numba "
                 "cache): switching now would stall the commands; retry in a few seconds "

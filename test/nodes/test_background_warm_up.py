@@ -31,6 +31,8 @@ def test_the_warm_up_thread_reports_and_restores_the_switch_interval() -> None:
         raise RuntimeError("boom")
 
     w = warm_up.BackgroundWarmUp(warm, {"mode": "gravity"}, logged.append)
+    assert not w.begun and not seen  # nothing before start() (the node's first command)
+    w.start()
     why = w.refusal()
     assert why is not None and "still compiling in the background" in why
     release.set()
@@ -58,7 +60,9 @@ def test_a_switch_waits_for_the_background_kernels(monkeypatch: pytest.MonkeyPat
             f"urdf_path:={files.urdf}"])
         try:
             live = node.controller
-            assert node.warm_up is not None and not node.warm_up.done.is_set()
+            assert node.warm_up is not None and not node.warm_up.begun
+            node.publish_command(node.command_view, node.get_clock().now().to_msg())
+            assert node.warm_up.begun and not node.warm_up.done.is_set()  # the first command
             (result,) = node.set_parameters([Parameter("mode", value="inverse_dynamics")])
             assert not result.successful and "still compiling" in result.reason
             assert node.controller.config.mode == "gravity"
