@@ -18,11 +18,15 @@ the thread still runs is refused with the reason (retry in a few seconds): it wo
 compile in the parameter callback and stall the command stream.
 While the thread compiles, the interpreter's switch interval is lowered to
 :data:`SWITCH_INTERVAL` (numba's compiler is Python code holding the GIL; LLVM's passes
-release it), so the executor thread gets the GIL back within about that long.
+release it), so the executor thread gets the GIL back within about that long, and the
+garbage collector is off (numba's intermediate objects would trigger full collections,
+each holding the GIL); what the compile leaves is frozen with the start-up heap
+(``gc.freeze``, as :func:`rnea_ros.nodes.common.run` does), a one-time cost in memory.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 import time
@@ -59,11 +63,16 @@ class BackgroundWarmUp:
     def run(self) -> None:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
+        collecting = gc.isenabled()
+        gc.disable()  # numba's IR would trigger full collections, each holding the GIL
         try:
             self.warm(self.values)
         except Exception as exc:  # (reported; the live controller is untouched)
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
+            if collecting:  # what the compile left is permanent (kernels, types): frozen
+                gc.freeze()  # out of later collections, as the start-up heap is
+                gc.enable()
             sys.setswitchinterval(interval)
             self.seconds = time.monotonic() - self.started
             self.done.set()

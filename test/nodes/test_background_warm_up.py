@@ -6,6 +6,7 @@ background thread works on a copy of the controller, never the live one."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from collections.abc import Mapping
@@ -39,7 +40,7 @@ def test_the_warm_up_thread_reports_and_restores_the_switch_interval() -> None:
     assert w.wait(10.0) and w.refusal() is None
     w.thread.join(10.0)
     assert seen == [pytest.approx(warm_up.SWITCH_INTERVAL)]
-    assert sys.getswitchinterval() == interval
+    assert sys.getswitchinterval() == interval and gc.isenabled()
     assert w.error == "RuntimeError: boom" and len(logged) == 1 and "failed" in logged[0]
 
 
