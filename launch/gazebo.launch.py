@@ -170,3 +170,11 @@ def generate_launch_description():
           for name, (default, description) in ARGUMENTS.items()),
         OpaqueFunction(function=launch_robot),
     ])
+
+
+if __name__ == "__main__":  # python <this file> name:=value ... (a pip install: no ros2)
+    import sys
+
+    from rnea_ros.launching import launch_main
+
+    raise SystemExit(launch_main(__file__, sys.argv[1:]))

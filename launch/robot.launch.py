@@ -9,6 +9,8 @@ The stack must run ``joint_state_broadcaster`` and a
     ros2 launch rnea_ros robot.launch.py command_topic:=my_effort_controller/commands
     ros2 launch rnea_ros robot.launch.py urdf:=package://my_arm_description/urdf/arm.urdf \
         controller_config:=/path/my_arm_controller.yaml   # your robot (rnea-config writes one)
+    ros2 launch rnea_ros robot.launch.py robot_description_source:=topic namespace:=left \
+        controller_config:=/path/my_arm_controller.yaml   # URDF from robot_state_publisher
 
 ``robot:=NAME`` selects ``urdf/NAME.urdf`` (plain URDF, the model the
 controller computes with) and ``config/NAME_controller.yaml``; an unknown name
@@ -53,7 +55,7 @@ def launch_robot(context, *args, **kwargs):
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
-    from rnea_ros.launching import on_exit_shutdown
+    from rnea_ros.launching import description_parameters, on_exit_shutdown
     from rnea_ros.samples import launch_flag, robot_files
 
     def arg(name):
@@ -64,6 +66,10 @@ def launch_robot(context, *args, **kwargs):
 
     files = robot_files(arg("robot"), Path(get_package_share_directory(PACKAGE)),
                         controller=arg("controller_config"), urdf=arg("urdf"))
+    description = [{key: ParameterValue(value, value_type=str)} for part in
+                   description_parameters(arg("robot_description_source"),
+                                          files.urdf.read_text(), str(files.urdf))
+                   for key, value in part.items()]
     actions = []
     for package, executable, name, which in NODES:
         node = Node(
@@ -71,8 +77,7 @@ def launch_robot(context, *args, **kwargs):
             output="screen",
             parameters=[
                 str(getattr(files, which)),
-                {"robot_description": ParameterValue(files.urdf.read_text(), value_type=str)},
-                {"urdf_path": str(files.urdf)},  # a loop file beside it is found from here
+                *description,  # the URDF, or robot_description_source: topic
                 {"use_sim_time": flag("use_sim_time")},
                 *([{"mode": arg("mode")}] if arg("mode") else []),
             ],
@@ -93,3 +98,11 @@ def generate_launch_description():
           for name, (default, description) in ARGUMENTS.items()),
         OpaqueFunction(function=launch_robot),
     ])
+
+
+if __name__ == "__main__":  # python <this file> name:=value ... (a pip install: no ros2)
+    import sys
+
+    from rnea_ros.launching import launch_main
+
+    raise SystemExit(launch_main(__file__, sys.argv[1:]))

@@ -19,6 +19,8 @@ gains, initial pose, mode)::
     ros2 launch rnea_ros sim.launch.py engine:=mujoco viewer:=true  # ... with its viewer
     rnea-config --urdf my_arm.urdf --out my_arm.yaml         # your own robot: a start file,
     ros2 launch rnea_ros sim.launch.py urdf:=my_arm.urdf controller_config:=my_arm.yaml
+    ros2 launch rnea_ros sim.launch.py urdf:=my_arm.urdf controller_config:=my_arm.yaml \
+        robot_description_source:=topic   # both nodes take it from robot_state_publisher
 
 With ``engine:=mujoco`` a push is one message on ``rnea_simulator/apply_wrench``
 (``geometry_msgs/WrenchStamped``: the link in ``header.frame_id``, force and torque in
@@ -107,7 +109,7 @@ def launch_robot(context, *args, **kwargs):
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
-    from rnea_ros.launching import on_exit_shutdown
+    from rnea_ros.launching import description_parameters, on_exit_shutdown
     from rnea_ros.samples import launch_flag, robot_files
 
     def arg(name):
@@ -120,10 +122,13 @@ def launch_robot(context, *args, **kwargs):
                         controller=arg("controller_config"),
                         simulator=arg("simulator_config"), urdf=arg("urdf"))
     namespace = arg("namespace")
-    robot_description = {"robot_description": ParameterValue(files.urdf.read_text(),
-                                                             value_type=str)}
-    # the file too: a loop file beside it (<stem>.loops.yaml) is found from urdf_path
-    urdf_path = {"urdf_path": str(files.urdf)}
+    text = files.urdf.read_text()
+    robot_description = {"robot_description": ParameterValue(text, value_type=str)}
+    # the URDF (and its file: a loop file beside it is found from urdf_path), or
+    # robot_description_source: topic -- robot_state_publisher's, below, or the user's
+    description = [{key: ParameterValue(value, value_type=str)} for part in
+                   description_parameters(arg("robot_description_source"), text,
+                                          str(files.urdf)) for key, value in part.items()]
     use_sim_time = {"use_sim_time": flag("use_sim_time")}
     per_node = {
         "rnea_simulator": [{"publish_clock": flag("publish_clock")}],
@@ -144,7 +149,7 @@ def launch_robot(context, *args, **kwargs):
         file = getattr(files, which)  # None: a user's robot without a simulator file
         node = Node(package=package, executable=executable, name=name, namespace=namespace,
                     output="screen", parameters=[*([str(file)] if file else []),
-                                                 robot_description, urdf_path, *per_node[name]])
+                                                 *description, *per_node[name]])
         # A dead simulator or controller must not leave the rest running, and a failed
         # one (a bad parameter, killed) ends the launch with exit status 1.
         actions.append(RegisterEventHandler(OnProcessExit(target_action=node,
@@ -156,8 +161,11 @@ def launch_robot(context, *args, **kwargs):
                                 namespace=namespace, output="screen",
                                 parameters=[robot_description, use_sim_time]))
         else:
+            topic = (" and nothing publishes robot_description for robot_description_source:="
+                     "topic: publish it yourself" if arg("robot_description_source") == "topic"
+                     else "")
             actions.append(LogInfo(msg=f"{package} is not installed: not started (no TF "
-                                   f"for RViz; sudo apt install ros-$ROS_DISTRO-"
+                                   f"for RViz{topic}; sudo apt install ros-$ROS_DISTRO-"
                                    f"{package.replace('_', '-')})"))
     return actions
 
@@ -172,3 +180,11 @@ def generate_launch_description():
           for name, (default, description) in ARGUMENTS.items()),
         OpaqueFunction(function=launch_robot),
     ])
+
+
+if __name__ == "__main__":  # python <this file> name:=value ... (a pip install: no ros2)
+    import sys
+
+    from rnea_ros.launching import launch_main
+
+    raise SystemExit(launch_main(__file__, sys.argv[1:]))

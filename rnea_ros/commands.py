@@ -18,17 +18,22 @@ from typing import NamedTuple
 
 class Command(NamedTuple):
     """``target`` (``module:function``), ``extra`` (``pip install 'rnea_ros[extra]'``),
-    ``ros_name`` (``ros2 run rnea_ros ros_name``)."""
+    ``ros_name`` (``ros2 run rnea_ros ros_name``), ``node``: a ROS node's parameter table
+    (``rnea_ros/params/<node>.yaml``), empty for a tool with its own ``--help``."""
 
     target: str
     extra: str
     ros_name: str
+    node: str = ""
 
 
 COMMANDS: dict[str, Command] = {
-    "rnea-controller": Command("rnea_ros.nodes.controller:main", "ros", "controller"),
-    "rnea-simulator": Command("rnea_ros.nodes.simulator:main", "ros,oracle", "simulator"),
-    "rnea-rate-limiter": Command("rnea_ros.nodes.rate_limiter:main", "ros", "rate_limiter"),
+    "rnea-controller": Command("rnea_ros.nodes.controller:main", "ros", "controller",
+                               "controller"),
+    "rnea-simulator": Command("rnea_ros.nodes.simulator:main", "ros,oracle", "simulator",
+                              "simulator"),
+    "rnea-rate-limiter": Command("rnea_ros.nodes.rate_limiter:main", "ros", "rate_limiter",
+                                 "rate_limiter"),
     "rnea-demo": Command("rnea_ros.demo:main", "all", "demo"),
     "rnea-precompile": Command("rnea_ros.nodes.precompile:main", "ros", "precompile"),
     "rnea-bag": Command("rnea_ros.tools.bag.cli:main", "tools", "rnea_bag"),
@@ -54,9 +59,40 @@ def missing_dependency(name: str, exc: ModuleNotFoundError) -> str | None:
             "(or, under ROS, rosdep install --from-paths <src> for package.xml's keys)")
 
 
+def node_help(name: str) -> str:
+    """``--help`` of a node command (before ``--ros-args``): what it is, how to give it
+    parameters, where they are listed; nothing imported (rclpy may be missing)."""
+    spec = COMMANDS[name]
+    return (f"usage: {name} [--ros-args [-p NAME:=VALUE] [--params-file FILE] "
+            f"[-r FROM:=TO] ...]\n\n"
+            f"The ROS 2 node 'rnea_{spec.node}' (also: ros2 run {PACKAGE} "
+            f"{spec.ros_name}). Its parameters, with types, ranges, units and defaults: "
+            f"python -m {PACKAGE}.parameters {spec.node}. Needs: pip install "
+            f"'{PACKAGE}[{spec.extra}]' or a ROS 2 install. Docs: docs/nodes.md.\n\n"
+            "options:\n  -h, --help  show this help message and exit\n"
+            "  --version   print the version and exit")
+
+
+def answered(name: str, args: list[str]) -> str | None:
+    """What ``name`` prints for ``--version`` (every command) or ``--help`` (a node) as
+    its only argument, without importing its module; else None (the command runs)."""
+    if args == ["--version"]:
+        from rnea_ros import __version__
+
+        return f"{name} {__version__}"
+    if COMMANDS[name].node and args in (["--help"], ["-h"]):
+        return node_help(name)
+    return None
+
+
 def run(name: str, argv: list[str] | None = None) -> int:
     """Run command ``name``: its ``main(argv)``'s exit code, or 1 with one line when an
-    optional dependency is missing."""
+    optional dependency is missing. ``--version`` alone (and a node's ``--help``) is
+    answered here, so it works without the command's extra."""
+    text = answered(name, sys.argv[1:] if argv is None else list(argv))
+    if text is not None:
+        print(text)
+        return 0
     module_name, function = COMMANDS[name].target.split(":")
     try:
         module = importlib.import_module(module_name)

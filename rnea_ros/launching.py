@@ -27,7 +27,29 @@ USER_ROBOT_ARGUMENTS = {
     "controller_config": ("", "controller parameter file: a path, package://pkg/file.yaml or "
                           "a name in rnea_ros/config ('rnea-config --urdf URDF --out FILE' "
                           "writes one for your robot); empty: <robot>_controller.yaml"),
+    "robot_description_source": (
+        "parameter", "'parameter': the nodes get the URDF (robot:= or urdf:=) as their "
+        "robot_description parameter; 'topic': they wait for it on the robot_description "
+        "topic in their namespace (std_msgs/String, transient local: your "
+        "robot_state_publisher's) and start with the first one that loads"),
 }
+
+
+def description_parameters(source: str, urdf_text: str, urdf_path: str) -> list[dict[str, Any]]:
+    """The nodes' parameters that say where their URDF comes from (the launch argument
+    ``robot_description_source``, one of the controller table's choices): the text and
+    the file, or the topic. A ``ValueError`` (one line in the launch's log) for another
+    value."""
+    from rnea_ros.parameters import load_table
+
+    choices = load_table("controller")["robot_description_source"].choices
+    if source not in choices:
+        raise ValueError(f"robot_description_source:='{source}': expected "
+                         f"{' or '.join(choices)}")
+    if source == "topic":
+        return [{"robot_description_source": "topic"}]
+    # the file too: a loop file beside it (<stem>.loops.yaml) is found from urdf_path
+    return [{"robot_description": urdf_text}, {"urdf_path": urdf_path}]
 
 
 class ProcessFailedError(RuntimeError):
@@ -77,3 +99,45 @@ def on_exit_then(name: str, actions: Sequence[Any]) -> Callable[[Any, Any], Sequ
         check_exit(name, event, context)
         return list(actions)
     return handler
+
+
+def launch_main(path: str, argv: list[str]) -> int:
+    """``python <prefix>/share/rnea_ros/launch/<file>.launch.py [name:=value ...]``: the
+    launch file run by ``launch``'s ``LaunchService`` as ``ros2 launch`` runs it (for a
+    pip install, where the ``ros2`` command may be absent), with this interpreter's
+    prefix on ``AMENT_PREFIX_PATH`` when the package is registered there. Without
+    ``launch``/``launch_ros`` (not on PyPI): one line saying what to install and how to
+    run the nodes instead, exit 1."""
+    import os
+    import sys
+    from pathlib import Path
+
+    name = Path(path).name
+    try:
+        import launch_ros  # noqa: F401
+        from launch.actions import IncludeLaunchDescription
+        from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+        from launch import LaunchDescription, LaunchService  # type: ignore[attr-defined]
+    except ModuleNotFoundError as exc:
+        print(f"{name}: error: the Python module '{(exc.name or '').split('.')[0]}' is not "
+              "installed: launch files need ROS 2's launch and launch_ros, which are not on "
+              "PyPI (install ROS 2: apt install ros-$ROS_DISTRO-launch-ros, then ros2 launch "
+              f"rnea_ros {name}); without them start the nodes themselves: rnea-simulator "
+              "and rnea-controller --ros-args --params-file FILE (docs/nodes.md)",
+              file=sys.stderr)
+        return 1
+    arguments = [tuple(a.split(":=", 1)) for a in argv]
+    bad = [a for a in argv if ":=" not in a]
+    if bad:
+        print(f"{name}: error: arguments are name:=value, not {' '.join(bad)}",
+              file=sys.stderr)
+        return 2
+    marker = Path(sys.prefix) / "share" / "ament_index" / "resource_index" / "packages"
+    prefixes = os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)
+    if (marker / "rnea_ros").is_file() and sys.prefix not in prefixes:
+        os.environ["AMENT_PREFIX_PATH"] = os.pathsep.join([sys.prefix, *filter(None, prefixes)])
+    service = LaunchService(argv=argv)
+    service.include_launch_description(LaunchDescription([IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(str(path)), launch_arguments=arguments)]))
+    return int(service.run())

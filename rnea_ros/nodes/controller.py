@@ -23,7 +23,9 @@ a WARN on ``/diagnostics``, the command is unaffected). Topic names are relative
 (``<namespace>/joint_states``) except ``/diagnostics``, and remappable. Parameters: see
 ``rnea_ros/params/controller.yaml`` (``python -m rnea_ros.parameters controller``) and
 ``config/arm7_controller.yaml``. With ``contact.enable``: the contact topics and
-``~/rearm_contact`` of :mod:`rnea_ros.nodes.contact_ports`. The logic lives in
+``~/rearm_contact`` of :mod:`rnea_ros.nodes.contact_ports`. With
+``robot_description_source: topic`` the model comes from the ``robot_description`` topic
+(:mod:`rnea_ros.nodes.description`): the node waits for it, then starts. The logic lives in
 :class:`rnea_ros.control.controller.TorqueController`.
 """
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -55,8 +58,10 @@ from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.core.errors import RneaError
 from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
 from rnea_ros.nodes.contact_ports import ContactPorts
+from rnea_ros.nodes.description import wait_for_description
 from rnea_ros.nodes.parameters import declare, watch
 from rnea_ros.nodes.shedding import NewestOnly, joint_names
+from rnea_ros.nodes.warm_up import BackgroundWarmUp
 
 NODE_NAME = "rnea_controller"
 _monotonic = time.monotonic
@@ -70,14 +75,33 @@ STATE_QOS = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=10,
 class ControllerNode(Node):
     """rclpy adapter around :class:`TorqueController`."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, background_warm_up: bool = False, **kwargs: Any) -> None:
+        """``background_warm_up``: the other modes' kernels compile in a thread after the
+        start (:mod:`rnea_ros.nodes.warm_up`; what ``rnea-controller`` does) instead of
+        before it."""
         super().__init__(NODE_NAME, **kwargs)
+        self.background_warm_up = background_warm_up
+        self.warm_up: BackgroundWarmUp | None = None
         self.values = declare(self, CONTROLLER_PARAMETERS)
+        # robot_description_source: topic -- started by the first description that builds
+        self.description = wait_for_description(self, self.values, CONTROLLER_PARAMETERS,
+                                                self.start)
+        if self.description is None:
+            self.start(self.values)
+
+    def start(self, values: dict[str, Any]) -> None:
+        """Build the controller of parameter ``values`` (its model first: an error leaves
+        nothing created), then its topics, timers and parameter callback."""
+        self.values = values
         # (note_robot: its kernels compile next, on a cold cache)
         self.controller, model = build_controller(self.values, lambda m: note_robot(m.name))
         self.loops = self.controller.loops if isinstance(
             self.controller, ClosedLoopController) else None
-        self.warm_other_modes()
+        if self.background_warm_up:  # the first command comes sooner on a cold cache
+            self.warm_up = BackgroundWarmUp(self.warm_copy, values, self.get_logger().info)
+        else:
+            self.warm_other_modes()
+        self.warm_pending = self.warm_up is not None  # started after the first command
         config = self.controller.config
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
@@ -145,20 +169,14 @@ class ControllerNode(Node):
         accepts, then back: their kernels are compiled (or loaded) now, not in the
         parameter callback of a runtime switch nor at the first state after it (issue 35).
         The choices are the parameter table's."""
-        c, values = self.controller, self.values
-        current = c.config
-        laws = CONTROLLER_PARAMETERS["elastic.law"].choices
-        for mode in CONTROLLER_PARAMETERS["mode"].choices:
-            for law in laws if mode == "elastic" else (current.elastic.law,):
-                if (mode, law) == (current.mode, current.elastic.law):
-                    continue
-                try:
-                    other = controller_config({**values, "mode": mode, "elastic.law": law},
-                                              c.base_model, c.elastic, self.loops)
-                except (RneaError, ValueError, TypeError):
-                    continue  # (not a mode of this robot)
-                c.configure(other)
-        c.configure(current)
+        configure_other_modes(self.controller, self.values, self.loops)
+
+    def warm_copy(self, values: Mapping[str, Any]) -> None:
+        """:meth:`warm_other_modes` on a copy of the controller (the background warm-up's
+        thread: the live one is never touched from there)."""
+        controller, _ = build_controller(values)
+        loops = controller.loops if isinstance(controller, ClosedLoopController) else None
+        configure_other_modes(controller, values, loops)
 
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
@@ -320,6 +338,10 @@ class ControllerNode(Node):
         if command is not self.command_view:
             self.command_view[:] = command
         self.command_pub.publish(self.command.payload())
+        if self.warm_pending:  # the first command is out: the other modes' kernels now
+            self.warm_pending = False
+            assert self.warm_up is not None
+            self.warm_up.start()
         if received is not None:  # receipt of the state to publication of the command
             self.callback_us.append((_monotonic() - received) * 1e6)
         if self.effort_pub is not None:
@@ -333,6 +355,10 @@ class ControllerNode(Node):
         """A runtime change (read-only flags and ranges checked by the table already):
         validated against the model, then applied."""
         values = {**self.values, **{p.name: p.value for p in params}}
+        switching = any(values[k] != self.values[k] for k in ("mode", "elastic.law"))
+        waiting = self.warm_up.refusal() if self.warm_up is not None and switching else None
+        if waiting is not None:
+            return SetParametersResult(successful=False, reason=waiting)
         previous = self.controller.config
         try:
             config = controller_config(values, self.controller.base_model,
@@ -371,9 +397,28 @@ class ControllerNode(Node):
         self.diagnostics_pub.publish(array)
 
 
+def configure_other_modes(c: Any, values: Mapping[str, Any], loops: Any) -> None:
+    """Configure controller ``c`` once in every other mode (and elastic law) its robot
+    accepts (the parameter table's choices), then back to its own: their kernels are
+    compiled or loaded now."""
+    current = c.config
+    laws = CONTROLLER_PARAMETERS["elastic.law"].choices
+    for mode in CONTROLLER_PARAMETERS["mode"].choices:
+        for law in laws if mode == "elastic" else (values["elastic.law"],):
+            if (mode, law) == (values["mode"], values["elastic.law"]):
+                continue
+            try:
+                other = controller_config({**values, "mode": mode, "elastic.law": law},
+                                          c.base_model, c.elastic, loops)
+            except (RneaError, ValueError, TypeError):
+                continue  # (not a mode of this robot)
+            c.configure(other)
+    c.configure(current)
+
+
 def main(args: list[str] | None = None) -> int:
     """``ros2 run rnea_ros controller``."""
-    return run(NODE_NAME, ControllerNode, args)
+    return run(NODE_NAME, lambda: ControllerNode(background_warm_up=True), args)
 
 
 if __name__ == "__main__":

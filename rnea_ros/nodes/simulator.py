@@ -49,7 +49,9 @@ torque beyond ``wrench_max_torque``, or another engine: one warning line, counte
 itself) or a blown-up step is not taken: the state is held at rest, pushes cancelled,
 the commanded effort kept (module :mod:`rnea_ros.simulation.mujoco_backend`); one
 error line, ``/diagnostics`` ERROR with the cause. A world that intersects the robot at
-start: one warning line naming the geoms. The logic (which plant, initial state, IMU noise) lives in
+start: one warning line naming the geoms. With ``robot_description_source: topic`` the
+model comes from the ``robot_description`` topic (:mod:`rnea_ros.nodes.description`).
+The logic (which plant, initial state, IMU noise) lives in
 :mod:`rnea_ros.simulation.factory`; parameters in ``rnea_ros/params/simulator.yaml``.
 
 ``lockstep: false`` (default): a timer steps the simulation at ``rate`` in
@@ -101,6 +103,7 @@ from rnea_ros.control.diagnostics import (
 from rnea_ros.core.errors import JointNameError, RneaError, options
 from rnea_ros.mimic import check_actuated
 from rnea_ros.nodes.common import note_robot, run, steady_timer
+from rnea_ros.nodes.description import wait_for_description
 from rnea_ros.nodes.parameters import declare, watch
 from rnea_ros.oracle import PinocchioOracle
 from rnea_ros.parameter_errors import ParameterError
@@ -131,10 +134,19 @@ class SimulatorNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
+        values = declare(self, SIMULATOR_PARAMETERS)
+        # robot_description_source: topic -- started by the first description that builds
+        self.description = wait_for_description(self, values, SIMULATOR_PARAMETERS,
+                                                self.start)
+        if self.description is None:
+            self.start(values)
+
+    def start(self, values: dict[str, Any]) -> None:
+        """Build the plant of parameter values ``values`` (its model first: an error before
+        the first topic leaves nothing created), then its topics and timers."""
         # The parameters by the table's dotted names, typed and checked (config.rate,
         # config.imu.link); v: the same by dotted name, what the simulation's builders take.
-        config = self.config = parameter_set(SIMULATOR_PARAMETERS,
-                                             declare(self, SIMULATOR_PARAMETERS))
+        config = self.config = parameter_set(SIMULATOR_PARAMETERS, values)
         v = config.dotted()
         model = load_model(v).replace(gravity=np.array(config.gravity, dtype=np.float64))
         note_robot(model.name)  # (its kernels compile next, on a cold cache)

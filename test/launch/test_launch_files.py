@@ -251,7 +251,9 @@ def test_every_declared_parameter_is_in_the_reference_files() -> None:
                                  ("rnea_simulator", "arm7_simulator.yaml"),
                                  ("rnea_rate_limiter", "rate_limiter.yaml")):
         names = set(node_parameters(ROOT / "config" / file_name))
-        from_launch = {"robot_description", "urdf_path", "drives_file"}
+        # the URDF and where it comes from (robot_description_source:=) are the launch's
+        from_launch = {"robot_description", "urdf_path", "drives_file",
+                       "robot_description_source"}
         missing = set(NODE_PARAMETERS[node_name]) - names - from_launch
         assert not missing, f"{file_name} does not document {sorted(missing)}"
         assert not names - set(NODE_PARAMETERS[node_name])
@@ -412,3 +414,24 @@ def test_sim_launch_rocking_and_imu_set_declared_parameters_that_validate() -> N
         config = controller_config(values, model)
         assert config.imu is not None and config.imu.link == model.root_link
         assert config.imu.linear_acceleration == "measured"
+
+
+def test_robot_description_source_parameters() -> None:
+    """robot_description_source:= (both launch files): the URDF text and file, or the
+    topic alone (the nodes refuse a URDF given both ways); another value in one line."""
+    from rnea_ros.launching import USER_ROBOT_ARGUMENTS, description_parameters
+
+    assert USER_ROBOT_ARGUMENTS["robot_description_source"][0] == "parameter"
+    for path in LAUNCH_FILES:
+        if path.name != "gazebo.launch.py":
+            assert "robot_description_source" in load(path).ARGUMENTS, path.name
+    assert description_parameters("parameter", "<robot/>", "/a.urdf") == [
+        {"robot_description": "<robot/>"}, {"urdf_path": "/a.urdf"}]
+    assert description_parameters("topic", "<robot/>", "/a.urdf") == [
+        {"robot_description_source": "topic"}]
+    with pytest.raises(ValueError, match="robot_description_source:='file': expected "
+                                         "parameter or topic"):
+        description_parameters("file", "", "")
+    for node in ("rnea_controller", "rnea_simulator"):
+        assert NODE_PARAMETERS[node]["robot_description_source"].choices == ("parameter",
+                                                                             "topic")
