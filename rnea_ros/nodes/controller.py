@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
@@ -47,7 +46,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.control.closed_loop import ClosedLoopController
 from rnea_ros.control.config import CONTROLLER_PARAMETERS, controller_config
-from rnea_ros.control.controller import Result
+from rnea_ros.control.controller import Result, TorqueController
 from rnea_ros.control.controller_status import ControllerReport
 from rnea_ros.control.diagnostics import status_name
 from rnea_ros.control.factory import build_controller
@@ -55,7 +54,8 @@ from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.core.errors import RneaError
 from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
 from rnea_ros.nodes.contact_ports import ContactPorts
-from rnea_ros.nodes.parameters import declare, watch
+from rnea_ros.nodes.lifecycle import ManagedNode
+from rnea_ros.nodes.parameters import watch
 from rnea_ros.nodes.shedding import NewestOnly, joint_names
 
 NODE_NAME = "rnea_controller"
@@ -67,35 +67,31 @@ STATE_QOS = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=10,
                        durability=QoSDurabilityPolicy.VOLATILE)
 
 
-class ControllerNode(Node):
-    """rclpy adapter around :class:`TorqueController`."""
+def load_controller(values: dict[str, Any]) -> tuple[TorqueController, Any]:
+    """The configure step's model loading: the controller of parameter ``values`` and
+    its robot model (:func:`~rnea_ros.control.factory.build_controller`; the robot named
+    in the start-up's compile report before its kernels compile)."""
+    return build_controller(values, lambda m: note_robot(m.name))
+
+
+class ControllerNode(ManagedNode):
+    """rclpy adapter around :class:`TorqueController`, a managed node
+    (:mod:`rnea_ros.nodes.lifecycle`): the topics, the diagnostics and their timer
+    exist in every state; the model, the controller and what depends on its
+    configuration come with configure (:meth:`configure_node`) and go with cleanup."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(NODE_NAME, **kwargs)
-        self.values = declare(self, CONTROLLER_PARAMETERS)
-        # (note_robot: its kernels compile next, on a cold cache)
-        self.controller, model = build_controller(self.values, lambda m: note_robot(m.name))
-        self.loops = self.controller.loops if isinstance(
-            self.controller, ClosedLoopController) else None
-        self.warm_other_modes()
-        config = self.controller.config
+        super().__init__(NODE_NAME, CONTROLLER_PARAMETERS, **kwargs)
+        # None while unconfigured (typed as configured: the callbacks that use it run only
+        # in a configured state, and check it where they may run in another).
+        self.controller: TorqueController = None  # type: ignore[assignment]
+        self.loops: Any = None
+        self.contact: ContactPorts | None = None
+        self.effort_pub: Any = None
+        self.imu_sub: Any = None
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
-        self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
-                           if config.params.publish_effort_state else None)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        # Introspection of the predictive time scaling: [s, s_dot, s_ddot].
-        self.scaling_pub = self.create_publisher(Float64MultiArray, "~/time_scaling", 10)
-        self.scaling_msg = Float64MultiArray()
-        # contact.enable: ~/external_torque, ~/external_wrench, ~/contact, ~/rearm_contact
-        self.contact = (ContactPorts(self, self.controller)
-                        if config.params.contact.enable else None)
-        self.imu_state = ""  # the IMU's state last logged
-        if config.imu is not None:  # (before joint_states: taken first when both are ready)
-            self.imu_sub = self.create_subscription(
-                Imu, config.imu.topic, self.on_imu, STATE_QOS,
-                qos_overriding_options=QoSOverridingOptions.with_default_policies())
-            steady_timer(self, 0.05, self.on_imu_watch)
         self.state_sub = self.create_subscription(
             JointState, "joint_states", self.on_joint_state, STATE_QOS,
             qos_overriding_options=QoSOverridingOptions.with_default_policies())
@@ -105,25 +101,66 @@ class ControllerNode(Node):
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory_raw,
                                  10, raw=True)
         watch(self, CONTROLLER_PARAMETERS, self.on_set_parameters)
-        # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
-        steady_timer(self, min(config.watchdog_timeout / 4, 0.02), self.on_watchdog)
-        self.diagnostics_timer = steady_timer(self, config.params.diagnostics_period,
-                                              self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
+        self.effort_msg = JointState()
+        self.messages_received = 0
+        self.inactive_states = 0  # joint states received while not active (not handled)
+        # /diagnostics' bookkeeping: counters over the last diagnostics_window s (what the
+        # status warns about), the receipt-to-publish times [us], the last clock reset.
+        self.status_report = ControllerReport(float(self.values["diagnostics_window"]))
+        self.callback_us = self.status_report.callback_us
+        self.stale_since = math.nan  # steady time the watchdog fired; nan: not stale
+        self.diagnostics_timer = steady_timer(self, float(self.values["diagnostics_period"]),
+                                              self.publish_diagnostics)
+        self.start()
+
+    # ------------------------------------------------------------- lifecycle
+    def configure_node(self) -> None:
+        """Load the model (:func:`load_controller`), warm every mode's kernels, create
+        what the configuration needs (``~/efforts``, the IMU, the contact ports, the
+        watchdog)."""
+        values = self.refresh_values()
+        self.controller, model = load_controller(values)
+        self.loops = self.controller.loops if isinstance(
+            self.controller, ClosedLoopController) else None
+        self.warm_other_modes()
+        config = self.controller.config
+        made = self.configured_entities
+        self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
+                           if config.params.publish_effort_state else None)
+        # Introspection of the predictive time scaling: [s, s_dot, s_ddot].
+        self.scaling_pub = self.create_publisher(Float64MultiArray, "~/time_scaling", 10)
+        self.scaling_msg = Float64MultiArray()
+        made += [p for p in (self.effort_pub, self.scaling_pub) if p is not None]
+        # contact.enable: ~/external_torque, ~/external_wrench, ~/contact, ~/rearm_contact
+        self.contact = (ContactPorts(self, self.controller)
+                        if config.params.contact.enable else None)
+        if self.contact is not None:
+            made += [self.contact.torque_pub, self.contact.wrench_pub, self.contact.event_pub,
+                     self.contact.rearm_srv]
+        self.imu_state = ""  # the IMU's state last logged
+        if config.imu is not None:
+            self.imu_sub = self.create_subscription(
+                Imu, config.imu.topic, self.on_imu, STATE_QOS,
+                qos_overriding_options=QoSOverridingOptions.with_default_policies())
+            made += [self.imu_sub, steady_timer(self, 0.05, self.on_imu_watch)]
+        # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
+        made.append(steady_timer(self, min(config.watchdog_timeout / 4, 0.02),
+                                 self.on_watchdog))
         if self.sim_time:  # the rate limit's receipt clock: /clock, under the clock rule
             self.controller.use_plant_clock(lambda: self.get_clock().now().nanoseconds * 1e-9)
         # The command message, kept serialised: the controller writes each command into
         # its data through this numpy view, the bytes are published as they are.
         self.command = SerializedArray(len(config.joints))
         self.command_view = self.command.values
-        self.effort_msg = JointState()
-        self.messages_received = 0
-        # /diagnostics' bookkeeping: counters over the last diagnostics_window s (what the
-        # status warns about), the receipt-to-publish times [us], the last clock reset.
-        self.status_report = ControllerReport(config.params.diagnostics_window)
-        self.callback_us = self.status_report.callback_us
-        self.stale_since = math.nan  # steady time the watchdog fired; nan: not stale
+        self.status_report.window.window = config.params.diagnostics_window
+        self.log_configuration(model)
+
+    def log_configuration(self, model: Any) -> None:
+        """What was configured: the robot, the mode, the joints, the IMU, the loops."""
+        assert self.controller is not None
+        config = self.controller.config
         followers = (f" (mimic followers, not commanded: {', '.join(model.mimic_joints)})"
                      if model.mimic_joints else "")
         self.get_logger().info(
@@ -139,6 +176,34 @@ class ControllerNode(Node):
                 f"; active joints {', '.join(self.loops.active_names)} (measured and "
                 f"commanded), passive joints {', '.join(self.loops.passive_names)} solved "
                 "from them (passive encoders on joint_states: a consistency check)")
+
+    def activate_node(self) -> None:
+        """Command from the pose at activation (bumpless): the reference is released, so
+        the first state after activation is the pose held until a trajectory comes
+        (as at a mode switch); the watchdog restarts from that state."""
+        c = self.controller
+        assert c is not None
+        c.reference.release()
+        c.last_valid_wall = None
+        c.stale = False
+        self.stale_since = math.nan
+
+    def deactivate_node(self) -> None:
+        """The final command: the stale behaviour's (``hold``: gravity at the last valid
+        pose; ``zero``), through the same limits as every command; nothing after it."""
+        c = self.controller
+        if c is None or not self.active:
+            return
+        if c.last_valid_wall is None:  # no state since activation: nothing was commanded
+            return
+        command = c._output(c.stale_torque(), _monotonic(), math.nan, self.command_view)
+        self.publish_command(command, self.get_clock().now().to_msg())
+
+    def cleanup_node(self) -> None:
+        """Release the model, the controller and what configure made."""
+        self.destroy_configured()
+        self.controller = None  # type: ignore[assignment]
+        self.loops = self.contact = self.effort_pub = self.imu_sub = None
 
     def warm_other_modes(self) -> None:
         """Configure the controller once in every other mode (and elastic law) this robot
@@ -163,9 +228,17 @@ class ControllerNode(Node):
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
         """The newest queued state of each name set (:class:`NewestOnly`: the older ones
-        shed and counted), each handled by :meth:`handle_state`."""
-        for newest in self.intake.newest(msg):
-            self.handle_state(newest)
+        shed and counted), each handled by :meth:`handle_state`; while not active only
+        counted. An exception ends in error processing (:meth:`ManagedNode.fail`)."""
+        if not self.active:
+            self.inactive_states += 1
+            return
+        try:
+            for newest in self.intake.newest(msg):
+                self.handle_state(newest)
+        except Exception as exc:  # never a crash: error processing
+            self.fail(f"joint state callback failed: {type(exc).__name__}: {exc}")
+            return
         self.messages_received = self.intake.taken  # (handled or shed)
         self.status_report.shed = self.intake.shed
 
@@ -233,7 +306,10 @@ class ControllerNode(Node):
 
     def on_imu(self, msg: Imu) -> None:
         """A ``sensor_msgs/Imu`` sample (REP-145: a field whose covariance starts with -1
-        is not provided)."""
+        is not provided); taken in every configured state (the base's estimate is
+        current at activation)."""
+        if self.controller is None:
+            return
         stamp = stamp_seconds(msg.header.stamp)
         if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
             stamp = self.get_clock().now().nanoseconds * 1e-9
@@ -253,6 +329,8 @@ class ControllerNode(Node):
 
     def on_imu_watch(self) -> None:
         """Log the IMU's transitions (fresh, stale, recovered) as they happen."""
+        if self.controller is None:
+            return
         imu = self.controller.imu
         if imu is None or imu.state == self.imu_state or \
                 (imu.state == "waiting" and imu.fallback_steps == 0):  # not computing yet
@@ -268,6 +346,13 @@ class ControllerNode(Node):
             self.get_logger().warning(message)
 
     def on_trajectory_raw(self, data: bytes) -> None:
+        if not self.active:  # (a reference for a controller not commanding: refused)
+            if self.controller is not None:
+                self.controller.rejected["inactive"] += 1
+            self.get_logger().warning(f"rejected trajectory: the controller is "
+                                      f"{self.state_label}, not active",
+                                      throttle_duration_sec=1.0)
+            return
         limit = self.controller.config.params.trajectory.max_bytes
         if len(data) > limit:
             self.controller.rejected["trajectory"] += 1
@@ -299,6 +384,8 @@ class ControllerNode(Node):
             self.get_logger().warning(f"rejected trajectory: {exc}", throttle_duration_sec=1.0)
 
     def on_watchdog(self) -> None:
+        if not self.active:
+            return
         was_stale = self.controller.stale
         command = self.controller.watchdog(out=self.command_view)
         if command is None:
@@ -317,6 +404,8 @@ class ControllerNode(Node):
         ``received``: the steady time the joint state arrived. The controller writes
         its commands into ``command_view``, inside the serialised command message:
         nothing to copy or convert then."""
+        if not self.active:  # (nothing is published unless active)
+            return
         if command is not self.command_view:
             self.command_view[:] = command
         self.command_pub.publish(self.command.payload())
@@ -333,6 +422,9 @@ class ControllerNode(Node):
         """A runtime change (read-only flags and ranges checked by the table already):
         validated against the model, then applied."""
         values = {**self.values, **{p.name: p.value for p in params}}
+        if self.controller is None:  # unconfigured: checked by the next configure
+            self.values = values
+            return SetParametersResult(successful=True)
         try:
             config = controller_config(values, self.controller.base_model,
                                        self.controller.elastic, self.loops)
@@ -353,11 +445,15 @@ class ControllerNode(Node):
     # ----------------------------------------------------------- diagnostics
     def publish_diagnostics(self) -> None:
         """The statuses of :class:`~rnea_ros.control.controller_status.ControllerReport`
-        (the computation's, the IMU's), named after the node's fully-qualified name."""
+        (the computation's, the IMU's), named after the node's fully-qualified name, in
+        every lifecycle state (:meth:`lifecycle_status`)."""
         c = self.controller
+        node = self.get_fully_qualified_name()
+        if c is None:  # unconfigured (or finalized: the timer is gone then)
+            self.diagnostics_pub.publish(self.lifecycle_status(node))
+            return
         imu_topic = self.imu_sub.topic_name if c.imu is not None else ""
         reports = self.status_report.statuses(c, self.messages_received, imu_topic=imu_topic)
-        node = self.get_fully_qualified_name()
         statuses = [DiagnosticStatus(
             level=LEVELS[s.level], name=status_name(node, "imu" if k else ""),
             message=s.message, hardware_id=c.base_model.name,
@@ -365,9 +461,29 @@ class ControllerNode(Node):
             for k, s in enumerate(reports)]
         if self.contact is not None:
             statuses.append(self.contact.status(node, c.base_model.name))
+        state = self.lifecycle_values()
+        main = statuses[0]
+        main.values += [KeyValue(key=k, value=v) for k, v in state.items()]
+        if not self.active:  # configured, not commanding: said first, at least a WARN
+            main.level = max(main.level, DiagnosticStatus.WARN)
+            main.message = f"{self.state_label}, not commanding: {main.message}"
         array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_pub.publish(array)
+
+
+    def lifecycle_status(self, node: str) -> DiagnosticArray:
+        """The one status of an unconfigured node: WARN, or ERROR with the reason of a
+        failed configure or of the error that unconfigured it."""
+        level = DiagnosticStatus.ERROR if self.reason else DiagnosticStatus.WARN
+        message = f"{self.state_label}, not commanding" + (
+            f": {self.reason}" if self.reason else " (waiting for configure)")
+        status = DiagnosticStatus(
+            level=level, name=status_name(node), message=message, hardware_id="",
+            values=[KeyValue(key=k, value=v) for k, v in self.lifecycle_values().items()])
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        return array
 
 
 def main(args: list[str] | None = None) -> int:
