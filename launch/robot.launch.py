@@ -19,7 +19,7 @@ applying the last command (see README, "When commands stop"); with exit status 1
 when the controller failed (a bad parameter, killed).
 """
 
-from rnea_ros.launching import USER_ROBOT_ARGUMENTS
+from rnea_ros.launching import LIFECYCLE_ARGUMENTS, USER_ROBOT_ARGUMENTS
 
 PACKAGE = "rnea_ros"
 
@@ -30,6 +30,7 @@ ARGUMENTS = {
               "urdf/<robot>.urdf and config/<robot>_controller.yaml"),
     "namespace": ("", "ROS namespace of the controller and its topics"),
     **USER_ROBOT_ARGUMENTS,  # urdf:=, controller_config:=
+    **LIFECYCLE_ARGUMENTS,  # start_inactive:=
     "mode": ("", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic' (robots "
              "with elastic joints); empty: the controller file's"),
     "state_topic": ("joint_states", "sensor_msgs/JointState input (relative: under namespace)"),
@@ -53,7 +54,7 @@ def launch_robot(context, *args, **kwargs):
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
-    from rnea_ros.launching import on_exit_shutdown
+    from rnea_ros.launching import autostart, on_exit_shutdown
     from rnea_ros.samples import launch_flag, robot_files
 
     def arg(name):
@@ -74,6 +75,7 @@ def launch_robot(context, *args, **kwargs):
                 {"robot_description": ParameterValue(files.urdf.read_text(), value_type=str)},
                 {"urdf_path": str(files.urdf)},  # a loop file beside it is found from here
                 {"use_sim_time": flag("use_sim_time")},
+                autostart(flag("start_inactive")),
                 *([{"mode": arg("mode")}] if arg("mode") else []),
             ],
             remappings=[(topic, arg(argument)) for topic, argument in REMAPPINGS.items()],
