@@ -73,6 +73,7 @@ class ManagedNode(LifecycleNode):
         self.reason = ""  # why the last configure failed or the node went to error
         self.failure: BaseException | None = None  # the last configure's exception
         self.failing = False  # fail() is deactivating the node: the transition errs
+        self.starting = False  # autostart's configure: a failure is raised, not logged
         self.configured_entities: list[Any] = []  # made by configure, gone at cleanup
 
     # -------------------------------------------------------------- the hooks
@@ -115,7 +116,11 @@ class ManagedNode(LifecycleNode):
         if target == "unconfigured":
             self.get_logger().info("unconfigured: waiting for the configure transition")
             return
-        self.trigger_configure()
+        self.starting = True
+        try:
+            self.trigger_configure()
+        finally:
+            self.starting = False
         if not self.configured:
             raise self.failure if self.failure is not None else RneaError(self.reason)
         if target == "active":
@@ -134,7 +139,8 @@ class ManagedNode(LifecycleNode):
             step()
         except CONFIG_ERRORS as exc:
             self.failure, self.reason = exc, f"{what} failed: {exc}"
-            self.get_logger().error(self.reason)
+            if not self.starting:  # (else raised: the process's one 'cannot start' line)
+                self.get_logger().error(self.reason)
             return FAILURE
         except Exception as exc:  # the lifecycle's error processing
             self.failure = exc
@@ -177,6 +183,8 @@ class ManagedNode(LifecycleNode):
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         self._stop(f"shutdown from '{state.label}'")
+        self.get_logger().info(f"shut down from '{state.label}' (finalized): nothing more "
+                               "is published")
         return super().on_shutdown(state)
 
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
