@@ -423,6 +423,7 @@ class ControllerNode(ManagedNode):
         validated against the model, then applied."""
         values = {**self.values, **{p.name: p.value for p in params}}
         if self.controller is None:  # unconfigured: checked by the next configure
+            self.set_diagnostics_period(float(values["diagnostics_period"]))
             self.values = values
             return SetParametersResult(successful=True)
         try:
@@ -433,14 +434,17 @@ class ControllerNode(ManagedNode):
                 self.contact.reconfigure(self.controller)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        period = config.params.diagnostics_period  # (within the table's safety bounds)
-        if period != float(self.values["diagnostics_period"]):
-            self.destroy_timer(self.diagnostics_timer)
-            self.diagnostics_timer = steady_timer(self, period, self.publish_diagnostics)
+        self.set_diagnostics_period(config.params.diagnostics_period)
         self.status_report.window.window = config.params.diagnostics_window
         self.values = values
         self.get_logger().info("parameters updated: " + ", ".join(p.name for p in params))
         return SetParametersResult(successful=True)
+
+    def set_diagnostics_period(self, period: float) -> None:
+        """``/diagnostics`` every ``period`` s (within the table's safety bounds)."""
+        if round(period * 1e9) != self.diagnostics_timer.timer_period_ns:
+            self.destroy_timer(self.diagnostics_timer)
+            self.diagnostics_timer = steady_timer(self, period, self.publish_diagnostics)
 
     # ----------------------------------------------------------- diagnostics
     def publish_diagnostics(self) -> None:
