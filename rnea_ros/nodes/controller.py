@@ -92,9 +92,7 @@ class ControllerNode(ManagedNode):
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.state_sub = self.create_subscription(
-            JointState, "joint_states", self.on_joint_state, STATE_QOS,
-            qos_overriding_options=QoSOverridingOptions.with_default_policies())
+        self.state_sub = self.subscribe_states()
         # A backlog of states (a flood, a stall) is shed to the newest of each name set.
         self.intake = NewestOnly(self.state_sub, joint_names)
         # Raw: the size is checked before rclpy deserialises (slowly, in Python).
@@ -145,6 +143,11 @@ class ControllerNode(ManagedNode):
                 Imu, config.imu.topic, self.on_imu, STATE_QOS,
                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
             made += [self.imu_sub, steady_timer(self, 0.05, self.on_imu_watch)]
+            # joint_states subscribed again, after the IMU: the executor serves ready
+            # subscriptions in creation order, so a sample and a state ready together
+            # are taken IMU first
+            self.destroy_subscription(self.state_sub)
+            self.state_sub = self.intake.subscription = self.subscribe_states()
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
         made.append(steady_timer(self, min(config.watchdog_timeout / 4, 0.02),
                                  self.on_watchdog))
@@ -156,6 +159,12 @@ class ControllerNode(ManagedNode):
         self.command_view = self.command.values
         self.status_report.window.window = config.params.diagnostics_window
         self.log_configuration(model)
+
+    def subscribe_states(self) -> Any:
+        """The ``joint_states`` subscription (best effort, QoS overrides allowed)."""
+        return self.create_subscription(
+            JointState, "joint_states", self.on_joint_state, STATE_QOS,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies())
 
     def log_configuration(self, model: Any) -> None:
         """What was configured: the robot, the mode, the joints, the IMU, the loops."""
