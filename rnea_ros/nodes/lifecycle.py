@@ -221,7 +221,7 @@ class ManagedNode(LifecycleNode):
     def finish(self) -> None:
         """The shutdown transition from whatever state the node is in (a process
         ending: the final command if it was active), unless already finalized."""
-        if self.state_label in ("unconfigured", "inactive", "active"):
+        if self.state_label != "finalized":  # (a primary state: no transition runs now)
             self.trigger_shutdown()
 
     def lifecycle_values(self) -> dict[str, str]:
