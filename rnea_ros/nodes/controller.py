@@ -460,9 +460,11 @@ class ControllerNode(ManagedNode):
         """The statuses of :class:`~rnea_ros.control.controller_status.ControllerReport`
         (the computation's, the IMU's), named after the node's fully-qualified name, in
         every lifecycle state (:meth:`lifecycle_status`)."""
+        if self.finalized:  # (shut down: nothing more is published)
+            return
         c = self.controller
         node = self.get_fully_qualified_name()
-        if c is None:  # unconfigured (or finalized: the timer is gone then)
+        if c is None:  # unconfigured
             self.diagnostics_pub.publish(self.lifecycle_status(node))
             return
         imu_topic = self.imu_sub.topic_name if c.imu is not None else ""

@@ -110,6 +110,11 @@ class ManagedNode(LifecycleNode):
         ``finalized`` or a transition state (``configuring``, …)."""
         return str(self._state_machine.current_state[1])
 
+    @property
+    def finalized(self) -> bool:
+        """Shut down: the node publishes nothing more, ``/diagnostics`` included."""
+        return self.state_label == "finalized"
+
     def start(self) -> None:
         """Bring the node up to ``autostart``; a failing configure raises its error."""
         target = self.values.get("autostart", "active")

@@ -146,6 +146,8 @@ class RateLimiterNode(ManagedNode):
         seconds (steady time ``now``), totals as key-values; in every lifecycle state,
         named (``lifecycle_state``; not active: at least WARN, the state said first; a
         failed configure or an error: ERROR with its reason)."""
+        if self.finalized:  # (shut down: nothing more is published)
+            return
         now = self.steady_time() if now is None else now
         if self.limiter is None:
             level, values = ("error" if self.reason else "warn"), {}

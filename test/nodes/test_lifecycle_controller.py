@@ -54,7 +54,7 @@ class Lifecycle:
         self.available = self.client.create_client(GetAvailableTransitions,
                                                    f"{node}/get_available_transitions")
         for client in (self.change, self.get, self.available):
-            assert loop.spin_until(client.service_is_ready, 10.0), client.srv_name
+            assert loop.spin_until(client.service_is_ready, 30.0), client.srv_name
 
     def call(self, client: Any, request: Any) -> Any:
         future = client.call_async(request)

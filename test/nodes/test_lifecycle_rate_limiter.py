@@ -40,7 +40,7 @@ class Rig:
     diagnostics: list[DiagnosticArray] = field(default_factory=list)
     clock: list[float] = field(default_factory=lambda: [100.0])
 
-    def spin_until(self, done: Callable[[], bool], timeout: float = 10.0) -> bool:
+    def spin_until(self, done: Callable[[], bool], timeout: float = 30.0) -> bool:
         import time
         end = time.monotonic() + timeout
         while not done() and time.monotonic() < end:
@@ -164,8 +164,11 @@ def test_rate_limiter_lifecycle(make_rig: Callable[..., Rig]) -> None:
     assert rig.transition(Transition.TRANSITION_ACTIVE_SHUTDOWN)
     assert rig.state() == "finalized"
     rig.pub.publish(Float64MultiArray(data=[2.0, 2.0]))
-    rig.spin_until(lambda: False, 0.3)
+    rig.diagnostics.clear()
+    rig.spin_until(lambda: False, 0.5)  # (5 diagnostics periods)
     assert len(rig.outputs) == 4
+    assert not [s for a in rig.diagnostics for s in a.status
+                if s.name.endswith("rnea_rate_limiter")], "/diagnostics after shutdown"
 
 
 def test_rate_limiter_failing_configure_is_reported(make_rig: Callable[..., Rig]) -> None:
