@@ -25,6 +25,8 @@ ends the launch with one line naming the apt packages). Elastic-joint robots
 run on the embedded simulator only.
 """
 
+from rnea_ros.launching import LIFECYCLE_ARGUMENTS
+
 PACKAGE = "rnea_ros"
 
 ARGUMENTS = {
@@ -41,6 +43,7 @@ ARGUMENTS = {
                          "<robot>_ros2_controllers.yaml"),
     "gz_args": ("-r empty.sdf", "arguments of gz sim: world file and flags"),
     "use_sim_time": ("true", "run the nodes on Gazebo's /clock"),
+    **LIFECYCLE_ARGUMENTS,  # start_inactive:=
 }
 
 # ros2_control controllers spawned in this order, after the robot is in the world.
@@ -97,7 +100,7 @@ def launch_robot(context, *args, **kwargs):
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
-    from rnea_ros.launching import on_exit_shutdown, on_exit_then
+    from rnea_ros.launching import autostart, on_exit_shutdown, on_exit_then
     from rnea_ros.samples import launch_flag, robot_files, shipped_robots
 
     def arg(name):
@@ -146,6 +149,7 @@ def launch_robot(context, *args, **kwargs):
     controller = Node(package=package, executable=executable, name=name, namespace=namespace,
                       output="screen", parameters=[
                           str(getattr(files, which)), robot_description, use_sim_time,
+                          autostart(flag("start_inactive")),
                           *([{"mode": arg("mode")}] if arg("mode") else [])])
     return [
         gz_sim, state_publisher, spawn, clock_bridge,

@@ -21,7 +21,7 @@ applying the last command (see README, "When commands stop"); with exit status 1
 when the controller failed (a bad parameter, killed).
 """
 
-from rnea_ros.launching import USER_ROBOT_ARGUMENTS
+from rnea_ros.launching import LIFECYCLE_ARGUMENTS, USER_ROBOT_ARGUMENTS
 
 PACKAGE = "rnea_ros"
 
@@ -32,6 +32,7 @@ ARGUMENTS = {
               "urdf/<robot>.urdf and config/<robot>_controller.yaml"),
     "namespace": ("", "ROS namespace of the controller and its topics"),
     **USER_ROBOT_ARGUMENTS,  # urdf:=, controller_config:=
+    **LIFECYCLE_ARGUMENTS,  # start_inactive:=
     "mode": ("", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic' (robots "
              "with elastic joints); empty: the controller file's"),
     "state_topic": ("joint_states", "sensor_msgs/JointState input (relative: under namespace)"),
@@ -55,7 +56,7 @@ def launch_robot(context, *args, **kwargs):
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
-    from rnea_ros.launching import description_parameters, on_exit_shutdown
+    from rnea_ros.launching import autostart, description_parameters, on_exit_shutdown
     from rnea_ros.samples import launch_flag, robot_files
 
     def arg(name):
@@ -79,6 +80,7 @@ def launch_robot(context, *args, **kwargs):
                 str(getattr(files, which)),
                 *description,  # the URDF, or robot_description_source: topic
                 {"use_sim_time": flag("use_sim_time")},
+                autostart(flag("start_inactive")),
                 *([{"mode": arg("mode")}] if arg("mode") else []),
             ],
             remappings=[(topic, arg(argument)) for topic, argument in REMAPPINGS.items()],

@@ -38,7 +38,7 @@ The module-level tables are what the launch description is built from; the
 test suite checks them without ``launch`` installed.
 """
 
-from rnea_ros.launching import USER_ROBOT_ARGUMENTS
+from rnea_ros.launching import LIFECYCLE_ARGUMENTS, USER_ROBOT_ARGUMENTS
 
 PACKAGE = "rnea_ros"
 
@@ -54,6 +54,7 @@ ARGUMENTS = {
     "mode": ("", "controller mode: 'gravity', 'inverse_dynamics' or 'elastic'; "
              "empty: the robot's controller file's"),
     **USER_ROBOT_ARGUMENTS,  # urdf:=, controller_config:=
+    **LIFECYCLE_ARGUMENTS,  # start_inactive:=
     "simulator_config": ("", "simulator parameter file: a path, package://pkg/file.yaml or a "
                          "name in rnea_ros/config; empty: <robot>_simulator.yaml (with "
                          "urdf:=: the simulator's defaults, every joint at 0)"),
@@ -109,7 +110,7 @@ def launch_robot(context, *args, **kwargs):
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
-    from rnea_ros.launching import description_parameters, on_exit_shutdown
+    from rnea_ros.launching import autostart, description_parameters, on_exit_shutdown
     from rnea_ros.samples import launch_flag, robot_files
 
     def arg(name):
@@ -132,7 +133,8 @@ def launch_robot(context, *args, **kwargs):
     use_sim_time = {"use_sim_time": flag("use_sim_time")}
     per_node = {
         "rnea_simulator": [{"publish_clock": flag("publish_clock")}],
-        "rnea_controller": [use_sim_time] + ([{"mode": arg("mode")}] if arg("mode") else []),
+        "rnea_controller": [use_sim_time, autostart(flag("start_inactive"))]
+        + ([{"mode": arg("mode")}] if arg("mode") else []),
     }
     for name in ("engine", "world"):
         if arg(name):

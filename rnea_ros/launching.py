@@ -34,6 +34,20 @@ USER_ROBOT_ARGUMENTS = {
         "robot_state_publisher's) and start with the first one that loads"),
 }
 
+# The lifecycle argument of every launch file (rnea_ros.nodes.lifecycle): name -> (default,
+# description); autostart() turns it into the managed nodes' parameter.
+LIFECYCLE_ARGUMENTS = {
+    "start_inactive": ("false", "true: bring the controller up configured but inactive (model "
+                       "loaded, kernels warm, nothing commanded) until a lifecycle manager or "
+                       "'ros2 lifecycle set <node> activate' activates it, like ros2_control's "
+                       "spawner --inactive; false: active at once"),
+}
+
+
+def autostart(start_inactive: bool) -> dict[str, str]:
+    """The managed nodes' ``autostart`` parameter for ``start_inactive:=``."""
+    return {"autostart": "inactive" if start_inactive else "active"}
+
 
 def description_parameters(source: str, urdf_text: str, urdf_path: str) -> list[dict[str, Any]]:
     """The nodes' parameters that say where their URDF comes from (the launch argument

@@ -353,6 +353,9 @@ def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int
                 executor.spin_once(timeout_sec=0.1)
         except ExternalShutdownException:
             pass
+        finish = getattr(node, "finish", None)  # a managed node: its shutdown transition
+        if finish is not None and rclpy.ok(context=node.context):
+            finish()
         executor.shutdown()
         node.destroy_node()
         return 0

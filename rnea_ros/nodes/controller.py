@@ -25,7 +25,8 @@ a WARN on ``/diagnostics``, the command is unaffected). Topic names are relative
 ``config/arm7_controller.yaml``. With ``contact.enable``: the contact topics and
 ``~/rearm_contact`` of :mod:`rnea_ros.nodes.contact_ports`. With
 ``robot_description_source: topic`` the model comes from the ``robot_description`` topic
-(:mod:`rnea_ros.nodes.description`): the node waits for it, then starts. The logic lives in
+(:mod:`rnea_ros.nodes.description`): the node waits for it, then configures. The logic
+lives in
 :class:`rnea_ros.control.controller.TorqueController`.
 """
 
@@ -39,7 +40,6 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
@@ -50,18 +50,20 @@ from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.control.closed_loop import ClosedLoopController
 from rnea_ros.control.config import CONTROLLER_PARAMETERS, controller_config
-from rnea_ros.control.controller import Result
+from rnea_ros.control.controller import Result, TorqueController
 from rnea_ros.control.controller_status import ControllerReport
 from rnea_ros.control.diagnostics import status_name
 from rnea_ros.control.factory import build_controller
 from rnea_ros.control.imu import ImuSample, provided
-from rnea_ros.core.errors import RneaError
+from rnea_ros.core.errors import ParameterError, RneaError
 from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
 from rnea_ros.nodes.contact_ports import ContactPorts
 from rnea_ros.nodes.description import wait_for_description
-from rnea_ros.nodes.parameters import declare, watch
+from rnea_ros.nodes.lifecycle import ManagedNode
+from rnea_ros.nodes.parameters import watch
 from rnea_ros.nodes.shedding import NewestOnly, joint_names
-from rnea_ros.nodes.warm_up import BackgroundWarmUp
+from rnea_ros.nodes.warm_up import BackgroundWarmUp, configure_other_modes
+from rnea_ros.parameters import parameter_set
 
 NODE_NAME = "rnea_controller"
 _monotonic = time.monotonic
@@ -72,29 +74,83 @@ STATE_QOS = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=10,
                        durability=QoSDurabilityPolicy.VOLATILE)
 
 
-class ControllerNode(Node):
-    """rclpy adapter around :class:`TorqueController`."""
+def load_controller(values: dict[str, Any]) -> tuple[TorqueController, Any]:
+    """The configure step's model loading: the controller of parameter ``values`` and
+    its robot model (:func:`~rnea_ros.control.factory.build_controller`; the robot named
+    in the start-up's compile report before its kernels compile)."""
+    return build_controller(values, lambda m: note_robot(m.name))
+
+
+class ControllerNode(ManagedNode):
+    """rclpy adapter around :class:`TorqueController`, a managed node
+    (:mod:`rnea_ros.nodes.lifecycle`): the topics, the diagnostics and their timer
+    exist in every state; the model, the controller and what depends on its
+    configuration come with configure (:meth:`configure_node`) and go with cleanup."""
 
     def __init__(self, *, background_warm_up: bool = False, **kwargs: Any) -> None:
         """``background_warm_up``: the other modes' kernels compile in a thread after the
-        start (:mod:`rnea_ros.nodes.warm_up`; what ``rnea-controller`` does) instead of
-        before it."""
-        super().__init__(NODE_NAME, **kwargs)
+        first command (:mod:`rnea_ros.nodes.warm_up`; what ``rnea-controller`` does)
+        instead of during configure."""
+        super().__init__(NODE_NAME, CONTROLLER_PARAMETERS, **kwargs)
         self.background_warm_up = background_warm_up
         self.warm_up: BackgroundWarmUp | None = None
-        self.values = declare(self, CONTROLLER_PARAMETERS)
-        # robot_description_source: topic -- started by the first description that builds
+        self.warm_pending = False  # the background warm-up starts after the first command
+        start = parameter_set(CONTROLLER_PARAMETERS, self.values)  # typed, by dotted name
+        # None while unconfigured (typed as configured: the callbacks that use it run only
+        # in a configured state, and check it where they may run in another).
+        self.controller: TorqueController = None  # type: ignore[assignment]
+        self.loops: Any = None
+        self.contact: ContactPorts | None = None
+        self.effort_pub: Any = None
+        self.imu_sub: Any = None
+        self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
+                                                 10)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.state_sub = self.subscribe_states()
+        # A backlog of states (a flood, a stall) is shed to the newest of each name set.
+        self.intake = NewestOnly(self.state_sub, joint_names)
+        # Raw: the size is checked before rclpy deserialises (slowly, in Python).
+        self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory_raw,
+                                 10, raw=True)
+        watch(self, CONTROLLER_PARAMETERS, self.on_set_parameters)
+        # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
+        self.sim_time = bool(self.get_parameter("use_sim_time").value)
+        self.effort_msg = JointState()
+        self.messages_received = 0
+        self.inactive_states = 0  # joint states received while not active (not handled)
+        # /diagnostics' bookkeeping: counters over the last diagnostics_window s (what the
+        # status warns about), the receipt-to-publish times [us], the last clock reset.
+        self.status_report = ControllerReport(start.diagnostics_window)
+        self.callback_us = self.status_report.callback_us
+        self.stale_since = math.nan  # steady time the watchdog fired; nan: not stale
+        self.diagnostics_timer = steady_timer(self, start.diagnostics_period,
+                                              self.publish_diagnostics)
+        # robot_description_source: topic -- configured with the first description that
+        # builds (autostart); until then a configure is refused with what it waits for.
+        self.description_text = ""
         self.description = wait_for_description(self, self.values, CONTROLLER_PARAMETERS,
-                                                self.start)
+                                                self.start_described)
         if self.description is None:
-            self.start(self.values)
+            self.start()
 
-    def start(self, values: dict[str, Any]) -> None:
-        """Build the controller of parameter ``values`` (its model first: an error leaves
-        nothing created), then its topics, timers and parameter callback."""
-        self.values = values
-        # (note_robot: its kernels compile next, on a cold cache)
-        self.controller, model = build_controller(self.values, lambda m: note_robot(m.name))
+    def start_described(self, values: dict[str, Any]) -> None:
+        """A description arrived on the topic (``values['robot_description']``): bring the
+        node up to ``autostart`` with it (a failing configure raises: the waiter logs it
+        and keeps waiting)."""
+        self.description_text = values["robot_description"]
+        self.start()
+
+    # ------------------------------------------------------------- lifecycle
+    def configure_node(self) -> None:
+        """Load the model (:func:`load_controller`), warm every mode's kernels, create
+        what the configuration needs (``~/efforts``, the IMU, the contact ports, the
+        watchdog)."""
+        values = self.refresh_values()
+        if self.description is not None:  # robot_description_source: topic
+            if not self.description_text:
+                raise ParameterError(self.description.waiting_line())
+            values = self.values = {**values, "robot_description": self.description_text}
+        self.controller, model = load_controller(values)
         self.loops = self.controller.loops if isinstance(
             self.controller, ClosedLoopController) else None
         if self.background_warm_up:  # the first command comes sooner on a cold cache
@@ -103,51 +159,52 @@ class ControllerNode(Node):
             self.warm_other_modes()
         self.warm_pending = self.warm_up is not None  # started after the first command
         config = self.controller.config
-        self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
-                                                 10)
+        made = self.configured_entities
         self.effort_pub = (self.create_publisher(JointState, "~/efforts", 10)
                            if config.params.publish_effort_state else None)
-        self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # Introspection of the predictive time scaling: [s, s_dot, s_ddot].
         self.scaling_pub = self.create_publisher(Float64MultiArray, "~/time_scaling", 10)
         self.scaling_msg = Float64MultiArray()
+        made += [p for p in (self.effort_pub, self.scaling_pub) if p is not None]
         # contact.enable: ~/external_torque, ~/external_wrench, ~/contact, ~/rearm_contact
         self.contact = (ContactPorts(self, self.controller)
                         if config.params.contact.enable else None)
+        if self.contact is not None:
+            made += [self.contact.torque_pub, self.contact.wrench_pub, self.contact.event_pub,
+                     self.contact.rearm_srv]
         self.imu_state = ""  # the IMU's state last logged
-        if config.imu is not None:  # (before joint_states: taken first when both are ready)
+        if config.imu is not None:
             self.imu_sub = self.create_subscription(
                 Imu, config.imu.topic, self.on_imu, STATE_QOS,
                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
-            steady_timer(self, 0.05, self.on_imu_watch)
-        self.state_sub = self.create_subscription(
-            JointState, "joint_states", self.on_joint_state, STATE_QOS,
-            qos_overriding_options=QoSOverridingOptions.with_default_policies())
-        # A backlog of states (a flood, a stall) is shed to the newest of each name set.
-        self.intake = NewestOnly(self.state_sub, joint_names)
-        # Raw: the size is checked before rclpy deserialises (slowly, in Python).
-        self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory_raw,
-                                 10, raw=True)
-        watch(self, CONTROLLER_PARAMETERS, self.on_set_parameters)
+            made += [self.imu_sub, steady_timer(self, 0.05, self.on_imu_watch)]
+            # joint_states subscribed again, after the IMU: the executor serves ready
+            # subscriptions in creation order, so a sample and a state ready together
+            # are taken IMU first
+            self.destroy_subscription(self.state_sub)
+            self.state_sub = self.intake.subscription = self.subscribe_states()
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
-        steady_timer(self, min(config.watchdog_timeout / 4, 0.02), self.on_watchdog)
-        self.diagnostics_timer = steady_timer(self, config.params.diagnostics_period,
-                                              self.publish_diagnostics)
-        # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
-        self.sim_time = bool(self.get_parameter("use_sim_time").value)
+        made.append(steady_timer(self, min(config.watchdog_timeout / 4, 0.02),
+                                 self.on_watchdog))
         if self.sim_time:  # the rate limit's receipt clock: /clock, under the clock rule
             self.controller.use_plant_clock(lambda: self.get_clock().now().nanoseconds * 1e-9)
         # The command message, kept serialised: the controller writes each command into
         # its data through this numpy view, the bytes are published as they are.
         self.command = SerializedArray(len(config.joints))
         self.command_view = self.command.values
-        self.effort_msg = JointState()
-        self.messages_received = 0
-        # /diagnostics' bookkeeping: counters over the last diagnostics_window s (what the
-        # status warns about), the receipt-to-publish times [us], the last clock reset.
-        self.status_report = ControllerReport(config.params.diagnostics_window)
-        self.callback_us = self.status_report.callback_us
-        self.stale_since = math.nan  # steady time the watchdog fired; nan: not stale
+        self.status_report.window.window = config.params.diagnostics_window
+        self.log_configuration(model)
+
+    def subscribe_states(self) -> Any:
+        """The ``joint_states`` subscription (best effort, QoS overrides allowed)."""
+        return self.create_subscription(
+            JointState, "joint_states", self.on_joint_state, STATE_QOS,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies())
+
+    def log_configuration(self, model: Any) -> None:
+        """What was configured: the robot, the mode, the joints, the IMU, the loops."""
+        assert self.controller is not None
+        config = self.controller.config
         followers = (f" (mimic followers, not commanded: {', '.join(model.mimic_joints)})"
                      if model.mimic_joints else "")
         self.get_logger().info(
@@ -163,6 +220,34 @@ class ControllerNode(Node):
                 f"; active joints {', '.join(self.loops.active_names)} (measured and "
                 f"commanded), passive joints {', '.join(self.loops.passive_names)} solved "
                 "from them (passive encoders on joint_states: a consistency check)")
+
+    def activate_node(self) -> None:
+        """Command from the pose at activation (bumpless): the reference is released, so
+        the first state after activation is the pose held until a trajectory comes
+        (as at a mode switch); the watchdog restarts from that state."""
+        c = self.controller
+        assert c is not None
+        c.reference.release()
+        c.last_valid_wall = None
+        c.stale = False
+        self.stale_since = math.nan
+
+    def deactivate_node(self) -> None:
+        """The final command: the stale behaviour's (``hold``: gravity at the last valid
+        pose; ``zero``), through the same limits as every command; nothing after it."""
+        c = self.controller
+        if c is None or not self.active:
+            return
+        if c.last_valid_wall is None:  # no state since activation: nothing was commanded
+            return
+        command = c._output(c.stale_torque(), _monotonic(), math.nan, self.command_view)
+        self.publish_command(command, self.get_clock().now().to_msg())
+
+    def cleanup_node(self) -> None:
+        """Release the model, the controller and what configure made."""
+        self.destroy_configured()
+        self.controller = None  # type: ignore[assignment]
+        self.loops = self.contact = self.effort_pub = self.imu_sub = None
 
     def warm_other_modes(self) -> None:
         """Configure the controller once in every other mode (and elastic law) this robot
@@ -181,9 +266,17 @@ class ControllerNode(Node):
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
         """The newest queued state of each name set (:class:`NewestOnly`: the older ones
-        shed and counted), each handled by :meth:`handle_state`."""
-        for newest in self.intake.newest(msg):
-            self.handle_state(newest)
+        shed and counted), each handled by :meth:`handle_state`; while not active only
+        counted. An exception ends in error processing (:meth:`ManagedNode.fail`)."""
+        if not self.active:
+            self.inactive_states += 1
+            return
+        try:
+            for newest in self.intake.newest(msg):
+                self.handle_state(newest)
+        except Exception as exc:  # never a crash: error processing
+            self.fail(f"joint state callback failed: {type(exc).__name__}: {exc}")
+            return
         self.messages_received = self.intake.taken  # (handled or shed)
         self.status_report.shed = self.intake.shed
 
@@ -251,7 +344,10 @@ class ControllerNode(Node):
 
     def on_imu(self, msg: Imu) -> None:
         """A ``sensor_msgs/Imu`` sample (REP-145: a field whose covariance starts with -1
-        is not provided)."""
+        is not provided); taken in every configured state (the base's estimate is
+        current at activation)."""
+        if self.controller is None:
+            return
         stamp = stamp_seconds(msg.header.stamp)
         if stamp == 0.0 and not self.sim_time:  # unstamped: the receive time
             stamp = self.get_clock().now().nanoseconds * 1e-9
@@ -271,6 +367,8 @@ class ControllerNode(Node):
 
     def on_imu_watch(self) -> None:
         """Log the IMU's transitions (fresh, stale, recovered) as they happen."""
+        if self.controller is None:
+            return
         imu = self.controller.imu
         if imu is None or imu.state == self.imu_state or \
                 (imu.state == "waiting" and imu.fallback_steps == 0):  # not computing yet
@@ -286,6 +384,13 @@ class ControllerNode(Node):
             self.get_logger().warning(message)
 
     def on_trajectory_raw(self, data: bytes) -> None:
+        if not self.active:  # (a reference for a controller not commanding: refused)
+            if self.controller is not None:
+                self.controller.rejected["inactive"] += 1
+            self.get_logger().warning(f"rejected trajectory: the controller is "
+                                      f"{self.state_label}, not active",
+                                      throttle_duration_sec=1.0)
+            return
         limit = self.controller.config.params.trajectory.max_bytes
         if len(data) > limit:
             self.controller.rejected["trajectory"] += 1
@@ -317,6 +422,8 @@ class ControllerNode(Node):
             self.get_logger().warning(f"rejected trajectory: {exc}", throttle_duration_sec=1.0)
 
     def on_watchdog(self) -> None:
+        if not self.active:
+            return
         was_stale = self.controller.stale
         command = self.controller.watchdog(out=self.command_view)
         if command is None:
@@ -335,12 +442,13 @@ class ControllerNode(Node):
         ``received``: the steady time the joint state arrived. The controller writes
         its commands into ``command_view``, inside the serialised command message:
         nothing to copy or convert then."""
+        if not self.active:  # (nothing is published unless active)
+            return
         if command is not self.command_view:
             self.command_view[:] = command
         self.command_pub.publish(self.command.payload())
-        if self.warm_pending:  # the first command is out: the other modes' kernels now
-            self.warm_pending = False
-            assert self.warm_up is not None
+        if self.warm_pending and self.warm_up is not None:  # the first command is out:
+            self.warm_pending = False  # the other modes' kernels now
             self.warm_up.start()
         if received is not None:  # receipt of the state to publication of the command
             self.callback_us.append((_monotonic() - received) * 1e6)
@@ -355,11 +463,15 @@ class ControllerNode(Node):
         """A runtime change (read-only flags and ranges checked by the table already):
         validated against the model, then applied."""
         values = {**self.values, **{p.name: p.value for p in params}}
+        if self.controller is None:  # unconfigured: checked by the next configure
+            self.set_diagnostics_period(
+                parameter_set(CONTROLLER_PARAMETERS, values).diagnostics_period)
+            self.values = values
+            return SetParametersResult(successful=True)
         switching = any(values[k] != self.values[k] for k in ("mode", "elastic.law"))
         waiting = self.warm_up.refusal() if self.warm_up is not None and switching else None
         if waiting is not None:
             return SetParametersResult(successful=False, reason=waiting)
-        previous = self.controller.config
         try:
             config = controller_config(values, self.controller.base_model,
                                        self.controller.elastic, self.loops)
@@ -368,23 +480,32 @@ class ControllerNode(Node):
                 self.contact.reconfigure(self.controller)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        period = config.diagnostics_period  # (within the table's safety bounds)
-        if period != previous.diagnostics_period:
-            self.destroy_timer(self.diagnostics_timer)
-            self.diagnostics_timer = steady_timer(self, period, self.publish_diagnostics)
+        self.set_diagnostics_period(config.params.diagnostics_period)
         self.status_report.window.window = config.params.diagnostics_window
         self.values = values
         self.get_logger().info("parameters updated: " + ", ".join(p.name for p in params))
         return SetParametersResult(successful=True)
 
+    def set_diagnostics_period(self, period: float) -> None:
+        """``/diagnostics`` every ``period`` s (within the table's safety bounds)."""
+        if round(period * 1e9) != self.diagnostics_timer.timer_period_ns:
+            self.destroy_timer(self.diagnostics_timer)
+            self.diagnostics_timer = steady_timer(self, period, self.publish_diagnostics)
+
     # ----------------------------------------------------------- diagnostics
     def publish_diagnostics(self) -> None:
         """The statuses of :class:`~rnea_ros.control.controller_status.ControllerReport`
-        (the computation's, the IMU's), named after the node's fully-qualified name."""
+        (the computation's, the IMU's), named after the node's fully-qualified name, in
+        every lifecycle state (:meth:`lifecycle_status`)."""
+        if self.finalized:  # (shut down: nothing more is published)
+            return
         c = self.controller
+        node = self.get_fully_qualified_name()
+        if c is None:  # unconfigured
+            self.diagnostics_pub.publish(self.lifecycle_status(node))
+            return
         imu_topic = self.imu_sub.topic_name if c.imu is not None else ""
         reports = self.status_report.statuses(c, self.messages_received, imu_topic=imu_topic)
-        node = self.get_fully_qualified_name()
         statuses = [DiagnosticStatus(
             level=LEVELS[s.level], name=status_name(node, "imu" if k else ""),
             message=s.message, hardware_id=c.base_model.name,
@@ -392,28 +513,29 @@ class ControllerNode(Node):
             for k, s in enumerate(reports)]
         if self.contact is not None:
             statuses.append(self.contact.status(node, c.base_model.name))
+        state = self.lifecycle_values()
+        main = statuses[0]
+        main.values += [KeyValue(key=k, value=v) for k, v in state.items()]
+        if not self.active:  # configured, not commanding: said first, at least a WARN
+            main.level = max(main.level, DiagnosticStatus.WARN)
+            main.message = f"{self.state_label}, not commanding: {main.message}"
         array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_pub.publish(array)
 
 
-def configure_other_modes(c: Any, values: Mapping[str, Any], loops: Any) -> None:
-    """Configure controller ``c`` once in every other mode (and elastic law) its robot
-    accepts (the parameter table's choices), then back to its own: their kernels are
-    compiled or loaded now."""
-    current = c.config
-    laws = CONTROLLER_PARAMETERS["elastic.law"].choices
-    for mode in CONTROLLER_PARAMETERS["mode"].choices:
-        for law in laws if mode == "elastic" else (values["elastic.law"],):
-            if (mode, law) == (values["mode"], values["elastic.law"]):
-                continue
-            try:
-                other = controller_config({**values, "mode": mode, "elastic.law": law},
-                                          c.base_model, c.elastic, loops)
-            except (RneaError, ValueError, TypeError):
-                continue  # (not a mode of this robot)
-            c.configure(other)
-    c.configure(current)
+    def lifecycle_status(self, node: str) -> DiagnosticArray:
+        """The one status of an unconfigured node: WARN, or ERROR with the reason of a
+        failed configure or of the error that unconfigured it."""
+        level = DiagnosticStatus.ERROR if self.reason else DiagnosticStatus.WARN
+        message = f"{self.state_label}, not commanding" + (
+            f": {self.reason}" if self.reason else " (waiting for configure)")
+        status = DiagnosticStatus(
+            level=level, name=status_name(node), message=message, hardware_id="",
+            values=[KeyValue(key=k, value=v) for k, v in self.lifecycle_values().items()])
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        return array
 
 
 def main(args: list[str] | None = None) -> int:

@@ -172,6 +172,8 @@ def build(variant: Variant, files: RobotFiles, context: Context) -> None:
     for name, value in variant.parameters:
         args += ["-p", f"{name}:={value}"]
     kind = ControllerNode if variant.node == "controller" else SimulatorNode
+    if kind is ControllerNode:  # configured whatever the file's autostart: it compiles
+        args += ["-p", "autostart:=active"]
     node = kind(context=context, cli_args=args)
     node.destroy_node()
 
@@ -180,7 +182,8 @@ def build_rate_limiter(context: Context) -> None:
     """Construct (and destroy) a rate-limiter node: its limiter's warm-up compiles the
     slew kernels (robot-independent: any joints, any rates)."""
     node = RateLimiterNode(context=context, cli_args=[
-        "--ros-args", "-p", "joints:=[joint1]", "-p", "effort_rate_limits:=[1000.0]"])
+        "--ros-args", "-p", "joints:=[joint1]", "-p", "effort_rate_limits:=[1000.0]",
+        "-p", "autostart:=active"])
     node.destroy_node()
 
 

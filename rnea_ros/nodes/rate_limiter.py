@@ -20,6 +20,12 @@ such stamps in a row that agree are a clock reset: re-synchronised); bad
 messages (length, NaN, a joint named twice, a missing joint) are rejected and
 counted; ``/diagnostics`` reports the counters (status: the fully-qualified node name,
 WARN while inputs were rejected in the last ``diagnostics_window`` seconds).
+
+A managed node (:mod:`rnea_ros.nodes.lifecycle`): configure builds the limiter from the
+parameters and subscribes the input; only while active are inputs limited and the
+output published (an inactive node counts them, ``inactive_inputs``); deactivate stops
+the output (the last command stands: the limiter has no behaviour of its own);
+cleanup releases the limiter. ``/diagnostics`` reports in every state, naming it.
 """
 
 from __future__ import annotations
@@ -30,14 +36,15 @@ from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from rnea_ros.control.diagnostics import SlidingWindow, status_name
 from rnea_ros.control.effort_limiter import RATE_LIMITER_PARAMETERS, EffortLimiter
 from rnea_ros.nodes.common import run, stamp_seconds, steady_timer
-from rnea_ros.nodes.parameters import declare, watch
+from rnea_ros.nodes.lifecycle import ManagedNode
+from rnea_ros.nodes.parameters import watch
+from rnea_ros.parameters import parameter_set
 
 NODE_NAME = "rnea_rate_limiter"
 LEVELS = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
@@ -46,27 +53,45 @@ LEVELS = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
 # RATE_LIMITER_PARAMETERS: rnea_ros/params/rate_limiter.yaml (rnea_ros.parameters)
 
 
-class RateLimiterNode(Node):
+class RateLimiterNode(ManagedNode):
     """Binds :class:`~rnea_ros.control.effort_limiter.EffortLimiter` (the logic) to ROS:
-    parameters, the input subscription, the output, the log and ``/diagnostics``."""
+    parameters, the input subscription, the output, the log and ``/diagnostics``; a
+    managed node (the module docstring)."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(NODE_NAME, **kwargs)
-        self.limiter = EffortLimiter.from_parameters(declare(self, RATE_LIMITER_PARAMETERS))
-        config = self.limiter.config  # the table's names: config.input_type, ...
-        self.joints = self.limiter.joints
-        self.slew, self.rejected = self.limiter.slew, self.limiter.rejected
+        super().__init__(NODE_NAME, RATE_LIMITER_PARAMETERS, **kwargs)
+        # The table's names, typed (config.diagnostics_period, ...): the start-up values.
+        config = parameter_set(RATE_LIMITER_PARAMETERS, self.values)
+        # None while unconfigured (typed as configured: used only in configured states).
+        self.limiter: EffortLimiter = None  # type: ignore[assignment]
+        self.joints: list[str] = []
+        self.inactive_inputs = 0  # inputs received while not active (not limited)
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
         self.output = self.create_publisher(Float64MultiArray, "~/output", 10)
         self.msg = Float64MultiArray()
-        if config.input_type == "array":
-            self.create_subscription(Float64MultiArray, "~/input", self.on_array, 10)
-        else:
-            self.create_subscription(JointState, "~/input_state", self.on_state, 10)
         self.window = SlidingWindow(config.diagnostics_window, time.monotonic())
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         steady_timer(self, config.diagnostics_period, self.publish_diagnostics)
         watch(self, RATE_LIMITER_PARAMETERS)
+        self.start()
+
+    def configure_node(self) -> None:
+        """The limiter from the parameters (checked, its kernels warm), the input."""
+        v = self.refresh_values()
+        self.limiter = EffortLimiter.from_parameters(v)
+        self.joints = self.limiter.joints
+        self.slew, self.rejected = self.limiter.slew, self.limiter.rejected
+        if self.limiter.config.input_type == "array":
+            sub = self.create_subscription(Float64MultiArray, "~/input", self.on_array, 10)
+        else:
+            sub = self.create_subscription(JointState, "~/input_state", self.on_state, 10)
+        self.configured_entities.append(sub)
+
+    def cleanup_node(self) -> None:
+        """Release the limiter and the input subscription."""
+        self.destroy_configured()
+        self.limiter = None  # type: ignore[assignment]
+        self.joints = []
 
     def receipt_time(self) -> float:
         """Now on the receiver's clock [s], which bounds the time step: the steady
@@ -80,15 +105,27 @@ class RateLimiterNode(Node):
         return time.monotonic()
 
     def on_array(self, msg: Float64MultiArray) -> None:
-        received = self.receipt_time()
-        self.publish(self.limiter.array(np.asarray(msg.data, dtype=np.float64), received,
-                                        self.steady_time()))
+        if not self.active:
+            self.inactive_inputs += 1
+            return
+        try:
+            received = self.receipt_time()
+            self.publish(self.limiter.array(np.asarray(msg.data, dtype=np.float64), received,
+                                            self.steady_time()))
+        except Exception as exc:  # never a crash: error processing
+            self.fail(f"input callback failed: {type(exc).__name__}: {exc}")
 
     def on_state(self, msg: JointState) -> None:
-        received = self.receipt_time()
-        self.publish(self.limiter.joint_state(msg.name, msg.effort,
-                                              stamp_seconds(msg.header.stamp), received,
-                                              self.steady_time()))
+        if not self.active:
+            self.inactive_inputs += 1
+            return
+        try:
+            received = self.receipt_time()
+            self.publish(self.limiter.joint_state(msg.name, msg.effort,
+                                                  stamp_seconds(msg.header.stamp), received,
+                                                  self.steady_time()))
+        except Exception as exc:  # never a crash: error processing
+            self.fail(f"input callback failed: {type(exc).__name__}: {exc}")
 
     def publish(self, out: np.ndarray | None) -> None:
         """Publish the limited command, or log the rejection, clock reset or ``/clock``
@@ -98,6 +135,8 @@ class RateLimiterNode(Node):
         if out is None:
             self.get_logger().warning(self.limiter.message, throttle_duration_sec=1.0)
             return
+        if not self.active:  # (nothing is published unless active)
+            return
         data = array("d")
         data.frombytes(out.tobytes())
         self.msg.data = data
@@ -106,11 +145,25 @@ class RateLimiterNode(Node):
     def publish_diagnostics(self, now: float | None = None) -> None:
         """One status named after the node's fully-qualified name (distinct per
         namespace): WARN while inputs were rejected in the last ``diagnostics_window``
-        seconds (steady time ``now``), totals as key-values."""
+        seconds (steady time ``now``), totals as key-values; in every lifecycle state,
+        named (``lifecycle_state``; not active: at least WARN, the state said first; a
+        failed configure or an error: ERROR with its reason)."""
+        if self.finalized:  # (shut down: nothing more is published)
+            return
         now = self.steady_time() if now is None else now
-        recent = self.window.update(now, {"rejected": sum(self.rejected.values())})["rejected"]
-        level, message, values = self.limiter.status(recent, self.window.window, now,
-                                                     self.receipt_time())
+        if self.limiter is None:
+            level, values = ("error" if self.reason else "warn"), {}
+            message = self.reason or "waiting for configure"
+        else:
+            recent = self.window.update(
+                now, {"rejected": sum(self.rejected.values())})["rejected"]
+            level, message, values = self.limiter.status(recent, self.window.window, now,
+                                                         self.receipt_time())
+        values = {**values, "inactive_inputs": str(self.inactive_inputs),
+                  **self.lifecycle_values()}
+        if not self.active:
+            level = "error" if level == "error" else "warn"
+            message = f"{self.state_label}, not limiting: {message}"
         status = DiagnosticStatus(level=LEVELS[level], message=message,
                                   name=status_name(self.get_fully_qualified_name()),
                                   hardware_id=", ".join(self.joints),

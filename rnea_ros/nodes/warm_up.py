@@ -33,6 +33,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rnea_ros.control.config import CONTROLLER_PARAMETERS, controller_config
+from rnea_ros.core.errors import RneaError
+
 SWITCH_INTERVAL = 2e-4  # [s] the GIL's switch interval while compiling (Python: 5e-3)
 
 
@@ -94,4 +97,23 @@ class BackgroundWarmUp:
         return self.done.wait(timeout)
 
 
-__all__ = ["SWITCH_INTERVAL", "BackgroundWarmUp"]
+__all__ = ["SWITCH_INTERVAL", "BackgroundWarmUp", "configure_other_modes"]
+
+
+def configure_other_modes(c: Any, values: Mapping[str, Any], loops: Any) -> None:
+    """Configure controller ``c`` once in every other mode (and elastic law) its robot
+    accepts (the parameter table's choices), then back to its own: their kernels are
+    compiled or loaded now."""
+    current = c.config
+    laws = CONTROLLER_PARAMETERS["elastic.law"].choices
+    for mode in CONTROLLER_PARAMETERS["mode"].choices:
+        for law in laws if mode == "elastic" else (values["elastic.law"],):
+            if (mode, law) == (values["mode"], values["elastic.law"]):
+                continue
+            try:
+                other = controller_config({**values, "mode": mode, "elastic.law": law},
+                                          c.base_model, c.elastic, loops)
+            except (RneaError, ValueError, TypeError):
+                continue  # (not a mode of this robot)
+            c.configure(other)
+    c.configure(current)

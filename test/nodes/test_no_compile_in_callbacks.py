@@ -6,12 +6,14 @@ its callbacks are called directly with every kind of input: good states, each ki
 bad one, a clock jump, states the closed-loop and parallel solvers cannot solve or that
 are beyond the limits, IMU samples good and bad, trajectories good and bad, a limited
 command (the slew kernel), the watchdog's stale command and the resumption, runtime mode
-switches, ``/diagnostics``; the rate limiter's first, limited, held and rejected
-inputs. Any numba dispatch that adds a compiled signature after the warm-up -- a
-compilation (``numba:compile`` event) or a load from numba's cache, which costs 0.2 s
-too -- fails the test, naming the kernel and the input. The disk cache's state does not
-matter: a fresh process starts with no signature loaded either way (on an empty cache
-the same misses compile instead of load; the test then takes minutes, not seconds).
+switches, ``/diagnostics``, the lifecycle's deactivation (its final command), an input
+while inactive and the re-activation; the rate limiter's first, limited, held and
+rejected inputs and its deactivation and re-activation. Any numba dispatch that adds a
+compiled signature after the warm-up -- a compilation (``numba:compile`` event) or a
+load from numba's cache, which costs 0.2 s too -- fails the test, naming the kernel
+and the input. The disk cache's state does not matter: a fresh process starts with no
+signature loaded either way (on an empty cache the same misses compile instead of load;
+the test then takes minutes, not seconds).
 """
 
 from __future__ import annotations
@@ -154,6 +156,13 @@ def _controller_inputs(node: Any, watch: Watch, robot: str) -> None:
     call("watchdog (stale: hold)", node.on_watchdog)
     feed("good state after the watchdog", q0)
     call("diagnostics", node.publish_diagnostics)
+    # The lifecycle (issue 39): its final command, reports and the bumpless restart.
+    call("deactivate (the final command)", node.trigger_deactivate)
+    call("diagnostics while inactive", node.publish_diagnostics)
+    feed("state while inactive", q0)
+    call("activate", node.trigger_activate)
+    for k in range(3):
+        feed("good state after activation", [q + 1e-3 * k for q in q0])
 
 
 def _imu_inputs(node: Any, watch: Watch) -> None:
@@ -179,6 +188,13 @@ def _rate_limiter_inputs(node: Any, watch: Watch) -> None:
             node.on_array(Float64MultiArray(data=[value] * n))
     with watch.input("diagnostics"):
         node.publish_diagnostics()
+    with watch.input("deactivate, input while inactive, activate"):  # (issue 39)
+        node.trigger_deactivate()
+        node.on_array(Float64MultiArray(data=[1.0] * n))
+        node.publish_diagnostics()
+        node.trigger_activate()
+    with watch.input("input after activation"):
+        node.on_array(Float64MultiArray(data=[50.0] * n))
 
 
 def _simulator_inputs(node: Any, watch: Watch) -> None:
