@@ -10,7 +10,7 @@ from scipy.spatial.transform import Rotation
 from rnea_ros.core import _layout
 from rnea_ros.core._expansion_jit import joint_corr, joint_pose, pair_cross, sub_count
 from rnea_ros.core.errors import ModelError
-from rnea_ros.core.model import configuration, joints
+from rnea_ros.core.model import configuration, joints, lie_groups
 
 MULTI = [k for k in joints.JOINT_KINDS.values() if k.multi_dof]
 RNG = np.random.default_rng(36)
@@ -83,3 +83,79 @@ def test_an_unknown_kind_code_fails_loudly(code: int) -> None:
         joint_pose(code, q, 0)
     with pytest.raises(ModelError, match="unknown anchor kind"):
         joint_corr(code, q, 0, out, 0)
+
+
+# ------------------------------------------- configuration: the record's group
+_UNIVERSAL = joints.JointKind("universal", 2, 2, ((False, 0), (False, 1)))
+_CYLINDRICAL = joints.JointKind("cylindrical", 2, 2, ((True, 2), (False, 2)))
+_BALL = joints.JointKind("ball", 4, 3, ((False, 0), (False, 1), (False, 2)), (0, 4), 9, "SO3")
+
+
+@pytest.mark.parametrize("kind", list(joints.JOINT_KINDS.values()), ids=lambda k: k.name)
+def test_each_kind_takes_the_operations_of_its_group(kind: joints.JointKind) -> None:
+    """Every kind names a group with operations, and they act on the record's layout:
+    the neutral configuration's unit part has norm 1, ``integrate`` then
+    ``difference`` returns the velocity, a random draw satisfies the unit part."""
+    assert kind.group in joints.LIE_GROUPS
+    assert configuration._group(kind.name) is lie_groups.GROUPS[kind.group]
+    q0 = configuration.neutral_joint(kind.name)
+    assert q0.shape == (kind.nq,)
+    v = 0.3 * RNG.normal(size=kind.nv)
+    q1 = configuration.integrate_joint(kind.name, q0, v)
+    assert np.allclose(configuration.difference_joint(kind.name, q0, q1), v, atol=1e-12)
+    for q in (q0, q1, configuration.random_joint(kind.name, RNG)):
+        unit = configuration.unit_part(kind.name, q)
+        assert (unit is None) == (kind.unit is None)
+        if unit is not None:
+            assert abs(np.linalg.norm(unit) - 1.0) < 1e-12
+    if kind.group == "vector":
+        assert np.array_equal(q1, q0 + v)
+    else:
+        assert kind.unit_name and not np.allclose(q1[:kind.nv], q0[:kind.nv] + v)
+
+
+def test_a_new_vector_kind_needs_no_configuration_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 2-DoF joint in a vector space (universal, cylindrical) is one record: the
+    configuration operations follow its group, the random ranges its sub-joints."""
+    monkeypatch.setitem(joints.JOINT_KINDS, "universal", _UNIVERSAL)
+    monkeypatch.setitem(joints.JOINT_KINDS, "cylindrical", _CYLINDRICAL)
+    a, b = np.array([0.2, -0.4]), np.array([1.0, 0.5])
+    for name in ("universal", "cylindrical"):
+        assert np.array_equal(configuration.neutral_joint(name), np.zeros(2))
+        assert np.array_equal(configuration.integrate_joint(name, a, b), a + b)
+        assert np.array_equal(configuration.difference_joint(name, a, b), b - a)
+        assert configuration.unit_part(name, a) is None
+    draws = np.array([configuration.random_joint("cylindrical", RNG) for _ in range(400)])
+    lo, hi = configuration.DEFAULT_PRISMATIC_RANGE
+    assert lo <= draws[:, 0].min() and draws[:, 0].max() <= hi  # a displacement [m]
+    assert np.abs(draws[:, 1]).max() > 2.0  # an angle: [-pi, pi]
+    assert np.abs(np.array([configuration.random_joint("universal", RNG)
+                            for _ in range(400)])).min(axis=0).max() < 0.1
+
+
+def test_a_new_kind_of_a_rotation_group_takes_its_operations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second SO(3) kind integrates as the spherical joint does: the group, not the
+    name, picks the branch (main fell through by name)."""
+    monkeypatch.setitem(joints.JOINT_KINDS, "ball", _BALL)
+    q = configuration.random_joint("ball", RNG)
+    assert abs(np.linalg.norm(q) - 1.0) < 1e-12
+    w = np.array([0.3, -0.1, 0.7])
+    assert np.array_equal(configuration.integrate_joint("ball", q, w),
+                          configuration.integrate_joint("spherical", q, w))
+    assert np.array_equal(configuration.neutral_joint("ball"), [0.0, 0.0, 0.0, 1.0])
+    assert np.array_equal(configuration.unit_part("ball", q), q)
+
+
+def test_an_unknown_kind_or_group_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ModelError, match="'universal' is not one of 'free-flyer'"):
+        configuration.integrate_joint("universal", [0.0, 0.0], [0.0, 0.0])
+    with pytest.raises(ModelError, match="'SE4' is not one of vector, SO3, SE2, SE3"):
+        joints.JointKind("screw", 2, 2, group="SE4")
+    with pytest.raises(ModelError, match="'bent'.*'vector' joint has nq = nv"):
+        joints.JointKind("bent", 2, 2, unit=(0, 2))
+    with pytest.raises(ModelError, match="'bare'.*any other group a unit part"):
+        joints.JointKind("bare", 4, 3, _BALL.subs, None, 9, "SO3")
+    monkeypatch.delitem(lie_groups.GROUPS, "SE2")
+    with pytest.raises(ModelError, match="'planar': group 'SE2' has no configuration"):
+        configuration.neutral_joint("planar")
