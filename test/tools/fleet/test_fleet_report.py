@@ -119,3 +119,16 @@ def test_the_metrics_come_from_one_table(tmp_path: Path,
         assert page.count(title) == njoints, title
     assert page.split("<b>joint1</b>")[1].split("</div>")[0].count("<svg") == len(table)
     assert "residual bias [% of its residual RMS per day]" in (out / "report.html").read_text()
+
+
+def test_the_effort_unit_follows_the_joint_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``rnea-bag`` and ``rnea-fleet`` take a joint's effort unit from one rule,
+    which reads the joint's record (a displacement: N), not its name (main compared
+    the name with 'prismatic', in two places)."""
+    from rnea_ros.core.model import joints
+    from rnea_ros.tools.bag.report import effort_unit
+
+    monkeypatch.setitem(joints.JOINT_KINDS, "slider",
+                        joints.JointKind("slider", 1, 1, prismatic=True))
+    assert [effort_unit(t) for t in ("revolute", "continuous", "prismatic", "slider")] == \
+        ["N m", "N m", "N", "N"]
