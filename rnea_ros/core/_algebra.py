@@ -120,6 +120,12 @@ def mm(A: Mat, B: Mat) -> Mat:
 
 
 @jit
+def mt(R: Mat) -> Mat:
+    """``R^T``."""
+    return (R[0], R[3], R[6], R[1], R[4], R[7], R[2], R[5], R[8])
+
+
+@jit
 def rotate_symmetric(R: Mat, S: Mat) -> Mat:
     """``R S R^T`` for a symmetric ``S`` (both row-major 3x3): ``R S`` (27 products),
     then the upper triangle of ``(R S) R^T`` (18), mirrored."""

@@ -61,6 +61,7 @@ from rnea_ros.core._algebra import (
     joint_transform,
     mat3,
     mm,
+    mt,
     mtv,
     mv,
     put3,
@@ -156,16 +157,7 @@ def relative_pose(lp: Array, P: Array, l: int) -> tuple[Mat, Vec, Mat, Vec]:
     """``(R_rel, p_rel, R2, p2)``: frame 2 in frame 1, and frame 2 in the world."""
     R1, p1 = frame_pose(lp, P, l, 0)
     R2, p2 = frame_pose(lp, P, l, 1)
-    Rrel = (R1[0] * R2[0] + R1[3] * R2[3] + R1[6] * R2[6],
-            R1[0] * R2[1] + R1[3] * R2[4] + R1[6] * R2[7],
-            R1[0] * R2[2] + R1[3] * R2[5] + R1[6] * R2[8],
-            R1[1] * R2[0] + R1[4] * R2[3] + R1[7] * R2[6],
-            R1[1] * R2[1] + R1[4] * R2[4] + R1[7] * R2[7],
-            R1[1] * R2[2] + R1[4] * R2[5] + R1[7] * R2[8],
-            R1[2] * R2[0] + R1[5] * R2[3] + R1[8] * R2[6],
-            R1[2] * R2[1] + R1[5] * R2[4] + R1[8] * R2[7],
-            R1[2] * R2[2] + R1[5] * R2[5] + R1[8] * R2[8])
-    return Rrel, mtv(R1, sub3(p2, p1)), R2, p2
+    return mm(mt(R1), R2), mtv(R1, sub3(p2, p1)), R2, p2
 
 
 @jit

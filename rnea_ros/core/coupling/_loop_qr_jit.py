@@ -2,7 +2,8 @@
 constraint Jacobian (Khalil 2010 §4, eq. 4 and 56; the layout and ``K`` itself are
 in :mod:`._loop_jit`, which re-exports these names).
 
-* Householder QR (:func:`qr_factor`, :func:`qr_solve`, :func:`qr_transpose_solve`;
+* Householder QR (:func:`qr_factor`, :func:`qr_solve`, :func:`qr_transpose_solve`,
+  each reflector applied by :func:`reflect`;
   :func:`factor_passive`, :func:`solve_passive` on ``K``'s passive columns): m >= p,
   redundant rows allowed, the column rank checked by ``min |R_kk| / |column k|``.
 * Planar loops two by two (:func:`factor_pairs`, :func:`pairs_solve`,
@@ -26,6 +27,22 @@ IntArray = NDArray[np.int64]
 
 
 # --------------------------------------------------------------- QR of K_p
+@jit
+def reflect(A: Array, rows: int, k: int, tk: float, x: Array) -> None:
+    """``x[k:rows] -= tk (u . x) u``, ``u = A[k:rows, k]``: the ``k``-th Householder
+    reflector ``H_k = I - tk u u^T`` of :func:`qr_factor` applied to ``x`` (rows,)
+    (``H_k`` is symmetric and its own inverse: ``Q^T b`` applies ``H_0 .. H_{p-1}``,
+    ``Q z`` the reverse); ``tk = 0`` (a zero column) is the identity."""
+    if tk == 0.0:
+        return
+    dot = 0.0
+    for i in range(k, rows):
+        dot += A[i, k] * x[i]
+    dot *= tk
+    for i in range(k, rows):
+        x[i] -= dot * A[i, k]
+
+
 @jit
 def qr_factor(A: Array, rows: int, cols: int, rdiag: Array, tau: Array) -> float:
     """Householder QR of ``A[:rows, :cols]`` in place (reflectors below the diagonal,
@@ -73,14 +90,7 @@ def qr_solve(A: Array, rows: int, cols: int, rdiag: Array, tau: Array, b: Array,
     """Least squares ``min |A x - b|`` with the factors of :func:`qr_factor`;
     ``b`` (rows,) is overwritten by ``Q^T b``."""
     for k in range(cols):
-        if tau[k] == 0.0:
-            continue
-        dot = 0.0
-        for i in range(k, rows):
-            dot += A[i, k] * b[i]
-        dot *= tau[k]
-        for i in range(k, rows):
-            b[i] -= dot * A[i, k]
+        reflect(A, rows, k, tau[k], b)
     for k in range(cols - 1, -1, -1):
         s = b[k]
         for j in range(k + 1, cols):
@@ -100,14 +110,7 @@ def qr_transpose_solve(A: Array, rows: int, cols: int, rdiag: Array, tau: Array,
     for i in range(cols, rows):
         z[i] = 0.0
     for k in range(cols - 1, -1, -1):
-        if tau[k] == 0.0:
-            continue
-        dot = 0.0
-        for i in range(k, rows):
-            dot += A[i, k] * z[i]
-        dot *= tau[k]
-        for i in range(k, rows):
-            z[i] -= dot * A[i, k]
+        reflect(A, rows, k, tau[k], z)
 
 
 @jit
@@ -224,5 +227,6 @@ __all__ = [
     "qr_factor",
     "qr_solve",
     "qr_transpose_solve",
+    "reflect",
     "solve_passive",
 ]

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from rnea_ros.core._algebra import joint_transform
 from rnea_ros.core.model.configuration import quaternion_matrix
+from rnea_ros.core.model.joints import JOINT_KINDS
 from rnea_ros.core.model.robot_model import Frame, RobotModel
 from rnea_ros.core.spatial import skew
 
@@ -80,7 +81,7 @@ def frame_motion(model: RobotModel, q: Array, qd: Array, frame: Frame | str,
         a = a + np.cross(dw, d) + np.cross(w, np.cross(w, d))
         v = v + np.cross(w, d)
         qddi = 0.0 if qdd is None else float(qdd[i])
-        if model.joint_types[i] == "prismatic":
+        if JOINT_KINDS[model.joint_types[i]].prismatic:
             a = a + 2.0 * np.cross(w, z * qd[i]) + z * qddi
             v = v + z * qd[i]
         else:

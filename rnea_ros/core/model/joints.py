@@ -38,6 +38,14 @@ from rnea_ros.core.errors import ModelError
 
 UNIT_TOLERANCE = 1e-6  # | |quaternion| - 1 | allowed; never silently normalised
 
+# The Lie group a joint's configuration lives in (configuration.py holds one set of
+# operations per group): "vector" (R^nq, q + v; nq = nv), "SO3" (unit quaternion),
+# "SE2" ([x y cos sin]), "SE3" ([x y z quaternion]).
+LIE_GROUPS = ("vector", "SO3", "SE2", "SE3")
+# What the unit-norm part of q is called, per group that has one (error messages).
+UNIT_NAMES = {"SO3": "quaternion [x, y, z, w]", "SE3": "quaternion [x, y, z, w]",
+              "SE2": "(cos, sin) pair"}
+
 
 @dataclass(frozen=True)
 class JointKind:
@@ -51,7 +59,12 @@ class JointKind:
     or ``cos, sin``), or ``None``. ``code``: the kernel map's anchor kind
     (:mod:`rnea_ros.core._layout`; ``-1`` for 1-DoF joints), which every
     compiled kernel branches on explicitly (``_expansion_jit.joint_pose``,
-    ``joint_corr``, ``sub_count``); an unknown code raises there.
+    ``joint_corr``, ``sub_count``); an unknown code raises there. ``group``: the
+    Lie group of ``q`` (one of :data:`LIE_GROUPS`), which picks the
+    configuration operations (``configuration.integrate`` etc.); a ``"vector"``
+    joint has ``nq = nv`` and no unit part, the others a unit part.
+    ``prismatic``: a 1-DoF joint whose coordinate is a displacement [m] (else an
+    angle [rad]); a multi-DoF joint's coordinates say it in ``subs``.
     """
 
     name: str
@@ -60,16 +73,40 @@ class JointKind:
     subs: tuple[tuple[bool, int], ...] = ()
     unit: tuple[int, int] | None = None
     code: int = -1
+    group: str = "vector"
+    prismatic: bool = False
 
     def __post_init__(self) -> None:
         if self.subs and len(self.subs) != self.nv:
             raise ModelError(f"joint kind '{self.name}': {len(self.subs)} sub-joints, nv = "
                              f"{self.nv}")
+        if self.group not in LIE_GROUPS:
+            raise ModelError(f"joint kind '{self.name}': group '{self.group}' is not one of "
+                             f"{', '.join(LIE_GROUPS)}")
+        vector = self.group == "vector"
+        if vector != (self.unit is None) or (vector and self.nq != self.nv):
+            raise ModelError(
+                f"joint kind '{self.name}': a 'vector' joint has nq = nv and no unit part, "
+                f"any other group a unit part (group '{self.group}', nq = {self.nq}, "
+                f"nv = {self.nv}, unit = {self.unit})")
+        if self.prismatic and self.subs:
+            raise ModelError(f"joint kind '{self.name}': 'prismatic' is for 1-DoF joints; "
+                             "a multi-DoF joint's sub-joints say it")
 
     @property
     def multi_dof(self) -> bool:
         """Whether the kernels see this joint as a chain of sub-joints."""
         return bool(self.subs)
+
+    @property
+    def linear(self) -> tuple[bool, ...]:
+        """Per velocity coordinate: a displacement (True, [m]) or an angle (False)."""
+        return tuple(p for p, _ in self.subs) if self.subs else (self.prismatic,)
+
+    @property
+    def unit_name(self) -> str:
+        """What the unit-norm part of ``q`` is called ("" when there is none)."""
+        return UNIT_NAMES.get(self.group, "")
 
 
 _TRANSLATION = ((True, 0), (True, 1), (True, 2))
@@ -79,10 +116,10 @@ _ROTATION = ((False, 0), (False, 1), (False, 2))
 JOINT_KINDS: dict[str, JointKind] = {k.name: k for k in (
     JointKind("revolute", 1, 1),
     JointKind("continuous", 1, 1),
-    JointKind("prismatic", 1, 1),
-    JointKind("free-flyer", 7, 6, _TRANSLATION + _ROTATION, (3, 7), FREE_FLYER),
-    JointKind("planar", 4, 3, ((True, 0), (True, 1), (False, 2)), (2, 4), PLANAR),
-    JointKind("spherical", 4, 3, _ROTATION, (0, 4), SPHERICAL),
+    JointKind("prismatic", 1, 1, prismatic=True),
+    JointKind("free-flyer", 7, 6, _TRANSLATION + _ROTATION, (3, 7), FREE_FLYER, "SE3"),
+    JointKind("planar", 4, 3, ((True, 0), (True, 1), (False, 2)), (2, 4), PLANAR, "SE2"),
+    JointKind("spherical", 4, 3, _ROTATION, (0, 4), SPHERICAL, "SO3"),
 )}
 
 ONE_DOF = tuple(k.name for k in JOINT_KINDS.values() if not k.multi_dof)
@@ -124,6 +161,6 @@ class MimicJoint:
     offset: float = 0.0
 
 
-__all__ = ["ANCHOR_KINDS", "JOINT_KINDS", "JOINT_NQ", "JOINT_NV", "JOINT_TYPES", "MULTI_DOF",
-           "ONE_DOF", "SUB_COUNT", "SUB_JOINTS", "UNIT_PARTS", "UNIT_TOLERANCE", "JointKind",
-           "MimicJoint"]
+__all__ = ["ANCHOR_KINDS", "JOINT_KINDS", "JOINT_NQ", "JOINT_NV", "JOINT_TYPES", "LIE_GROUPS",
+           "MULTI_DOF", "ONE_DOF", "SUB_COUNT", "SUB_JOINTS", "UNIT_NAMES", "UNIT_PARTS",
+           "UNIT_TOLERANCE", "JointKind", "MimicJoint"]

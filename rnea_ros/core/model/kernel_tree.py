@@ -1,9 +1,9 @@
 """The *kernel tree*: a model as 1-DoF rows for the compiled kernels.
 
 Each 1-DoF joint and each mimic follower is one row, as it always was; a
-multi-DoF joint becomes its chain of sub-joints (:data:`~.joints.SUB_JOINTS`):
-the first (the *anchor*) at the joint's placement, which the kernels' callers
-replace by ``placement o pose(q)`` at every call
+multi-DoF joint becomes its chain of sub-joints (its record's ``subs`` in
+:data:`~.joints.JOINT_KINDS`): the first (the *anchor*) at the joint's
+placement, which the kernels' callers replace by ``placement o pose(q)`` at every call
 (:func:`~rnea_ros.core._expansion_jit.write_anchor`), the others at the identity;
 intermediate bodies are massless and the last row carries the body's inertia.
 Rows are in body order, a joint's sub-joints consecutive, so ``parent[k] < k``
@@ -32,7 +32,7 @@ from rnea_ros.core._layout import (
     K_OFFSET,
     OWN,
 )
-from rnea_ros.core.model.joints import ANCHOR_KINDS, SUB_JOINTS
+from rnea_ros.core.model.joints import JOINT_KINDS
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -77,18 +77,19 @@ def build_kernel_tree(
     for b, motion in enumerate(motions):
         parent_row = -1 if parent[b] < 0 else int(last_row[parent[b]])
         first_row[b] = len(rows)
-        body = _Row(parent_row, motion.type == "prismatic", R[b], p[b], axis[b], b)
-        if motion.type not in SUB_JOINTS:
+        kind = JOINT_KINDS[motion.type]
+        if not kind.multi_dof:
+            body = _Row(parent_row, kind.prismatic, R[b], p[b], axis[b], b)
             body.drive = -1 if motion.follower else motion.idx_v
             body.map = (OWN, motion.idx_q, motion.idx_v, motion.multiplier, motion.offset)
             rows.append(body)
         else:
-            subs = SUB_JOINTS[motion.type]
+            subs = kind.subs
             for k, (prismatic, ax) in enumerate(subs):
                 sub = _Row(parent_row if k == 0 else len(rows) - 1, prismatic,
                            R[b] if k == 0 else eye, p[b] if k == 0 else np.zeros(3), eye[ax],
                            b if k == len(subs) - 1 else -1, motion.idx_v + k)
-                sub.map = (ANCHOR_KINDS[motion.type] if k == 0 else INNER, motion.idx_q,
+                sub.map = (kind.code if k == 0 else INNER, motion.idx_q,
                            motion.idx_v + k, 1.0, 0.0)
                 rows.append(sub)
         last_row[b] = len(rows) - 1

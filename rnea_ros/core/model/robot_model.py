@@ -65,6 +65,7 @@ from rnea_ros.core.errors import (
     options,
 )
 from rnea_ros.core.model.joints import (
+    JOINT_KINDS,
     JOINT_NQ,
     JOINT_NV,
     JOINT_TYPES,
@@ -417,9 +418,9 @@ class RobotModel:
                 part = q[int(self.idx_q[j]) + lo: int(self.idx_q[j]) + hi]
                 norm = float(np.linalg.norm(part))
                 if not abs(norm - 1.0) <= UNIT_TOLERANCE:
-                    what = "cos/sin pair" if jtype == "planar" else "quaternion [x, y, z, w]"
                     raise StateError(
-                        f"q of {jtype} joint '{self.joint_names[j]}': {what} {part.tolist()} "
+                        f"q of {jtype} joint '{self.joint_names[j]}': "
+                        f"{JOINT_KINDS[jtype].unit_name} {part.tolist()} "
                         f"has norm {norm:.9g}, not 1 (tolerance {UNIT_TOLERANCE:g})")
 
     def mimic_positions(self, q: object) -> dict[str, float]:

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core.model.joints import JOINT_KINDS
 from rnea_ros.tools.bag.contact_report import contact_section, plot_contacts
 from rnea_ros.tools.bag.contacts import BagContacts
 from rnea_ros.tools.bag.differentiation import RATE_NOISE_SIGMAS
@@ -64,8 +65,9 @@ class Analysed(Protocol):
 
 
 def effort_unit(joint_type: str) -> str:
-    """``N m`` for a revolute joint, ``N`` for a prismatic one."""
-    return "N" if joint_type == "prismatic" else "N m"
+    """``N`` for a joint whose coordinate is a displacement (its record's
+    ``prismatic``), else ``N m`` (the package's one rule; ``rnea-fleet`` reads it too)."""
+    return "N" if JOINT_KINDS[joint_type].prismatic else "N m"
 
 
 def units(analysis: Analysed) -> str:

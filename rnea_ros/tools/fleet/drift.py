@@ -1,7 +1,7 @@
 """Trends over days: which robot-joint needs more and more torque than the model.
 
-For every (robot, joint, metric) with ``metric`` one of ``rms`` (model - measured
-residual RMS), ``viscous`` and ``coulomb`` (fitted extra friction), over the bags
+For every (robot, joint, metric) with ``metric`` one of :data:`METRIC_TABLE`: ``rms``
+(model - measured residual RMS), ``coulomb`` and ``viscous`` (fitted extra friction), over the bags
 analysed (``ok`` or ``partial``) with a finite value:
 
 * ``slope_per_day``: the Theil-Sen slope (median of pairwise slopes; robust to a
@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,32 @@ import numpy as np
 THRESHOLD = 0.01  # relative rise per day
 MIN_BAGS = 3
 SIGMAS = 3.0
-METRICS = ("rms", "viscous", "coulomb")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One drift metric, the one place that states it: ``name`` (its column in
+    ``bags.parquet`` and its ``metric`` in ``drift.parquet``), ``title`` (the report's
+    panel title and prose) and ``per_speed``: a coefficient per unit of joint speed
+    (viscous friction: its unit is the effort's per rad/s or m/s, its torque the
+    coefficient times the median velocity RMS), else a torque in the effort's unit.
+    A metric other than ``rms`` has its standard error in the column ``NAME_se``."""
+
+    name: str
+    title: str
+    per_speed: bool = False
+
+    def unit(self, effort_unit: str) -> str:
+        """The metric's unit for a joint whose effort is in ``effort_unit`` (N m or N)."""
+        if not self.per_speed:
+            return effort_unit
+        return "N s/m" if effort_unit == "N" else "N m s/rad"
+
+
+# The drift metrics, in the report's panel order; every other list of them is derived.
+METRIC_TABLE = (Metric("rms", "residual RMS"), Metric("coulomb", "extra Coulomb friction"),
+                Metric("viscous", "extra viscous friction", per_speed=True))
+METRICS = tuple(m.name for m in METRIC_TABLE)
 DAY = 86400.0
 
 
@@ -53,9 +79,9 @@ def drift(rows: Iterable[dict[str, Any]], threshold: float = THRESHOLD
         reference = float(np.nanmedian(rms)) if np.isfinite(rms).any() else math.nan
         v_rms = np.array([b.get("velocity_rms", math.nan) for b in bags], dtype=np.float64)
         speed = float(np.nanmedian(v_rms)) if np.isfinite(v_rms).any() else math.nan
-        for metric in METRICS:
-            out.append(_trend(robot, joint, metric, bags, reference,
-                              speed if metric == "viscous" else 1.0, threshold))
+        for metric in METRIC_TABLE:
+            out.append(_trend(robot, joint, metric.name, bags, reference,
+                              speed if metric.per_speed else 1.0, threshold))
     return out
 
 

@@ -12,8 +12,8 @@ the first bag:
   the median velocity RMS for the viscous coefficient), the slowest flagged rise;
 * the Theil-Sen trend (dashed; red when flagged).
 
-Units on both axes: the date (UTC) and the metric's unit (``N m`` or ``N``; the
-viscous coefficient ``N m s/rad`` or ``N s/m``).
+Units on both axes: the date (UTC) and the metric's unit (``drift.Metric.unit``:
+``N m`` or ``N``; the viscous coefficient ``N m s/rad`` or ``N s/m``).
 """
 
 from __future__ import annotations
@@ -26,19 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from rnea_ros.tools.fleet.drift import DAY, SIGMAS
+from rnea_ros.tools.fleet.drift import DAY, SIGMAS, Metric
 
 W, H = 300, 120  # panel size [px]
 LEFT, RIGHT, TOP, BOTTOM = 52, 8, 16, 22  # margins [px]
-TITLES = {"rms": "residual RMS", "coulomb": "extra Coulomb friction",
-          "viscous": "extra viscous friction"}
-
-
-def unit_of(metric: str, effort_unit: str) -> str:
-    """The metric's unit for a joint whose effort is in ``effort_unit`` (N m or N)."""
-    if metric != "viscous":
-        return effort_unit
-    return "N s/m" if effort_unit == "N" else "N m s/rad"
 
 
 def shared_scales(rows: Iterable[dict[str, Any]], metrics: Sequence[str]
@@ -61,7 +52,7 @@ def shared_scales(rows: Iterable[dict[str, Any]], metrics: Sequence[str]
     return scales
 
 
-def panel(points: Sequence[tuple[float, float]], *, metric: str, unit: str,
+def panel(points: Sequence[tuple[float, float]], *, metric: Metric, unit: str,
           y_range: tuple[float, float], x_range: tuple[float, float],
           trend: dict[str, Any] | None, threshold: float, per_unit: float) -> str:
     """One SVG panel; ``points`` are ``(start [s since the epoch], value)``,
@@ -85,7 +76,7 @@ def panel(points: Sequence[tuple[float, float]], *, metric: str, unit: str,
              f"<rect x='{LEFT}' y='{TOP}' width='{W - LEFT - RIGHT}' "
              f"height='{H - TOP - BOTTOM}' fill='{'#fff0f0' if flagged else '#fff'}' "
              "stroke='#999'/>",
-             f"<text x='{LEFT}' y='11' font-size='10'>{TITLES[metric]} [{unit}]</text>"]
+             f"<text x='{LEFT}' y='11' font-size='10'>{metric.title} [{unit}]</text>"]
     parts += _guides(points, trend, threshold, per_unit, px, py, x0)
     for t, v in points:
         if not math.isfinite(v):

@@ -6,7 +6,7 @@ the fleet, not with its bags:
 
 * ``report.html``, the overview: the run's numbers, its version and command line,
   then one row per robot of the manifest (robot × joint): its state, bag counts, last
-  bag, and per joint the fastest relative rise of its three metrics [% of its residual
+  bag, and per joint the fastest relative rise of its metrics [% of its residual
   RMS per day], flagged cells in red. Rows are sorted flagged, failed (every bag
   failed), silent (no bag), with errors, no trend (fewer than 3 bags read whole),
   then ok; a click on a column head sorts by it. Each robot links to its page. About
@@ -32,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from rnea_ros.tools.fleet import drift as metrics  # metrics.METRIC_TABLE: the one list
 from rnea_ros.tools.fleet.cache import write_atomic
-from rnea_ros.tools.fleet.drift import METRICS, MIN_BAGS, trended
-from rnea_ros.tools.fleet.plot import panel, shared_scales, unit_of
+from rnea_ros.tools.fleet.drift import MIN_BAGS, trended
+from rnea_ros.tools.fleet.plot import panel, shared_scales
 
 STYLE = """body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;
 font-size:85%}td,th{border:1px solid #ccc;padding:1px 5px;text-align:right}
@@ -69,7 +70,7 @@ def write_report(out: Path, rows: list[dict[str, Any]], trends: list[dict[str, A
     pages = out / "robots"
     pages.mkdir(exist_ok=True)
     good = [r for r in rows if trended(r)]
-    scales = shared_scales(good, METRICS)
+    scales = shared_scales(good, [m.name for m in metrics.METRIC_TABLE])
     days = [r["start"] for r in good]
     x_range = (min(days), max(days)) if days else (0.0, 1.0)
     for name in names:
@@ -120,8 +121,9 @@ def _overview(order: list[str], states: dict[str, str],
              f"{' …' if len(summary['flagged']) > 50 else ''}. "
              f"Drift threshold {summary['drift_threshold']:g} of the residual RMS per day."
              " Tables: <code>bags.parquet</code>, <code>drift.parquet</code>.</p>"
-             "<p>Per joint: the fastest rise of its residual RMS, Coulomb and viscous "
-             "friction [% of its residual RMS per day]; red: flagged. Click a column head "
+             "<p>Per joint: the fastest rise of its "
+             + ", ".join(m.title for m in metrics.METRIC_TABLE) +
+             " [% of its residual RMS per day]; red: flagged. Click a column head "
              "to sort; a robot's name opens its page.</p><table><thead><tr><th>robot</th>"
              "<th>state</th><th>bags</th><th>trended</th><th>failed</th><th>partial</th>"
              "<th>duplicates</th><th>contacts</th><th>last bag (UTC)</th>"
@@ -205,7 +207,7 @@ def _panels(good: list[dict[str, Any]], trends: list[dict[str, Any]],
             scales: dict[tuple[str, str], tuple[float, float]],
             x_range: tuple[float, float], threshold: float,
             flags: list[dict[str, Any]]) -> str:
-    """One row of three panels (RMS, Coulomb, viscous) per joint, flagged first."""
+    """One row of panels per joint (one per metric of ``METRIC_TABLE``), flagged first."""
     e = html.escape
     trend = {(t["joint"], t["metric"]): t for t in trends}
     joints = list(dict.fromkeys([*(f["joint"] for f in flags), *(r["joint"] for r in good)]))
@@ -218,13 +220,12 @@ def _panels(good: list[dict[str, Any]], trends: list[dict[str, Any]],
         speeds = [r["velocity_rms"] for r in mine if math.isfinite(r["velocity_rms"])]
         speed = float(np.median(speeds)) if speeds else math.nan
         row = [f"<div><b>{e(joint)}</b><br>"]
-        for metric in ("rms", "coulomb", "viscous"):
-            row.append(panel([(r["start"], r[metric]) for r in mine], metric=metric,
-                             unit=unit_of(metric, unit),
-                             y_range=scales.get((joint, metric), (0.0, 1.0)),
-                             x_range=x_range, trend=trend.get((joint, metric)),
-                             threshold=threshold,
-                             per_unit=speed if metric == "viscous" else 1.0))
+        for m in metrics.METRIC_TABLE:
+            row.append(panel([(r["start"], r[m.name]) for r in mine], metric=m,
+                             unit=m.unit(unit),
+                             y_range=scales.get((joint, m.name), (0.0, 1.0)),
+                             x_range=x_range, trend=trend.get((joint, m.name)),
+                             threshold=threshold, per_unit=speed if m.per_speed else 1.0))
         parts.append("".join(row) + "</div>")
     return "\n".join(parts)
 

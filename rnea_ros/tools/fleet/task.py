@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from rnea_ros.core.errors import RneaError
 from rnea_ros.tools.bag import Analysis, Options, analyse
 from rnea_ros.tools.bag.analysis import analyse_into
+from rnea_ros.tools.bag.report import effort_unit
 
 Array = NDArray[np.float64]
 PARTIAL = "; analysed what was read"  # rnea-bag's warning for a bag read up to its cut
@@ -163,7 +164,7 @@ def rows(a: SummaryAnalysis) -> list[dict[str, Any]]:
             "velocity_rms": float(v_rms[j]),
             "contacts": len(peaks) if observed else None,
             "contact_peak": max(peaks) if peaks else math.nan,
-            "unit": "N" if a.model.joint_types[j] == "prismatic" else "N m",
+            "unit": effort_unit(a.model.joint_types[j]),
         })
     return out
 

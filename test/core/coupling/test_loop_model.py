@@ -316,6 +316,33 @@ def test_block_solves_equal_the_dense_solves() -> None:
     assert np.linalg.matrix_rank(K[:, model.passive_index]) < p
 
 
+@pytest.mark.parametrize("rows, cols", [(3, 3), (6, 4), (9, 2)])
+def test_householder_solves_equal_numpy(rows: int, cols: int) -> None:
+    """``qr_solve`` and ``qr_transpose_solve`` (both applying ``qr_factor``'s reflectors
+    through the one ``reflect``) against NumPy: the least-squares solution
+    ``A^+ b`` and the minimum-norm ``A^{+T} y``; ``Q^T`` then ``Q`` is the identity."""
+    from rnea_ros.core.coupling import _loop_qr_jit as qr
+
+    rng = np.random.default_rng(rows * 10 + cols)
+    for _ in range(5):
+        A0 = rng.normal(size=(rows, cols))
+        A, rdiag, tau = A0.copy(), np.empty(cols), np.empty(cols)
+        assert qr.qr_factor(A, rows, cols, rdiag, tau) > 0.0
+        b, y, x, z = rng.normal(size=rows), rng.normal(size=cols), np.empty(cols), np.empty(rows)
+        qb = b.copy()
+        qr.qr_solve(A, rows, cols, rdiag, tau, qb, x)
+        np.testing.assert_allclose(x, np.linalg.lstsq(A0, b, rcond=None)[0], rtol=1e-10,
+                                   atol=1e-12)
+        qr.qr_transpose_solve(A, rows, cols, rdiag, tau, y, z)
+        np.testing.assert_allclose(z, np.linalg.pinv(A0).T @ y, rtol=1e-10, atol=1e-12)
+        for k in range(cols - 1, -1, -1):  # Q (Q^T b) = b
+            qr.reflect(A, rows, k, tau[k], qb)
+        np.testing.assert_allclose(qb, b, rtol=1e-12, atol=1e-12)
+    unchanged = b.copy()
+    qr.reflect(A, rows, 0, 0.0, unchanged)  # a zero column's reflector: the identity
+    assert np.array_equal(unchanged, b)
+
+
 def test_bad_reference_vectors(tree: rc.RobotModel) -> None:
     loops = rc.load_loops(tree, ROOT / "urdf" / "four_bar.loops.yaml").loops
     with pytest.raises(rc.LoopError, match=r"reference has shape \(2,\), expected \(3,\)"):

@@ -94,3 +94,41 @@ def test_a_robot_gone_from_the_manifest_loses_its_page(tmp_path: Path) -> None:
     assert (out / "robots" / "notes.txt").exists() and summary["robots"] == 6
     assert sorted(p.stem for p in (out / "robots").glob("*.html")) == [
         f"robot{k:04d}" for k in range(6)]
+
+
+def test_the_metrics_come_from_one_table(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A drift metric is one row of ``drift.METRIC_TABLE``: a row added there (the
+    residual bias, a torque) gets its trend rows in ``drift.parquet``, its panel with
+    its title and unit on every joint of every robot page and its place in the
+    overview's prose, with nothing else changed (main stated the metrics three
+    times: ``METRICS``, ``plot.TITLES``, a tuple in ``report.py``)."""
+    from rnea_ros.tools.fleet import drift
+    from rnea_ros.tools.fleet.tables import read_rows
+
+    table = (*drift.METRIC_TABLE, drift.Metric("bias", "residual bias"))
+    monkeypatch.setattr(drift, "METRIC_TABLE", table)
+    out = fleet_tables(tmp_path, robots=6, days=3).parent
+    trends = read_rows(out / "drift.parquet")
+    assert {t["metric"] for t in trends} == {m.name for m in table}
+    page = (out / "robots" / "robot0000.html").read_text()
+    njoints = page.count("<div><b>")
+    assert njoints == 7
+    for m in table:
+        title = f"{m.title} [{m.unit('N m')}]"
+        assert page.count(title) == njoints, title
+    assert page.split("<b>joint1</b>")[1].split("</div>")[0].count("<svg") == len(table)
+    assert "residual bias [% of its residual RMS per day]" in (out / "report.html").read_text()
+
+
+def test_the_effort_unit_follows_the_joint_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``rnea-bag`` and ``rnea-fleet`` take a joint's effort unit from one rule,
+    which reads the joint's record (a displacement: N), not its name (main compared
+    the name with 'prismatic', in two places)."""
+    from rnea_ros.core.model import joints
+    from rnea_ros.tools.bag.report import effort_unit
+
+    monkeypatch.setitem(joints.JOINT_KINDS, "slider",
+                        joints.JointKind("slider", 1, 1, prismatic=True))
+    assert [effort_unit(t) for t in ("revolute", "continuous", "prismatic", "slider")] == \
+        ["N m", "N m", "N", "N"]
