@@ -32,6 +32,8 @@ ATTACKS = [
     ("controller", "effort_rate_limits", [1e-300], "must be in [0.001, 10000000] N m/s or N/s "
      "(each element), got [1e-300]"),
     ("controller", "effort_rate_limits", [1000.0, 1e300], "(each element)"),
+    ("controller", "stamp_pace.min_ratio", 0.01, "must be in [0.05, 0.9], got 0.01"),
+    ("controller", "stamp_pace.tolerance", 1e9, "must be in [0.01, 1] s"),
     ("controller", "clock_reset.threshold", 1e9, "must be <= 10 s"),
     ("controller", "clock_reset.count", 10**9, "must be <= 1000"),
     ("controller", "trajectory.max_bytes", 2**40, "must be <= 1048576 bytes"),

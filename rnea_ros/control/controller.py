@@ -113,6 +113,7 @@ from rnea_ros.control.command import (
     warm_paths,
 )
 from rnea_ros.control.config import ControllerConfig
+from rnea_ros.control.freshness import StampPace
 from rnea_ros.control.imu import ImuEstimator, ImuResult, ImuSample
 from rnea_ros.control.joint_state import (
     BACKWARDS,
@@ -236,6 +237,7 @@ class TorqueController:
         self.mimic_worst = ("", 0.0)  # (follower, deviation [rad or m]) of the worst mismatch
         self.slew: SlewLimiter | None = None
         self.imu: ImuEstimator | None = None  # a moving base measured by an IMU
+        self.stamp_pace: StampPace | None = None  # stamps slower than time: stale (issue 35)
         self.configure(config)
 
     # ------------------------------------------------------------ configuration
@@ -261,6 +263,12 @@ class TorqueController:
             rule.threshold, rule.stall_timeout, rule.max_speed = (
                 config.clock_reset_threshold, config.clock_stall_timeout,
                 config.clock_max_speed)
+        pace = config.params.stamp_pace
+        if getattr(self, "stamp_pace", None) is None:
+            self.stamp_pace = StampPace(pace.min_ratio, pace.tolerance, config.watchdog_timeout)
+        else:  # (runtime settings; the stream's state stays)
+            assert self.stamp_pace is not None
+            self.stamp_pace.configure(pace.min_ratio, pace.tolerance, config.watchdog_timeout)
         if previous_config is not None and previous_config.mode != config.mode:
             self.reference.release()
         self.build_stages(config)
@@ -392,6 +400,9 @@ class TorqueController:
         now = _monotonic() if now is None else now
         rule, read = self.plant_clock, self.receipt_clock
         self._received = now if rule is None or read is None else rule.tick(read(), now)
+        pace = self.stamp_pace
+        if pace is not None and pace.slow(stamp, self._received):  # (control/freshness.py)
+            return self._reject("slow_stamps", pace.message())
         idx, screen, duplicates, followers = self._name_cache.get(tuple(names)) or \
             self._name_map(names)
         p = position if type(position) is array and position.typecode == "d" else \
@@ -526,6 +537,8 @@ class TorqueController:
         """Move the merged stamps, the reference and the time scaling onto the new
         clock (the newest sample at ``stamp``); returns the event text."""
         jump = self.clock.resync(stamp)
+        if self.stamp_pace is not None:
+            self.stamp_pace.reset()
         known = np.isfinite(self._stamp)
         # newest + (stamp - newest) can round a few ulps past stamp, which the merge of
         # the message at stamp would take for a stamp going backwards: clamped.

@@ -51,6 +51,7 @@ from rnea_ros.control.controller import Result
 from rnea_ros.control.controller_status import ControllerReport
 from rnea_ros.control.diagnostics import status_name
 from rnea_ros.control.factory import build_controller
+from rnea_ros.control.freshness import watchdog_period
 from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.core.errors import RneaError
 from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
@@ -106,7 +107,9 @@ class ControllerNode(Node):
                                  10, raw=True)
         watch(self, CONTROLLER_PARAMETERS, self.on_set_parameters)
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
-        steady_timer(self, min(config.watchdog_timeout / 4, 0.02), self.on_watchdog)
+        # Its period follows watchdog_timeout and grace, at runtime too (control/freshness.py).
+        self.watchdog_period = watchdog_period(config.watchdog_timeout, config.watchdog_grace)
+        self.watchdog_timer = steady_timer(self, self.watchdog_period, self.on_watchdog)
         self.diagnostics_timer = steady_timer(self, config.params.diagnostics_period,
                                               self.publish_diagnostics)
         # On simulated time, 0 is a real stamp (the simulation's start), not "unstamped".
@@ -341,6 +344,11 @@ class ControllerNode(Node):
                 self.contact.reconfigure(self.controller)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
+        look = watchdog_period(config.watchdog_timeout, config.watchdog_grace)
+        if look != self.watchdog_period:  # the reaction: <= timeout + grace + look
+            self.destroy_timer(self.watchdog_timer)
+            self.watchdog_period = look
+            self.watchdog_timer = steady_timer(self, look, self.on_watchdog)
         period = config.params.diagnostics_period  # (within the table's safety bounds)
         if period != float(self.values["diagnostics_period"]):
             self.destroy_timer(self.diagnostics_timer)
