@@ -209,6 +209,7 @@ class TorqueController:
         # message being handled: the rate limit's bound by the receiver's time.
         self._output_received = math.nan
         self._received = math.nan
+        self._plant = math.nan  # the plant's clock [s] at that receipt (/clock or steady)
         # The receipt clock [s] when not the steady 'now' (a node on simulated time sets
         # its /clock, use_plant_clock): read once per joint state, bounded by plant_clock.
         self.receipt_clock: Callable[[], float] | None = None
@@ -399,9 +400,14 @@ class TorqueController:
         """
         now = _monotonic() if now is None else now
         rule, read = self.plant_clock, self.receipt_clock
-        self._received = now if rule is None or read is None else rule.tick(read(), now)
-        pace = self.stamp_pace
-        if pace is not None and pace.slow(stamp, self._received):  # (control/freshness.py)
+        if rule is None or read is None:
+            self._received = plant = now
+        else:  # /clock, bounded by the clock rule (the slew step's clock)
+            plant = read()
+            self._received = rule.tick(plant, now)
+        self._plant = plant
+        pace = self.stamp_pace  # stamps against the plant's clock (control/freshness.py)
+        if pace is not None and pace.slow(stamp, plant):
             return self._reject("slow_stamps", pace.message())
         idx, screen, duplicates, followers = self._name_cache.get(tuple(names)) or \
             self._name_map(names)
@@ -538,7 +544,7 @@ class TorqueController:
         clock (the newest sample at ``stamp``); returns the event text."""
         jump = self.clock.resync(stamp)
         if self.stamp_pace is not None:
-            self.stamp_pace.reset()
+            self.stamp_pace.reset(stamp, self._plant)
         known = np.isfinite(self._stamp)
         # newest + (stamp - newest) can round a few ulps past stamp, which the merge of
         # the message at stamp would take for a stamp going backwards: clamped.

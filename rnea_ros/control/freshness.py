@@ -19,11 +19,14 @@ rejected by the controller (``duplicate_stamp``); a sender whose stamps *advance
 but much slower than time (a stuck driver re-sending its last state with the stamp
 +1 us each cycle, a bag replayed at 1/100 speed with the receiver off ``/clock``),
 would otherwise feed the watchdog with stale data for ever. The reference is the
-receiver's clock of the clock rule (docs/nodes.md): the steady clock, or on
-``use_sim_time`` the bounded clock that follows ``/clock`` -- so a simulation
-runs at any real-time factor, lockstep included, and its stamps keep pace with the
-``/clock`` it publishes. With ``ds`` the advance of the newest stamp and ``dr``
-the reference's advance since the previous advancing message, a deficit
+plant's clock as the receiver reads it: the steady clock, or on ``use_sim_time``
+``/clock`` itself -- so a simulation runs at any real-time factor, lockstep included,
+its stamps keeping pace with the ``/clock`` it publishes, and a ``/clock`` standing
+still (a paused simulation, a lockstep loop held) is no evidence against the stamps
+(the clock rule's bounded clock would move on the steady clock then, and take the
+first state after a long pause for a stale one). With ``ds`` the advance of the
+newest stamp and ``dr`` the reference's advance since the previous advancing message,
+a deficit
 
     D <- clip(D + rho * min(dr, T) - ds, 0, 2 * tol)
 
@@ -36,7 +39,8 @@ turned slow (0.42 s with the defaults for a stream of stamps frozen but for
 microseconds: 0.2 s of stale states accepted, at most 0.2 s behind). A gap in the
 messages counts at most ``T`` (a longer silence is the watchdog's, not the stamps'
 fault); the cap ``2 tol`` bounds the recovery to ``tol / (1 - rho)`` of healthy
-stamps (a stamp jumping ahead clears it at once).
+stamps (a stamp jumping ahead clears it at once; a clock reset of the stamps
+re-anchors it and keeps it).
 ``rho`` = ``stamp_pace.min_ratio``, ``tol`` = ``stamp_pace.tolerance`` (their bounds and
 reasons: the parameter table).
 """
@@ -77,10 +81,12 @@ class StampPace:
                              f"tolerance {tolerance} and gap {gap} > 0 s")
         self.ratio, self.tolerance, self.gap = float(min_ratio), float(tolerance), float(gap)
 
-    def reset(self) -> None:
-        """Forget the stream (its clock was reset: the stamps start anew)."""
-        self.stamp = self.reference = math.nan
-        self.deficit = 0.0
+    def reset(self, stamp: float, reference: float) -> None:
+        """The stream's clock was reset: the state stamped ``stamp`` [s] (on the new
+        clock), received at ``reference`` [s], is the new anchor. The deficit stays (a
+        stream slow before the reset is slow after it until it keeps pace: clock resets
+        cannot launder stale stamps)."""
+        self.stamp, self.reference = stamp, reference
 
     def slow(self, stamp: float, reference: float) -> bool:
         """Whether a state stamped ``stamp`` [s], received at ``reference`` [s] on the

@@ -18,7 +18,6 @@ import math
 import numpy as np
 import pytest
 
-from rnea_ros.control.clock_rule import ClockRule
 from rnea_ros.control.config import controller_config, default_values, load_model
 from rnea_ros.control.controller import TorqueController
 from rnea_ros.control.controller_status import ControllerReport
@@ -156,32 +155,40 @@ def test_healthy_jittered_streams_are_never_slow(seed: int, drift: float) -> Non
 
 @pytest.mark.parametrize("factor", [0.01, 0.1, 1.0, 10.0, 100.0])
 def test_simulated_time_at_any_real_time_factor_is_never_slow(factor: float) -> None:
-    """use_sim_time: the stamps are /clock's, the reference is the clock rule's bounded
-    clock on /clock; a simulation at 1/100 to 100 x real time (the clock rule follows up
-    to 10 x, then the steady clock) with /clock read up to two steps behind the state
-    (a separate topic), and lockstep (a step whenever the controller answered, at
-    irregular steady intervals): never slow."""
+    """use_sim_time (the controller's plant clock is /clock): the stamps are /clock's; a
+    simulation at 1/100 to 100 x real time, lockstep (a step whenever the controller
+    answered, at irregular steady intervals), /clock read up to two steps behind the
+    state (a separate topic), and held for 5 s of steady time every 2000 steps (a paused
+    simulation, the harness's held loop: /clock still, no states): never slow. (The
+    clock rule's bounded clock, which moves on the steady clock once /clock stood still
+    for clock_stall_timeout, would take the first state after a hold for a stale one.)"""
     rng = np.random.default_rng(7)
-    rule = ClockRule(1.0, 1.0, 10.0)
-    pace = StampPace(RATIO, TOL, TIMEOUT)
-    steady = sim = clock = 0.0
-    for _ in range(20000):
+    ctl = make(watchdog_timeout=10.0)
+    names, zeros = ctl.base_model.joint_names, [0.0] * ctl.base_model.nv
+    plant = [START]
+    ctl.use_plant_clock(lambda: plant[0])
+    steady, sim = 0.0, START
+    for k in range(6000):
         steady += rng.uniform(0.2, 3.0) * DT / factor  # irregular lockstep steps
+        if k % 2000 == 1999:  # held 5 s; the simulator resends its last state every 0.5 s
+            for _ in range(10):
+                steady += 0.5
+                ctl.joint_state(names, Q0, zeros, sim, now=steady)
         sim += DT
-        clock = max(clock, sim - DT * rng.integers(0, 3))  # /clock as last received
-        reference = rule.tick(clock, steady)
-        assert not pace.slow(sim, reference), (factor, steady, sim)
+        plant[0] = max(plant[0], sim - DT * rng.integers(0, 3))  # /clock as last received
+        ctl.joint_state(names, Q0, zeros, sim, now=steady)
+    assert ctl.rejected["slow_stamps"] == 0 and ctl.accepted == 6000, dict(ctl.rejected)
+    assert ctl.resent == 30
 
 
 def test_slow_stamps_on_simulated_time_are_caught() -> None:
     """use_sim_time and /clock running at 1x, while the states' stamps advance at 1/100
     (a stuck driver on a live simulation): rejected within tol / (ratio - 0.01)."""
-    rule = ClockRule(1.0, 1.0, 10.0)
     pace = StampPace(RATIO, TOL, TIMEOUT)
     caught = math.nan
     for k in range(5000):
         s = k * DT
-        if pace.slow(START + 0.01 * s, rule.tick(START + s, s)):
+        if pace.slow(START + 0.01 * s, START + s):  # /clock at 1x
             caught = s
             break
     assert caught <= TOL / (RATIO - 0.01) + DT
@@ -196,10 +203,11 @@ def test_a_silence_counts_one_timeout_at_most() -> None:
     assert pace.deficit == pytest.approx(RATIO * TIMEOUT - DT)
 
 
-def test_clock_reset_of_the_stamps_restarts_the_pace() -> None:
+def test_clock_reset_of_the_stamps_re_anchors_the_pace() -> None:
     """A clock reset re-synchronised by the controller (five agreeing stamps 50 s back)
-    restarts the stream: states on the new clock are judged anew, not rejected for
-    being behind the old one, and a slow stream on the new clock is caught."""
+    re-anchors the stream: states on the new clock are judged anew, not rejected for
+    being behind the old one, a slow stream on the new clock is caught, and a slow
+    stream stays slow through a reset."""
     ctl = make()
     names, zeros = ctl.base_model.joint_names, [0.0] * ctl.base_model.nv
     s = 0.0
@@ -214,6 +222,16 @@ def test_clock_reset_of_the_stamps_restarts_the_pace() -> None:
     first_slow, _ = drive(ctl, lambda x: START - 48.0 + 1e-3 * (x - slow_from), s + 2.0,
                           start=s)
     assert first_slow - slow_from <= TOL / (RATIO - 1e-3) + DT
+    # Slow, then a clock reset of the stamps (back 10 s), then slow on: the reset
+    # re-anchors the pace but keeps its deficit -- no reset launders stale stamps.
+    s += 2.0
+    slow = ctl.rejected["slow_stamps"]
+    reasons = [ctl.joint_state(names, Q0, zeros, START - 60.0 + k * 1e-6, now=s + k * DT).reason
+               for k in range(50)]
+    assert ctl.clock_resets == 2 and reasons[:4] == ["time_backwards"] * 4
+    assert reasons[4] is None  # the reset itself, merged
+    assert set(reasons[5:]) == {"slow_stamps"}, reasons
+    assert ctl.rejected["slow_stamps"] == slow + 45
 
 
 def test_runtime_settings_and_refusals() -> None:
