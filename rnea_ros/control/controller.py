@@ -407,7 +407,7 @@ class TorqueController:
             self._received = rule.tick(plant, now)
         self._plant = plant
         pace = self.stamp_pace  # stamps against the plant's clock (control/freshness.py)
-        if pace is not None and pace.slow(stamp, plant):
+        if pace is not None and pace.slow(stamp, plant, self._received):
             return self._reject("slow_stamps", pace.message())
         idx, screen, duplicates, followers = self._name_cache.get(tuple(names)) or \
             self._name_map(names)
@@ -544,7 +544,7 @@ class TorqueController:
         clock (the newest sample at ``stamp``); returns the event text."""
         jump = self.clock.resync(stamp)
         if self.stamp_pace is not None:
-            self.stamp_pace.reset(stamp, self._plant)
+            self.stamp_pace.reset(stamp, self._plant, self._received)
         known = np.isfinite(self._stamp)
         # newest + (stamp - newest) can round a few ulps past stamp, which the merge of
         # the message at stamp would take for a stamp going backwards: clamped.

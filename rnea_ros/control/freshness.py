@@ -23,10 +23,11 @@ plant's clock as the receiver reads it: the steady clock, or on ``use_sim_time``
 ``/clock`` itself -- so a simulation runs at any real-time factor, lockstep included,
 its stamps keeping pace with the ``/clock`` it publishes, and a ``/clock`` standing
 still (a paused simulation, a lockstep loop held) is no evidence against the stamps
-(the clock rule's bounded clock would move on the steady clock then, and take the
-first state after a long pause for a stale one). With ``ds`` the advance of the
-newest stamp and ``dr`` the reference's advance since the previous advancing message,
-a deficit
+(the clock rule's bounded clock moves on the steady clock then, and would take the
+first state after a long pause for a stale one); the reference's advance is also capped
+by the bounded clock's, so a ``/clock`` jumping forward is none either. With ``ds``
+the advance of the newest stamp and ``dr`` the reference's advance since the
+previous advancing message, a deficit
 
     D <- clip(D + rho * min(dr, T) - ds, 0, 2 * tol)
 
@@ -70,7 +71,8 @@ class StampPace:
     def __init__(self, min_ratio: float, tolerance: float, gap: float) -> None:
         self.configure(min_ratio, tolerance, gap)
         self.stamp = math.nan  # the newest stamp seen [s]
-        self.reference = math.nan  # the receiver's clock then [s]
+        self.reference = math.nan  # the plant's clock then [s]
+        self.bounded = math.nan  # the clock rule's bounded clock then [s]
         self.deficit = 0.0  # D [s]
         self.worst = 0.0  # the slowest pace of a rejection, stamp / clock advance
 
@@ -81,32 +83,36 @@ class StampPace:
                              f"tolerance {tolerance} and gap {gap} > 0 s")
         self.ratio, self.tolerance, self.gap = float(min_ratio), float(tolerance), float(gap)
 
-    def reset(self, stamp: float, reference: float) -> None:
+    def reset(self, stamp: float, reference: float, bounded: float) -> None:
         """The stream's clock was reset: the state stamped ``stamp`` [s] (on the new
-        clock), received at ``reference`` [s], is the new anchor. The deficit stays (a
-        stream slow before the reset is slow after it until it keeps pace: clock resets
-        cannot launder stale stamps)."""
-        self.stamp, self.reference = stamp, reference
+        clock), received at ``reference`` (``bounded``) [s], is the new anchor. The
+        deficit stays (a stream slow before the reset is slow after it until it keeps
+        pace: clock resets cannot launder stale stamps)."""
+        self.stamp, self.reference, self.bounded = stamp, reference, bounded
 
-    def slow(self, stamp: float, reference: float) -> bool:
+    def slow(self, stamp: float, reference: float, bounded: float | None = None) -> bool:
         """Whether a state stamped ``stamp`` [s], received at ``reference`` [s] on the
-        receiver's clock, is behind the pace (reject it). A stamp not newer than the
-        newest (a duplicate, a stamp going back, a second sender's) leaves the state
-        alone, and is not judged here: other checks do (a pace kept on the newest stamp
-        judges the stream of the freshest sender; a clock reset of the stamps,
-        :meth:`reset`)."""
+        plant's clock (``/clock`` as read; ``bounded``: the clock rule's bounded clock
+        then, whose advance caps the reference's: a ``/clock`` jumping forward is no
+        evidence against the stamps either), is behind the pace (reject it). A stamp
+        not newer than the newest (a duplicate, a stamp going back, a second
+        sender's) leaves the state alone, and is not judged here: other checks do (a
+        pace kept on the newest stamp judges the stream of the freshest sender; a clock
+        reset of the stamps, :meth:`reset`)."""
         if not (math.isfinite(stamp) and math.isfinite(reference)):
             return False  # (non-finite stamps are another check's)
+        bounded = reference if bounded is None else bounded
         if self.stamp != self.stamp:  # (nan) the first state
-            self.stamp, self.reference = stamp, reference
+            self.stamp, self.reference, self.bounded = stamp, reference, bounded
             return False
         ds = stamp - self.stamp
         if ds <= 0.0:
             return False
-        dr = min(max(reference - self.reference, 0.0), self.gap)
+        dr = min(max(min(reference - self.reference, bounded - self.bounded), 0.0),
+                 self.gap)
         self.deficit = min(max(self.deficit + self.ratio * dr - ds, 0.0),
                            2.0 * self.tolerance)
-        self.stamp, self.reference = stamp, reference
+        self.stamp, self.reference, self.bounded = stamp, reference, bounded
         if self.deficit > self.tolerance:
             if dr > 0.0:
                 self.worst = ds / dr

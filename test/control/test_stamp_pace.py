@@ -181,6 +181,21 @@ def test_simulated_time_at_any_real_time_factor_is_never_slow(factor: float) -> 
     assert ctl.resent == 30
 
 
+@pytest.mark.parametrize("jump", [1000.0, -2.0, -500.0])
+def test_a_clock_jump_is_no_evidence_against_the_stamps(jump: float) -> None:
+    """use_sim_time: /clock jumps (forward 1000 s, back 2 s or 500 s) while the states'
+    stamps run on at 1x of it and the steady clock: never slow (the reference's advance
+    is capped by the clock rule's bounded clock)."""
+    ctl = make(watchdog_timeout=10.0)
+    names, zeros = ctl.base_model.joint_names, [0.0] * ctl.base_model.nv
+    plant = [START]
+    ctl.use_plant_clock(lambda: plant[0])
+    for k in range(3000):
+        plant[0] = START + k * DT + (jump if k >= 1000 else 0.0)
+        ctl.joint_state(names, Q0, zeros, START + k * DT, now=k * DT)
+    assert ctl.rejected["slow_stamps"] == 0 and ctl.accepted == 3000, dict(ctl.rejected)
+
+
 def test_slow_stamps_on_simulated_time_are_caught() -> None:
     """use_sim_time and /clock running at 1x, while the states' stamps advance at 1/100
     (a stuck driver on a live simulation): rejected within tol / (ratio - 0.01)."""
