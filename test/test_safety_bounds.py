@@ -28,10 +28,14 @@ ATTACKS = [
     ("controller", "watchdog_timeout", 1e-9, "must be in [0.001, 10] s"),
     ("controller", "diagnostics_period", 1e-9, "must be in [0.05, 5] s, got 1e-09"),
     ("controller", "diagnostics_period", 1e9, "must be in [0.05, 5] s"),
-    ("controller", "diagnostics_window", 1e-9, "must be >= 0.05 s"),
+    ("controller", "diagnostics_window", 1e-9, "must be in [0.05, 600] s, got 1e-09"),
     ("controller", "effort_rate_limits", [1e-300], "must be in [0.001, 10000000] N m/s or N/s "
      "(each element), got [1e-300]"),
     ("controller", "effort_rate_limits", [1000.0, 1e300], "(each element)"),
+    ("controller", "diagnostics_window", math.inf, "must be in [0.05, 600] s, got inf"),
+    ("controller", "diagnostics_window", 1e308, "must be in [0.05, 600] s"),
+    ("controller", "stamp_pace.min_ratio", 0.01, "must be in [0.05, 0.9], got 0.01"),
+    ("controller", "stamp_pace.tolerance", 1e9, "must be in [0.01, 1] s"),
     ("controller", "clock_reset.threshold", 1e9, "must be <= 10 s"),
     ("controller", "clock_reset.count", 10**9, "must be <= 1000"),
     ("controller", "trajectory.max_bytes", 2**40, "must be <= 1048576 bytes"),
@@ -43,6 +47,7 @@ ATTACKS = [
     ("rate_limiter", "diagnostics_period", 1e-9, "must be in [0.05, 5] s"),
     ("rate_limiter", "effort_rate_limits", [1e-300], "(each element), got [1e-300]"),
     ("rate_limiter", "clock_reset.count", 10**9, "must be <= 1000"),
+    ("rate_limiter", "diagnostics_window", math.inf, "must be in [0.05, 600] s, got inf"),
     ("simulator", "command_timeout", math.inf, "must be <= 10 s, got inf"),
 ]
 

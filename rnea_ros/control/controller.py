@@ -73,6 +73,7 @@ from rnea_ros.control.command import (
 from rnea_ros.control.config import ControllerConfig
 from rnea_ros.control.controller_intake import IntakeOutcomes, RejectedState, Result
 from rnea_ros.control.controller_output import CommandOutput
+from rnea_ros.control.freshness import StampPace
 from rnea_ros.control.imu import ImuEstimator, ImuResult, ImuSample
 from rnea_ros.control.joint_state import (
     BACKWARDS,
@@ -136,6 +137,7 @@ class TorqueController(IntakeOutcomes, CommandOutput):
         # message being handled: the rate limit's bound by the receiver's time.
         self._output_received = math.nan
         self._received = math.nan
+        self._plant = math.nan  # the plant's clock [s] at that receipt (/clock or steady)
         # The receipt clock [s] when not the steady 'now' (a node on simulated time sets
         # its /clock, use_plant_clock): read once per joint state, bounded by plant_clock.
         self.receipt_clock: Callable[[], float] | None = None
@@ -164,6 +166,7 @@ class TorqueController(IntakeOutcomes, CommandOutput):
         self.mimic_worst = ("", 0.0)  # (follower, deviation [rad or m]) of the worst mismatch
         self.slew: SlewLimiter | None = None
         self.imu: ImuEstimator | None = None  # a moving base measured by an IMU
+        self.stamp_pace: StampPace | None = None  # stamps slower than time: stale (issue 35)
         self.configure(config)
 
     # ------------------------------------------------------------ configuration
@@ -197,6 +200,12 @@ class TorqueController(IntakeOutcomes, CommandOutput):
             rule.threshold, rule.stall_timeout, rule.max_speed = (
                 config.clock_reset.threshold, config.clock_stall_timeout,
                 config.clock_max_speed)
+        pace = config.params.stamp_pace
+        if getattr(self, "stamp_pace", None) is None:
+            self.stamp_pace = StampPace(pace.min_ratio, pace.tolerance, config.watchdog_timeout)
+        else:  # (runtime settings; the stream's state stays)
+            assert self.stamp_pace is not None
+            self.stamp_pace.configure(pace.min_ratio, pace.tolerance, config.watchdog_timeout)
         if previous_config is not None and previous_config.mode != config.mode:
             self.reference.release()
         self.build_stages(config)
@@ -327,7 +336,15 @@ class TorqueController(IntakeOutcomes, CommandOutput):
         """
         now = _monotonic() if now is None else now
         rule, read = self.plant_clock, self.receipt_clock
-        self._received = now if rule is None or read is None else rule.tick(read(), now)
+        if rule is None or read is None:
+            self._received = plant = now
+        else:  # /clock, bounded by the clock rule (the slew step's clock)
+            plant = read()
+            self._received = rule.tick(plant, now)
+        self._plant = plant
+        pace = self.stamp_pace  # stamps against the plant's clock (control/freshness.py)
+        if pace is not None and pace.slow(stamp, plant, self._received):
+            return self._reject("slow_stamps", pace.message())
         idx, screen, duplicates, followers = self._name_cache.get(tuple(names)) or \
             self._name_map(names)
         p = position if type(position) is array and position.typecode == "d" else \

@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from rnea_ros.control.clock_rule import ClockRule
 from rnea_ros.control.config import ControllerConfig
+from rnea_ros.control.freshness import StampPace
 from rnea_ros.control.joint_state import (
     BACKWARDS,
     DUPLICATE,
@@ -103,6 +104,9 @@ class IntakeOutcomes:
     mimic_mismatches: int
     mimic_worst: tuple[str, float]
     last_state_time: float | None
+    stamp_pace: StampPace | None
+    _plant: float
+    _received: float
 
     def _reject(self, reason: str, message: str) -> Result:
         self.rejected[reason] += 1
@@ -170,6 +174,8 @@ class IntakeOutcomes:
         """Move the merged stamps, the reference and the time scaling onto the new
         clock (the newest sample at ``stamp``); returns the event text."""
         jump = self.clock.resync(stamp)
+        if self.stamp_pace is not None:
+            self.stamp_pace.reset(stamp, self._plant, self._received)
         known = np.isfinite(self._stamp)
         # newest + (stamp - newest) can round a few ulps past stamp, which the merge of
         # the message at stamp would take for a stamp going backwards: clamped.

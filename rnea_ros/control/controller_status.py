@@ -55,7 +55,7 @@ class ControllerReport:
         imu = c.imu
         recent = self.window.update(now, {
             "rejected": sum(c.rejected.values()), "mimic": c.mimic_mismatches,
-            "duplicate": c.rejected["duplicate_stamp"],
+            "duplicate": c.rejected["duplicate_stamp"], "slow": c.rejected["slow_stamps"],
             "passive": loop.passive_mismatches if loop is not None else 0,
             "imu": sum(imu.rejected.values()) if imu is not None else 0})
         status = controller_status(c, recent, self.window.window, rate, received,
@@ -76,7 +76,8 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
                       rate: float, received: int, callback_us: deque[float],
                       since_clock_reset: float, now: float = -np.inf) -> Status:
     """The computation's status: ``recent`` the counters' increases over the last
-    ``window`` s (``'duplicate'``, optional: of ``rejected['duplicate_stamp']``),
+    ``window`` s (``'duplicate'``, ``'slow'``, optional: of ``rejected['duplicate_stamp']``,
+    ``rejected['slow_stamps']``),
     ``rate`` [Hz] and ``received`` the joint states', ``callback_us``
     the receipt-to-publish times [us], ``since_clock_reset`` [s]; ``now`` the steady
     time [s] (on simulated time, the plant clock's status at it: stopped, jumped)."""
@@ -94,6 +95,10 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
     if duplicates:
         level, message = "warn", (f"joint-state stamps not advancing ({duplicates} "
                                   f"duplicate_stamp in the {span})")
+    slow = recent.get("slow", 0)  # stamps advancing slower than time: stale data
+    if slow:
+        level, message = "warn", (f"joint-state stamps advancing too slowly ({slow} "
+                                  f"slow_stamps in the {span})")
     if recent["mimic"]:
         name, deviation = c.mimic_worst
         level, message = "warn", f"mimic follower off its coupling ({name}: {deviation:+.3g})"
@@ -112,7 +117,9 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
         level, message = clock_level, clock_message
     if c.stale:
         level, message = "error", ("watchdog: joint-state stamps stopped advancing"
-                                   if duplicates else "watchdog: joint states stopped")
+                                   if duplicates else
+                                   "watchdog: joint-state stamps advancing too slowly"
+                                   if slow else "watchdog: joint states stopped")
     values = {
         "mode": c.config.mode,
         "input rate [Hz]": f"{rate:.1f}",

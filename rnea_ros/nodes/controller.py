@@ -54,6 +54,7 @@ from rnea_ros.control.controller import Result, TorqueController
 from rnea_ros.control.controller_status import ControllerReport
 from rnea_ros.control.diagnostics import status_name
 from rnea_ros.control.factory import build_controller
+from rnea_ros.control.freshness import watchdog_period
 from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.core.errors import ParameterError, RneaError
 from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
@@ -184,8 +185,10 @@ class ControllerNode(ManagedNode):
             self.destroy_subscription(self.state_sub)
             self.state_sub = self.intake.subscription = self.subscribe_states()
         # Steady clocks: the watchdog must fire when (simulated) time stops with the states.
-        made.append(steady_timer(self, min(config.watchdog_timeout / 4, 0.02),
-                                 self.on_watchdog))
+        # Its period follows watchdog_timeout and grace, at runtime too (control/freshness.py).
+        self.watchdog_period = watchdog_period(config.watchdog_timeout, config.watchdog_grace)
+        self.watchdog_timer = steady_timer(self, self.watchdog_period, self.on_watchdog)
+        made.append(self.watchdog_timer)
         if self.sim_time:  # the rate limit's receipt clock: /clock, under the clock rule
             self.controller.use_plant_clock(lambda: self.get_clock().now().nanoseconds * 1e-9)
         # The command message, kept serialised: the controller writes each command into
@@ -480,6 +483,14 @@ class ControllerNode(ManagedNode):
                 self.contact.reconfigure(self.controller)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
+        look = watchdog_period(config.watchdog_timeout, config.watchdog_grace)
+        if look != self.watchdog_period:  # the reaction: <= timeout + grace + look
+            made = self.configured_entities
+            made.remove(self.watchdog_timer)
+            self.destroy_timer(self.watchdog_timer)
+            self.watchdog_period = look
+            self.watchdog_timer = steady_timer(self, look, self.on_watchdog)
+            made.append(self.watchdog_timer)
         self.set_diagnostics_period(config.params.diagnostics_period)
         self.status_report.window.window = config.params.diagnostics_window
         self.values = values
@@ -522,20 +533,6 @@ class ControllerNode(ManagedNode):
         array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_pub.publish(array)
-
-
-    def lifecycle_status(self, node: str) -> DiagnosticArray:
-        """The one status of an unconfigured node: WARN, or ERROR with the reason of a
-        failed configure or of the error that unconfigured it."""
-        level = DiagnosticStatus.ERROR if self.reason else DiagnosticStatus.WARN
-        message = f"{self.state_label}, not commanding" + (
-            f": {self.reason}" if self.reason else " (waiting for configure)")
-        status = DiagnosticStatus(
-            level=level, name=status_name(node), message=message, hardware_id="",
-            values=[KeyValue(key=k, value=v) for k, v in self.lifecycle_values().items()])
-        array = DiagnosticArray(status=[status])
-        array.header.stamp = self.get_clock().now().to_msg()
-        return array
 
 
 def main(args: list[str] | None = None) -> int:

@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.exceptions import ParameterException
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.publisher import Publisher
@@ -47,6 +48,7 @@ from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 
+from rnea_ros.control.diagnostics import status_name
 from rnea_ros.core.errors import RneaError
 from rnea_ros.nodes.parameters import declare
 from rnea_ros.parameters import ParameterSpec
@@ -232,3 +234,16 @@ class ManagedNode(LifecycleNode):
     def lifecycle_values(self) -> dict[str, str]:
         """The key-values ``/diagnostics`` adds in every state."""
         return {"lifecycle_state": self.state_label, "lifecycle_reason": self.reason}
+
+    def lifecycle_status(self, node: str) -> DiagnosticArray:
+        """The one status of an unconfigured node: WARN, or ERROR with the reason of a
+        failed configure or of the error that unconfigured it."""
+        level = DiagnosticStatus.ERROR if self.reason else DiagnosticStatus.WARN
+        message = f"{self.state_label}, not commanding" + (
+            f": {self.reason}" if self.reason else " (waiting for configure)")
+        status = DiagnosticStatus(
+            level=level, name=status_name(node), message=message, hardware_id="",
+            values=[KeyValue(key=k, value=v) for k, v in self.lifecycle_values().items()])
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        return array

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -24,7 +25,18 @@ NAMES = list(MODEL.joint_names)
 Q = np.array([0.2, -0.3, 0.1, -1.8, 0.2, 1.4, 0.3])
 
 
+ORIGIN = time.monotonic()
+
+
+def elapsed() -> float:
+    """Real time since the module loaded [s]."""
+    return time.monotonic() - ORIGIN
+
+
 def state(t: float, names=NAMES, position=None, velocity=None) -> JointState:
+    """A state stamped ``t`` plus the real time since the module loaded: the stamps
+    keep pace with time (issue 35: stamps advancing much slower are stale)."""
+    t += elapsed()
     msg = JointState()
     msg.header.stamp.sec = int(t)
     msg.header.stamp.nanosec = round((t - int(t)) * 1e9)
@@ -73,7 +85,7 @@ def test_rejects_counts_and_keeps_running(loop: ClosedLoop) -> None:
     bad_position[2] = np.nan
     send(loop, state(1.002, position=bad_position), expect_command=False)
     send(loop, state(1.003, velocity=[0.0] * 3), expect_command=False)
-    send(loop, state(0.5), expect_command=False)  # time going backwards
+    send(loop, state(0.5 - elapsed()), expect_command=False)  # time going backwards: 0.5
     assert c.rejected["non_finite"] == 1
     assert c.rejected["length_mismatch"] == 1
     assert c.rejected["time_backwards"] == 1
