@@ -138,7 +138,7 @@ class ControllerNode(ManagedNode):
         """A description arrived on the topic (``values['robot_description']``): bring the
         node up to ``autostart`` with it (a failing configure raises: the waiter logs it
         and keeps waiting)."""
-        self.description_text = values["robot_description"]
+        self.description_text = parameter_set(CONTROLLER_PARAMETERS, values).robot_description
         self.start()
 
     # ------------------------------------------------------------- lifecycle

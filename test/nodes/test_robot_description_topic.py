@@ -124,7 +124,8 @@ def test_the_controller_waits_then_refuses_a_bad_one_and_takes_a_good_one(bus: B
     line = waiter.waiting_line()
     assert f"'/{NAMESPACE}/robot_description'" in line and "transient local" in line
     assert not bus.spin_until(lambda: waiter.started, 0.5)  # nothing published: it waits
-    assert not hasattr(node, "controller") and not hasattr(node, "command_pub")
+    # a managed node: unconfigured (no model, no controller, nothing commanded) until then
+    assert node.controller is None and node.state_label == "unconfigured" and not node.active
     publish = bus.publisher()
     publish('<robot name="broken"><link name="a"></robot')  # malformed XML
     assert bus.spin_until(lambda: waiter.rejected == 1)
@@ -137,6 +138,7 @@ def test_the_controller_waits_then_refuses_a_bad_one_and_takes_a_good_one(bus: B
     publish(text)
     assert bus.spin_until(lambda: waiter.started)
     assert waiter.rejected == 2 and node.controller.base_model.nv == 6
+    assert node.state_label == "active"  # autostart: active, with this description
     publish(text.replace('name="ur5"', 'name="ur5_other"'))  # later ones: ignored
     bus.spin_until(lambda: False, 0.3)
     assert node.controller.base_model.name == load_urdf(text).name
