@@ -99,19 +99,19 @@ def loop_rnea(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: 
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like, shape (N,)
+    qd_active : array_like of shape (N,)
         Active joint velocities [rad/s, m/s].
-    qdd_active : array_like, shape (N,)
+    qdd_active : array_like of shape (N,)
         Active joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    tau_a : ndarray, shape (N,)
+    tau_a : ndarray of shape (N,)
         Active joint torques [N m, N].
     """
     # The 1 kHz path, kept lean (see rc.rnea): the kernel checks lengths and closure.
@@ -148,21 +148,21 @@ def loop_rnea_with_wrenches(model: ClosedLoopModel, q: object, qd_active: object
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like, shape (N,)
+    qd_active : array_like of shape (N,)
         Active joint velocities [rad/s, m/s].
-    qdd_active : array_like, shape (N,)
+    qdd_active : array_like of shape (N,)
         Active joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    tau_a : ndarray, shape (N,)
+    tau_a : ndarray of shape (N,)
         Active joint torques [N m, N].
-    wrenches : ndarray, shape (B, 6)
+    wrenches : ndarray of shape (B, 6)
         Cut-joint wrenches ``[force; moment]`` [N, N m] in each loop's frame 1.
     """
     tau, _, _, lam, qv = _inverse_dynamics(model, q, qd_active, qdd_active, gravity)
@@ -202,15 +202,15 @@ def loop_gravity(model: ClosedLoopModel, q: object, *, gravity: object | None = 
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    ndarray, shape (N,)
+    ndarray of shape (N,)
         Active-joint torques [N m, N].
     """
     zero = np.zeros(model.n_active)
@@ -225,12 +225,12 @@ def loop_mass_matrix(model: ClosedLoopModel, q: object) -> Array:
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
 
     Returns
     -------
-    A_c : ndarray, shape (N, N)
+    A_c : ndarray of shape (N, N)
         ``G^T M G`` [kg m^2, kg].
     """
     q = tree_vector(model, q, "q")
@@ -248,17 +248,17 @@ def loop_nonlinear_effects(model: ClosedLoopModel, q: object, qd_active: object,
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like, shape (N,)
+    qd_active : array_like of shape (N,)
         Active joint velocities [rad/s, m/s].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    H_c : ndarray, shape (N,)
+    H_c : ndarray of shape (N,)
         Bias torques in the active joints [N m, N].
     """
     tau, qd, _, _, qv = _inverse_dynamics(model, q, qd_active, np.zeros(model.n_active), gravity)
@@ -277,19 +277,19 @@ def loop_forward_dynamics(model: ClosedLoopModel, q: object, qd_active: object,
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like, shape (N,)
+    qd_active : array_like of shape (N,)
         Active joint velocities [rad/s, m/s].
-    tau_active : array_like, shape (N,)
+    tau_active : array_like of shape (N,)
         Active joint torques [N m, N].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    qdd_a : ndarray, shape (N,)
+    qdd_a : ndarray of shape (N,)
         Active joint accelerations [rad/s^2, m/s^2].
     """
     q, qda, tau = (_asc(x, _f64) for x in (q, qd_active, tau_active))
@@ -325,19 +325,19 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (N, n)
+    q : array_like of shape (N, n)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like, shape (N, N)
+    qd_active : array_like of shape (N, N)
         Active joint velocities [rad/s, m/s].
-    qdd_active : array_like, shape (N, N)
+    qdd_active : array_like of shape (N, N)
         Active joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    tau_a : ndarray, shape (S, N)
+    tau_a : ndarray of shape (S, N)
         Active joint torques per sample.
     """
     Q = _batch(model, q, "q", model.n, None)
@@ -367,19 +367,19 @@ def loop_forward_dynamics_batch(model: ClosedLoopModel, q: object, qd_active: ob
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (N, n)
+    q : array_like of shape (N, n)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like, shape (N, N)
+    qd_active : array_like of shape (N, N)
         Active joint velocities [rad/s, m/s].
-    tau_active : array_like, shape (N, N)
+    tau_active : array_like of shape (N, N)
         Active joint torques [N m, N].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    qdd_a : ndarray, shape (S, N)
+    qdd_a : ndarray of shape (S, N)
         Active accelerations per sample.
     """
     Q = _batch(model, q, "q", model.n, None)

@@ -179,9 +179,9 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q_active : array_like, shape (N,)
+    q_active : array_like of shape (N,)
         Active joint positions [rad, m].
-    guess : array_like, shape (n,), optional
+    guess : array_like of shape (n,), optional
         Starting tree configuration (``None``: ``model.q_reference``).
     tol : float, default 1e-12
         Closure tolerance [m, rad].
@@ -195,7 +195,7 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
 
     Returns
     -------
-    q : ndarray, shape (n,)
+    q : ndarray of shape (n,)
         Tree configuration closing every loop to ``tol``.
     """
     qa = _asc(q_active, _f64)
@@ -243,9 +243,9 @@ def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | 
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q_active : array_like, shape (N, N)
+    q_active : array_like of shape (N, N)
         Active joint positions [rad, m].
-    guess : array_like, shape (N, n), optional
+    guess : array_like of shape (N, n), optional
         Starting tree configuration (``None``: ``model.q_reference``).
     tol : float, default 1e-12
         Closure tolerance [m, rad].
@@ -257,7 +257,7 @@ def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | 
 
     Returns
     -------
-    q : ndarray, shape (N, n)
+    q : ndarray of shape (N, n)
         Tree configurations, a row per sample.
     """
     QA = np.ascontiguousarray(q_active, dtype=np.float64)
@@ -287,12 +287,12 @@ def loop_residual(model: ClosedLoopModel, q: object) -> Array:
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] (need not close the loops).
 
     Returns
     -------
-    ndarray, shape (m,)
+    ndarray of shape (m,)
         Constraint error [m, rad]; zero when closed.
     """
     q = tree_vector(model, q, "q")
@@ -356,12 +356,12 @@ def loop_constraint_jacobian(model: ClosedLoopModel, q: object) -> Array:
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] (need not close the loops).
 
     Returns
     -------
-    K : ndarray, shape (m, n)
+    K : ndarray of shape (m, n)
         Constraint Jacobian, frame 2 of each loop.
     """
     q = tree_vector(model, q, "q")
@@ -379,12 +379,12 @@ def loop_jacobian(model: ClosedLoopModel, q: object) -> Array:
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
 
     Returns
     -------
-    G : ndarray, shape (n, N)
+    G : ndarray of shape (n, N)
         ``dq_tree / dq_active``.
     """
     return _kinematics(model, q, None, None, True)[3]
@@ -398,14 +398,14 @@ def loop_velocities(model: ClosedLoopModel, q: object, qd_active: object) -> Arr
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like, shape (N,)
+    qd_active : array_like of shape (N,)
         Active joint velocities [rad/s, m/s].
 
     Returns
     -------
-    qd : ndarray, shape (n,)
+    qd : ndarray of shape (n,)
         Tree joint velocities [rad/s, m/s].
     """
     return _kinematics(model, q, qd_active, None, False)[0]
@@ -421,16 +421,16 @@ def loop_accelerations(model: ClosedLoopModel, q: object, qd_active: object,
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like, shape (N,)
+    qd_active : array_like of shape (N,)
         Active joint velocities [rad/s, m/s].
-    qdd_active : array_like, shape (N,)
+    qdd_active : array_like of shape (N,)
         Active joint accelerations [rad/s^2, m/s^2].
 
     Returns
     -------
-    qdd : ndarray, shape (n,)
+    qdd : ndarray of shape (n,)
         Tree joint accelerations [rad/s^2, m/s^2].
     """
     return _kinematics(model, q, qd_active, qdd_active, False)[1]
@@ -444,14 +444,14 @@ def loop_bias_acceleration(model: ClosedLoopModel, q: object, qd_active: object)
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like, shape (N,)
+    qd_active : array_like of shape (N,)
         Active joint velocities [rad/s, m/s].
 
     Returns
     -------
-    ndarray, shape (n,)
+    ndarray of shape (n,)
         ``Gdot qd_a`` [rad/s^2, m/s^2].
     """
     return _kinematics(model, q, qd_active, np.zeros(model.n_active), False)[1]

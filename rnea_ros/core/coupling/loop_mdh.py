@@ -65,7 +65,7 @@ def from_mdh_loops(links: Sequence[MDHLink], *, loops: int, active: Sequence[str
         The robot's name.
     base : str
         The base link's name.
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
     inertia_check : {'strict', 'warn'}, default 'strict'

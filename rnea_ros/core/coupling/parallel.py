@@ -154,21 +154,21 @@ def platform_inverse_dynamics(robot: ParallelRobot, x: object, xd: object, xdd: 
     ----------
     robot : ParallelRobot
         The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like, shape (nx,)
+    x : array_like of shape (nx,)
         Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
         platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like, shape (nv,)
+    xd : array_like of shape (nv,)
         Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
         3).
-    xdd : array_like, shape (nv,)
+    xdd : array_like of shape (nv,)
         Platform acceleration, laid out as ``xd`` [m/s^2, rad/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    tau : ndarray, shape (n_a,)
+    tau : ndarray of shape (n_a,)
         Active joint forces [N, N m].
     """
     x, xd, xdd = _asc(x, _f64), _asc(xd, _f64), _asc(xdd, _f64)
@@ -198,21 +198,21 @@ def platform_inverse_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
     ----------
     robot : ParallelRobot
         The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like, shape (N, nx)
+    x : array_like of shape (N, nx)
         Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
         platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like, shape (N, nv)
+    xd : array_like of shape (N, nv)
         Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
         3).
-    xdd : array_like, shape (N, nv)
+    xdd : array_like of shape (N, nv)
         Platform acceleration, laid out as ``xd`` [m/s^2, rad/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    tau : ndarray, shape (N, n_a)
+    tau : ndarray of shape (N, n_a)
         Active joint forces per sample.
     """
     X = _rows(robot, "x", x)
@@ -235,21 +235,21 @@ def platform_forward_dynamics(robot: ParallelRobot, x: object, xd: object, tau: 
     ----------
     robot : ParallelRobot
         The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like, shape (nx,)
+    x : array_like of shape (nx,)
         Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
         platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like, shape (nv,)
+    xd : array_like of shape (nv,)
         Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
         3).
-    tau : array_like, shape (n_a,)
+    tau : array_like of shape (n_a,)
         Active joint forces [N, N m].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    xdd : ndarray, shape (nv,)
+    xdd : ndarray of shape (nv,)
         Platform acceleration.
     """
     xdd: Array = platform_forward_dynamics_batch(
@@ -266,21 +266,21 @@ def platform_forward_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
     ----------
     robot : ParallelRobot
         The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like, shape (N, nx)
+    x : array_like of shape (N, nx)
         Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
         platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like, shape (N, nv)
+    xd : array_like of shape (N, nv)
         Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
         3).
-    tau : array_like, shape (N, n_a)
+    tau : array_like of shape (N, n_a)
         Active joint forces [N, N m].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    xdd : ndarray, shape (N, nv)
+    xdd : ndarray of shape (N, nv)
         Platform acceleration per sample.
     """
     X = _rows(robot, "x", x)
@@ -316,13 +316,13 @@ def platform_inverse_geometry(robot: ParallelRobot, x: object) -> Array:
     ----------
     robot : ParallelRobot
         The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like, shape (nx,)
+    x : array_like of shape (nx,)
         Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
         platform, ``p`` (nx = 3) [m] for a translational one.
 
     Returns
     -------
-    q_a : ndarray, shape (n_a,)
+    q_a : ndarray of shape (n_a,)
         Active joint values [rad, m].
     """
     x = _vector(robot, "x", x)
@@ -344,19 +344,19 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
     ----------
     robot : ParallelRobot
         The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like, shape (nx,)
+    x : array_like of shape (nx,)
         Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
         platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like, shape (nv,), optional
+    xd : array_like of shape (nv,), optional
         Platform twist (``None``: zero).
-    xdd : array_like, shape (nv,), optional
+    xdd : array_like of shape (nv,), optional
         Platform acceleration (``None``: zero).
 
     Returns
     -------
-    q_a, qd_a, qdd_a : ndarray, shape (n_a,)
+    q_a, qd_a, qdd_a : ndarray of shape (n_a,)
         Active joint positions, velocities, accelerations.
-    Jinv : ndarray, shape (n_a, nv)
+    Jinv : ndarray of shape (n_a, nv)
         ``J_p^-1`` at ``x``.
     """
     x = _vector(robot, "x", x)
@@ -375,13 +375,13 @@ def platform_inverse_jacobian(robot: ParallelRobot, x: object) -> Array:
     ----------
     robot : ParallelRobot
         The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like, shape (nx,)
+    x : array_like of shape (nx,)
         Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
         platform, ``p`` (nx = 3) [m] for a translational one.
 
     Returns
     -------
-    Jinv : ndarray, shape (n_a, nv)
+    Jinv : ndarray of shape (n_a, nv)
         ``qd_a = Jinv xd``.
     """
     x = _vector(robot, "x", x)
@@ -415,9 +415,9 @@ def platform_forward_geometry(robot: ParallelRobot, q_active: object, x0: object
     ----------
     robot : ParallelRobot
         The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    q_active : array_like, shape (n_a,)
+    q_active : array_like of shape (n_a,)
         Active joint values [rad, m].
-    x0 : array_like, shape (nx,), optional
+    x0 : array_like of shape (nx,), optional
         Starting pose (``None``: ``robot.zero_pose``); the result is the assembly mode
         nearest it.
     tolerance : float, default 1e-12
@@ -427,7 +427,7 @@ def platform_forward_geometry(robot: ParallelRobot, q_active: object, x0: object
 
     Returns
     -------
-    x : ndarray, shape (nx,)
+    x : ndarray of shape (nx,)
         Platform pose.
     """
     target = _asc(q_active, _f64)
@@ -511,17 +511,17 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
     ----------
     robot : ParallelRobot
         The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like, shape (nx,)
+    x : array_like of shape (nx,)
         Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
         platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like, shape (nv,), optional
+    xd : array_like of shape (nv,), optional
         Platform twist (``None``: zero).
-    xdd : array_like, shape (nv,), optional
+    xdd : array_like of shape (nv,), optional
         Platform acceleration (``None``: zero).
 
     Returns
     -------
-    q, qd, qdd : ndarray, shape (n,)
+    q, qd, qdd : ndarray of shape (n,)
         The spanning tree's state, tree joint order.
     """
     x = _vector(robot, "x", x)

@@ -113,15 +113,15 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
 
     Returns
     -------
-    C : ndarray, shape (nv, nv)
+    C : ndarray of shape (nv, nv)
         Christoffel-consistent Coriolis matrix [N m s/rad].
 
     Examples
@@ -203,17 +203,17 @@ def coriolis_product(model: RobotModel, q: object, qd: object, x: object) -> Arr
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    x : array_like, shape (nv,)
+    x : array_like of shape (nv,)
         The vector multiplied by ``C(q, qd)`` [rad/s, m/s].
 
     Returns
     -------
-    ndarray, shape (nv,)
+    ndarray of shape (nv,)
         ``C(q, qd) x`` [N m, N].
     """
     q = joint_vector(model, q, "q")

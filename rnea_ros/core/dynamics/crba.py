@@ -45,13 +45,13 @@ def mass_matrix(model: RobotModel, q: object) -> Array:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
 
     Returns
     -------
-    M : ndarray, shape (nv, nv)
+    M : ndarray of shape (nv, nv)
         Symmetric positive definite [kg m^2, kg].
 
     Examples
@@ -81,13 +81,13 @@ def mass_matrix_batch(model: RobotModel, q: object) -> Array:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
 
     Returns
     -------
-    M : ndarray, shape (N, nv, nv)
+    M : ndarray of shape (N, nv, nv)
         A mass matrix per sample.
     """
     Q = joint_batch(model, q, "q")

@@ -101,23 +101,23 @@ def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like, shape (nv,)
+    v : array_like of shape (nv,)
         Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like, shape (nv,)
+    a : array_like of shape (nv,)
         Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
 
     Returns
     -------
-    dtau_dq, dtau_dqd, M : ndarray, shape (nv, nv)
+    dtau_dq, dtau_dqd, M : ndarray of shape (nv, nv)
         Views of one (3, nv, nv) block.
     """
     if fext is None and not model.expanded:  # the lean path: the kernel checks the lengths
@@ -150,25 +150,25 @@ def joint_wrench_derivatives(model: RobotModel, q: object, v: object, a: object,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like, shape (nv,)
+    v : array_like of shape (nv,)
         Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like, shape (nv,)
+    a : array_like of shape (nv,)
         Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
 
     Returns
     -------
-    W : ndarray, shape (n, 6)
+    W : ndarray of shape (n, 6)
         Joint wrenches ``[force; moment]`` [N, N m], body frame at its origin.
-    dW_dq, dW_dqd, dW_dqdd : ndarray, shape (n, 6, n)
+    dW_dq, dW_dqd, dW_dqdd : ndarray of shape (n, 6, n)
         Their sensitivities.
     """
     _, _, _, _, W, dWq, dWv, dWa = _general(model, q, v, a, gravity, fext, True)
@@ -245,23 +245,23 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like, shape (N, nv)
+    v : array_like of shape (N, nv)
         Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like, shape (N, nv)
+    a : array_like of shape (N, nv)
         Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6) or (N, nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
         External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
         or one set per sample.
 
     Returns
     -------
-    dtau_dq, dtau_dqd, M : ndarray, shape (N, nv, nv)
+    dtau_dq, dtau_dqd, M : ndarray of shape (N, nv, nv)
         Per sample.
     """
     Q, V, A = _batch_inputs(model, q, v, a)
@@ -292,25 +292,25 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like, shape (N, nv)
+    v : array_like of shape (N, nv)
         Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like, shape (N, nv)
+    a : array_like of shape (N, nv)
         Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6) or (N, nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
         External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
         or one set per sample.
 
     Returns
     -------
-    W : ndarray, shape (N, n, 6)
+    W : ndarray of shape (N, n, 6)
         Joint wrenches per sample.
-    dW_dq, dW_dqd, dW_dqdd : ndarray, shape (N, n, 6, n)
+    dW_dq, dW_dqd, dW_dqdd : ndarray of shape (N, n, 6, n)
         Their sensitivities.
     """
     Q, V, A = _batch_inputs(model, q, v, a)
@@ -347,29 +347,29 @@ def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, 
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like, shape (nv,)
+    v : array_like of shape (nv,)
         Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like, shape (nv,)
+    a : array_like of shape (nv,)
         Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    j : array_like, shape (nv,)
+    j : array_like of shape (nv,)
         Joint jerks ``qddd`` [rad/s^3, m/s^3].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
-    fext_dot : array_like, shape (nbodies, 6), optional
+    fext_dot : array_like of shape (nbodies, 6), optional
         Time derivatives of ``fext`` in the body frames [N/s, N m/s] (``None``: zero).
 
     Returns
     -------
-    tau_dot : ndarray, shape (nv,)
+    tau_dot : ndarray of shape (nv,)
         Torque rate [N m/s].
-    d_dq, d_dqd, d_dqdd, d_dqddd : ndarray, shape (nv, nv)
+    d_dq, d_dqd, d_dqdd, d_dqddd : ndarray of shape (nv, nv)
         Its sensitivities (views of one (4, nv, nv) block).
     """
     model.require_one_dof("rnea_time_derivative_sensitivities", mimic=True)
@@ -404,24 +404,24 @@ def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: ob
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like, shape (N, nv)
+    v : array_like of shape (N, nv)
         Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like, shape (N, nv)
+    a : array_like of shape (N, nv)
         Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    j : array_like, shape (N, nv)
+    j : array_like of shape (N, nv)
         Joint jerks ``qddd`` [rad/s^3, m/s^3].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    tau_dot : ndarray, shape (N, nv)
+    tau_dot : ndarray of shape (N, nv)
         Per sample.
-    d_dq, d_dqd, d_dqdd, d_dqddd : ndarray, shape (N, nv, nv)
+    d_dq, d_dqd, d_dqdd, d_dqddd : ndarray of shape (N, nv, nv)
         Per sample.
     """
     Q, V, A = _batch_inputs(model, q, v, a)

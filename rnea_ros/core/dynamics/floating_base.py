@@ -130,23 +130,23 @@ def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: o
         base).
     base_inertia : BodyInertia
         The floating base body's inertia, in its frame.
-    base_pose : array_like, shape (7,)
+    base_pose : array_like of shape (7,)
         Base pose in the world ``[x y z qx qy qz qw]`` [m].
-    base_twist : array_like, shape (6,)
+    base_twist : array_like of shape (6,)
         Base twist ``[v; w]`` [m/s, rad/s] in the base frame.
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like, shape (nv,)
+    v : array_like of shape (nv,)
         Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like, shape (nv,)
+    a : array_like of shape (nv,)
         Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
-    base_fext : array_like, shape (6,), optional
+    base_fext : array_like of shape (6,), optional
         Wrench ``[force; torque]`` [N, N m] on the base, base frame at its origin.
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the world, overriding ``tree.gravity``.
 
     Returns
@@ -207,18 +207,18 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
         the joints.
-    v : array_like, shape (nv,)
+    v : array_like of shape (nv,)
         Whole velocity: ``v[:6] = [v; w]`` the base twist in its own frame [m/s, rad/s],
         then the joints.
-    qdd_joints : array_like, shape (nv - 6,)
+    qdd_joints : array_like of shape (nv - 6,)
         Accelerations of the non-base coordinates, in the order of ``v[6:]``.
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
@@ -258,15 +258,15 @@ def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_jo
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
         the joints.
-    v : array_like, shape (N, nv)
+    v : array_like of shape (N, nv)
         Whole velocity: ``v[:6] = [v; w]`` the base twist in its own frame [m/s, rad/s],
         then the joints.
-    qdd_joints : array_like, shape (N, nv - 6)
+    qdd_joints : array_like of shape (N, nv - 6)
         Accelerations of the non-base coordinates, in the order of ``v[6:]``.
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 

@@ -30,23 +30,23 @@ def forward_dynamics(model: RobotModel, q: object, qd: object, tau: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    tau : array_like, shape (nv,)
+    tau : array_like of shape (nv,)
         Joint torques [N m] (forces [N] on prismatic joints).
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
 
     Returns
     -------
-    qdd : ndarray, shape (nv,)
+    qdd : ndarray of shape (nv,)
         Joint accelerations [rad/s^2, m/s^2].
     """
     tau = joint_vector(model, tau, "tau")
@@ -65,20 +65,20 @@ def forward_dynamics_batch(model: RobotModel, q: object, qd: object, tau: object
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (N, nv)
+    qd : array_like of shape (N, nv)
         Joint velocities [rad/s, m/s].
-    tau : array_like, shape (N, nv)
+    tau : array_like of shape (N, nv)
         Joint torques [N m] (forces [N] on prismatic joints).
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    qdd : ndarray, shape (N, nv)
+    qdd : ndarray of shape (N, nv)
         Joint accelerations, a row per sample.
     """
     Q = joint_batch(model, q, "q")

@@ -90,27 +90,27 @@ def rnea_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, 
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    qdd : array_like, shape (nv,)
+    qdd : array_like of shape (nv,)
         Joint accelerations [rad/s^2, m/s^2].
-    qddd : array_like, shape (nv,)
+    qddd : array_like of shape (nv,)
         Joint jerks [rad/s^3, m/s^3].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
-    fext_dot : array_like, shape (nbodies, 6), optional
+    fext_dot : array_like of shape (nbodies, 6), optional
         Time derivatives of ``fext`` in the body frames [N/s, N m/s] (``None``: zero).
 
     Returns
     -------
-    tau, tau_dot : ndarray, shape (nv,)
+    tau, tau_dot : ndarray of shape (nv,)
         Torques [N m] and their time derivative [N m/s].
     """
     if fext is None and fext_dot is None and not model.expanded:  # lean path, as rnea()'s
@@ -135,31 +135,31 @@ def rnea_second_time_derivative(model: RobotModel, q: object, qd: object, qdd: o
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    qdd : array_like, shape (nv,)
+    qdd : array_like of shape (nv,)
         Joint accelerations [rad/s^2, m/s^2].
-    qddd : array_like, shape (nv,)
+    qddd : array_like of shape (nv,)
         Joint jerks [rad/s^3, m/s^3].
-    qdddd : array_like, shape (nv,)
+    qdddd : array_like of shape (nv,)
         Joint snaps (4th derivatives) [rad/s^4, m/s^4].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
-    fext_dot : array_like, shape (nbodies, 6), optional
+    fext_dot : array_like of shape (nbodies, 6), optional
         Time derivatives of ``fext`` in the body frames [N/s, N m/s] (``None``: zero).
-    fext_ddot : array_like, shape (nbodies, 6), optional
+    fext_ddot : array_like of shape (nbodies, 6), optional
         Second time derivatives of ``fext`` [N/s^2, N m/s^2] (``None``: zero).
 
     Returns
     -------
-    tau, tau_dot, tau_ddot : ndarray, shape (nv,)
+    tau, tau_dot, tau_ddot : ndarray of shape (nv,)
         Torques [N m] and their first two time derivatives [N m/s, N m/s^2].
     """
     return _evaluate(model, q, qd, qdd, qddd, qdddd, gravity, fext, fext_dot, fext_ddot)
@@ -195,22 +195,22 @@ def rnea_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: ob
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (N, nv)
+    qd : array_like of shape (N, nv)
         Joint velocities [rad/s, m/s].
-    qdd : array_like, shape (N, nv)
+    qdd : array_like of shape (N, nv)
         Joint accelerations [rad/s^2, m/s^2].
-    qddd : array_like, shape (N, nv)
+    qddd : array_like of shape (N, nv)
         Joint jerks [rad/s^3, m/s^3].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    tau, tau_dot : ndarray, shape (N, nv)
+    tau, tau_dot : ndarray of shape (N, nv)
         Per sample.
     """
     model.require_one_dof("rnea_time_derivative_batch", mimic=True)
@@ -235,24 +235,24 @@ def rnea_second_time_derivative_batch(model: RobotModel, q: object, qd: object, 
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (N, nv)
+    qd : array_like of shape (N, nv)
         Joint velocities [rad/s, m/s].
-    qdd : array_like, shape (N, nv)
+    qdd : array_like of shape (N, nv)
         Joint accelerations [rad/s^2, m/s^2].
-    qddd : array_like, shape (N, nv)
+    qddd : array_like of shape (N, nv)
         Joint jerks [rad/s^3, m/s^3].
-    qdddd : array_like, shape (N, nv)
+    qdddd : array_like of shape (N, nv)
         Joint snaps (4th derivatives) [rad/s^4, m/s^4].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    tau, tau_dot, tau_ddot : ndarray, shape (N, nv)
+    tau, tau_dot, tau_ddot : ndarray of shape (N, nv)
         Per sample.
     """
     model.require_one_dof("rnea_second_time_derivative_batch", mimic=True)

@@ -72,14 +72,14 @@ def frame_motion(model: RobotModel, q: Array, qd: Array, frame: Frame | str,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
     frame : Frame or str
         Link name or ``model.link_frame(name)``.
-    qdd : array_like, shape (nv,), optional
+    qdd : array_like of shape (nv,), optional
         Joint accelerations [rad/s^2, m/s^2] (``None``: zero).
 
     Returns

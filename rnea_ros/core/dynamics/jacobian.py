@@ -51,7 +51,7 @@ def frame_jacobian(model: RobotModel, q: object, frame: str,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
     frame : str
@@ -62,7 +62,7 @@ def frame_jacobian(model: RobotModel, q: object, frame: str,
 
     Returns
     -------
-    J : ndarray, shape (6, nv)
+    J : ndarray of shape (6, nv)
         ``[linear; angular]`` rows in ``reference``: twist = J qd [m/s, rad/s].
 
     Examples

@@ -35,15 +35,15 @@ def body_poses(model: RobotModel, q: object) -> tuple[Array, Array]:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
 
     Returns
     -------
-    rotations : ndarray, shape (nbodies, 3, 3)
+    rotations : ndarray of shape (nbodies, 3, 3)
         Body orientations in the base frame.
-    origins : ndarray, shape (nbodies, 3)
+    origins : ndarray of shape (nbodies, 3)
         Body origins in the base frame [m].
     """
     q = joint_vector(model, q, "q")
@@ -81,17 +81,17 @@ def body_velocities(model: RobotModel, q: object, qd: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    base_twist : array_like, shape (6,)
+    base_twist : array_like of shape (6,)
         Base twist ``[v; w]`` [m/s, rad/s] in the base frame.
 
     Returns
     -------
-    twists : ndarray, shape (nbodies, 6)
+    twists : ndarray of shape (nbodies, 6)
         ``[v_i; w_i]`` [m/s, rad/s], each in its body's frame.
     """
     q = joint_vector(model, q, "q")
@@ -129,7 +129,7 @@ def link_pose(model: RobotModel, q: object, link: str) -> tuple[Array, Array]:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
     link : str
@@ -137,9 +137,9 @@ def link_pose(model: RobotModel, q: object, link: str) -> tuple[Array, Array]:
 
     Returns
     -------
-    rotation : ndarray, shape (3, 3)
+    rotation : ndarray of shape (3, 3)
         Orientation in the base frame.
-    origin : ndarray, shape (3,)
+    origin : ndarray of shape (3,)
         Origin in the base frame [m].
     """
     frame = model.link_frame(link)
@@ -157,10 +157,10 @@ def kinetic_energy(model: RobotModel, q: object, qd: object) -> float:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
 
     Returns
@@ -179,10 +179,10 @@ def potential_energy(model: RobotModel, q: object, *, gravity: object | None = N
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 

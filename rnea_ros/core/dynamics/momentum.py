@@ -93,14 +93,14 @@ def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pos
         base).
     base_inertia : BodyInertia
         The floating base body's inertia, in its frame.
-    base_pose : array_like, shape (7,)
+    base_pose : array_like of shape (7,)
         Base pose in the world ``[x y z qx qy qz qw]`` [m].
-    base_twist : array_like, shape (6,)
+    base_twist : array_like of shape (6,)
         Base twist ``[v; w]`` [m/s, rad/s] in the base frame.
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like, shape (nv,)
+    v : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
 
     Returns
@@ -127,10 +127,10 @@ def momentum(model: RobotModel, q: object, qd: object | None = None) -> Momentum
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,), optional
+    qd : array_like of shape (nv,), optional
         Joint velocities [rad/s, m/s] (``None``: at rest).
 
     Returns
@@ -152,13 +152,13 @@ def center_of_mass(model: RobotModel, q: object) -> Array:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
 
     Returns
     -------
-    com : ndarray, shape (3,)
+    com : ndarray of shape (3,)
         Centre of mass [m], base frame.
     """
     return momentum(model, q).com
@@ -171,15 +171,15 @@ def center_of_mass_velocity(model: RobotModel, q: object, qd: object) -> Array:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
 
     Returns
     -------
-    vcom : ndarray, shape (3,)
+    vcom : ndarray of shape (3,)
         Centre-of-mass velocity [m/s], base frame.
     """
     return momentum(model, q, qd).com_velocity
@@ -193,15 +193,15 @@ def centroidal_momentum(model: RobotModel, q: object, qd: object) -> Array:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
 
     Returns
     -------
-    h : ndarray, shape (6,)
+    h : ndarray of shape (6,)
         ``[l; k]``: linear [kg m/s] and angular momentum about the centre of mass [kg
         m^2/s], base-frame axes.
     """

@@ -107,20 +107,20 @@ def momentum_and_bias(model: RobotModel, q: object, qd: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    p : ndarray, shape (nv,)
+    p : ndarray of shape (nv,)
         ``M(q) qd`` [N m s].
-    beta : ndarray, shape (nv,)
+    beta : ndarray of shape (nv,)
         ``g(q) - C(q, qd)^T qd`` [N m].
     """
     model = require_tree(model, "momentum_and_bias")
@@ -145,18 +145,18 @@ def momentum_bias(model: RobotModel, q: object, qd: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    beta : ndarray, shape (nv,)
+    beta : ndarray of shape (nv,)
         ``g(q) - C(q, qd)^T qd`` [N m, N].
     """
     return momentum_and_bias(model, q, qd, gravity=gravity)[1]
@@ -171,20 +171,20 @@ def momentum_and_bias_batch(model: RobotModel, q: object, qd: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (N, nv)
+    qd : array_like of shape (N, nv)
         Joint velocities [rad/s, m/s].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    P : ndarray, shape (N, nv)
+    P : ndarray of shape (N, nv)
         ``M qd`` per sample.
-    B : ndarray, shape (N, nv)
+    B : ndarray of shape (N, nv)
         ``beta`` per sample.
     """
     model = require_tree(model, "momentum_and_bias_batch")

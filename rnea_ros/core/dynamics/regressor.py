@@ -91,7 +91,7 @@ def parameter_vector(model: RobotModel, drives: bool = True) -> Array:
 
     Returns
     -------
-    pi : ndarray, shape (p,)
+    pi : ndarray of shape (p,)
         Parameters in column order (inertia about the body origin) [SI].
     """
     model.require_one_dof("the joint torque regressor")
@@ -118,14 +118,14 @@ def joint_torque_regressor(model: RobotModel, q: object, qd: object, qdd: object
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    qdd : array_like, shape (nv,)
+    qdd : array_like of shape (nv,)
         Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
     drives : bool, default True
@@ -134,7 +134,7 @@ def joint_torque_regressor(model: RobotModel, q: object, qd: object, qdd: object
 
     Returns
     -------
-    Y : ndarray, shape (n, p)
+    Y : ndarray of shape (n, p)
         p = 13 n (10 n with ``drives=False``) [various units, per column].
     """
     model.require_one_dof("joint_torque_regressor")
@@ -160,25 +160,25 @@ def joint_torque_regressor_batch(model: RobotModel, q: object, qd: object, qdd: 
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (N, nv)
+    qd : array_like of shape (N, nv)
         Joint velocities [rad/s, m/s].
-    qdd : array_like, shape (N, nv)
+    qdd : array_like of shape (N, nv)
         Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
     drives : bool, default True
         Include the 3 drive columns per joint (armature ``Ia``, viscous ``Fv``, Coulomb
         ``Fs``): 13 n columns; ``False``: the 10 n inertial ones.
-    out : ndarray, shape (N, n, p), optional
+    out : ndarray of shape (N, n, p), optional
         C-contiguous float64 array filled instead of a new one.
 
     Returns
     -------
-    Y : ndarray, shape (N, n, p)
+    Y : ndarray of shape (N, n, p)
         A regressor per sample (``out`` if given).
     """
     model.require_one_dof("joint_torque_regressor_batch")

@@ -75,17 +75,17 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    qdd : array_like, shape (nv,)
+    qdd : array_like of shape (nv,)
         Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
     base_motion : BaseMotion, optional
@@ -94,7 +94,7 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
 
     Returns
     -------
-    tau : ndarray, shape (nv,)
+    tau : ndarray of shape (nv,)
         Joint torques [N m, N].
 
     Examples
@@ -147,17 +147,17 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    qdd : array_like, shape (nv,)
+    qdd : array_like of shape (nv,)
         Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
     base_motion : BaseMotion, optional
@@ -166,9 +166,9 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
 
     Returns
     -------
-    tau : ndarray, shape (nv,)
+    tau : ndarray of shape (nv,)
         Joint torques [N m, N].
-    joint_wrenches : ndarray, shape (nbodies, 6)
+    joint_wrenches : ndarray of shape (nbodies, 6)
         ``[force; moment]`` [N, N m] from each body's parent, body frame at its origin.
     """
     q = joint_vector(model, q, "q")
@@ -199,10 +199,10 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
     base_motion : BaseMotion, optional
@@ -211,7 +211,7 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
 
     Returns
     -------
-    g : ndarray, shape (nv,)
+    g : ndarray of shape (nv,)
         Torques holding the robot still [N m, N].
 
     Examples
@@ -258,12 +258,12 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
     base_motion : BaseMotion, optional
@@ -272,7 +272,7 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
 
     Returns
     -------
-    h : ndarray, shape (nv,)
+    h : ndarray of shape (nv,)
         ``C(q, qd) qd + g(q)`` [N m, N].
     """
     q = joint_vector(model, q, "q")
@@ -295,12 +295,12 @@ def friction_torques(model: RobotModel, qd: object) -> Array:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    qd : array_like, shape (nv,)
+    qd : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
 
     Returns
     -------
-    ndarray, shape (nv,)
+    ndarray of shape (nv,)
         ``Fs sign(qd) + Fv qd`` [N m, N].
     """
     qd = joint_vector(model, qd, "qd")
@@ -315,20 +315,20 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (N, nv)
+    qd : array_like of shape (N, nv)
         Joint velocities [rad/s, m/s].
-    qdd : array_like, shape (N, nv)
+    qdd : array_like of shape (N, nv)
         Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    tau : ndarray, shape (N, nv)
+    tau : ndarray of shape (N, nv)
         Joint torques per sample.
 
     Examples
@@ -361,16 +361,16 @@ def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    ndarray, shape (N, nv)
+    ndarray of shape (N, nv)
         ``g(q)`` per sample [N m, N].
     """
     Q = joint_batch(model, q, "q")
@@ -390,18 +390,18 @@ def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (N, nq)
+    q : array_like of shape (N, nq)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like, shape (N, nv)
+    qd : array_like of shape (N, nv)
         Joint velocities [rad/s, m/s].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
 
     Returns
     -------
-    h : ndarray, shape (N, nv)
+    h : ndarray of shape (N, nv)
         Bias torques per sample.
     """
     Q = joint_batch(model, q, "q")

@@ -50,19 +50,19 @@ def dynamics(model: ElasticModel, q: object, theta: object, qd: object, thetad: 
     ----------
     model : ElasticModel
         The mixed rigid/elastic robot (:func:`elastic_model`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Link-side joint positions [rad, m].
-    theta : array_like, shape (n_e,)
+    theta : array_like of shape (n_e,)
         Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
         m].
-    qd : array_like, shape (n,)
+    qd : array_like of shape (n,)
         Joint velocities [rad/s, m/s].
-    thetad : array_like, shape (n_e,)
+    thetad : array_like of shape (n_e,)
         Motor velocities, link side [rad/s, m/s].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
 
@@ -107,30 +107,30 @@ def forward_dynamics(model: ElasticModel, q: object, theta: object, qd: object,
     ----------
     model : ElasticModel
         The mixed rigid/elastic robot (:func:`elastic_model`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Link-side joint positions [rad, m].
-    theta : array_like, shape (n_e,)
+    theta : array_like of shape (n_e,)
         Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
         m].
-    qd : array_like, shape (n,)
+    qd : array_like of shape (n,)
         Joint velocities [rad/s, m/s].
-    thetad : array_like, shape (n_e,)
+    thetad : array_like of shape (n_e,)
         Motor velocities, link side [rad/s, m/s].
-    tau : array_like, shape (n,)
+    tau : array_like of shape (n,)
         Motor torques: a rigid joint's joint torque, an elastic joint's motor torque on the
         link side (hua-2024 eq. 29) [N m, N].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
 
     Returns
     -------
-    qdd : ndarray, shape (n,)
+    qdd : ndarray of shape (n,)
         Joint accelerations [rad/s^2, m/s^2].
-    thetadd : ndarray, shape (n_e,)
+    thetadd : ndarray of shape (n_e,)
         Motor accelerations, link side.
     """
     tau = joint_vector(model.links, tau, "tau")

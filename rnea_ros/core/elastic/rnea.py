@@ -92,23 +92,23 @@ def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thet
     ----------
     model : ElasticModel
         The mixed rigid/elastic robot (:func:`elastic_model`).
-    q : array_like, shape (n,)
+    q : array_like of shape (n,)
         Link-side joint positions [rad, m].
-    theta : array_like, shape (n_e,)
+    theta : array_like of shape (n_e,)
         Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
         m].
-    qd : array_like, shape (n,)
+    qd : array_like of shape (n,)
         Joint velocities [rad/s, m/s].
-    thetad : array_like, shape (n_e,)
+    thetad : array_like of shape (n_e,)
         Motor velocities, link side [rad/s, m/s].
-    qdd : array_like, shape (n,)
+    qdd : array_like of shape (n,)
         Joint accelerations [rad/s^2, m/s^2].
-    thetadd : array_like, shape (n_e,)
+    thetadd : array_like of shape (n_e,)
         Motor accelerations, link side [rad/s^2, m/s^2].
-    gravity : array_like, shape (3,), optional
+    gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
         model's).
-    fext : array_like, shape (nbodies, 6), optional
+    fext : array_like of shape (nbodies, 6), optional
         External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
         frame at its origin (``None``: none).
     wrenches : bool, default False

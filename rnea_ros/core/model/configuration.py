@@ -401,7 +401,7 @@ def neutral(model: RobotModel) -> Array:
 
     Returns
     -------
-    ndarray, shape (nq,)
+    ndarray of shape (nq,)
         The neutral configuration.
     """
     plan = _plan(model)
@@ -418,15 +418,15 @@ def integrate(model: RobotModel, q: object, v: object) -> Array:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like, shape (nv,)
+    v : array_like of shape (nv,)
         Tangent displacement [rad, m], a block per joint.
 
     Returns
     -------
-    ndarray, shape (nq,)
+    ndarray of shape (nq,)
         ``q ⊕ v``.
     """
     qa = _vector(q, model.nq, "q", model)
@@ -449,14 +449,14 @@ def difference(model: RobotModel, q0: object, q1: object) -> Array:
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q0 : array_like, shape (nq,)
+    q0 : array_like of shape (nq,)
         Start configuration.
-    q1 : array_like, shape (nq,)
+    q1 : array_like of shape (nq,)
         End configuration.
 
     Returns
     -------
-    ndarray, shape (nv,)
+    ndarray of shape (nv,)
         ``q1 ⊖ q0`` [rad, m].
     """
     a = _vector(q0, model.nq, "q0", model)
@@ -487,7 +487,7 @@ def random_configuration(model: RobotModel, rng: np.random.Generator | int | Non
 
     Returns
     -------
-    ndarray, shape (nq,)
+    ndarray of shape (nq,)
         A random configuration.
     """
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
@@ -510,7 +510,7 @@ def check_configuration(model: RobotModel, q: object, tol: float = 1e-6) -> Arra
     ----------
     model : RobotModel
         The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like, shape (nq,)
+    q : array_like of shape (nq,)
         Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
         qw]``, a continuous joint's ``(cos, sin)``).
     tol : float, default 1e-6
@@ -518,7 +518,7 @@ def check_configuration(model: RobotModel, q: object, tol: float = 1e-6) -> Arra
 
     Returns
     -------
-    q : ndarray, shape (nq,)
+    q : ndarray of shape (nq,)
         ``q`` as float64 (not normalised).
     """
     qa = _vector(q, model.nq, "q", model)
