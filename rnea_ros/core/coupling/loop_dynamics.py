@@ -325,11 +325,11 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like of shape (N, n)
+    q : array_like of shape (S, n)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (N, N)
+    qd_active : array_like of shape (S, N)
         Active joint velocities [rad/s, m/s].
-    qdd_active : array_like of shape (N, N)
+    qdd_active : array_like of shape (S, N)
         Active joint accelerations [rad/s^2, m/s^2].
     gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
@@ -367,11 +367,11 @@ def loop_forward_dynamics_batch(model: ClosedLoopModel, q: object, qd_active: ob
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q : array_like of shape (N, n)
+    q : array_like of shape (S, n)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (N, N)
+    qd_active : array_like of shape (S, N)
         Active joint velocities [rad/s, m/s].
-    tau_active : array_like of shape (N, N)
+    tau_active : array_like of shape (S, N)
         Active joint torques [N m, N].
     gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the

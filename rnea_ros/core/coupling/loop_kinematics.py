@@ -243,9 +243,9 @@ def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | 
     model : ClosedLoopModel
         The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
         :func:`from_mdh_loops`).
-    q_active : array_like of shape (N, N)
+    q_active : array_like of shape (N, N_a)
         Active joint positions [rad, m].
-    guess : array_like of shape (N, n), optional
+    guess : array_like of shape (n,), optional
         Starting tree configuration (``None``: ``model.q_reference``).
     tol : float, default 1e-12
         Closure tolerance [m, rad].
