@@ -52,3 +52,11 @@ def test_the_page_shows_options_and_defaults() -> None:
         for action in HOOK.options(parser):
             assert f"`{', '.join(action.option_strings) or action.dest}`" in page
     assert "| `--out`" in page
+
+
+def test_a_zero_default_is_shown() -> None:
+    """``rnea-demo --seed`` defaults to 0: the page shows it (0 == False once hid it)."""
+    demo = next(parser for prog, parser in PARSERS if prog == "rnea-demo")
+    seed = next(a for a in HOOK.options(demo) if "--seed" in a.option_strings)
+    assert seed.default == 0
+    assert HOOK._row(demo, seed).startswith("| `--seed` `SEED` | `0` |")

@@ -9,7 +9,10 @@ these outputs. The pictures the page shows must exist.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +60,28 @@ def test_the_page_pictures_and_outputs_exist() -> None:
         assert (ROOT / "docs" / name).stat().st_size > 10_000, name
     for step in STEPS:
         assert f'--8<-- "docs/walkthrough/{step}.txt"' in page
+
+
+def test_recorded_dask_output_is_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capfd: pytest.CaptureFixture[str]) -> None:
+    """The Dask step (docs/walkthrough/dask_fleet.py: a loopback LocalCluster, then
+    ``rnea-fleet --scheduler``) prints the recorded lines, the local pool's verdict."""
+    monkeypatch.chdir(tmp_path)
+    assert run("rnea-sample", ["fleet", "sample_fleet"]) == 0
+    capfd.readouterr()
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run(
+        [sys.executable, str(RECORDED / "dask_fleet.py"), "sample_fleet/fleet.yaml",
+         "sample_fleet/fleet_report_dask"],
+        capture_output=True, text=True, env=env, timeout=900, check=False)
+    assert done.returncode == 2, done.stderr  # 2: a flagged joint (as the local pool)
+    text = (done.stdout + done.stderr).replace(f"{tmp_path}/", "")
+    recorded = (RECORDED / "fleet-dask.txt").read_text().splitlines()
+    assert sorted(text.splitlines()) == sorted(recorded)
+    local = (RECORDED / "fleet.txt").read_text().replace("fleet_report/", "fleet_report_dask/")
+    assert sorted(local.splitlines()) == sorted(recorded)
+    assert (tmp_path / "sample_fleet" / "fleet_report_dask" / "report.html").is_file()
+    page = (ROOT / "docs" / "walkthrough.md").read_text()
+    assert '--8<-- "docs/walkthrough/fleet-dask.txt"' in page

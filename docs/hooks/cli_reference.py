@@ -84,8 +84,9 @@ def _row(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
         metavar = formatter._format_args(action, action.dest.upper())
     help_text = formatter._expand_help(action) if action.help else ""
     default = action.default
-    shown = "" if default in (None, argparse.SUPPRESS, False) or action.nargs == 0 \
-        else f"`{default}`"
+    # by identity: a default of 0 (== False) or 0.0 is a value to show
+    hidden = default is None or default is False or default is argparse.SUPPRESS
+    shown = "" if hidden or action.nargs == 0 else f"`{default}`"
     return (f"| `{names}`{' `' + _cell(metavar) + '`' if metavar else ''} | "
             f"{shown} | {_cell(help_text)} |")
 

@@ -31,3 +31,7 @@ shot() {  # shot PNG HTML HEIGHT
 }
 shot bag-report.png sample_bag/bag_report/report.html 1400
 shot fleet-report.png sample_fleet/fleet_report/report.html 360
+# the Dask step: a LocalCluster on loopback (docs/walkthrough/dask_fleet.py), then rnea-fleet on it
+PATH="$BIN:$PATH" "$BIN/python" "$OUT/dask_fleet.py" sample_fleet/fleet.yaml \
+  sample_fleet/fleet_report_dask > "$OUT/fleet-dask.txt" 2>&1 || [ $? -eq 2 ]
+sed -i "s#$SCRATCH/##g" "$OUT/fleet-dask.txt"

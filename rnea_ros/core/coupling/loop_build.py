@@ -41,7 +41,25 @@ def build_loops(tree: RobotModel, loops: Sequence[Loop], active: Sequence[str] |
     and driven by the ``active`` joints (names), its reference configuration
     ``reference`` (joint name -> value, or (n,); ``None``: ``q = 0``) closed to machine
     precision. :class:`LoopError` if a loop does not close at the reference or the
-    active joints are not the mechanism's independent coordinates."""
+    active joints are not the mechanism's independent coordinates.
+
+    Parameters
+    ----------
+    tree : RobotModel
+        The spanning tree.
+    loops : sequence of Loop
+        The cut joints closing the tree.
+    active : sequence of str or str
+        The active joints' names.
+    reference : Mapping or array_like, optional
+        Reference configuration (joint name -> value, or (n,)) [rad, m] (``None``: ``q =
+        0``).
+
+    Returns
+    -------
+    ClosedLoopModel
+        The checked closed-loop model.
+    """
     names = (active,) if isinstance(active, str) else tuple(active)
     draft = ClosedLoopModel(tree, tuple(loops), names, reference)
     check_closure(draft, given=reference is not None)

@@ -93,6 +93,26 @@ def loop_rnea(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: 
     active joints' velocities and accelerations; the passive ones follow from
     eq. 4 and its derivative. Gravity, armature and friction of all tree
     joints included; ``gravity`` (3,) overrides the model's.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    qd_active : array_like of shape (N,)
+        Active joint velocities [rad/s, m/s].
+    qdd_active : array_like of shape (N,)
+        Active joint accelerations [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    tau_a : ndarray of shape (N,)
+        Active joint torques [N m, N].
     """
     # The 1 kHz path, kept lean (see rc.rnea): the kernel checks lengths and closure.
     q, qda, qdda = _asc(q, _f64), _asc(qd_active, _f64), _asc(qdd_active, _f64)
@@ -122,6 +142,28 @@ def loop_rnea_with_wrenches(model: ClosedLoopModel, q: object, qd_active: object
     along the cut joint's free motion are zero; when the constraints are
     redundant (a planar loop closed by a revolute cut) the out-of-plane
     components are those of the minimum-norm multipliers, zero.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    qd_active : array_like of shape (N,)
+        Active joint velocities [rad/s, m/s].
+    qdd_active : array_like of shape (N,)
+        Active joint accelerations [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    tau_a : ndarray of shape (N,)
+        Active joint torques [N m, N].
+    wrenches : ndarray of shape (B, 6)
+        Cut-joint wrenches ``[force; moment]`` [N, N m] in each loop's frame 1.
     """
     tau, _, _, lam, qv = _inverse_dynamics(model, q, qd_active, qdd_active, gravity)
     return tau, cut_wrenches(model, qv, lam)
@@ -153,13 +195,44 @@ def _frame_pose(model: ClosedLoopModel, R: Array, p: Array, l: int, side: int
 
 
 def loop_gravity(model: ClosedLoopModel, q: object, *, gravity: object | None = None) -> Array:
-    """Active-joint torques (N,) holding the mechanism still at ``q``: ``G^T g_tree(q)``."""
+    """Active-joint torques (N,) holding the mechanism still at ``q``: ``G^T g_tree(q)``.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        Active-joint torques [N m, N].
+    """
     zero = np.zeros(model.n_active)
     return loop_rnea(model, q, zero, zero, gravity=gravity)
 
 
 def loop_mass_matrix(model: ClosedLoopModel, q: object) -> Array:
-    """``A_c = G^T M G`` (N, N) at a closed ``q`` (eq. 58; armature included)."""
+    """``A_c = G^T M G`` (N, N) at a closed ``q`` (eq. 58; armature included).
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+
+    Returns
+    -------
+    A_c : ndarray of shape (N, N)
+        ``G^T M G`` [kg m^2, kg].
+    """
     q = tree_vector(model, q, "q")
     G = loop_jacobian(model, q)
     return np.asarray(G.T @ mass_matrix(model.tree, q) @ G, dtype=np.float64)
@@ -168,7 +241,26 @@ def loop_mass_matrix(model: ClosedLoopModel, q: object) -> Array:
 def loop_nonlinear_effects(model: ClosedLoopModel, q: object, qd_active: object, *,
                            gravity: object | None = None) -> Array:
     """``H_c`` (N,) of eq. 58: ``G^T (M Gdot qd_a + h)``, Coriolis, centrifugal and
-    gravity torques in the active joints (friction excluded, as in ``rc.nonlinear_effects``)."""
+    gravity torques in the active joints (friction excluded, as in ``rc.nonlinear_effects``).
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    qd_active : array_like of shape (N,)
+        Active joint velocities [rad/s, m/s].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    H_c : ndarray of shape (N,)
+        Bias torques in the active joints [N m, N].
+    """
     tau, qd, _, _, qv = _inverse_dynamics(model, q, qd_active, np.zeros(model.n_active), gravity)
     G = loop_jacobian(model, qv)
     return np.asarray(tau - G.T @ friction_torques(model.tree, qd), dtype=np.float64)
@@ -178,7 +270,28 @@ def loop_forward_dynamics(model: ClosedLoopModel, q: object, qd_active: object,
                           tau_active: object, *, gravity: object | None = None) -> Array:
     """Active accelerations ``qdd_a`` (N,) from active torques (eq. 58):
     ``A_c^{-1} (tau_a - H_c - G^T F(qd))``, in one compiled call; the tree's are
-    :func:`~rnea_ros.core.coupling.loop_kinematics.loop_accelerations`."""
+    :func:`~rnea_ros.core.coupling.loop_kinematics.loop_accelerations`.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    qd_active : array_like of shape (N,)
+        Active joint velocities [rad/s, m/s].
+    tau_active : array_like of shape (N,)
+        Active joint torques [N m, N].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    qdd_a : ndarray of shape (N,)
+        Active joint accelerations [rad/s^2, m/s^2].
+    """
     q, qda, tau = (_asc(x, _f64) for x in (q, qd_active, tau_active))
     if not q.ndim == qda.ndim == tau.ndim == 1:
         tree_vector(model, q, "q")
@@ -205,7 +318,28 @@ def _batch(model: ClosedLoopModel, x: object, name: str, width: int, samples: in
 def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: object,
                     *, gravity: object | None = None) -> Array:
     """:func:`loop_rnea` over S samples: ``q`` (S, n), ``qd_active``, ``qdd_active``
-    (S, N) -> ``tau_a`` (S, N), in one compiled loop."""
+    (S, N) -> ``tau_a`` (S, N), in one compiled loop.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (S, n)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    qd_active : array_like of shape (S, N)
+        Active joint velocities [rad/s, m/s].
+    qdd_active : array_like of shape (S, N)
+        Active joint accelerations [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    tau_a : ndarray of shape (S, N)
+        Active joint torques per sample.
+    """
     Q = _batch(model, q, "q", model.n, None)
     QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
     QDD = _batch(model, qdd_active, "qdd_active", model.n_active, Q.shape[0])
@@ -226,7 +360,28 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
 def loop_forward_dynamics_batch(model: ClosedLoopModel, q: object, qd_active: object,
                                 tau_active: object, *, gravity: object | None = None,
                                 _single: bool = False) -> Array:
-    """:func:`loop_forward_dynamics` over S samples -> ``qdd_a`` (S, N), in one compiled loop."""
+    """:func:`loop_forward_dynamics` over S samples -> ``qdd_a`` (S, N), in one compiled loop.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (S, n)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    qd_active : array_like of shape (S, N)
+        Active joint velocities [rad/s, m/s].
+    tau_active : array_like of shape (S, N)
+        Active joint torques [N m, N].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    qdd_a : ndarray of shape (S, N)
+        Active accelerations per sample.
+    """
     Q = _batch(model, q, "q", model.n, None)
     QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
     TAU = _batch(model, tau_active, "tau_active", model.n_active, Q.shape[0])

@@ -60,7 +60,18 @@ LoopSource = str | Path | Mapping[str, Any] | LoopFile  # what a loop file can b
 def read_loop_file(source: LoopSource) -> LoopFile:
     """Read and check a loop file (path, already-loaded mapping, or a :class:`LoopFile`,
     returned as is): :class:`LoopError` naming the file, loop and key for anything
-    malformed."""
+    malformed.
+
+    Parameters
+    ----------
+    source : str, Path, Mapping or LoopFile
+        The loop file (a :class:`LoopFile` is returned as is).
+
+    Returns
+    -------
+    LoopFile
+        The checked loop file.
+    """
     if isinstance(source, LoopFile):
         return source
     where = "loop file"
@@ -134,7 +145,20 @@ def _loop(entry: object, k: int, where: str) -> Loop:
 def load_loops(model: RobotModel, source: LoopSource) -> ClosedLoopModel:
     """:class:`ClosedLoopModel` of ``model`` (the spanning tree, e.g. from
     ``rc.load_urdf``) closed by the loop file ``source`` (path, mapping or
-    :class:`LoopFile`)."""
+    :class:`LoopFile`).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The spanning tree (e.g. from :func:`load_urdf`).
+    source : str, Path, Mapping or LoopFile
+        The loop file.
+
+    Returns
+    -------
+    ClosedLoopModel
+        The closed-loop model.
+    """
     spec = read_loop_file(source)
     try:
         return build_loops(model, spec.loops, spec.active, spec.reference)

@@ -173,6 +173,30 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
     wall-time backstop, looked at every :data:`CHUNK` iterations. Out of either:
     :class:`~rnea_ros.core.errors.LoopBudgetError` (a :class:`LoopClosureError`).
     Default: unbounded.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q_active : array_like of shape (N,)
+        Active joint positions [rad, m].
+    guess : array_like of shape (n,), optional
+        Starting tree configuration (``None``: ``model.q_reference``).
+    tol : float, default 1e-12
+        Closure tolerance [m, rad].
+    max_iter : int, default 50
+        Newton iterations per solve.
+    budget : int, optional
+        Maximum total Newton iterations (``None``: no limit); exceeded:
+        :class:`LoopBudgetError`.
+    seconds : float, optional
+        Wall-time limit [s] (``None``: none).
+
+    Returns
+    -------
+    q : ndarray of shape (n,)
+        Tree configuration closing every loop to ``tol``.
     """
     qa = _asc(q_active, _f64)
     q0 = model.q_reference if guess is None else _asc(guess, _f64)
@@ -212,7 +236,30 @@ def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | 
                       budget: int | None = None) -> Array:
     """:func:`solve_loops` over N samples ``q_active`` (N, N_a) -> ``q`` (N, n), each
     sample warm-started from the previous one (a trajectory stays in one assembly mode);
-    ``budget``: :func:`solve_loops`'s, per sample."""
+    ``budget``: :func:`solve_loops`'s, per sample.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q_active : array_like of shape (N, N_a)
+        Active joint positions [rad, m].
+    guess : array_like of shape (n,), optional
+        Starting tree configuration (``None``: ``model.q_reference``).
+    tol : float, default 1e-12
+        Closure tolerance [m, rad].
+    max_iter : int, default 50
+        Newton iterations per solve.
+    budget : int, optional
+        Maximum total Newton iterations (``None``: no limit); exceeded:
+        :class:`LoopBudgetError`.
+
+    Returns
+    -------
+    q : ndarray of shape (N, n)
+        Tree configurations, a row per sample.
+    """
     QA = np.ascontiguousarray(q_active, dtype=np.float64)
     if QA.ndim != 2 or QA.shape[1] != model.n_active:
         raise StateError(f"q_active has shape {QA.shape}, expected (N, {model.n_active}) for "
@@ -234,6 +281,19 @@ def loop_residual(model: ClosedLoopModel, q: object) -> Array:
     Per loop, its blocked rows: position ``R2^T (p2 - p1)`` [m]; orientation
     ``sin(angle) * axis`` of frame 2 relative to frame 1 (revolute: the two
     components of ``z1``'s misalignment in frame 2) [rad to first order].
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] (need not close the loops).
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        Constraint error [m, rad]; zero when closed.
     """
     q = tree_vector(model, q, "q")
     e = np.empty(model.n_constraints)
@@ -290,6 +350,19 @@ def loop_constraint_jacobian(model: ClosedLoopModel, q: object) -> Array:
 
     Does not require ``q`` to be closed (it is the Jacobian of
     :func:`loop_residual` there, to first order).
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] (need not close the loops).
+
+    Returns
+    -------
+    K : ndarray of shape (m, n)
+        Constraint Jacobian, frame 2 of each loop.
     """
     q = tree_vector(model, q, "q")
     K = np.empty((model.n_constraints, model.n))
@@ -299,24 +372,88 @@ def loop_constraint_jacobian(model: ClosedLoopModel, q: object) -> Array:
 
 def loop_jacobian(model: ClosedLoopModel, q: object) -> Array:
     """``G = dq_tr/dq_a = dqd_tr/dqd_a`` (n, N) at a closed ``q`` (eq. 56):
-    identity rows for the active joints, ``-K_p^+ K_a`` for the passive ones."""
+    identity rows for the active joints, ``-K_p^+ K_a`` for the passive ones.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+
+    Returns
+    -------
+    G : ndarray of shape (n, N)
+        ``dq_tree / dq_active``.
+    """
     return _kinematics(model, q, None, None, True)[3]
 
 
 def loop_velocities(model: ClosedLoopModel, q: object, qd_active: object) -> Array:
-    """Tree velocities ``qd = G qd_a`` (n,) at a closed ``q`` (eq. 4)."""
+    """Tree velocities ``qd = G qd_a`` (n,) at a closed ``q`` (eq. 4).
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    qd_active : array_like of shape (N,)
+        Active joint velocities [rad/s, m/s].
+
+    Returns
+    -------
+    qd : ndarray of shape (n,)
+        Tree joint velocities [rad/s, m/s].
+    """
     return _kinematics(model, q, qd_active, None, False)[0]
 
 
 def loop_accelerations(model: ClosedLoopModel, q: object, qd_active: object,
                        qdd_active: object) -> Array:
     """Tree accelerations ``qdd = G qdd_a + Gdot qd_a`` (n,) at a closed ``q``
-    (the time derivative of eq. 4: ``K qdd + Kdot qd = 0``)."""
+    (the time derivative of eq. 4: ``K qdd + Kdot qd = 0``).
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    qd_active : array_like of shape (N,)
+        Active joint velocities [rad/s, m/s].
+    qdd_active : array_like of shape (N,)
+        Active joint accelerations [rad/s^2, m/s^2].
+
+    Returns
+    -------
+    qdd : ndarray of shape (n,)
+        Tree joint accelerations [rad/s^2, m/s^2].
+    """
     return _kinematics(model, q, qd_active, qdd_active, False)[1]
 
 
 def loop_bias_acceleration(model: ClosedLoopModel, q: object, qd_active: object) -> Array:
-    """``Gdot qd_a`` (n,): the tree accelerations at ``qdd_a = 0`` (velocity product terms)."""
+    """``Gdot qd_a`` (n,): the tree accelerations at ``qdd_a = 0`` (velocity product terms).
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
+        :func:`from_mdh_loops`).
+    q : array_like of shape (n,)
+        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    qd_active : array_like of shape (N,)
+        Active joint velocities [rad/s, m/s].
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``Gdot qd_a`` [rad/s^2, m/s^2].
+    """
     return _kinematics(model, q, qd_active, np.zeros(model.n_active), False)[1]
 
 

@@ -51,7 +51,35 @@ def from_mdh_loops(links: Sequence[MDHLink], *, loops: int, active: Sequence[str
                    gravity: Sequence[float] = STANDARD_GRAVITY, inertia_check: str = "strict",
                    reference: Mapping[str, float] | None = None) -> ClosedLoopModel:
     """:class:`ClosedLoopModel` from Khalil's table: ``n`` tree rows, then ``loops`` (B)
-    cut-joint rows ``k`` and B closing-frame rows ``k + B`` (see the module docstring)."""
+    cut-joint rows ``k`` and B closing-frame rows ``k + B`` (see the module docstring).
+
+    Parameters
+    ----------
+    links : sequence of MDHLink
+        ``n`` tree rows, then ``loops`` cut-joint rows and ``loops`` closing-frame rows.
+    loops : int
+        Number of loops B.
+    active : sequence of str or int
+        The active (actuated) joints, by name or row index.
+    name : str
+        The robot's name.
+    base : str
+        The base link's name.
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    inertia_check : {'strict', 'warn'}, default 'strict'
+        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
+        :class:`InertiaWarning` (``'warn'``).
+    reference : Mapping or array_like, optional
+        Reference configuration (joint name -> value, or (n,)) [rad, m] (``None``: ``q =
+        0``).
+
+    Returns
+    -------
+    ClosedLoopModel
+        The closed-loop model.
+    """
     B = int(loops)
     n = len(links) - 2 * B
     if B < 1 or n < 1:

@@ -148,7 +148,29 @@ def platform_inverse_dynamics(robot: ParallelRobot, x: object, xd: object, xdd: 
     """Active joint forces ``tau`` (n_a,) that give the platform the acceleration ``xdd``
     at pose ``x`` and twist ``xd`` (Khalil eq. 66; gravity included; N for
     prismatic, N m for revolute joints). Raises :class:`ParallelRobotError`
-    naming the leg if the pose is out of reach (or beyond a joint limit)."""
+    naming the leg if the pose is out of reach (or beyond a joint limit).
+
+    Parameters
+    ----------
+    robot : ParallelRobot
+        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    x : array_like of shape (nx,)
+        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
+        platform, ``p`` (nx = 3) [m] for a translational one.
+    xd : array_like of shape (nv,)
+        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
+        3).
+    xdd : array_like of shape (nv,)
+        Platform acceleration, laid out as ``xd`` [m/s^2, rad/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    tau : ndarray of shape (n_a,)
+        Active joint forces [N, N m].
+    """
     x, xd, xdd = _asc(x, _f64), _asc(xd, _f64), _asc(xdd, _f64)
     if not x.ndim == xd.ndim == xdd.ndim == 1:
         _raise(robot, 0, x=_vector(robot, "x", x), xd=_vector(robot, "xd", xd),
@@ -170,7 +192,29 @@ def _batch_error(robot: ParallelRobot, status: int, **rows: Array) -> None:
 def platform_inverse_dynamics_batch(robot: ParallelRobot, x: object, xd: object, xdd: object,
                                     *, gravity: object | None = None) -> Array:
     """:func:`platform_inverse_dynamics` over N samples: ``(N, nx), (N, nv), (N, nv)``
-    give ``tau`` (N, n_a)."""
+    give ``tau`` (N, n_a).
+
+    Parameters
+    ----------
+    robot : ParallelRobot
+        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    x : array_like of shape (N, nx)
+        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
+        platform, ``p`` (nx = 3) [m] for a translational one.
+    xd : array_like of shape (N, nv)
+        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
+        3).
+    xdd : array_like of shape (N, nv)
+        Platform acceleration, laid out as ``xd`` [m/s^2, rad/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    tau : ndarray of shape (N, n_a)
+        Active joint forces per sample.
+    """
     X = _rows(robot, "x", x)
     XD = _rows(robot, "xd", xd, X.shape[0])
     XDD = _rows(robot, "xdd", xdd, X.shape[0])
@@ -185,7 +229,29 @@ def platform_inverse_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
 def platform_forward_dynamics(robot: ParallelRobot, x: object, xd: object, tau: object, *,
                               gravity: object | None = None) -> Array:
     """Platform acceleration ``xdd`` (nv,) under the active forces ``tau`` (n_a,) at pose
-    ``x`` and twist ``xd``: ``tau = A_x(x) xdd + h(x, xd)`` solved for ``xdd``."""
+    ``x`` and twist ``xd``: ``tau = A_x(x) xdd + h(x, xd)`` solved for ``xdd``.
+
+    Parameters
+    ----------
+    robot : ParallelRobot
+        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    x : array_like of shape (nx,)
+        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
+        platform, ``p`` (nx = 3) [m] for a translational one.
+    xd : array_like of shape (nv,)
+        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
+        3).
+    tau : array_like of shape (n_a,)
+        Active joint forces [N, N m].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    xdd : ndarray of shape (nv,)
+        Platform acceleration.
+    """
     xdd: Array = platform_forward_dynamics_batch(
         robot, _vector(robot, "x", x)[None], _vector(robot, "xd", xd)[None],
         _vector(robot, "tau", tau)[None], gravity=gravity)[0]
@@ -194,7 +260,29 @@ def platform_forward_dynamics(robot: ParallelRobot, x: object, xd: object, tau: 
 
 def platform_forward_dynamics_batch(robot: ParallelRobot, x: object, xd: object, tau: object,
                                     *, gravity: object | None = None) -> Array:
-    """:func:`platform_forward_dynamics` over N samples: ``xdd`` (N, nv)."""
+    """:func:`platform_forward_dynamics` over N samples: ``xdd`` (N, nv).
+
+    Parameters
+    ----------
+    robot : ParallelRobot
+        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    x : array_like of shape (N, nx)
+        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
+        platform, ``p`` (nx = 3) [m] for a translational one.
+    xd : array_like of shape (N, nv)
+        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
+        3).
+    tau : array_like of shape (N, n_a)
+        Active joint forces [N, N m].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    xdd : ndarray of shape (N, nv)
+        Platform acceleration per sample.
+    """
     X = _rows(robot, "x", x)
     XD = _rows(robot, "xd", xd, X.shape[0])
     TAU = _rows(robot, "tau", tau, X.shape[0])
@@ -222,7 +310,21 @@ def _detail(robot: ParallelRobot, x: Array, xd: Array, xdd: Array) -> tuple[Arra
 def platform_inverse_geometry(robot: ParallelRobot, x: object) -> Array:
     """Active joint values ``q_a`` (n_a,) placing the platform at ``x`` (the legs'
     closed-form inverse geometric models; :class:`ParallelRobotError` naming the
-    leg if out of reach)."""
+    leg if out of reach).
+
+    Parameters
+    ----------
+    robot : ParallelRobot
+        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    x : array_like of shape (nx,)
+        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
+        platform, ``p`` (nx = 3) [m] for a translational one.
+
+    Returns
+    -------
+    q_a : ndarray of shape (n_a,)
+        Active joint values [rad, m].
+    """
     x = _vector(robot, "x", x)
     zero = np.zeros(robot.nv)
     legs, _ = _detail(robot, x, zero, zero)
@@ -236,7 +338,27 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
     inverse models (eq. 60-64): e.g. a Newton step of the forward geometric model
     (``q_a`` and ``J_p^-1`` at once), or the active acceleration at ``xdd = 0``, the
     ``(d/dt J_p^-1) xd`` of ``qdd_a = J_p^-1 xdd + (d/dt J_p^-1) xd``.
-    :class:`ParallelRobotError` naming the leg if ``x`` is out of reach."""
+    :class:`ParallelRobotError` naming the leg if ``x`` is out of reach.
+
+    Parameters
+    ----------
+    robot : ParallelRobot
+        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    x : array_like of shape (nx,)
+        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
+        platform, ``p`` (nx = 3) [m] for a translational one.
+    xd : array_like of shape (nv,), optional
+        Platform twist (``None``: zero).
+    xdd : array_like of shape (nv,), optional
+        Platform acceleration (``None``: zero).
+
+    Returns
+    -------
+    q_a, qd_a, qdd_a : ndarray of shape (n_a,)
+        Active joint positions, velocities, accelerations.
+    Jinv : ndarray of shape (n_a, nv)
+        ``J_p^-1`` at ``x``.
+    """
     x = _vector(robot, "x", x)
     xd = np.zeros(robot.nv) if xd is None else _vector(robot, "xd", xd)
     xdd = np.zeros(robot.nv) if xdd is None else _vector(robot, "xdd", xdd)
@@ -247,7 +369,21 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
 
 
 def platform_inverse_jacobian(robot: ParallelRobot, x: object) -> Array:
-    """``J_p^-1`` (n_a, nv) at pose ``x``: ``qd_a = J_p^-1 xd`` (eq. 60, 62)."""
+    """``J_p^-1`` (n_a, nv) at pose ``x``: ``qd_a = J_p^-1 xd`` (eq. 60, 62).
+
+    Parameters
+    ----------
+    robot : ParallelRobot
+        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    x : array_like of shape (nx,)
+        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
+        platform, ``p`` (nx = 3) [m] for a translational one.
+
+    Returns
+    -------
+    Jinv : ndarray of shape (n_a, nv)
+        ``qd_a = Jinv xd``.
+    """
     x = _vector(robot, "x", x)
     zero = np.zeros(robot.nv)
     return _detail(robot, x, zero, zero)[1]
@@ -273,7 +409,27 @@ def platform_forward_geometry(robot: ParallelRobot, q_active: object, x0: object
                               *, tolerance: float = 1e-12, max_iterations: int = 50) -> Array:
     """Platform pose ``x`` with active joint values ``q_active`` (n_a,): Newton's method
     on the inverse geometric model, ``x <- x + J_p (q_a - IGM(x))``, from ``x0``
-    (default ``robot.zero_pose``). Converges to the assembly mode nearest ``x0``."""
+    (default ``robot.zero_pose``). Converges to the assembly mode nearest ``x0``.
+
+    Parameters
+    ----------
+    robot : ParallelRobot
+        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    q_active : array_like of shape (n_a,)
+        Active joint values [rad, m].
+    x0 : array_like of shape (nx,), optional
+        Starting pose (``None``: ``robot.zero_pose``); the result is the assembly mode
+        nearest it.
+    tolerance : float, default 1e-12
+        Newton tolerance on the active joints [rad, m].
+    max_iterations : int, default 50
+        Newton iterations.
+
+    Returns
+    -------
+    x : ndarray of shape (nx,)
+        Platform pose.
+    """
     target = _asc(q_active, _f64)
     if target.shape != (robot.nv,) or not np.all(np.isfinite(target)):
         raise StateError(f"q_active must be {robot.nv} finite values in the order "
@@ -349,7 +505,25 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
     are not checked: the platform + legs model does not use them), so that every
     loop of ``robot.loops`` closes. The tree state of Khalil §4 (eq. 55-57), e.g.
     for :func:`~rnea_ros.core.dynamics.rnea.rnea` on ``robot.tree`` or a
-    closed-loop formulation."""
+    closed-loop formulation.
+
+    Parameters
+    ----------
+    robot : ParallelRobot
+        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    x : array_like of shape (nx,)
+        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
+        platform, ``p`` (nx = 3) [m] for a translational one.
+    xd : array_like of shape (nv,), optional
+        Platform twist (``None``: zero).
+    xdd : array_like of shape (nv,), optional
+        Platform acceleration (``None``: zero).
+
+    Returns
+    -------
+    q, qd, qdd : ndarray of shape (n,)
+        The spanning tree's state, tree joint order.
+    """
     x = _vector(robot, "x", x)
     xd = np.zeros(robot.nv) if xd is None else _vector(robot, "xd", xd)
     xdd = np.zeros(robot.nv) if xdd is None else _vector(robot, "xdd", xdd)

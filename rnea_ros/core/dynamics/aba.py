@@ -63,7 +63,41 @@ _lean_aba_tree = LeanCall(aba_tree_lean, (_M, _M, I64_1D_RO, _V, _V, _V, _G, _W,
 def aba(model: RobotModel, q: object, qd: object, tau: object, *,
         gravity: object | None = None, fext: object | None = None) -> Array:
     """Joint accelerations ``qdd`` (nv,) under torques ``tau`` (nv,), recursively in O(n)
-    (through the mass matrix for a model with mimic joints); ``q`` (nq,)."""
+    (through the mass matrix for a model with mimic joints); ``q`` (nq,).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    tau : array_like of shape (nv,)
+        Joint torques [N m] (forces [N] on prismatic joints).
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+
+    Returns
+    -------
+    qdd : ndarray of shape (nv,)
+        Joint accelerations [rad/s^2, m/s^2].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rnea_ros.core as rc
+    >>> model = rc.load_urdf("urdf/arm7.urdf")
+    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> tau = rc.rnea(model, q, qd, np.ones(model.nv))
+    >>> bool(np.allclose(rc.aba(model, q, qd, tau), 1.0))
+    True
+    """
     if fext is None and not model.mimic_joints:
         # The lean path (see rnea.rnea): C-contiguous float64 vectors, else TypeError
         # and the checked path below; the kernel checks the lengths.
@@ -103,7 +137,28 @@ def aba(model: RobotModel, q: object, qd: object, tau: object, *,
 
 def aba_batch(model: RobotModel, q: object, qd: object, tau: object, *,
               gravity: object | None = None) -> Array:
-    """:func:`aba` over N samples: ``q`` (N, nq), ``qd, tau`` (N, nv) give ``qdd`` (N, nv)."""
+    """:func:`aba` over N samples: ``q`` (N, nq), ``qd, tau`` (N, nv) give ``qdd`` (N, nv).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (N, nv)
+        Joint velocities [rad/s, m/s].
+    tau : array_like of shape (N, nv)
+        Joint torques [N m] (forces [N] on prismatic joints).
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    qdd : ndarray of shape (N, nv)
+        Joint accelerations, a row per sample.
+    """
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])
     TAU = joint_batch(model, tau, "tau", Q.shape[0])

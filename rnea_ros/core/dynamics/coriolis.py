@@ -107,7 +107,34 @@ def _spatial_inertia(fp: Array, i: int) -> Array:
 
 def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     """``C(q, qd)`` (nv, nv) such that ``C qd + g = h`` and ``dM/dt - 2C`` is skew;
-    ``q`` (nq,), ``qd`` (nv,)."""
+    ``q`` (nq,), ``qd`` (nv,).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+
+    Returns
+    -------
+    C : ndarray of shape (nv, nv)
+        Christoffel-consistent Coriolis matrix [N m s/rad].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rnea_ros.core as rc
+    >>> model = rc.load_urdf("urdf/arm7.urdf")
+    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> C = rc.coriolis_matrix(model, q, qd)
+    >>> h = rc.nonlinear_effects(model, q, qd)
+    >>> bool(np.allclose(C @ qd + rc.gravity_torques(model, q), h))
+    True
+    """
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     fp, qk, vk = expand(model, q, qd)
@@ -170,7 +197,25 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
 
 def coriolis_product(model: RobotModel, q: object, qd: object, x: object) -> Array:
     """``C(q, qd) x`` (nv,), the Christoffel-consistent ``C`` of :func:`coriolis_matrix`,
-    in O(n) without forming it; ``C(q, qd) qd`` is the velocity part of RNEA."""
+    in O(n) without forming it; ``C(q, qd) qd`` is the velocity part of RNEA.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    x : array_like of shape (nv,)
+        The vector multiplied by ``C(q, qd)`` [rad/s, m/s].
+
+    Returns
+    -------
+    ndarray of shape (nv,)
+        ``C(q, qd) x`` [N m, N].
+    """
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     x = joint_vector(model, x, "x")

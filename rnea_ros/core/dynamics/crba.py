@@ -39,7 +39,31 @@ _crba_fast = FastCall(crba_call)
 
 
 def mass_matrix(model: RobotModel, q: object) -> Array:
-    """Joint-space inertia matrix ``M(q)`` (nv, nv), armature included; ``q`` (nq,)."""
+    """Joint-space inertia matrix ``M(q)`` (nv, nv), armature included; ``q`` (nq,).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+
+    Returns
+    -------
+    M : ndarray of shape (nv, nv)
+        Symmetric positive definite [kg m^2, kg].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rnea_ros.core as rc
+    >>> model = rc.load_urdf("urdf/arm7.urdf")
+    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> M = rc.mass_matrix(model, q)
+    >>> M.shape == (model.nv, model.nv), bool(np.allclose(M, M.T))
+    (True, True)
+    """
     q = joint_vector(model, q, "q")
     if model.expanded:
         M1: Array = mass_matrix_batch(model, q[None])[0]
@@ -51,7 +75,21 @@ def mass_matrix(model: RobotModel, q: object) -> Array:
 
 
 def mass_matrix_batch(model: RobotModel, q: object) -> Array:
-    """:func:`mass_matrix` over N samples: ``q`` (N, nq) gives (N, nv, nv)."""
+    """:func:`mass_matrix` over N samples: ``q`` (N, nq) gives (N, nv, nv).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+
+    Returns
+    -------
+    M : ndarray of shape (N, nv, nv)
+        A mass matrix per sample.
+    """
     Q = joint_batch(model, q, "q")
     M = np.empty((Q.shape[0], model.nv, model.nv))
     if model.expanded:

@@ -96,6 +96,29 @@ def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
     friction; Coulomb friction has zero derivative (see the module docstring).
     ``gravity`` (3,) overrides ``model.gravity``; ``fext`` (n, 6) ``[force, torque]``
     applied to each body in its frame. The three arrays are views of one (3, n, n) block.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    v : array_like of shape (nv,)
+        Joint velocities ``qd`` [rad/s, m/s].
+    a : array_like of shape (nv,)
+        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+
+    Returns
+    -------
+    dtau_dq, dtau_dqd, M : ndarray of shape (nv, nv)
+        Views of one (3, nv, nv) block.
     """
     if fext is None and not model.expanded:  # the lean path: the kernel checks the lengths
         q, v, a = _asc(q, _f64), _asc(v, _f64), _asc(a, _f64)
@@ -122,6 +145,31 @@ def joint_wrench_derivatives(model: RobotModel, q: object, v: object, a: object,
     drive, not through the joint structure, so they do not appear here. With mimic
     joints, ``W`` has a row per body (followers included): (nbodies, 6), and
     ``dW/dx`` (nbodies, 6, n).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    v : array_like of shape (nv,)
+        Joint velocities ``qd`` [rad/s, m/s].
+    a : array_like of shape (nv,)
+        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+
+    Returns
+    -------
+    W : ndarray of shape (n, 6)
+        Joint wrenches ``[force; moment]`` [N, N m], body frame at its origin.
+    dW_dq, dW_dqd, dW_dqdd : ndarray of shape (n, 6, n)
+        Their sensitivities.
     """
     _, _, _, _, W, dWq, dWv, dWa = _general(model, q, v, a, gravity, fext, True)
     return W, dWq, dWv, dWa
@@ -192,6 +240,29 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
     """:func:`rnea_derivatives` over N samples: (N, n) inputs give three (N, n, n).
 
     ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    v : array_like of shape (N, nv)
+        Joint velocities ``qd`` [rad/s, m/s].
+    a : array_like of shape (N, nv)
+        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
+        External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
+        or one set per sample.
+
+    Returns
+    -------
+    dtau_dq, dtau_dqd, M : ndarray of shape (N, nv, nv)
+        Per sample.
     """
     Q, V, A = _batch_inputs(model, q, v, a)
     Qk, Vk, Ak = mimic_rows(model, Q, V, A)
@@ -216,6 +287,31 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
     """:func:`joint_wrench_derivatives` over N samples: ``W`` (N, n, 6), three (N, n, 6, n).
 
     ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    v : array_like of shape (N, nv)
+        Joint velocities ``qd`` [rad/s, m/s].
+    a : array_like of shape (N, nv)
+        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
+        External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
+        or one set per sample.
+
+    Returns
+    -------
+    W : ndarray of shape (N, n, 6)
+        Joint wrenches per sample.
+    dW_dq, dW_dqd, dW_dqdd : ndarray of shape (N, n, 6, n)
+        Their sensitivities.
     """
     Q, V, A = _batch_inputs(model, q, v, a)
     Qk, Vk, Ak = mimic_rows(model, Q, V, A)
@@ -246,6 +342,35 @@ def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, 
     body-frame wrenches and ``fext_dot`` their body-frame rates. See the module
     docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
     armature). The four matrices are views of one (4, n, n) block.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    v : array_like of shape (nv,)
+        Joint velocities ``qd`` [rad/s, m/s].
+    a : array_like of shape (nv,)
+        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
+    j : array_like of shape (nv,)
+        Joint jerks ``qddd`` [rad/s^3, m/s^3].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+    fext_dot : array_like of shape (nbodies, 6), optional
+        Time derivatives of ``fext`` in the body frames [N/s, N m/s] (``None``: zero).
+
+    Returns
+    -------
+    tau_dot : ndarray of shape (nv,)
+        Torque rate [N m/s].
+    d_dq, d_dqd, d_dqdd, d_dqddd : ndarray of shape (nv, nv)
+        Its sensitivities (views of one (4, nv, nv) block).
     """
     model.require_one_dof("rnea_time_derivative_sensitivities", mimic=True)
     q = joint_vector(model, q, "q")
@@ -273,7 +398,32 @@ def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: ob
                                              j: object, *, gravity: object | None = None
                                              ) -> tuple[Array, Array, Array, Array, Array]:
     """:func:`rnea_time_derivative_sensitivities` over N samples: (N, n) inputs give
-    ``tau_dot`` (N, n) and four (N, n, n)."""
+    ``tau_dot`` (N, n) and four (N, n, n).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    v : array_like of shape (N, nv)
+        Joint velocities ``qd`` [rad/s, m/s].
+    a : array_like of shape (N, nv)
+        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
+    j : array_like of shape (N, nv)
+        Joint jerks ``qddd`` [rad/s^3, m/s^3].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    tau_dot : ndarray of shape (N, nv)
+        Per sample.
+    d_dq, d_dqd, d_dqdd, d_dqddd : ndarray of shape (N, nv, nv)
+        Per sample.
+    """
     Q, V, A = _batch_inputs(model, q, v, a)
     J = joint_batch(model, j, "qddd", Q.shape[0])
     Qk, Vk, Ak, Jk = mimic_rows(model, Q, V, A, J)

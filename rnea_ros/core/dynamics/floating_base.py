@@ -122,6 +122,37 @@ def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: o
     The torques include armature and friction (eq. 100), which do not enter the base
     acceleration. Raises :class:`StateError` for bad input and :class:`ModelError`
     when the whole robot's inertia is singular (e.g. no mass).
+
+    Parameters
+    ----------
+    tree : RobotModel
+        The fixed-base tree without the base body's inertia (its fixed base is the floating
+        base).
+    base_inertia : BodyInertia
+        The floating base body's inertia, in its frame.
+    base_pose : array_like of shape (7,)
+        Base pose in the world ``[x y z qx qy qz qw]`` [m].
+    base_twist : array_like of shape (6,)
+        Base twist ``[v; w]`` [m/s, rad/s] in the base frame.
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    v : array_like of shape (nv,)
+        Joint velocities ``qd`` [rad/s, m/s].
+    a : array_like of shape (nv,)
+        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+    base_fext : array_like of shape (6,), optional
+        Wrench ``[force; torque]`` [N, N m] on the base, base frame at its origin.
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the world, overriding ``tree.gravity``.
+
+    Returns
+    -------
+    FreeFloatingResult
+        Base acceleration (6,) [m/s^2, rad/s^2] and joint torques (nv,) [N m, N].
     """
     _, R, twist = base_vectors(base_pose, base_twist)
     q = joint_vector(tree, q, "q")
@@ -171,6 +202,31 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
     hangs from the world, or when the root joint has armature or friction (eq. 97 has
     no drive on the base); :class:`StateError` for bad input (a quaternion off the
     unit sphere names its joint).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
+        the joints.
+    v : array_like of shape (nv,)
+        Whole velocity: ``v[:6] = [v; w]`` the base twist in its own frame [m/s, rad/s],
+        then the joints.
+    qdd_joints : array_like of shape (nv - 6,)
+        Accelerations of the non-base coordinates, in the order of ``v[6:]``.
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    FreeFloatingResult
+        ``base_acceleration`` (6,) [m/s^2, rad/s^2] and joint torques ``tau`` (nv - 6,) [N
+        m, N].
     """
     r0, fused = _free_flyer_layout(model)
     # The per-call path, kept lean as rnea's: the kernel checks the lengths (code -2,
@@ -197,6 +253,27 @@ def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_jo
     :func:`~._floating_base_jit.free_floating_free_rows`).
 
     Errors as :func:`free_floating_dynamics`'s, for the first sample that fails.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
+        the joints.
+    v : array_like of shape (N, nv)
+        Whole velocity: ``v[:6] = [v; w]`` the base twist in its own frame [m/s, rad/s],
+        then the joints.
+    qdd_joints : array_like of shape (N, nv - 6)
+        Accelerations of the non-base coordinates, in the order of ``v[6:]``.
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    FreeFloatingResult
+        ``base_acceleration`` (N, 6) and ``tau`` (N, nv - 6).
     """
     r0 = _free_flyer_rows(model)
     Q = joint_batch(model, q, "q")

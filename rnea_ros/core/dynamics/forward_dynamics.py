@@ -24,7 +24,31 @@ Array = NDArray[np.float64]
 
 def forward_dynamics(model: RobotModel, q: object, qd: object, tau: object, *,
                      gravity: object | None = None, fext: object | None = None) -> Array:
-    """Joint accelerations ``qdd`` (nv,) from ``M(q) qdd = tau - rnea(q, qd, 0)``."""
+    """Joint accelerations ``qdd`` (nv,) from ``M(q) qdd = tau - rnea(q, qd, 0)``.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    tau : array_like of shape (nv,)
+        Joint torques [N m] (forces [N] on prismatic joints).
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+
+    Returns
+    -------
+    qdd : ndarray of shape (nv,)
+        Joint accelerations [rad/s^2, m/s^2].
+    """
     tau = joint_vector(model, tau, "tau")
     bias = rnea(model, q, qd, np.zeros(model.nv), gravity=gravity, fext=fext)
     M = mass_matrix(model, q)
@@ -35,7 +59,28 @@ def forward_dynamics(model: RobotModel, q: object, qd: object, tau: object, *,
 def forward_dynamics_batch(model: RobotModel, q: object, qd: object, tau: object, *,
                            gravity: object | None = None) -> Array:
     """:func:`forward_dynamics` over N samples: ``q`` (N, nq), ``qd, tau`` (N, nv) give
-    (N, nv)."""
+    (N, nv).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (N, nv)
+        Joint velocities [rad/s, m/s].
+    tau : array_like of shape (N, nv)
+        Joint torques [N m] (forces [N] on prismatic joints).
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    qdd : ndarray of shape (N, nv)
+        Joint accelerations, a row per sample.
+    """
     Q = joint_batch(model, q, "q")
     TAU = joint_batch(model, tau, "tau", Q.shape[0])
     bias = rnea_batch(model, Q, qd, np.zeros_like(TAU), gravity=gravity)

@@ -84,7 +84,35 @@ _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
 def rnea_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object, *,
                          gravity: object | None = None, fext: object | None = None,
                          fext_dot: object | None = None) -> tuple[Array, Array]:
-    """``(tau, tau_dot)`` (n,) from positions to jerks; ``fext``/``fext_dot`` (n, 6)."""
+    """``(tau, tau_dot)`` (n,) from positions to jerks; ``fext``/``fext_dot`` (n, 6).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    qdd : array_like of shape (nv,)
+        Joint accelerations [rad/s^2, m/s^2].
+    qddd : array_like of shape (nv,)
+        Joint jerks [rad/s^3, m/s^3].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+    fext_dot : array_like of shape (nbodies, 6), optional
+        Time derivatives of ``fext`` in the body frames [N/s, N m/s] (``None``: zero).
+
+    Returns
+    -------
+    tau, tau_dot : ndarray of shape (nv,)
+        Torques [N m] and their time derivative [N m/s].
+    """
     if fext is None and fext_dot is None and not model.expanded:  # lean path, as rnea()'s
         q, qd, qdd, qddd = _asc(q, _f64), _asc(qd, _f64), _asc(qdd, _f64), _asc(qddd, _f64)
         if q.ndim == qd.ndim == qdd.ndim == qddd.ndim == 1:
@@ -101,7 +129,39 @@ def rnea_second_time_derivative(model: RobotModel, q: object, qd: object, qdd: o
                                 qdddd: object, *, gravity: object | None = None,
                                 fext: object | None = None, fext_dot: object | None = None,
                                 fext_ddot: object | None = None) -> tuple[Array, Array, Array]:
-    """``(tau, tau_dot, tau_ddot)`` (n,) from positions to snaps (4th derivatives)."""
+    """``(tau, tau_dot, tau_ddot)`` (n,) from positions to snaps (4th derivatives).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    qdd : array_like of shape (nv,)
+        Joint accelerations [rad/s^2, m/s^2].
+    qddd : array_like of shape (nv,)
+        Joint jerks [rad/s^3, m/s^3].
+    qdddd : array_like of shape (nv,)
+        Joint snaps (4th derivatives) [rad/s^4, m/s^4].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+    fext_dot : array_like of shape (nbodies, 6), optional
+        Time derivatives of ``fext`` in the body frames [N/s, N m/s] (``None``: zero).
+    fext_ddot : array_like of shape (nbodies, 6), optional
+        Second time derivatives of ``fext`` [N/s^2, N m/s^2] (``None``: zero).
+
+    Returns
+    -------
+    tau, tau_dot, tau_ddot : ndarray of shape (nv,)
+        Torques [N m] and their first two time derivatives [N m/s, N m/s^2].
+    """
     return _evaluate(model, q, qd, qdd, qddd, qdddd, gravity, fext, fext_dot, fext_ddot)
 
 
@@ -129,7 +189,30 @@ def _evaluate(model: RobotModel, q: object, qd: object, qdd: object, qddd: objec
 
 def rnea_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object, qddd: object,
                                *, gravity: object | None = None) -> tuple[Array, Array]:
-    """:func:`rnea_time_derivative` over N samples: (N, n) inputs give two (N, n) arrays."""
+    """:func:`rnea_time_derivative` over N samples: (N, n) inputs give two (N, n) arrays.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (N, nv)
+        Joint velocities [rad/s, m/s].
+    qdd : array_like of shape (N, nv)
+        Joint accelerations [rad/s^2, m/s^2].
+    qddd : array_like of shape (N, nv)
+        Joint jerks [rad/s^3, m/s^3].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    tau, tau_dot : ndarray of shape (N, nv)
+        Per sample.
+    """
     model.require_one_dof("rnea_time_derivative_batch", mimic=True)
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD = (joint_batch(model, x, name, Q.shape[0])
@@ -146,7 +229,32 @@ def rnea_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: ob
 def rnea_second_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: object,
                                       qddd: object, qdddd: object, *,
                                       gravity: object | None = None) -> tuple[Array, Array, Array]:
-    """:func:`rnea_second_time_derivative` over N samples: (N, n) inputs give three (N, n)."""
+    """:func:`rnea_second_time_derivative` over N samples: (N, n) inputs give three (N, n).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (N, nv)
+        Joint velocities [rad/s, m/s].
+    qdd : array_like of shape (N, nv)
+        Joint accelerations [rad/s^2, m/s^2].
+    qddd : array_like of shape (N, nv)
+        Joint jerks [rad/s^3, m/s^3].
+    qdddd : array_like of shape (N, nv)
+        Joint snaps (4th derivatives) [rad/s^4, m/s^4].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    tau, tau_dot, tau_ddot : ndarray of shape (N, nv)
+        Per sample.
+    """
     model.require_one_dof("rnea_second_time_derivative_batch", mimic=True)
     Q = joint_batch(model, q, "q")
     QD, QDD, QDDD, QDDDD = (joint_batch(model, x, name, Q.shape[0]) for x, name in

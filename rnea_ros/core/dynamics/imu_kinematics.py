@@ -67,7 +67,27 @@ def frame_motion(model: RobotModel, q: Array, qd: Array, frame: Frame | str,
     """:class:`FrameMotion` of link ``frame`` (a name or ``model.link_frame(name)``)
     at ``q, qd`` (n,) (and ``qdd``, default zero), the base at rest. Recursion along the
     chain from the root (Featherstone 2008 §2.11: classical accelerations),
-    numpy, about 10 us a body."""
+    numpy, about 10 us a body.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    frame : Frame or str
+        Link name or ``model.link_frame(name)``.
+    qdd : array_like of shape (nv,), optional
+        Joint accelerations [rad/s^2, m/s^2] (``None``: zero).
+
+    Returns
+    -------
+    FrameMotion
+        Pose, twist and classical acceleration of the frame.
+    """
     if isinstance(frame, str):
         frame = model.link_frame(frame)
     R, p = np.eye(3), np.zeros(3)

@@ -45,7 +45,36 @@ def frame_jacobian(model: RobotModel, q: object, frame: str,
                    reference: str = "LOCAL") -> Array:
     """Jacobian (6, nv) ``[linear; angular]`` of link ``frame`` at ``q`` (nq,), in
     ``reference`` ("LOCAL", "WORLD" or "LOCAL_WORLD_ALIGNED", Pinocchio's default
-    ``LOCAL``); see the module docstring."""
+    ``LOCAL``); see the module docstring.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    frame : str
+        Link name (merged links too).
+    reference : {'LOCAL', 'WORLD', 'LOCAL_WORLD_ALIGNED'}, default 'LOCAL'
+        Frame of the rows: the link's frame, the base frame at the base origin, or the base
+        axes at the link origin (Pinocchio's reference frames).
+
+    Returns
+    -------
+    J : ndarray of shape (6, nv)
+        ``[linear; angular]`` rows in ``reference``: twist = J qd [m/s, rad/s].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rnea_ros.core as rc
+    >>> model = rc.load_urdf("urdf/arm7.urdf")
+    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> J = rc.frame_jacobian(model, q, "link7", reference="WORLD")
+    >>> J.shape
+    (6, 7)
+    """
     model = require_tree(model, "frame_jacobian")
     if reference not in REFERENCES:
         raise ModelError(f"unknown reference frame '{reference}'; valid: {options(REFERENCES)}")

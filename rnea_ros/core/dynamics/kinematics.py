@@ -29,7 +29,23 @@ Array = NDArray[np.float64]
 
 def body_poses(model: RobotModel, q: object) -> tuple[Array, Array]:
     """Rotations (nbodies, 3, 3) and origins (nbodies, 3) of the body frames in the
-    base frame."""
+    base frame.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+
+    Returns
+    -------
+    rotations : ndarray of shape (nbodies, 3, 3)
+        Body orientations in the base frame.
+    origins : ndarray of shape (nbodies, 3)
+        Body origins in the base frame [m].
+    """
     q = joint_vector(model, q, "q")
     fp, qk = model.kernel_floats, q
     if model.expanded:
@@ -60,6 +76,23 @@ def body_velocities(model: RobotModel, q: object, qd: object, *,
     ``base_twist`` (6,) ``[v_0; w_0]`` is the base's, in the base frame (default
     at rest). Khalil 2010 eq. 13: ``w_i = R^T w_p + S_i qd_i`` (revolute),
     ``v_i = R^T (v_p + w_p x p) (+ S_i qd_i`` prismatic).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    base_twist : array_like of shape (6,)
+        Base twist ``[v; w]`` [m/s, rad/s] in the base frame.
+
+    Returns
+    -------
+    twists : ndarray of shape (nbodies, 6)
+        ``[v_i; w_i]`` [m/s, rad/s], each in its body's frame.
     """
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
@@ -90,7 +123,25 @@ def body_velocities(model: RobotModel, q: object, qd: object, *,
 
 
 def link_pose(model: RobotModel, q: object, link: str) -> tuple[Array, Array]:
-    """Rotation (3, 3) and origin (3,) of link ``link`` (merged links too) in the base frame."""
+    """Rotation (3, 3) and origin (3,) of link ``link`` (merged links too) in the base frame.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    link : str
+        Link name (merged links too).
+
+    Returns
+    -------
+    rotation : ndarray of shape (3, 3)
+        Orientation in the base frame.
+    origin : ndarray of shape (3,)
+        Origin in the base frame [m].
+    """
     frame = model.link_frame(link)
     if frame.body < 0:
         return frame.rotation.copy(), frame.translation.copy()
@@ -100,13 +151,46 @@ def link_pose(model: RobotModel, q: object, link: str) -> tuple[Array, Array]:
 
 
 def kinetic_energy(model: RobotModel, q: object, qd: object) -> float:
-    """``T = 1/2 qd^T M(q) qd`` [J]."""
+    """``T = 1/2 qd^T M(q) qd`` [J].
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+
+    Returns
+    -------
+    float
+        ``1/2 qd^T M qd`` [J].
+    """
     qd = joint_vector(model, qd, "qd")
     return 0.5 * float(qd @ mass_matrix(model, q) @ qd)
 
 
 def potential_energy(model: RobotModel, q: object, *, gravity: object | None = None) -> float:
-    """``V = -sum_i m_i g . c_i`` [J], zero with every COM at the base origin."""
+    """``V = -sum_i m_i g . c_i`` [J], zero with every COM at the base origin.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    float
+        ``V`` [J].
+    """
     R, p = body_poses(model, q)
     g = gravity_vector(model, gravity)
     com = p + np.einsum("nij,nj->ni", R, model.com)

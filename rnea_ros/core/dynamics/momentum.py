@@ -84,7 +84,31 @@ def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pos
     free-floating robot given as a base body plus a fixed-base tree (base and tree),
     world frame; ``base_pose`` (7,) ``[x y z qx qy qz qw]``, ``base_twist`` (6,)
     ``[v; w]`` local, as :func:`~rnea_ros.core.dynamics.floating_base.free_floating_rnea`.
-    A free-flyer model needs none of this: :func:`momentum`."""
+    A free-flyer model needs none of this: :func:`momentum`.
+
+    Parameters
+    ----------
+    tree : RobotModel
+        The fixed-base tree without the base body's inertia (its fixed base is the floating
+        base).
+    base_inertia : BodyInertia
+        The floating base body's inertia, in its frame.
+    base_pose : array_like of shape (7,)
+        Base pose in the world ``[x y z qx qy qz qw]`` [m].
+    base_twist : array_like of shape (6,)
+        Base twist ``[v; w]`` [m/s, rad/s] in the base frame.
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    v : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+
+    Returns
+    -------
+    Momentum
+        Centre of mass [m], its velocity [m/s] and the centroidal momentum ``[l; k]``, world
+        frame.
+    """
     pose, R, twist = base_vectors(base_pose, base_twist)
     p0 = pose[:3]
     Rt, pt = body_poses(tree, q)
@@ -97,7 +121,23 @@ def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pos
 
 
 def momentum(model: RobotModel, q: object, qd: object | None = None) -> Momentum:
-    """:class:`Momentum` of ``model`` at ``q`` (and ``qd``; ``None``: at rest)."""
+    """:class:`Momentum` of ``model`` at ``q`` (and ``qd``; ``None``: at rest).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,), optional
+        Joint velocities [rad/s, m/s] (``None``: at rest).
+
+    Returns
+    -------
+    Momentum
+        Centre of mass [m], its velocity [m/s] and centroidal momentum, base frame.
+    """
     R, p = body_poses(model, q)
     twist = None if qd is None else body_velocities(model, q, qd)
     return bodies_momentum(model.mass, model.com, model.inertia, R, p, twist,
@@ -106,18 +146,65 @@ def momentum(model: RobotModel, q: object, qd: object | None = None) -> Momentum
 
 def center_of_mass(model: RobotModel, q: object) -> Array:
     """Centre of mass (3,) [m] of the moving bodies, base frame (the world for a
-    free-flyer root) (``pin.centerOfMass``)."""
+    free-flyer root) (``pin.centerOfMass``).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+
+    Returns
+    -------
+    com : ndarray of shape (3,)
+        Centre of mass [m], base frame.
+    """
     return momentum(model, q).com
 
 
 def center_of_mass_velocity(model: RobotModel, q: object, qd: object) -> Array:
-    """Velocity (3,) [m/s] of the centre of mass, base frame (Pinocchio's ``data.vcom[0]``)."""
+    """Velocity (3,) [m/s] of the centre of mass, base frame (Pinocchio's ``data.vcom[0]``).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+
+    Returns
+    -------
+    vcom : ndarray of shape (3,)
+        Centre-of-mass velocity [m/s], base frame.
+    """
     return momentum(model, q, qd).com_velocity
 
 
 def centroidal_momentum(model: RobotModel, q: object, qd: object) -> Array:
     """Centroidal momentum ``[l; k]`` (6,): linear momentum [kg m/s] and angular momentum
-    about the centre of mass [kg m^2/s], base-frame axes (``pin.computeCentroidalMomentum``)."""
+    about the centre of mass [kg m^2/s], base-frame axes (``pin.computeCentroidalMomentum``).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+
+    Returns
+    -------
+    h : ndarray of shape (6,)
+        ``[l; k]``: linear [kg m/s] and angular momentum about the centre of mass [kg
+        m^2/s], base-frame axes.
+    """
     return momentum(model, q, qd).hg
 
 

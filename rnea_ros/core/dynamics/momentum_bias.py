@@ -101,7 +101,28 @@ def require_tree(model: object, what: str) -> RobotModel:
 def momentum_and_bias(model: RobotModel, q: object, qd: object, *,
                       gravity: object | None = None) -> tuple[Array, Array]:
     """``(p, beta)``: ``p = M(q) qd`` (nv,) (armature included) and
-    ``beta = g(q) - C(q, qd)^T qd`` (nv,), eq. (1) and (4) of the module docstring."""
+    ``beta = g(q) - C(q, qd)^T qd`` (nv,), eq. (1) and (4) of the module docstring.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    p : ndarray of shape (nv,)
+        ``M(q) qd`` [N m s].
+    beta : ndarray of shape (nv,)
+        ``g(q) - C(q, qd)^T qd`` [N m].
+    """
     model = require_tree(model, "momentum_and_bias")
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
@@ -118,14 +139,54 @@ def momentum_and_bias(model: RobotModel, q: object, qd: object, *,
 def momentum_bias(model: RobotModel, q: object, qd: object, *,
                   gravity: object | None = None) -> Array:
     """``beta = g(q) - C(q, qd)^T qd`` (nv,) with ``C`` Christoffel-consistent
-    (``dM/dt = C + C^T``), in O(n): eq. (4) of the module docstring."""
+    (``dM/dt = C + C^T``), in O(n): eq. (4) of the module docstring.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    beta : ndarray of shape (nv,)
+        ``g(q) - C(q, qd)^T qd`` [N m, N].
+    """
     return momentum_and_bias(model, q, qd, gravity=gravity)[1]
 
 
 def momentum_and_bias_batch(model: RobotModel, q: object, qd: object, *,
                             gravity: object | None = None) -> tuple[Array, Array]:
     """:func:`momentum_and_bias` over N samples in one compiled call: ``q`` (N, nq),
-    ``qd`` (N, nv) give ``(P, B)``, each (N, nv)."""
+    ``qd`` (N, nv) give ``(P, B)``, each (N, nv).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (N, nv)
+        Joint velocities [rad/s, m/s].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    P : ndarray of shape (N, nv)
+        ``M qd`` per sample.
+    B : ndarray of shape (N, nv)
+        ``beta`` per sample.
+    """
     model = require_tree(model, "momentum_and_bias_batch")
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])

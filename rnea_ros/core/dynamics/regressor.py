@@ -56,7 +56,21 @@ def parameter_count(model: RobotModel, drives: bool = True) -> int:
 
 
 def parameter_names(model: RobotModel, drives: bool = True) -> list[str]:
-    """Column names, e.g. ``'m@link1'``, ``'Ixy@link1'``, ``'Fv@joint1'``."""
+    """Column names, e.g. ``'m@link1'``, ``'Ixy@link1'``, ``'Fv@joint1'``.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    drives : bool, default True
+        Include the drive parameters (``Ia``, ``Fv``, ``Fs``), as
+        :func:`joint_torque_regressor`.
+
+    Returns
+    -------
+    list of str
+        p column names.
+    """
     model.require_one_dof("the joint torque regressor")
     names = [f"{p}@{body}" for body in model.body_names for p in INERTIAL_NAMES]
     if drives:
@@ -65,7 +79,21 @@ def parameter_names(model: RobotModel, drives: bool = True) -> list[str]:
 
 
 def parameter_vector(model: RobotModel, drives: bool = True) -> Array:
-    """The model's ``pi`` (p,) in the regressor's column order (inertia about the body origin)."""
+    """The model's ``pi`` (p,) in the regressor's column order (inertia about the body origin).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    drives : bool, default True
+        Include the drive parameters (``Ia``, ``Fv``, ``Fs``), as
+        :func:`joint_torque_regressor`.
+
+    Returns
+    -------
+    pi : ndarray of shape (p,)
+        Parameters in column order (inertia about the body origin) [SI].
+    """
     model.require_one_dof("the joint torque regressor")
     out = np.empty(parameter_count(model, drives))
     for j in range(model.nv):
@@ -85,6 +113,29 @@ def joint_torque_regressor(model: RobotModel, q: object, qd: object, qdd: object
 
     ``drives=False`` gives the 10 n inertial columns only, Pinocchio's
     ``computeJointTorqueRegressor`` (columns in our body order).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    qdd : array_like of shape (nv,)
+        Joint accelerations [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    drives : bool, default True
+        Include the 3 drive columns per joint (armature ``Ia``, viscous ``Fv``, Coulomb
+        ``Fs``): 13 n columns; ``False``: the 10 n inertial ones.
+
+    Returns
+    -------
+    Y : ndarray of shape (n, p)
+        p = 13 n (10 n with ``drives=False``) [various units, per column].
     """
     model.require_one_dof("joint_torque_regressor")
     q = joint_vector(model, q, "q")
@@ -104,6 +155,31 @@ def joint_torque_regressor_batch(model: RobotModel, q: object, qd: object, qdd: 
     """:func:`joint_torque_regressor` over N samples: (N, n) inputs give (N, n, p).
 
     ``out`` (N, n, p), C-contiguous float64, is filled instead of a new array.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (N, nv)
+        Joint velocities [rad/s, m/s].
+    qdd : array_like of shape (N, nv)
+        Joint accelerations [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    drives : bool, default True
+        Include the 3 drive columns per joint (armature ``Ia``, viscous ``Fv``, Coulomb
+        ``Fs``): 13 n columns; ``False``: the 10 n inertial ones.
+    out : ndarray of shape (N, n, p), optional
+        C-contiguous float64 array filled instead of a new one.
+
+    Returns
+    -------
+    Y : ndarray of shape (N, n, p)
+        A regressor per sample (``out`` if given).
     """
     model.require_one_dof("joint_torque_regressor_batch")
     Q = joint_batch(model, q, "q")

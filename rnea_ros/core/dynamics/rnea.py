@@ -84,6 +84,42 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
     each body, in its frame;
     ``base_motion`` is the known motion of a moving base (Khalil 2010 §7.1,
     :class:`~.moving_base.BaseMotion`; gravity is then given in the world frame).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    qdd : array_like of shape (nv,)
+        Joint accelerations [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+    base_motion : BaseMotion, optional
+        Known motion of a moving base (Khalil 2010 §7.1); gravity is then in the world frame
+        (``None``: a fixed base).
+
+    Returns
+    -------
+    tau : ndarray of shape (nv,)
+        Joint torques [N m, N].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rnea_ros.core as rc
+    >>> model = rc.load_urdf("urdf/arm7.urdf")
+    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> tau = rc.rnea(model, q, qd, np.zeros(model.nv))
+    >>> bool(np.allclose(tau, rc.nonlinear_effects(model, q, qd)))
+    True
     """
     if fext is None and base_motion is None:
         # The 1 kHz path: the lean entry's unboxer accepts C-contiguous float64
@@ -138,6 +174,34 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
     ``b``'s frame at its origin (on the joint axis) -- Barman's proximal
     reaction ``F_p, tau_p`` (eq. 2.1-2.2). Its projection on the joint axis is
     the actuated part, the rest is carried by the joint's structure.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    qdd : array_like of shape (nv,)
+        Joint accelerations [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+    base_motion : BaseMotion, optional
+        Known motion of a moving base (Khalil 2010 §7.1); gravity is then in the world frame
+        (``None``: a fixed base).
+
+    Returns
+    -------
+    tau : ndarray of shape (nv,)
+        Joint torques [N m, N].
+    joint_wrenches : ndarray of shape (nbodies, 6)
+        ``[force; moment]`` [N, N m] from each body's parent, body frame at its origin.
     """
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
@@ -162,6 +226,34 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
     With ``base_motion``, the torques that hold the joints still *relative to a
     moving base*: ``rnea(q, 0, 0)`` started from the base's motion (Khalil 2010
     §7.1), which adds the base's acceleration and rotation to gravity.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    base_motion : BaseMotion, optional
+        Known motion of a moving base (Khalil 2010 §7.1); gravity is then in the world frame
+        (``None``: a fixed base).
+
+    Returns
+    -------
+    g : ndarray of shape (nv,)
+        Torques holding the robot still [N m, N].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rnea_ros.core as rc
+    >>> model = rc.load_urdf("urdf/arm7.urdf")
+    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> bool(np.allclose(rc.gravity_torques(model, q), rc.rnea(model, q, 0 * qd, 0 * qd)))
+    True
     """
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
     if base_motion is None:  # the lean path, as in rnea
@@ -205,7 +297,29 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
                       gravity: object | None = None,
                       base_motion: BaseMotion | None = None) -> Array:
     """``h(q, qd) = C(q, qd) qd + g(q)`` (nv,): rigid-body bias torques, no friction
-    (on a moving base: also the base's motion, as :func:`rnea` with ``qdd = 0``)."""
+    (on a moving base: also the base's motion, as :func:`rnea` with ``qdd = 0``).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    base_motion : BaseMotion, optional
+        Known motion of a moving base (Khalil 2010 §7.1); gravity is then in the world frame
+        (``None``: a fixed base).
+
+    Returns
+    -------
+    h : ndarray of shape (nv,)
+        ``C(q, qd) qd + g(q)`` [N m, N].
+    """
     q = joint_vector(model, q, "q")
     qd = joint_vector(model, qd, "qd")
     base = base_state(base_motion, gravity_vector(model, gravity))
@@ -220,14 +334,59 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
 
 
 def friction_torques(model: RobotModel, qd: object) -> Array:
-    """Joint friction ``Fs sign(qd) + Fv qd`` (nv,) (Khalil eq. 31)."""
+    """Joint friction ``Fs sign(qd) + Fv qd`` (nv,) (Khalil eq. 31).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    qd : array_like of shape (nv,)
+        Joint velocities [rad/s, m/s].
+
+    Returns
+    -------
+    ndarray of shape (nv,)
+        ``Fs sign(qd) + Fv qd`` [N m, N].
+    """
     qd = joint_vector(model, qd, "qd")
     return np.asarray(model.coulomb * np.sign(qd) + model.viscous * qd, dtype=np.float64)
 
 
 def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
                gravity: object | None = None) -> Array:
-    """:func:`rnea` over N samples: ``q`` (N, nq), ``qd, qdd`` (N, nv) give ``tau`` (N, nv)."""
+    """:func:`rnea` over N samples: ``q`` (N, nq), ``qd, qdd`` (N, nv) give ``tau`` (N, nv).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (N, nv)
+        Joint velocities [rad/s, m/s].
+    qdd : array_like of shape (N, nv)
+        Joint accelerations [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    tau : ndarray of shape (N, nv)
+        Joint torques per sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rnea_ros.core as rc
+    >>> model = rc.load_urdf("urdf/arm7.urdf")
+    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> Q = np.tile(q, (5, 1)); V = np.tile(qd, (5, 1))
+    >>> tau = rc.rnea_batch(model, Q, V, np.zeros_like(V))
+    >>> tau.shape, bool(np.allclose(tau[2], rc.rnea(model, q, qd, 0 * qd)))
+    ((5, 7), True)
+    """
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])
     QDD = joint_batch(model, qdd, "qdd", Q.shape[0])
@@ -241,7 +400,24 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
 
 
 def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None) -> Array:
-    """:func:`gravity_torques` over N samples: ``q`` (N, nq) gives (N, nv)."""
+    """:func:`gravity_torques` over N samples: ``q`` (N, nq) gives (N, nv).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    ndarray of shape (N, nv)
+        ``g(q)`` per sample [N m, N].
+    """
     Q = joint_batch(model, q, "q")
     if model.expanded:
         return expanded.gravity_batch(model, Q, gravity_vector(model, gravity))
@@ -253,7 +429,26 @@ def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None
 
 def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
                             gravity: object | None = None) -> Array:
-    """:func:`nonlinear_effects` over N samples: ``q`` (N, nq), ``qd`` (N, nv) give (N, nv)."""
+    """:func:`nonlinear_effects` over N samples: ``q`` (N, nq), ``qd`` (N, nv) give (N, nv).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (N, nq)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    qd : array_like of shape (N, nv)
+        Joint velocities [rad/s, m/s].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+
+    Returns
+    -------
+    h : ndarray of shape (N, nv)
+        Bias torques per sample.
+    """
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])
     if model.expanded:

@@ -44,7 +44,33 @@ class Dynamics(NamedTuple):
 
 def dynamics(model: ElasticModel, q: object, theta: object, qd: object, thetad: object, *,
              gravity: object | None = None, fext: object | None = None) -> Dynamics:
-    """``A(q)`` and ``zeta(q, qd, theta, thetad)`` of eq. 31 by n + n_e + 1 Algorithm-1 calls."""
+    """``A(q)`` and ``zeta(q, qd, theta, thetad)`` of eq. 31 by n + n_e + 1 Algorithm-1 calls.
+
+    Parameters
+    ----------
+    model : ElasticModel
+        The mixed rigid/elastic robot (:func:`elastic_model`).
+    q : array_like of shape (n,)
+        Link-side joint positions [rad, m].
+    theta : array_like of shape (n_e,)
+        Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
+        m].
+    qd : array_like of shape (n,)
+        Joint velocities [rad/s, m/s].
+    thetad : array_like of shape (n_e,)
+        Motor velocities, link side [rad/s, m/s].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+
+    Returns
+    -------
+    Dynamics
+        ``A(q)`` and ``zeta(q, qd, theta, thetad)`` of hua-2024 eq. 31.
+    """
     links = model.links
     args = {"q": joint_vector(links, q, "q"), "qd": joint_vector(links, qd, "qd"),
             "theta": motor_vector(model, theta, "theta"),
@@ -76,6 +102,36 @@ def forward_dynamics(model: ElasticModel, q: object, theta: object, qd: object,
 
     ``tau[i]``: the joint torque of a rigid joint, the motor torque (link side,
     eq. 29) of an elastic one.
+
+    Parameters
+    ----------
+    model : ElasticModel
+        The mixed rigid/elastic robot (:func:`elastic_model`).
+    q : array_like of shape (n,)
+        Link-side joint positions [rad, m].
+    theta : array_like of shape (n_e,)
+        Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
+        m].
+    qd : array_like of shape (n,)
+        Joint velocities [rad/s, m/s].
+    thetad : array_like of shape (n_e,)
+        Motor velocities, link side [rad/s, m/s].
+    tau : array_like of shape (n,)
+        Motor torques: a rigid joint's joint torque, an elastic joint's motor torque on the
+        link side (hua-2024 eq. 29) [N m, N].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+
+    Returns
+    -------
+    qdd : ndarray of shape (n,)
+        Joint accelerations [rad/s^2, m/s^2].
+    thetadd : ndarray of shape (n_e,)
+        Motor accelerations, link side.
     """
     tau = joint_vector(model.links, tau, "tau")
     q = joint_vector(model.links, q, "q")

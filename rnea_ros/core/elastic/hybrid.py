@@ -75,6 +75,36 @@ def forward_dynamics_recursive(model: ElasticModel, q: object, theta: object, qd
 
     ``tau[i]`` is joint ``i``'s motor torque: the joint torque of a rigid joint,
     the motor torque (link side, hua-2024 eq. 29) of an elastic one.
+
+    Parameters
+    ----------
+    model : ElasticModel
+        The mixed rigid/elastic robot (:func:`elastic_model`).
+    q : array_like of shape (n,)
+        Link-side joint positions [rad, m].
+    theta : array_like of shape (n_e,)
+        Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
+        m].
+    qd : array_like of shape (n,)
+        Joint velocities [rad/s, m/s].
+    thetad : array_like of shape (n_e,)
+        Motor velocities, link side [rad/s, m/s].
+    tau : array_like of shape (n,)
+        Motor torques: a rigid joint's joint torque, an elastic joint's motor torque on the
+        link side (hua-2024 eq. 29) [N m, N].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+
+    Returns
+    -------
+    qdd : ndarray of shape (n,)
+        Joint accelerations [rad/s^2, m/s^2].
+    thetadd : ndarray of shape (n_e,)
+        Motor accelerations, link side.
     """
     check_recursive(model)
     links = model.links
@@ -105,6 +135,36 @@ def elastic_inverse_dynamics(model: ElasticModel, q: object, theta: object, qd: 
 
     ``qdd`` (n,): the entries of the elastic joints are ignored (they are
     outputs); ``thetadd`` (n_e,) the motor accelerations.
+
+    Parameters
+    ----------
+    model : ElasticModel
+        The mixed rigid/elastic robot (:func:`elastic_model`).
+    q : array_like of shape (n,)
+        Link-side joint positions [rad, m].
+    theta : array_like of shape (n_e,)
+        Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
+        m].
+    qd : array_like of shape (n,)
+        Joint velocities [rad/s, m/s].
+    thetad : array_like of shape (n_e,)
+        Motor velocities, link side [rad/s, m/s].
+    qdd : array_like of shape (n,)
+        Joint accelerations [rad/s^2, m/s^2]; the elastic joints' entries are ignored
+        (outputs).
+    thetadd : array_like of shape (n_e,)
+        Motor accelerations, link side [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+
+    Returns
+    -------
+    HybridResult
+        The elastic joints' accelerations and every motor torque [N m, N].
     """
     links = model.links
     args = {"q": joint_vector(links, q, "q"), "qd": joint_vector(links, qd, "qd"),

@@ -259,6 +259,19 @@ def elastic_model(links: RobotModel,
     Joints not listed are rigid without motor. Raises :class:`ModelParameterError`
     naming the joint and parameter (``K <= 0``, unknown link, ``gear_ratio`` 0...);
     :class:`~rnea_ros.core.errors.ModelError` for links with multi-DoF or mimic joints.
+
+    Parameters
+    ----------
+    links : RobotModel
+        The rigid links (single-DoF joints, no mimic).
+    drives : str, Path, Mapping or sequence of JointDrive
+        The elastic side file, its mapping, or the drives (joints not listed: rigid, no
+        motor).
+
+    Returns
+    -------
+    ElasticModel
+        The validated model.
     """
     links.require_one_dof("elastic_model")
     if isinstance(drives, (str, Path)):

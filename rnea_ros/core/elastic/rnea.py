@@ -87,6 +87,37 @@ def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thet
     """Motor torques of a mixed rigid/elastic robot (hua-2024 Algorithm 1).
 
     ``wrenches=True`` also returns the joint wrenches (else an empty (0, 6) array).
+
+    Parameters
+    ----------
+    model : ElasticModel
+        The mixed rigid/elastic robot (:func:`elastic_model`).
+    q : array_like of shape (n,)
+        Link-side joint positions [rad, m].
+    theta : array_like of shape (n_e,)
+        Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
+        m].
+    qd : array_like of shape (n,)
+        Joint velocities [rad/s, m/s].
+    thetad : array_like of shape (n_e,)
+        Motor velocities, link side [rad/s, m/s].
+    qdd : array_like of shape (n,)
+        Joint accelerations [rad/s^2, m/s^2].
+    thetadd : array_like of shape (n_e,)
+        Motor accelerations, link side [rad/s^2, m/s^2].
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    fext : array_like of shape (nbodies, 6), optional
+        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
+        frame at its origin (``None``: none).
+    wrenches : bool, default False
+        Also return the joint wrenches (else an empty (0, 6) array).
+
+    Returns
+    -------
+    ElasticTorques
+        Motor torques (n,) [N m, N] and, with ``wrenches``, the joint wrenches (nbodies, 6).
     """
     # The 1 kHz path, kept lean as rnea()'s: the kernel checks the lengths
     # (plain locals and one chained ndim test: a dict and any() cost ~0.3 us).

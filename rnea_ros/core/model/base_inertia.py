@@ -59,7 +59,21 @@ class BodyInertia:
 def urdf_base_inertia(source: str | Path, *, inertia_check: str = "strict") -> BodyInertia:
     """The inertia of a URDF's root link and every link welded to it by fixed joints,
     in the root link's frame: the free-floating base that :func:`~rnea_ros.core.load_urdf`
-    drops into the fixed base (``source``: a file path or the XML text)."""
+    drops into the fixed base (``source``: a file path or the XML text).
+
+    Parameters
+    ----------
+    source : str or Path
+        A URDF file path or its XML text.
+    inertia_check : {'strict', 'warn'}, default 'strict'
+        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
+        :class:`InertiaWarning` (``'warn'``).
+
+    Returns
+    -------
+    BodyInertia
+        Root link inertia (with its fixed children), root frame.
+    """
     if isinstance(source, Path) or not str(source).lstrip().startswith("<"):
         try:
             text = Path(source).read_text(encoding="utf-8")

@@ -246,7 +246,18 @@ def _vector(x: object, size: int, what: str, model: RobotModel) -> Array:
 
 
 def neutral(model: RobotModel) -> Array:
-    """The neutral configuration (nq,) of ``model`` (Pinocchio's ``pin.neutral``)."""
+    """The neutral configuration (nq,) of ``model`` (Pinocchio's ``pin.neutral``).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+
+    Returns
+    -------
+    ndarray of shape (nq,)
+        The neutral configuration.
+    """
     plan = _plan(model)
     q = np.zeros(model.nq)
     for j in plan.grouped:
@@ -255,7 +266,23 @@ def neutral(model: RobotModel) -> Array:
 
 
 def integrate(model: RobotModel, q: object, v: object) -> Array:
-    """``q ⊕ v`` (nq,): every joint moved by its block of ``v`` (nv,) (``pin.integrate``)."""
+    """``q ⊕ v`` (nq,): every joint moved by its block of ``v`` (nv,) (``pin.integrate``).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    v : array_like of shape (nv,)
+        Tangent displacement [rad, m], a block per joint.
+
+    Returns
+    -------
+    ndarray of shape (nq,)
+        ``q ⊕ v``.
+    """
     qa = _vector(q, model.nq, "q", model)
     va = _vector(v, model.nv, "v", model)
     plan = _plan(model)
@@ -270,7 +297,22 @@ def integrate(model: RobotModel, q: object, v: object) -> Array:
 def difference(model: RobotModel, q0: object, q1: object) -> Array:
     """``q1 ⊖ q0`` (nv,), so that ``integrate(model, q0, difference(model, q0, q1))`` is
     ``q1`` (``pin.difference``; a continuous joint's angle difference is not wrapped,
-    unlike Pinocchio's ``(cos, sin)`` pair)."""
+    unlike Pinocchio's ``(cos, sin)`` pair).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q0 : array_like of shape (nq,)
+        Start configuration.
+    q1 : array_like of shape (nq,)
+        End configuration.
+
+    Returns
+    -------
+    ndarray of shape (nv,)
+        ``q1 ⊖ q0`` [rad, m].
+    """
     a = _vector(q0, model.nq, "q0", model)
     b = _vector(q1, model.nq, "q1", model)
     plan = _plan(model)
@@ -287,6 +329,20 @@ def random_configuration(model: RobotModel, rng: np.random.Generator | int | Non
     """A random configuration (nq,) of ``model`` (ranges in the module docstring).
 
     ``rng`` is a NumPy generator or a seed (``None``: fresh entropy).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    rng : numpy.random.Generator or int, optional
+        Generator or seed (``None``: fresh entropy).
+    translation_box : float, default 1.0
+        Half-width [m] of the box for free-flyer and planar translations.
+
+    Returns
+    -------
+    ndarray of shape (nq,)
+        A random configuration.
     """
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     if not (math.isfinite(translation_box) and translation_box >= 0.0):
@@ -303,6 +359,21 @@ def check_configuration(model: RobotModel, q: object, tol: float = 1e-6) -> Arra
     Checks the shape, finiteness, and that every quaternion (free-flyer,
     spherical) and planar ``(cos, sin)`` pair has norm 1 within ``tol``, naming
     the joint. Nothing is normalised.
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    q : array_like of shape (nq,)
+        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
+        qw]``, a continuous joint's ``(cos, sin)``).
+    tol : float, default 1e-6
+        Tolerance on the norm of each quaternion and ``(cos, sin)`` pair.
+
+    Returns
+    -------
+    q : ndarray of shape (nq,)
+        ``q`` as float64 (not normalised).
     """
     qa = _vector(q, model.nq, "q", model)
     for j in joint_layout(model):

@@ -46,7 +46,28 @@ class DHLink(TableRow):
 def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "base_link",
             gravity: Sequence[float] = STANDARD_GRAVITY, inertia_check: str = "strict"
             ) -> RobotModel:
-    """Serial-chain model from a standard DH table (rows from the base outwards)."""
+    """Serial-chain model from a standard DH table (rows from the base outwards).
+
+    Parameters
+    ----------
+    links : sequence of DHLink
+        Standard DH rows from the base outwards.
+    name : str
+        The robot's name.
+    base : str
+        The base link's name.
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    inertia_check : {'strict', 'warn'}, default 'strict'
+        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
+        :class:`InertiaWarning` (``'warn'``).
+
+    Returns
+    -------
+    RobotModel
+        The serial chain.
+    """
     if not links:
         raise DHError("a DH table needs at least one row")
     link_specs = [LinkSpec(base)]

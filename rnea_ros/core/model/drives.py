@@ -46,13 +46,37 @@ def load_side_file(path: str | Path, what: str = "drive file") -> Mapping[str, A
 
 
 def load_drive_file(path: str | Path) -> Mapping[str, Any]:
-    """Read a drive side file."""
+    """Read a drive side file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The drive side file (YAML).
+
+    Returns
+    -------
+    Mapping
+        The parsed side file.
+    """
     return load_side_file(path, "drive file")
 
 
 def apply_drive_parameters(model: RobotModel, drives: str | Path | Mapping[str, Any]
                            ) -> RobotModel:
-    """A copy of ``model`` with the side-file parameters applied (validated)."""
+    """A copy of ``model`` with the side-file parameters applied (validated).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (left unchanged).
+    drives : str, Path or Mapping
+        Drive side file (path or loaded mapping, :func:`load_drive_file`).
+
+    Returns
+    -------
+    RobotModel
+        A copy with the drive parameters applied.
+    """
     data = load_drive_file(drives) if isinstance(drives, (str, Path)) else drives
     joints = data.get("joints")
     if not isinstance(joints, Mapping):

@@ -62,7 +62,28 @@ class MDHLink(TableRow):
 def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "link0",
              gravity: Sequence[float] = STANDARD_GRAVITY, inertia_check: str = "strict"
              ) -> RobotModel:
-    """Tree model from a modified-DH table (rows ``j = 1..n``, antecedents first)."""
+    """Tree model from a modified-DH table (rows ``j = 1..n``, antecedents first).
+
+    Parameters
+    ----------
+    links : sequence of MDHLink
+        Modified-DH rows ``j = 1..n``, antecedents first.
+    name : str
+        The robot's name.
+    base : str
+        The base link's name.
+    gravity : array_like of shape (3,), optional
+        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
+        model's).
+    inertia_check : {'strict', 'warn'}, default 'strict'
+        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
+        :class:`InertiaWarning` (``'warn'``).
+
+    Returns
+    -------
+    RobotModel
+        The tree.
+    """
     if not links:
         raise DHError("a modified-DH table needs at least one row")
     link_names = [base] + [row.link_name or f"link{j}" for j, row in enumerate(links, start=1)]

@@ -32,7 +32,20 @@ class Payload:
 
 
 def with_payload(model: RobotModel, payload: Payload) -> RobotModel:
-    """A copy of ``model`` carrying ``payload`` (validated: known link, physical inertia)."""
+    """A copy of ``model`` carrying ``payload`` (validated: known link, physical inertia).
+
+    Parameters
+    ----------
+    model : RobotModel
+        The robot (left unchanged).
+    payload : Payload
+        The payload (link, mass, centre of mass, inertia).
+
+    Returns
+    -------
+    RobotModel
+        A copy carrying the payload.
+    """
     if payload.link not in model.frames:
         raise ModelParameterError(
             f"payload link '{payload.link}' is not a link of '{model.name}'; links: "

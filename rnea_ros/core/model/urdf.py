@@ -54,6 +54,35 @@ def load_urdf(
     pin.JointModelFreeFlyer())``; a URDF whose root already floats (a
     ``floating`` joint from it) is then a :class:`URDFError`. ``mimic=False``
     keeps ``<mimic>`` joints as independent joints.
+
+    Parameters
+    ----------
+    source : str or Path
+        A URDF file path or a ``robot_description`` XML string.
+    drives : str, Path or Mapping, optional
+        Drive side file (path or loaded mapping): per-joint armature, gear ratio, friction
+        (:func:`load_drive_file`).
+    gravity : sequence of 3 floats, default (0, 0, -9.81)
+        Gravity [m/s^2] in the base frame.
+    inertia_check : {'strict', 'warn'}, default 'strict'
+        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
+        :class:`InertiaWarning` (``'warn'``).
+    root_joint : {None, 'free-flyer', 'planar'}, optional
+        Put the root link on a joint of this kind (``None``: a fixed base).
+    mimic : bool, default True
+        Couple ``<mimic>`` joints to their leaders (``False``: independent joints).
+
+    Returns
+    -------
+    RobotModel
+        The model.
+
+    Examples
+    --------
+    >>> import rnea_ros.core as rc
+    >>> model = rc.load_urdf("urdf/arm7.urdf")
+    >>> model.nq, model.nv
+    (7, 7)
     """
     text: str
     origin: str
@@ -173,7 +202,29 @@ def parse_urdf(text: str, *, origin: str = "robot_description",
                inertia_check: str = "strict", root_joint: str | None = None,
                mimic: bool = True) -> RobotModel:
     """Model from URDF XML text; ``origin`` names the source in error messages
-    (``root_joint``, ``mimic``: see :func:`load_urdf`)."""
+    (``root_joint``, ``mimic``: see :func:`load_urdf`).
+
+    Parameters
+    ----------
+    text : str
+        URDF XML text.
+    origin : str, default 'robot_description'
+        Names the source in error messages.
+    gravity : sequence of 3 floats, default (0, 0, -9.81)
+        Gravity [m/s^2] in the base frame.
+    inertia_check : {'strict', 'warn'}, default 'strict'
+        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
+        :class:`InertiaWarning` (``'warn'``).
+    root_joint : {None, 'free-flyer', 'planar'}, optional
+        Put the root link on a joint of this kind (``None``: a fixed base).
+    mimic : bool, default True
+        Couple ``<mimic>`` joints to their leaders (``False``: independent joints).
+
+    Returns
+    -------
+    RobotModel
+        The model.
+    """
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
