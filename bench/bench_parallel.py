@@ -64,7 +64,7 @@ def random_states(robot: rc.ParallelRobot, count: int, seed: int
 def legs_state(robot: rc.ParallelRobot, X: np.ndarray, XD: np.ndarray, XDD: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every leg's ``q, qd, qdd`` (N, 3m) at the samples, in ``leg_floats``' row order."""
-    from rnea_ros.core.coupling.parallel import _detail
+    from rnea_ros.core.coupling.parallel_kinematics import _detail
 
     legs = np.array([_detail(robot, *s)[0] for s in zip(X, XD, XDD, strict=True)])
     n = len(X)

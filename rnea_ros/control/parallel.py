@@ -67,12 +67,8 @@ from rnea_ros.control.laws import Stage, Step
 from rnea_ros.control.modes import family_mode
 from rnea_ros.core.coupling.loop_file import LoopFile
 from rnea_ros.core.coupling.loops import ClosedLoopModel
-from rnea_ros.core.coupling.parallel import (
-    platform_active_motion,
-    platform_inverse_dynamics,
-    platform_tree_state,
-    warm_up_errors,
-)
+from rnea_ros.core.coupling.parallel import platform_inverse_dynamics, warm_up_errors
+from rnea_ros.core.coupling.parallel_kinematics import platform_active_motion, platform_tree_state
 from rnea_ros.core.coupling.parallel_model import DeltaRobot, GoughStewart, ParallelRobot
 from rnea_ros.core.errors import (
     LoopBudgetError,

@@ -44,12 +44,14 @@ from rnea_ros.core.coupling.loop_kinematics import (
 from rnea_ros.core.coupling.loop_mdh import from_mdh_loops
 from rnea_ros.core.coupling.loops import ClosedLoopModel, Loop
 from rnea_ros.core.coupling.parallel import (
-    platform_active_motion,
     platform_forward_dynamics,
     platform_forward_dynamics_batch,
-    platform_forward_geometry,
     platform_inverse_dynamics,
     platform_inverse_dynamics_batch,
+)
+from rnea_ros.core.coupling.parallel_kinematics import (
+    platform_active_motion,
+    platform_forward_geometry,
     platform_inverse_geometry,
     platform_inverse_jacobian,
     platform_tree_state,

@@ -32,7 +32,8 @@ from parallel_oracle import (
 )
 
 import rnea_ros.core as rc
-from rnea_ros.core.coupling.parallel import _retract, _rotation
+from rnea_ros.core.coupling.parallel import _rotation
+from rnea_ros.core.coupling.parallel_kinematics import _retract
 from rnea_ros.core.coupling.parallel_model import quaternion_of
 
 NAMES = ("gough_stewart", "delta")
