@@ -4,8 +4,8 @@
 
 The file is what ``sim.launch.py``/``robot.launch.py controller_config:=FILE`` and the
 controller load unchanged: the joints in the URDF's order, effort limits from the URDF,
-effort-rate limits, PD gains scaled to the robot, friction compensation when the URDF
-gives ``<dynamics>``; every value with its unit and the rule that made it, every other
+effort-rate limits, PD gains scaled to the robot, friction compensation off until the
+friction is identified; every value with its unit and the rule that made it, every other
 parameter at its default (``python -m rnea_ros.parameters controller`` lists them).
 
 Rules (docs/nodes.md, "A starting configuration"):
@@ -20,8 +20,12 @@ Rules (docs/nodes.md, "A starting configuration"):
   (``kp <= effort / e_sat``), and ``kd`` recomputed from the capped ``kp`` (same ζ);
 * **effort-rate limits**: the effort limit reached from zero in ``--rise-time``
   (``rate = effort / t_rise``; Franka's 1000 N m/s on 87 N m is about 0.09 s);
-* **friction**: ``friction_compensation: true`` when any joint's URDF ``<dynamics>``
-  gives damping or friction (the controller reads the values from the URDF).
+* **friction**: ``friction_compensation: false`` from a URDF alone, even when its
+  ``<dynamics>`` gives damping or friction (often placeholders): compensating friction
+  the robot does not have injects energy -- the arm drifts away (the Unitree Z1's
+  URDF, 1-2 N m of Coulomb friction per joint, drifted 5.6 rad in 15 s on a plant
+  without it). The file says what the URDF gives; turn it on once the friction is
+  identified (``rnea-identify``, or ``--bag`` below, which turns it on).
 
 With ``--bag BAG`` (a recording of the robot: ``sensor_msgs/JointState`` with efforts)
 the effort limits are the recorded maxima times ``--margin`` (never above the URDF's),
@@ -126,10 +130,12 @@ def _limit_rows(model: rc.RobotModel, rise_time: float, bag: Proposal | None
 def _friction_rows(model: rc.RobotModel, drives: Path | None) -> list[tuple[str, str, str]]:
     """``friction_compensation`` (and ``drives_file`` with a recording's friction)."""
     friction = bool(np.any(model.coulomb > 0) or np.any(model.viscous > 0))
-    if drives is None:
-        return [("friction_compensation", "true" if friction else "false",
-                 _comment("friction_compensation", "the URDF's <dynamics damping friction> "
-                          + ("(given)" if friction else "(none given)")))]
+    if drives is None:  # off: the URDF's values are not identified (module docstring)
+        given = ("given: enable once identified (rnea-identify, rnea-config --bag); "
+                 "friction the robot does not have makes the arm drift") if friction \
+            else "none given"
+        return [("friction_compensation", "false", _comment(
+            "friction_compensation", f"the URDF's <dynamics damping friction> ({given})"))]
     return [("drives_file", f'"{drives.resolve()}"', "# friction identified from the "
              "recording (or the URDF's where it could not tell), per joint"),
             ("friction_compensation", "true" if friction else "false",
