@@ -26,7 +26,13 @@ from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.identification import parameters
 from rnea_ros.identification.base import BaseParameters, base_parameters
 from rnea_ros.identification.consistency import consistent_parameters
-from rnea_ros.identification.data import SLOW_FRACTION, Prepared, Recording, prepare
+from rnea_ros.identification.data import (
+    MIN_MOTION,
+    SLOW_FRACTION,
+    Prepared,
+    Recording,
+    prepare,
+)
 from rnea_ros.identification.errors import IdentificationError
 from rnea_ros.identification.estimation import Accumulator, Estimate, estimate
 from rnea_ros.identification.parameters import IDENTIFICATION
@@ -49,7 +55,7 @@ class Settings:
     band: float = 0.01
     rank_tol: float = 1e-7
     chunk: int = 4000
-    min_motion: float = 0.01  # rad (m): a joint whose filtered range is below never moves
+    min_motion: float = MIN_MOTION  # rad (m): a joint whose filtered range is below never moves
     slow_fraction: float = SLOW_FRACTION
 
 

@@ -91,6 +91,10 @@ def test_near_rest_is_relative_to_each_joints_peak_speed() -> None:
     np.testing.assert_array_equal(near_rest(qd, 0.1),
                                   [[True, False], [True, False], [False, False],
                                    [False, False]])
-    # A joint that never moves keeps its rows (its torque still carries gravity).
+    # A joint that never moves keeps its rows (its torque still carries gravity), also
+    # when noise gives it a speed.
     assert not near_rest(qd, 0.1)[:, 1].any()
     assert not near_rest(qd, 0.0).any()
+    noisy = qd + np.array([0.0, 1.0]) * np.array([[1e-4], [-1e-6], [2e-6], [-1e-4]])
+    assert near_rest(noisy, 0.1)[:, 1].tolist() == [False, True, True, False]
+    assert not near_rest(noisy, 0.1, np.array([True, False]))[:, 1].any()
