@@ -33,6 +33,7 @@ from rnea_ros.core.dynamics.regressor import parameter_vector
 from rnea_ros.core.errors import RneaError
 from rnea_ros.core.model.drives import apply_drive_parameters
 from rnea_ros.core.model.urdf import load_urdf, parse_urdf
+from rnea_ros.identification.data import SLOW_FRACTION
 from rnea_ros.identification.errors import IdentificationError
 from rnea_ros.identification.pipeline import Identification, Settings, read_and_identify
 from rnea_ros.identification.report import markdown, plot_validation
@@ -83,6 +84,10 @@ def parser() -> argparse.ArgumentParser:
                    help="fraction of the recording (its end) kept for validation")
     p.add_argument("--band", type=float, default=0.01,
                    help="Coulomb sign smoothing band [rad/s]")
+    p.add_argument("--slow-fraction", type=float, default=SLOW_FRACTION,
+                   help="rows where a joint moves slower than this fraction of its peak "
+                        "speed are not fitted nor validated: near rest, friction sticks "
+                        "and the Coulomb + viscous model does not hold (0 keeps them)")
     p.add_argument("--partial", action="store_true",
                    help="write files even when some parameters are not identifiable "
                         "(they keep their prior values)")
@@ -233,9 +238,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = parser().parse_args(args)
     exit_on_signals()
     if not (0.0 <= a.validation < 0.9 and 0 < a.cutoff < np.inf and 0 < a.rate < np.inf
-            and 0 <= a.band < np.inf):
+            and 0 <= a.band < np.inf and 0 <= a.slow_fraction < 1):
         print(f"{PROG}: error: need 0 <= --validation < 0.9, finite --cutoff > 0, --rate > 0, "
-              "--band >= 0", file=sys.stderr)
+              "--band >= 0, 0 <= --slow-fraction < 1", file=sys.stderr)
         return 1
     a.argv = args
     try:
@@ -251,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def identify_and_write(a: argparse.Namespace) -> int:
     """The identification of parsed arguments ``a``: writes and prints, 0 or 1."""
-    settings = Settings(cutoff=a.cutoff, rate=a.rate, validation=a.validation, band=a.band)
+    settings = Settings(cutoff=a.cutoff, rate=a.rate, validation=a.validation, band=a.band,
+                        slow_fraction=a.slow_fraction)
     files = [a.out / name for name in ("robot_identified.urdf", "drives_identified.yaml",
                                        "report.md", "validation.png")]
     if a.out.exists() and not a.out.is_dir():

@@ -153,9 +153,33 @@ def widen(mask: BoolArray, half: int) -> BoolArray:
     return out
 
 
+SLOW_FRACTION = 0.1  # of a joint's peak speed: below, its rows are not fitted (near_rest)
+MIN_MOTION = 0.01  # rad (m): a joint whose filtered range is below never moves
+
+
+def near_rest(qd: Array, fraction: float, moving: BoolArray | None = None) -> BoolArray:
+    """Rows (M, n) where a joint moves slower than ``fraction`` of its peak speed ``|qd|``.
+
+    There the Coulomb + viscous model does not hold: a joint at or near rest sticks
+    (static friction takes any value in ``[-Fc, Fc]``), slips and sticks again at a
+    reversal, and the zero-phase filter spreads the sign's jump over ``1/cutoff``
+    (Khalil & Dombre, ch. 14: samples at low velocity are left out of the friction fit).
+    On a plant whose friction is ``Fc sign(qd)`` integrated explicitly, a joint that
+    should stick chatters instead, by up to ``Fc dt / I`` per step (arm7's wrist in the
+    closed-loop demo: sign flips at up to 0.17 rad/s, 1.5 rad/s peak). Only the joints
+    in ``moving`` (n,) (default: any speed at all) lose rows: one that never moves keeps
+    them (nothing to fit of its friction, its torque still carries gravity)."""
+    speed = np.abs(qd)
+    peak = speed.max(axis=0) if speed.size else np.zeros(qd.shape[1])
+    moving = peak > 0 if moving is None else moving & (peak > 0)
+    return np.asarray((speed < fraction * peak) & moving, dtype=bool)
+
+
 def prepare(rec: Recording, model: RobotModel, *, cutoff: float = 10.0,
-            rate: float = 15.0, band: float = 0.01) -> Prepared:
-    """Filter (zero phase, ``cutoff`` Hz), differentiate and decimate to about ``rate`` Hz."""
+            rate: float = 15.0, band: float = 0.01,
+            slow_fraction: float = SLOW_FRACTION) -> Prepared:
+    """Filter (zero phase, ``cutoff`` Hz), differentiate and decimate to about ``rate`` Hz;
+    the rows of a joint near rest (:func:`near_rest`, ``slow_fraction``) are not valid."""
     names = model.joint_names
     N = rec.t.size
     if N < 3:
@@ -226,6 +250,14 @@ def prepare(rec: Recording, model: RobotModel, *, cutoff: float = 10.0,
             f"no segment longer than 2/cutoff = {2.0 / cutoff:.3g} s once filter transients "
             "are removed")
     out = {k: np.concatenate(v) for k, v in parts.items()}
+    span = out["q"].max(axis=0) - out["q"].min(axis=0)
+    slow = near_rest(out["qd"], slow_fraction, span >= MIN_MOTION) & out["valid"]
+    out["valid"] &= ~slow
+    if slow.any():
+        notes.append(f"rows near rest (slower than {slow_fraction:g} x the joint's peak speed: "
+                     "stiction, not the Coulomb + viscous model) not fitted nor validated: "
+                     + ", ".join(f"{names[j]} {100.0 * slow[:, j].mean():.2g} %"
+                                 for j in range(model.nv)))
     counts = saturated.sum(axis=0)
     for j in np.flatnonzero(counts):
         notes.append(f"joint '{names[j]}': {counts[j]} saturated effort samples excluded "

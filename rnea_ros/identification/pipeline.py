@@ -26,7 +26,13 @@ from rnea_ros.core.model.robot_model import RobotModel
 from rnea_ros.identification import parameters
 from rnea_ros.identification.base import BaseParameters, base_parameters
 from rnea_ros.identification.consistency import consistent_parameters
-from rnea_ros.identification.data import Prepared, Recording, prepare
+from rnea_ros.identification.data import (
+    MIN_MOTION,
+    SLOW_FRACTION,
+    Prepared,
+    Recording,
+    prepare,
+)
 from rnea_ros.identification.errors import IdentificationError
 from rnea_ros.identification.estimation import Accumulator, Estimate, estimate
 from rnea_ros.identification.parameters import IDENTIFICATION
@@ -39,7 +45,9 @@ Array = NDArray[np.float64]
 class Settings:
     """How to identify: filter ``cutoff`` [Hz], decimated ``rate`` [Hz], the
     ``validation`` fraction (last part of the time), the Coulomb smoothing
-    ``band`` [rad/s or m/s], the rank tolerance, the regressor chunk size."""
+    ``band`` [rad/s or m/s], the rank tolerance, the regressor chunk size, the
+    ``slow_fraction`` of a joint's peak speed below which its rows are left out
+    (:func:`~rnea_ros.identification.data.near_rest`)."""
 
     cutoff: float = 10.0
     rate: float = 15.0
@@ -47,7 +55,8 @@ class Settings:
     band: float = 0.01
     rank_tol: float = 1e-7
     chunk: int = 4000
-    min_motion: float = 0.01  # rad (m): a joint whose filtered range is below never moves
+    min_motion: float = MIN_MOTION  # rad (m): a joint whose filtered range is below never moves
+    slow_fraction: float = SLOW_FRACTION
 
 
 @dataclass
@@ -220,7 +229,7 @@ def identify(model: RobotModel, recording: Recording, settings: Settings | None 
     """Identify ``model``'s parameters from a raw ``recording`` (1-6 of the module docstring)."""
     settings = settings or Settings()
     data = prepare(recording, model, cutoff=settings.cutoff, rate=settings.rate,
-                   band=settings.band)
+                   band=settings.band, slow_fraction=settings.slow_fraction)
     return identify_prepared(model, data, settings, prior_theta, urdf)
 
 

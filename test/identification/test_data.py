@@ -64,7 +64,7 @@ def test_filtered_derivatives_match_the_motion_and_gaps_split_segments() -> None
     # Efforts: any smooth torque (all-zero efforts are refused: no torque was measured).
     effort = 10.0 * np.sin(np.outer(t[keep], 0.3 + 0.1 * np.arange(7)))
     rec = Recording(t[keep], q[keep], effort)
-    data = prepare(rec, model, cutoff=10.0, rate=15.0)
+    data = prepare(rec, model, cutoff=10.0, rate=15.0, slow_fraction=0.0)
     idx = np.round(data.t / 1e-3).astype(int)
     assert np.abs(data.q - q[idx]).max() <= 1e-6
     assert np.abs(data.qd - qd[idx]).max() <= 1e-4 * np.abs(qd).max()
@@ -72,6 +72,12 @@ def test_filtered_derivatives_match_the_motion_and_gaps_split_segments() -> None
     # Nothing within 2/cutoff of the hole (filter transients are trimmed).
     assert not np.any((data.t > 12.0 - 0.2) & (data.t < 12.5 + 0.2))
     assert data.decimation == 66 and np.all(data.valid)
+    # By default the rows of a joint slower than 0.1 x its peak speed are left out (near
+    # rest the Coulomb + viscous model does not hold), and only those.
+    default = prepare(rec, model, cutoff=10.0, rate=15.0)
+    slow = np.abs(default.qd) < 0.1 * np.abs(default.qd).max(axis=0)
+    assert slow.any() and np.array_equal(default.valid, ~slow)
+    assert any("near rest" in note for note in default.notes)
 
 
 def test_saturation_finds_limits_and_clipping_plateaus() -> None:

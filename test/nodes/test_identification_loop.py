@@ -13,12 +13,18 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from rosbags.rosbag2 import Reader
 
 from rnea_ros.core.model.urdf import load_urdf, parse_urdf
 from rnea_ros.identification.data import read_bag
-from rnea_ros.nodes.identification_loop import TRUE_COULOMB, identification_loop, true_urdf
+from rnea_ros.nodes.identification_loop import (
+    TRUE_COULOMB,
+    TRUE_VISCOUS,
+    identification_loop,
+    true_urdf,
+)
 from rnea_ros.samples import sample_urdf
 
 NOMINAL = Path(sample_urdf("arm7"))
@@ -37,9 +43,13 @@ def test_true_robot_differs_from_the_nominal_urdf_as_stated() -> None:
     assert strip(text) == strip(NOMINAL.read_text())
 
 
-def test_excite_record_identify_reload_improves_hold_and_tracking_tenfold(tmp_path: Path
-                                                                           ) -> None:
+def test_excite_record_identify_reload_improves_hold_and_tracking_tenfold(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before, after = identification_loop(tmp_path, periods=2)
+    # rnea-identify explains the measured torques: no warning (issue 35 §11: every run
+    # warned, the rows of the joints near rest, sticking and chattering, were fitted).
+    err = capsys.readouterr().err
+    assert "rnea-identify: warning" not in err, err
     print(f"hold drift {before[0]:.3e} -> {after[0]:.3e} rad, "
           f"tracking RMS {before[1]:.3e} -> {after[1]:.3e} rad")
     # The bag holds what the simulator applied, the excitation and the commands.
@@ -58,11 +68,15 @@ def test_excite_record_identify_reload_improves_hold_and_tracking_tenfold(tmp_pa
     # §10: it started after 0.3 s of holding, the true arm 0.0101 rad away by then).
     assert recording.t[0] == 0.0
     np.testing.assert_allclose(recording.q[0], start, rtol=0, atol=1e-12)
-    # The identified drive file has the simulator's Coulomb friction on the proximal joints
-    # (the wrist's, joints 6-7, split less well between Coulomb and viscous: see the report).
+    # The identified drive file has the simulator's Coulomb friction on every joint, the
+    # wrist's too (rows near rest left out: see test_identify_stiction.py), and its viscous
+    # friction (the demo's run, the same loop: Coulomb within 4.3 %, viscous within 10.4 %;
+    # before, the wrist's were up to 50 % off).
     drives = yaml.safe_load((tmp_path / "ident" / "drives_identified.yaml").read_text())
     coulomb = np.array([drives["joints"][f"joint{j}"]["coulomb"] for j in range(1, 8)])
-    print("identified Coulomb friction", coulomb.tolist())
-    np.testing.assert_allclose(coulomb[:5], TRUE_COULOMB[:5], rtol=0.1)
+    viscous = np.array([drives["joints"][f"joint{j}"]["viscous"] for j in range(1, 8)])
+    print("identified Coulomb friction", coulomb.tolist(), "viscous", viscous.tolist())
+    np.testing.assert_allclose(coulomb, TRUE_COULOMB, rtol=0.1)
+    np.testing.assert_allclose(viscous, TRUE_VISCOUS, rtol=0.15)
     assert after[0] * 10 <= before[0], (before, after)
     assert after[1] * 10 <= before[1], (before, after)
