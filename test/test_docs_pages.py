@@ -114,6 +114,10 @@ def test_node_diagram_is_drawn_from_the_code() -> None:
     spec.loader.exec_module(diagram)
     published, subscribed = diagram.topics("controller")
     assert "effort_controller/commands" in published and "joint_states" in subscribed
+    # topics made by the node modules a node imports: the contact ports, the
+    # robot_description waiter (a module constant)
+    assert "~/external_wrench" in published and "robot_description" in subscribed
+    assert "robot_description" in diagram.topics("simulator")[1]
     assert diagram.launches()["sim.launch.py"] == ["controller", "simulator"]
     svg = diagram.render()
     assert svg.startswith("<svg") and svg.count("<rect") > 10 and "/diagnostics" in svg

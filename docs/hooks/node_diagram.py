@@ -1,11 +1,12 @@
 """MkDocs hook: ``nodes.svg``, the package's ROS nodes, their topics and launch files.
 
 Drawn at build time in pure Python (no Graphviz, no CDN at view time) from the code:
-each node's topics are the string literals passed to ``create_publisher`` /
-``create_subscription`` in ``rnea_ros/nodes/<node>.py`` (a topic given by a variable
-shows as that expression); a launch file starts a node when its source names the
-node's executable (``"controller"``, ...). Publishers on the left, topics in the
-middle, subscribers on the right; the launch files under the picture.
+each node's topics are the string literals (or module constants) passed to
+``create_publisher`` / ``create_subscription`` in ``rnea_ros/nodes/<node>.py`` and the
+node modules it imports (another expression shows as that expression); a launch file
+starts a node when its source names the node's executable (``"controller"``, ...).
+Publishers on the left, topics in the middle, subscribers on the right; the launch
+files under the picture.
 """
 
 from __future__ import annotations
@@ -22,21 +23,47 @@ NODES = ("controller", "simulator", "rate_limiter")
 PAGE = "nodes.svg"
 
 
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """The module's string constants (``TOPIC = "robot_description"``)."""
+    return {t.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            for t in node.targets if isinstance(t, ast.Name)}
+
+
+def _modules(node: str) -> list[ast.Module]:
+    """``rnea_ros/nodes/<node>.py`` and the node modules it imports (the contact ports,
+    the robot_description waiter, ...): their topics are the node's."""
+    nodes = ROOT / "rnea_ros" / "nodes"
+    tree = ast.parse((nodes / f"{node}.py").read_text())
+    helpers = sorted({i.module.rsplit(".", 1)[1] for i in ast.walk(tree)
+                      if isinstance(i, ast.ImportFrom) and i.module
+                      and i.module.startswith("rnea_ros.nodes.")})
+    return [tree, *(ast.parse((nodes / f"{h}.py").read_text()) for h in helpers
+                    if (nodes / f"{h}.py").exists())]
+
+
 def topics(node: str) -> tuple[list[str], list[str]]:
-    """``(published, subscribed)`` topic names of ``rnea_ros/nodes/<node>.py``."""
-    tree = ast.parse((ROOT / "rnea_ros" / "nodes" / f"{node}.py").read_text())
+    """``(published, subscribed)`` topic names of ``rnea_ros/nodes/<node>.py`` and the
+    node modules it imports."""
     pub: list[str] = []
     sub: list[str] = []
-    for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in ("create_publisher", "create_subscription")
-                and len(call.args) >= 2):
-            continue
-        arg = call.args[1]
-        name = arg.value if isinstance(arg, ast.Constant) else f"({ast.unparse(arg)})"
-        out = pub if call.func.attr == "create_publisher" else sub
-        if name not in out:
-            out.append(str(name))
+    for tree in _modules(node):
+        constants = _constants(tree)
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in ("create_publisher", "create_subscription")
+                    and len(call.args) >= 2):
+                continue
+            arg = call.args[1]
+            if isinstance(arg, ast.Constant):
+                name = str(arg.value)
+            elif isinstance(arg, ast.Name) and arg.id in constants:
+                name = constants[arg.id]
+            else:
+                name = f"({ast.unparse(arg)})"
+            out = pub if call.func.attr == "create_publisher" else sub
+            if name not in out:
+                out.append(name)
     return pub, sub
 
 
