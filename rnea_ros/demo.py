@@ -76,6 +76,7 @@ from typing import Any
 
 import numpy as np
 
+import rnea_ros
 from rnea_ros.core.dynamics.crba import mass_matrix
 from rnea_ros.core.dynamics.rnea import gravity_torques, rnea
 from rnea_ros.nodes.harness import ARM7_GAINS
@@ -379,6 +380,8 @@ def run_planned(loop, model, plan) -> list[Check]:  # type: ignore[no-untyped-de
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; 0 when the arm held, tracked and agreed with Pinocchio."""
     parser = argparse.ArgumentParser(prog="rnea-demo", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version",
+                        version=f"rnea-demo {rnea_ros.__version__}")
     parser.add_argument("--hold", type=float, default=3.0, help="gravity-mode time [s]")
     parser.add_argument("--track", type=float, default=5.0, help="tracking time [s]")
     parser.add_argument("--seed", type=int, default=0, help="random start pose")
