@@ -104,6 +104,8 @@ class ControllerNode(ManagedNode):
         self.contact: ContactPorts | None = None
         self.effort_pub: Any = None
         self.imu_sub: Any = None
+        self.watchdog_timer: Any = None  # made by configure (its period: watchdog_period)
+        self.watchdog_period = math.nan
         self.command_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
                                                  10)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -251,6 +253,7 @@ class ControllerNode(ManagedNode):
         self.destroy_configured()
         self.controller = None  # type: ignore[assignment]
         self.loops = self.contact = self.effort_pub = self.imu_sub = None
+        self.watchdog_timer, self.watchdog_period = None, math.nan
 
     def warm_other_modes(self) -> None:
         """Configure the controller once in every other mode (and elastic law) this robot
@@ -484,7 +487,8 @@ class ControllerNode(ManagedNode):
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         look = watchdog_period(config.watchdog_timeout, config.watchdog_grace)
-        if look != self.watchdog_period:  # the reaction: <= timeout + grace + look
+        if self.watchdog_timer is not None and look != self.watchdog_period:
+            # the reaction: <= timeout + grace + look
             made = self.configured_entities
             made.remove(self.watchdog_timer)
             self.destroy_timer(self.watchdog_timer)
