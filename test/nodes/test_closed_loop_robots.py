@@ -154,10 +154,16 @@ def test_a_singular_state_is_rejected_the_watchdog_holds_and_good_states_recover
     commands = fed.probe.recording.commands
     publish_until_command(fed, state(1.0, qa, ACTIVE))
     before = len(commands)
+    intake = fed.controller.intake
+    shed = intake.shed
     for k in range(20):  # a sensor stuck at the singular (stretched) configuration
         fed.probe.state_pub.publish(state(1.01 + 0.01 * k, SINGULAR, ACTIVE))
         fed.spin_until(lambda: False, 0.005)
-    assert fed.spin_until(lambda: c.rejected["loop_closure"] == 20, 5.0)
+    # Each one rejected, or shed unread behind a newer one (a busy machine): none taken.
+    assert fed.spin_until(
+        lambda: c.rejected["loop_closure"] + intake.shed - shed == 20, 5.0)
+    rejected = c.rejected["loop_closure"]
+    assert rejected >= 1
     assert fed.spin_until(lambda: c.stale, 5.0)  # the watchdog fires after 0.3 s
     assert fed.spin_until(lambda: len(commands) > before, 5.0)
     held = np.array(commands[before:])
@@ -166,16 +172,19 @@ def test_a_singular_state_is_rejected_the_watchdog_holds_and_good_states_recover
     # A status can say 'stale' before the last rejections are handled (a busy machine):
     # wait for the one that reports both (published every diagnostics_period), then read it.
     assert fed.spin_until(lambda: controller_status(fed)[1].get("watchdog") == "stale" and
-                          controller_status(fed)[1].get("rejected: loop_closure") == "20", 5.0), \
-        controller_status(fed)[1]
+                          controller_status(fed)[1].get("rejected: loop_closure") ==
+                          str(rejected), 5.0), controller_status(fed)[1]
     status, values = controller_status(fed)
     assert status.level == DiagnosticStatus.ERROR  # stale
-    assert values["rejected: loop_closure"] == "20"
+    assert values["rejected: loop_closure"] == str(rejected)
     # Good states again: commands computed from them, the watchdog clears.
     q_new = rc.solve_loops(FIVE_BAR, qa + 0.02)
-    publish_until_command(fed, state(2.0, qa + 0.02, ACTIVE))
-    assert not c.stale
-    assert np.allclose(commands[-1], rc.loop_gravity(FIVE_BAR, q_new), atol=1e-12)
+    # (not publish_until_command: while stale the watchdog publishes its hold at every
+    # look, so the next command may be a hold; wait for the state to clear the watchdog)
+    fed.probe.state_pub.publish(state(2.0, qa + 0.02, ACTIVE))
+    assert fed.spin_until(lambda: not c.stale, 5.0)
+    expected = rc.loop_gravity(FIVE_BAR, q_new)  # (its command reaches the probe next)
+    assert fed.spin_until(lambda: np.allclose(commands[-1], expected, atol=1e-12), 5.0)
 
 
 def start(node: str, params: list[str]) -> subprocess.CompletedProcess[str]:
