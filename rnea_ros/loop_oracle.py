@@ -101,11 +101,14 @@ class LoopOracle:
             elif loop.type == "spherical" or self.planar[l]:
                 wrenches[l, :3] = forces[k:k + 3]
                 k += 3
-            else:  # two points on the axis: the resultant at the first one
+            elif loop.type == "revolute":  # two points on the axis: the resultant at the first
                 fa, fb = forces[k:k + 3], forces[k + 3:k + 6]
                 wrenches[l, :3] = fa + fb
                 wrenches[l, 3:] = np.cross([0.0, 0.0, AXIS_POINT], fb)
                 k += 6
+            else:  # refused when the constraints were built (prismatic)
+                raise ModelError(f"loop '{loop.name}': no Pinocchio constraint for cut type "
+                                 f"'{loop.type}' (valid: weld, spherical, revolute)")
         return o.ours(a), wrenches
 
     def active_torques(self, q: Array, qd: Array, qdd_active: Array) -> Array:

@@ -31,6 +31,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.control.trajectory import cosine_motion
 from rnea_ros.nodes.controller import ControllerNode
+from rnea_ros.nodes.errors import LockstepError
 from rnea_ros.nodes.simulator import RESEND_AFTER, SimulatorNode
 
 __all__ = ["ARM7_GAINS", "ROCKING_BASE", "ClosedLoop", "Probe", "Recording", "cosine_motion",
@@ -163,10 +164,23 @@ class ClosedLoop:
                             10.0)
             sim.publish_state()
 
+    def controller_node(self) -> ControllerNode:
+        """The controller node; :class:`LockstepError` when the loop has none."""
+        if self.controller is None:
+            raise LockstepError("this closed loop has no controller node (built with "
+                                "controller=None)")
+        return self.controller
+
+    def simulator_node(self) -> SimulatorNode:
+        """The simulator node; :class:`LockstepError` when the loop has none."""
+        if self.simulator is None:
+            raise LockstepError("this closed loop has no simulator node (built with "
+                                "simulator=None): it has no simulated time to hold")
+        return self.simulator
+
     @property
     def sim_time(self) -> float:
-        assert self.simulator is not None
-        return float(self.simulator.sim.t)
+        return float(self.simulator_node().sim.t)
 
     def spin_until(self, done: Callable[[], bool], wall_timeout: float) -> bool:
         """Spin until ``done()`` or ``wall_timeout`` seconds; returns ``done()``."""
@@ -194,12 +208,12 @@ class ClosedLoop:
         """The lockstep loop held while the block runs: the simulator leaves the executor
         (the commands that reach it wait in its queue, simulated time stands still), the
         controller and the probe go on; it rejoins when the block ends."""
-        assert self.simulator is not None, "a loop without a simulator cannot be held"
-        self.executor.remove_node(self.simulator)
+        simulator = self.simulator_node()
+        self.executor.remove_node(simulator)
         try:
             yield self
         finally:
-            self.executor.add_node(self.simulator)
+            self.executor.add_node(simulator)
 
     def take_last_state(self, wall_timeout: float = 10.0) -> float:
         """In :meth:`held`: spin until the controller has taken the simulator's last state
@@ -207,8 +221,7 @@ class ClosedLoop:
         Before the loop ran, the first state (published once both sides were discovered)
         may have been lost: it is published again while the controller has taken none
         (no command is in flight then), as the simulator's resend would."""
-        assert self.controller is not None and self.simulator is not None
-        ctl, sim = self.controller.controller, self.simulator
+        ctl, sim = self.controller_node().controller, self.simulator_node()
         now = self.sim_time
         end = time.monotonic() + wall_timeout
         while time.monotonic() < end:
@@ -218,32 +231,33 @@ class ClosedLoop:
                 return now
             if ctl.last_state_time is None:
                 sim.publish_state()
-        raise RuntimeError(f"the controller did not take the simulator's state at "
-                           f"{now:.3f} s within {wall_timeout:g} s")
+        raise LockstepError(f"the controller did not take the simulator's state at "
+                            f"{now:.3f} s within {wall_timeout:g} s (wall clock)")
 
     def send_trajectory_held(self, names: Sequence[str], times: np.ndarray,
                              positions: np.ndarray, velocities: np.ndarray | None = None,
-                             accelerations: np.ndarray | None = None) -> float:
+                             accelerations: np.ndarray | None = None,
+                             wall_timeout: float = 10.0) -> float:
         """Hand the controller a trajectory ("start now") with the loop held: it takes the
         simulator's last state, then the trajectory, which starts at that state's time;
         returns that start. The same simulated time on any schedule: sent into the running
         loop, a trajectory starts at whichever state the controller saw last when it
-        arrived (a loaded machine: a few steps later)."""
-        assert self.controller is not None
-        ctl = self.controller.controller
+        arrived (a loaded machine: a few steps later). :class:`LockstepError` when the
+        controller takes neither within ``wall_timeout`` seconds (wall clock) each."""
+        ctl = self.controller_node().controller
         with self.held():
-            start = self.take_last_state()
+            start = self.take_last_state(wall_timeout)
             previous = ctl.reference.trajectory
             self.probe.send_trajectory(names, times, positions, velocities, accelerations)
             if not self.spin_until(lambda: ctl.reference.trajectory is not None
-                                   and ctl.reference.trajectory is not previous, 10.0):
-                raise RuntimeError("the controller did not take the trajectory (rejected: "
-                                   f"{dict(ctl.rejected)})")
+                                   and ctl.reference.trajectory is not previous,
+                                   wall_timeout):
+                raise LockstepError("the controller did not take the trajectory within "
+                                    f"{wall_timeout:g} s (rejected: {dict(ctl.rejected)})")
         return start
 
     def set_controller_parameters(self, values: Mapping[str, Any]) -> list[SetParametersResult]:
-        assert self.controller is not None
-        return list(self.controller.set_parameters(overrides(values)))
+        return list(self.controller_node().set_parameters(overrides(values)))
 
     def close(self) -> None:
         self.executor.shutdown()
@@ -265,9 +279,8 @@ def track_sinusoid(loop: ClosedLoop, q0: np.ndarray, amplitude: float, omega: fl
     closed-loop robot's active ones) with the loop held
     (:meth:`ClosedLoop.send_trajectory_held`), run ``seconds``; returns the sample times after
     the start, the tracking errors (samples, len(q0)) and the start time."""
-    assert loop.controller is not None
     T = np.arange(0.0, seconds + 1.0, 0.01)
-    start = loop.send_trajectory_held(loop.controller.controller.reference_names, T,
+    start = loop.send_trajectory_held(loop.controller_node().controller.reference_names, T,
                                       *cosine_motion(q0, amplitude, omega, T))
     loop.run_for(seconds, wall_timeout=30 + 10 * seconds)
     t = np.array(loop.probe.recording.t)

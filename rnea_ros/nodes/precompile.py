@@ -41,7 +41,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +52,7 @@ from rclpy.context import Context
 from rclpy.impl.logging_severity import LoggingSeverity
 from rclpy.signals import SignalHandlerOptions
 
+from rnea_ros.control.config import CONTROLLER_PARAMETERS
 from rnea_ros.control.modes import FAMILIES, family_of
 from rnea_ros.core.coupling.loop_file import loop_file_path
 from rnea_ros.core.errors import ModelError, RneaError
@@ -62,6 +63,7 @@ from rnea_ros.nodes.rate_limiter import NODE_NAME as RATE_LIMITER
 from rnea_ros.nodes.rate_limiter import RateLimiterNode
 from rnea_ros.nodes.simulator import NODE_NAME as SIMULATOR
 from rnea_ros.nodes.simulator import SimulatorNode
+from rnea_ros.parameters import ParameterSet, parameter_set
 from rnea_ros.samples import ELASTIC_ROBOTS, RobotFiles, robot_files, shipped_robots
 
 # sim.launch.py's rocking:=true imu:=true (the simulator's base rocks and heaves, its IMU
@@ -92,11 +94,12 @@ class Variant:
 def user_robot(urdf: Path, controller: Path, simulator: Path) -> RobotFiles:
     """A robot of the user's own (not in ``urdf/``): its URDF and its two parameter files;
     closed loops from the controller file's ``loops_file`` or ``<urdf stem>.loops.yaml``
-    beside the URDF. :class:`RneaError` (one line) for a missing file."""
+    beside the URDF. :class:`RneaError` (one line) for a missing file or a controller
+    parameter out of its table's range."""
     for path in (urdf, controller, simulator):
         if not path.is_file():
             raise ModelError(f"rnea-precompile: no file {path}")
-    loops_file = str(_parameters(controller).get("loops_file", ""))
+    loops_file = controller_parameters(controller).loops_file
     beside = loop_file_path(urdf)
     loops = None if loops_file == "none" else Path(loops_file) if loops_file else \
         beside if beside.is_file() else None
@@ -105,28 +108,53 @@ def user_robot(urdf: Path, controller: Path, simulator: Path) -> RobotFiles:
                       loops=loops)
 
 
-def _parameters(path: Path) -> dict[str, object]:
-    """The ``ros__parameters`` of a node parameter file (its first node key)."""
+def _dotted(tree: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    """A parameter file's nested namespaces as dotted names, as ROS 2 reads them
+    (``loops: {parallel: delta}`` and ``loops.parallel: delta`` alike)."""
+    out: dict[str, object] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_dotted(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def controller_parameters(path: Path) -> ParameterSet:
+    """The ``ros__parameters`` of a controller parameter file (its first node key) through
+    the controller's table: typed, absent ones at their defaults, checked
+    (:class:`ParameterError` naming the parameter and its valid values, as the node
+    would refuse it)."""
     data = yaml.safe_load(path.read_text()) or {}
     first: object = next(iter(data.values()), {}) if isinstance(data, dict) else {}
     params = first.get("ros__parameters", {}) if isinstance(first, dict) else {}
-    return params if isinstance(params, dict) else {}
+    return parameter_set(CONTROLLER_PARAMETERS,
+                         _dotted(params) if isinstance(params, Mapping) else {})
 
 
 def is_elastic(files: RobotFiles) -> bool:
     """Whether the robot has elastic joints: a shipped elastic robot, or a controller file
     naming an ``elastic_file``."""
-    return files.name in ELASTIC_ROBOTS or bool(_parameters(files.controller).get("elastic_file"))
+    return files.name in ELASTIC_ROBOTS or \
+        bool(controller_parameters(files.controller).elastic_file)
+
+
+def family(files: RobotFiles) -> str:
+    """The controller family (a key of ``FAMILIES``) the robot's controller file selects:
+    ``elastic_file``, the closed loops and ``loops.parallel``."""
+    parallel = controller_parameters(files.controller).loops.parallel
+    return family_of(is_elastic(files), files.loops is not None, parallel)
 
 
 def variants(files: RobotFiles) -> list[Variant]:
     """The nodes a robot's launches may start (see the module docstring)."""
     elastic = is_elastic(files)
-    parallel = str(_parameters(files.controller).get("loops.parallel") or "")
-    modes = tuple(FAMILIES[family_of(elastic, files.loops is not None, parallel)].modes)
+    spec = FAMILIES[family(files)]
+    modes = tuple(spec.modes)
     found = [Variant("simulator")]
     found += [Variant("controller", (("mode", mode),)) for mode in modes]
-    if not FAMILIES[family_of(elastic, files.loops is not None, parallel)].no_contact:
+    if not spec.no_contact:
         # contact.enable: the contact monitor's kernels (the same in every mode)
         found.append(Variant("controller", (("mode", modes[0]), ("contact.enable", "true"))))
     if elastic:  # the other elastic law (the demo's)

@@ -9,8 +9,8 @@ and ``perm`` (n,), the tree joints reordered as ``[active..., passive...]``.
 ``R_k`` at ``q_k = 0``) to frame 2 (on body ``b2``, Khalil's ``R_{k+B}``). Its
 relative twist ``V_rel`` -- the body twist of frame 2 relative to frame 1,
 ``[v; w]`` in frame 2 at frame 2's origin -- must lie in the cut joint's
-motion subspace; the blocked components are the rows ``ROWS[type]`` of
-``[v_x, v_y, v_z, w_x, w_y, w_z]``: spherical ``v`` (3 rows), revolute
+motion subspace; the blocked components (the type's ``rows`` in :mod:`.cut_kinds`)
+of ``[v_x, v_y, v_z, w_x, w_y, w_z]``: spherical ``v`` (3 rows), revolute
 ``v, w_x, w_y`` (5), prismatic ``v_x, v_y, w`` (5), weld all six. These rows
 of ``V_rel = K qd`` are the loop's part of eq. 4 (``J_k qd_b1 = J_{k+B} qd_b2``
 written for the blocked directions only: they are the screw equality ``0V_k =
@@ -81,6 +81,7 @@ from rnea_ros.core.coupling._loop_qr_jit import (
     qr_transpose_solve,
     solve_passive,
 )
+from rnea_ros.core.errors import LoopError
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -92,12 +93,9 @@ L_IDENTITY = 29  # 2 columns: 1 if frame 1's (2's) rotation on its body is the i
 L_SUPPORT = 31  # n columns: +1 joint moves body 2 only, -1 body 1 only, 0 both or neither
 L_COLS = 31
 
+# Cut-joint type codes: one record per type in cut_kinds.CUT_KINDS (blocked rows, free
+# components, ...); every kernel branches on each code and raises on any other.
 SPHERICAL, REVOLUTE, PRISMATIC_CUT, WELD, PLANAR_REVOLUTE = 0, 1, 2, 3, 4
-# Blocked components of [v; w] per cut-joint type. PLANAR_REVOLUTE: a revolute cut whose
-# loop is planar (every loop joint revolute about an axis parallel to the cut's, or
-# prismatic normal to it, a property the motion preserves): v_z, w_x, w_y vanish
-# identically, the in-plane rows v_x, v_y remain.
-ROWS = ((0, 1, 2), (0, 1, 2, 3, 4), (0, 1, 3, 4, 5), (0, 1, 2, 3, 4, 5), (0, 1))
 
 # Newton status codes.
 CLOSED, NOT_CONVERGED, SINGULAR, REVERSED = 0, 1, 2, 3
@@ -111,6 +109,9 @@ POLISHED = 1e-15  # a residual within tol but above this gets one more Newton st
 W_R, W_P = 0, 9  # pose columns of the (n, 12) pose array and of RNEA's work array
 W_W, W_V, W_DW, W_A, W_N, W_F = 12, 15, 18, 21, 24, 27  # RNEA's work (dynamics.rnea)
 ZERO = (0.0, 0.0, 0.0)
+UNKNOWN_CUT = ("closed-loop kernel: unknown cut type code in loop_floats (valid: SPHERICAL, "
+               "REVOLUTE, PRISMATIC_CUT, WELD, PLANAR_REVOLUTE of "
+               "rnea_ros.core.coupling._loop_jit; see cut_kinds.CUT_KINDS)")
 
 
 # ------------------------------------------------------------------ geometry
@@ -186,10 +187,12 @@ def residual(lp: Array, F: Array, e: Array) -> int:
         d = mtv(Rr, pr)  # R2^T (p2 - p1) = R_rel^T R1^T (p2 - p1)
         s = (0.5 * (Rr[7] - Rr[5]), 0.5 * (Rr[2] - Rr[6]), 0.5 * (Rr[3] - Rr[1]))
         t = int(lp[l, L_TYPE])
-        if t == REVOLUTE or t == PLANAR_REVOLUTE:
+        if t == REVOLUTE or t == PLANAR_REVOLUTE:  # z1's misalignment
             six = (d[0], d[1], d[2], Rr[7], -Rr[6], 0.0)
-        else:
+        elif t == SPHERICAL or t == PRISMATIC_CUT or t == WELD:  # sin(angle) * axis
             six = (d[0], d[1], d[2], s[0], s[1], s[2])
+        else:
+            raise LoopError(UNKNOWN_CUT)
         r0 = int(lp[l, L_ROW])
         for r in range(int(lp[l, L_NROWS])):
             x = six[component(t, r)]
@@ -202,10 +205,13 @@ def residual(lp: Array, F: Array, e: Array) -> int:
 
 @jit
 def component(t: int, r: int) -> int:
-    """Component of ``[v; w]`` (0..5) of row ``r`` of a cut joint of type ``t``."""
+    """Component of ``[v; w]`` (0..5) of row ``r`` of a cut joint of type ``t`` (the
+    record's ``rows[r]``); an unknown type raises ``LoopError``."""
     if t == PRISMATIC_CUT:
         return r if r < 2 else r + 1  # v_x, v_y, w
-    return r  # spherical v; revolute v, w_x, w_y; weld v, w; planar revolute v_x, v_y
+    if t == SPHERICAL or t == REVOLUTE or t == WELD or t == PLANAR_REVOLUTE:
+        return r  # spherical v; revolute v, w_x, w_y; weld v, w; planar revolute v_x, v_y
+    raise LoopError(UNKNOWN_CUT)
 
 
 @jit
@@ -215,10 +221,14 @@ def reversed_loop(lp: Array, F: Array) -> int:
     for l in range(lp.shape[0]):
         t = int(lp[l, L_TYPE])
         Rr = mat3(F, l, 0)
-        if (t == REVOLUTE or t == PLANAR_REVOLUTE) and Rr[8] < 0.0:
-            return l
-        if (t == PRISMATIC_CUT or t == WELD) and Rr[0] + Rr[4] + Rr[8] < 1.0:
-            return l
+        if t == REVOLUTE or t == PLANAR_REVOLUTE:  # z axis flipped
+            if Rr[8] < 0.0:
+                return l
+        elif t == PRISMATIC_CUT or t == WELD:  # turned by more than 90 degrees
+            if Rr[0] + Rr[4] + Rr[8] < 1.0:
+                return l
+        elif t != SPHERICAL:  # a spherical cut has no orientation to reverse
+            raise LoopError(UNKNOWN_CUT)
     return -1
 
 
@@ -358,7 +368,6 @@ __all__ = [
     "PAUSED",
     "PLANAR_REVOLUTE",
     "REVERSED",
-    "ROWS",
     "SINGULAR",
     "SINGULAR_RATIO",
     "WS_COLS",

@@ -46,9 +46,11 @@ from rnea_ros.core.coupling._loop_jit import (
     POLISHED,
     PRISMATIC_CUT,
     REVERSED,
+    REVOLUTE,
     SINGULAR,
     SINGULAR_RATIO,
     SPHERICAL,
+    UNKNOWN_CUT,
     W_A,
     W_DW,
     W_F,
@@ -75,6 +77,7 @@ from rnea_ros.core.coupling._loop_jit import (
     views,
     workspace_rows,
 )
+from rnea_ros.core.errors import LoopError
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -141,7 +144,8 @@ def relative_acceleration(lp: Array, F: Array, work: Array, a0: Vec, r: Array) -
     At such a ``qd`` the blocked components of ``V_rel`` vanish, so only its free ones
     enter ``V2 x V_rel``: ``w_z`` for a revolute cut (a planar loop's ``v_z, w_x, w_y``
     vanish identically too), ``w`` for a spherical one, ``v_z`` for a prismatic one,
-    none for a weld. A planar loop needs only the linear rows."""
+    none for a weld (each type's ``free`` in :mod:`.cut_kinds`). A planar loop needs
+    only the linear rows. An unknown type code raises ``LoopError``."""
     for l in range(lp.shape[0]):
         Rr, pr = mat3(F, l, 0), vec3(F, l, 9)
         t = int(lp[l, L_TYPE])
@@ -158,10 +162,12 @@ def relative_acceleration(lp: Array, F: Array, work: Array, a0: Vec, r: Array) -
             c_w, c_v = cross(w2, wr), cross(v2, wr)
         elif t == WELD:
             c_w, c_v = ZERO, ZERO
-        else:  # revolute: V_rel = ((0, 0, w_z), 0)
+        elif t == REVOLUTE or t == PLANAR_REVOLUTE:  # V_rel = ((0, 0, w_z), 0)
             w1, _ = frame_motion(lp, work, l, 0, W_W, ZERO)
             wz = w2[2] - (Rr[2] * w1[0] + Rr[5] * w1[1] + Rr[8] * w1[2])
             c_w, c_v = (w2[1] * wz, -w2[0] * wz, 0.0), (v2[1] * wz, -v2[0] * wz, 0.0)
+        else:
+            raise LoopError(UNKNOWN_CUT)
         dw1, a1 = frame_motion(lp, work, l, 0, W_DW, a0)
         dw2, a2 = frame_motion(lp, work, l, 1, W_DW, a0)
         g_v = sub3(sub3(a2, mtv(Rr, add3(a1, cross(dw1, pr)))), c_v)

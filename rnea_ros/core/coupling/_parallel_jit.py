@@ -29,6 +29,7 @@ from rnea_ros.core.coupling._parallel_legs import (
     BAD_QUATERNION,
     G_ACTIVE,
     G_ATTACH,
+    KIND_RUU,
     KIND_UPS,
     LEG_SINGULAR,
     LIMIT,
@@ -40,6 +41,7 @@ from rnea_ros.core.coupling._parallel_legs import (
     PL_R0,
     PLATFORM_SINGULAR,
     STATUS_LEG,
+    UNKNOWN_KIND,
     jacobian_column,
     leg_bias,
     leg_frames,
@@ -49,6 +51,7 @@ from rnea_ros.core.coupling._parallel_legs import (
     within_limits,
 )
 from rnea_ros.core.dynamics._rnea_jit import joint_transform_cs, rnea_posed
+from rnea_ros.core.errors import ParallelRobotError
 
 Array = NDArray[np.float64]
 # The per-sample kernel is one function: its leg, RNEA and solve steps inlined (IR
@@ -91,11 +94,13 @@ def platform_id(fp: Array, gm: Array, pl: Array, kind_: int, x: Array, xd: Array
         v, w = (xd[0], xd[1], xd[2]), (xd[3], xd[4], xd[5])
         a, dw = (xdd[0], xdd[1], xdd[2]), (xdd[3], xdd[4], xdd[5])
         nv = 6
-    else:
+    elif kind_ == KIND_RUU:
         R = mat3(pl, 0, PL_R0)
         v, a = (xd[0], xd[1], xd[2]), (xdd[0], xdd[1], xdd[2])
         w = dw = (0.0, 0.0, 0.0)
         nv = 3
+    else:
+        raise ParallelRobotError(UNKNOWN_KIND)
     # Legs: inverse geometric model, rates from J_i (eq. 63-64), into Q, QD, QDD.
     for i in range(m):
         o = 3 * i
@@ -187,7 +192,12 @@ def inverse_dynamics_call(fp: Array, gm: Array, pl: Array, kind_: int, x: Array,
     (m, 9) and ``jinv_out`` (m, 6) as there, or with no rows (the hot path). One entry
     for both: each entry re-optimises the kernel's inlined body when it is compiled."""
     m = gm.shape[0]
-    nx, nv = (7, 6) if kind_ == KIND_UPS else (3, 3)
+    if kind_ == KIND_UPS:
+        nx, nv = 7, 6
+    elif kind_ == KIND_RUU:
+        nx, nv = 3, 3
+    else:
+        raise ParallelRobotError(UNKNOWN_KIND)
     if (x.shape[0] != nx or xd.shape[0] != nv or xdd.shape[0] != nv or g.shape[0] != 3
             or tau.shape[0] != m or m != nv or fp.shape[0] != 3 * m
             or legs_out.shape[0] != jinv_out.shape[0]

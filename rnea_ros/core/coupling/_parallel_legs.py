@@ -13,7 +13,8 @@ Data (built by :mod:`rnea_ros.core.coupling.parallel_model`):
   for a translating platform, its constant orientation;
 * ``kind``: :data:`KIND_UPS` (legs universal-prismatic, spherical joint on a
   6-DoF platform: Gough-Stewart) or :data:`KIND_RUU` (legs revolute-universal,
-  universal joint on a translating platform: Delta).
+  universal joint on a translating platform: Delta); the kernels branch on each
+  explicitly and raise ``ParallelRobotError`` on any other code.
 """
 
 from __future__ import annotations
@@ -41,12 +42,15 @@ from rnea_ros.core._algebra import (
 )
 from rnea_ros.core._compile import inline, jit_fma
 from rnea_ros.core._layout import PRISMATIC, kind
+from rnea_ros.core.errors import ParallelRobotError
 
 Array = NDArray[np.float64]
 _quaternion_matrix = inline(quaternion_matrix)  # with this module's FMA contraction
 
 KIND_UPS = 0  # Gough-Stewart: 6-DoF platform, legs U-P(-S)
 KIND_RUU = 1  # Delta: translating platform, legs R-U(-U)
+UNKNOWN_KIND = ("parallel kernel: unknown robot kind code (valid: KIND_UPS, KIND_RUU of "
+                "rnea_ros.core.coupling._parallel_legs)")
 
 # Per-leg geometry columns.
 G_A = 0  # first joint's origin, base frame (3)
@@ -276,6 +280,8 @@ def leg_frames(kind_: int, gm: Array, i: int, B: Vec) -> Frames:
         z1 = mv(P1, rotate_vector(w1, c0, s0, w2))
         return (OK, (0.0, 0.0, rho - gm[i, G_KAPPA]), (c0, c1, 1.0), (s0, s1, 0.0), A, A, A,
                 mv(P1, w1), z1, u)
+    if kind_ != KIND_RUU:
+        raise ParallelRobotError(UNKNOWN_KIND)
     w = vec3(gm, i, G_W)
     rp = vec3(gm, i, G_RPERP)
     rq = cross(w, rp)
@@ -310,7 +316,12 @@ def leg_frames(kind_: int, gm: Array, i: int, B: Vec) -> Frames:
 def leg_values(kind_: int, q: Vec, c: Vec, s: Vec) -> Vec:
     """A leg's joint values from :func:`leg_frames`' ``q, cos, sin``: the revolute
     joints' angles ``atan2(sin, cos)`` in ``(-pi, pi]``, the UPS leg's stroke ``q[2]``."""
-    q2 = q[2] if kind_ == KIND_UPS else math.atan2(s[2], c[2])
+    if kind_ == KIND_UPS:
+        q2 = q[2]
+    elif kind_ == KIND_RUU:
+        q2 = math.atan2(s[2], c[2])
+    else:
+        raise ParallelRobotError(UNKNOWN_KIND)
     return math.atan2(s[0], c[0]), math.atan2(s[1], c[1]), q2
 
 

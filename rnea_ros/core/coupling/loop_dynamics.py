@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from rnea_ros.core._compile import FastCall
 from rnea_ros.core.coupling import _loop_dynamics_jit as kd
 from rnea_ros.core.coupling import _loop_jit as kj
+from rnea_ros.core.coupling.cut_kinds import ROWS
 from rnea_ros.core.coupling.loop_kinematics import (
     active_vector,
     check_closed,
@@ -176,7 +177,7 @@ def cut_wrenches(model: ClosedLoopModel, q: Array, lam: Array) -> Array:
     out = np.zeros((len(model.loops), 6))
     for l in range(len(model.loops)):
         W2 = np.zeros(6)
-        rows = kj.ROWS[int(model.loop_floats[l, kj.L_TYPE])]
+        rows = ROWS[int(model.loop_floats[l, kj.L_TYPE])]
         W2[list(rows)] = lam[model.constraint_rows[l]:model.constraint_rows[l + 1]]
         (R1, p1), (R2, p2) = (_frame_pose(model, R, p, l, side) for side in (0, 1))
         Rrel, prel = R1.T @ R2, R1.T @ (p2 - p1)

@@ -11,7 +11,8 @@ between links ``i`` and ``j`` is described by two frames (Khalil's Figure 2):
 * frame 2 on link ``j`` (``link2``): Khalil's ``R_{k+B}``, aligned with
   frame 1 when the loop is closed (eq. 3).
 
-What "closed" means depends on the cut joint's ``type`` (:data:`LOOP_TYPES`):
+What "closed" means depends on the cut joint's ``type`` (one record per type in
+:mod:`.cut_kinds`):
 ``spherical`` -- the frame origins coincide (3 constraints); ``revolute`` --
 origins coincide and the ``z`` axes are aligned, rotation about ``z`` free (5);
 ``prismatic`` -- equal orientations, relative translation along ``z`` only
@@ -40,16 +41,13 @@ from numpy.typing import NDArray
 
 from rnea_ros.core import spatial
 from rnea_ros.core.coupling import _loop_jit as kj
+from rnea_ros.core.coupling.cut_kinds import CUT_KINDS, LOOP_TYPES, ROWS, cut_code
 from rnea_ros.core.errors import LoopError, options
 from rnea_ros.core.model.robot_model import RobotModel, _frozen
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-# Cut-joint types and how many constraints each imposes.
-LOOP_TYPES = {"spherical": 3, "revolute": 5, "prismatic": 5, "weld": 6}
-_TYPE_CODES = {"spherical": kj.SPHERICAL, "revolute": kj.REVOLUTE,
-               "prismatic": kj.PRISMATIC_CUT, "weld": kj.WELD}
 CLOSURE_TOLERANCE = 1e-6  # [m], [rad]: how far from closed the reference configuration may be
 TREE_JOINTS = ("revolute", "continuous", "prismatic")
 
@@ -262,8 +260,9 @@ class ClosedLoopModel:
     def _check_planar(self) -> tuple[int, ...]:
         planar = tuple(int(l) for l in self.planar)
         for l in planar:
-            if not 0 <= l < len(self.loops) or self.loops[l].type != "revolute":
-                revolute = [str(k) for k, loop in enumerate(self.loops) if loop.type == "revolute"]
+            if not 0 <= l < len(self.loops) or CUT_KINDS[self.loops[l].type].planar is None:
+                revolute = [str(k) for k, loop in enumerate(self.loops)
+                            if CUT_KINDS[loop.type].planar is not None]
                 raise LoopError(f"model '{self.tree.name}': planar loop {l} is not the index of "
                                 f"a revolute cut; revolute cuts: {options(revolute)}")
         return planar
@@ -284,11 +283,11 @@ class ClosedLoopModel:
                 lp[l, (kj.L_R1, kj.L_R2)[side - 1]:][:9] = R.ravel()
                 lp[l, kj.L_IDENTITY + side - 1] = float(np.array_equal(R, np.eye(3)))
                 lp[l, (kj.L_P1, kj.L_P2)[side - 1]:][:3] = p
-            code = kj.PLANAR_REVOLUTE if l in planar else _TYPE_CODES[loop.type]
+            code = cut_code(loop.type, l in planar)
             lp[l, kj.L_TYPE] = code
             lp[l, kj.L_ROW] = row
-            lp[l, kj.L_NROWS] = len(kj.ROWS[code])
-            row += len(kj.ROWS[code])
+            lp[l, kj.L_NROWS] = len(ROWS[code])
+            row += len(ROWS[code])
             rows.append(row)
             lp[l, kj.L_SUPPORT:] = (_support(tree, frame_body(tree, loop.link2))
                                     - _support(tree, frame_body(tree, loop.link1)))

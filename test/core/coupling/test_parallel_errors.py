@@ -144,3 +144,22 @@ def test_descriptions_that_do_not_fit(gs) -> None:
     moved["loops"][0]["frame1"]["xyz"] = [0.01, 0.0, 0.0]
     with pytest.raises(rc.ParallelRobotError, match="leg 'leg2': its end must lie on the axis"):
         rc.GoughStewart.from_model(tree, moved)
+
+
+@pytest.mark.parametrize("code", [2, 99, -1])
+def test_an_unknown_robot_kind_code_fails_loudly(delta, code: int) -> None:
+    """The kernels branch on each robot kind (KIND_UPS, KIND_RUU) explicitly: another
+    code raises, it never runs the Delta's (RUU) geometry."""
+    from rnea_ros.core.coupling import _parallel_jit as pk
+    from rnea_ros.core.coupling import _parallel_legs as lk
+    from rnea_ros.core.errors import ParallelRobotError
+
+    assert {lk.KIND_UPS, lk.KIND_RUU} == {load_sample(name).KIND
+                                          for name in ("delta", "gough_stewart")}
+    with pytest.raises(ParallelRobotError, match="unknown robot kind code"):
+        lk.leg_geometry_call(code, delta.leg_geometry, 0, np.zeros(3), np.empty(3))
+    x, tau = np.zeros(3), np.empty(3)
+    with pytest.raises(ParallelRobotError, match="unknown robot kind code"):
+        pk.inverse_dynamics_call(delta.leg_floats, delta.leg_geometry, delta.platform_floats,
+                                 code, x, x, x, np.array([0.0, 0.0, -9.81]), tau,
+                                 np.empty((0, 9)), np.empty((0, 6)))
