@@ -5,6 +5,7 @@ from glob import glob
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.install import install
 
 PACKAGE = "rnea_ros"
 # The version has one source, rnea_ros/__init__.py (read as text: no import at build time).
@@ -39,6 +40,20 @@ py="$(dirname "$0")/../../bin/python3"
 exec "$py" -c 'import sys; from rnea_ros.commands import run; sys.exit(run("{command}"))' "$@"
 """
 
+# A colcon build compiles the nodes' kernels after the install: rnea_ros/build_precompile.py
+# (read as text, like commands.py; never for a wheel, --root or pip install -e).
+_precompile: dict = {"__name__": "rnea_ros_build_precompile"}
+exec(Path(__file__).with_name(PACKAGE).joinpath("build_precompile.py").read_text(
+    encoding="utf-8"), _precompile)
+
+
+class InstallAndPrecompile(install):
+    """``install``, then ``rnea-precompile`` into the install when colcon installs."""
+
+    def run(self) -> None:
+        super().run()
+        _precompile["run_after_install"](self)
+
 
 def ros_executables() -> list[str]:
     """The wrappers ``ros2 run`` and the launch files start, written to
@@ -58,6 +73,7 @@ def ros_executables() -> list[str]:
 
 setup(
     name=PACKAGE,
+    cmdclass={"install": InstallAndPrecompile},
     version=VERSION,
     packages=find_packages(exclude=["test", "test.*"]),
     package_data={PACKAGE: ["params/*.yaml"]},  # the nodes' parameter tables

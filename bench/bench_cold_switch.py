@@ -1,6 +1,9 @@
 """Cold start and the first mode switch (issue 39 §2): the controller started as
-``ros2 run`` starts it, on an empty numba cache (a ``colcon build`` runs no
-``rnea-precompile``), against a simulator already running.
+``ros2 run`` starts it, on an empty numba cache (a ``colcon build`` with
+``RNEA_ROS_BUILD_PRECOMPILE=0`` compiles nothing ahead), against a simulator already
+running; ``--package-cache``: on the package's own cache instead (no ``NUMBA_CACHE_DIR``:
+the first start after a ``colcon build`` that precompiled, with ``PYTHONPATH`` and
+``AMENT_PREFIX_PATH`` of the install).
 
 Measured, per robot: the time from the controller's process start to its first command;
 the longest gap between commands from then until the end (the other modes compiling in
@@ -9,6 +12,7 @@ the background meanwhile); then a switch to ``inverse_dynamics`` requested every
 command gap in the 2 s after it. ::
 
     python bench/bench_cold_switch.py --robot arm7 delta
+    . install/setup.sh && python bench/bench_cold_switch.py --package-cache --robot delta
 """
 
 from __future__ import annotations
@@ -76,8 +80,9 @@ def switch(watch: Commands, mode: str, timeout: float) -> tuple[float, int, str]
     return float("nan"), refused, reason
 
 
-def measure(watch: Commands, robot: Robot, tmp: Path, timeout: float) -> str:
-    sim = start(node_command(robot, "simulator"), tmp / f"{robot.name}-sim")
+def measure(watch: Commands, robot: Robot, tmp: Path | None, timeout: float) -> str:
+    """One robot; numba's caches empty under ``tmp``, or the package's own (``None``)."""
+    sim = start(node_command(robot, "simulator"), tmp and tmp / f"{robot.name}-sim")
     watch.arm()
     if not watch.wait("state", time.monotonic() + timeout, sim):
         stop(sim)
@@ -85,7 +90,8 @@ def measure(watch: Commands, robot: Robot, tmp: Path, timeout: float) -> str:
     watch.times.clear()
     watch.arm()
     t0 = time.monotonic()
-    ctl = start(node_command(robot, "controller", sim_time=True), tmp / f"{robot.name}-ctl")
+    ctl = start(node_command(robot, "controller", sim_time=True),
+                tmp and tmp / f"{robot.name}-ctl")
     try:
         if not watch.wait("command", t0 + timeout, ctl):
             return f"{robot.name}: no command within {timeout:g} s"
@@ -108,6 +114,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robot", nargs="+", default=["arm7"])
     parser.add_argument("--timeout", type=float, default=240.0)
+    parser.add_argument("--package-cache", action="store_true",
+                        help="numba's cache of the installed package, not an empty one")
     args = parser.parse_args()
     rclpy.init()
     watch = Commands()
@@ -123,7 +131,8 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="rnea-cold-") as tmp:
             for name in args.robot:
-                print(measure(watch, Robot.shipped(name), Path(tmp), args.timeout),
+                cache = None if args.package_cache else Path(tmp)
+                print(measure(watch, Robot.shipped(name), cache, args.timeout),
                       flush=True)
     finally:
         done.set()

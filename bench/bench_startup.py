@@ -146,8 +146,12 @@ def fill_cache(cache: Path, robots: Sequence[str]) -> float:
     return time.monotonic() - started
 
 
-def start(command: list[str], cache: Path) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+def start(command: list[str], cache: Path | None) -> subprocess.Popen[bytes]:
+    """``command`` with numba's cache in ``cache``; ``None``: the package's own (no
+    ``NUMBA_CACHE_DIR``, as a colcon install runs)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache)
     return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
 
