@@ -50,6 +50,8 @@ from __future__ import annotations
 
 import math
 
+from rnea_ros.parameter_errors import ParameterError
+
 MAX_PERIOD = 0.02  # [s] the watchdog's longest look period
 MIN_PERIOD = 2.5e-4  # [s] the shortest: watchdog_timeout's safety minimum (1 ms) / 4
 
@@ -79,8 +81,10 @@ class StampPace:
     def configure(self, min_ratio: float, tolerance: float, gap: float) -> None:
         """New settings (a runtime change); the stream's state is kept."""
         if not (0.0 < min_ratio < 1.0 and tolerance > 0.0 and gap > 0.0):
-            raise ValueError(f"stamp pace: min_ratio {min_ratio} must be in (0, 1), "
-                             f"tolerance {tolerance} and gap {gap} > 0 s")
+            raise ParameterError(
+                f"stamp pace: min_ratio {min_ratio} ('stamp_pace.min_ratio') must be in "
+                f"(0, 1), tolerance {tolerance} ('stamp_pace.tolerance') and gap {gap} "
+                "('watchdog_timeout') > 0 s")
         self.ratio, self.tolerance, self.gap = float(min_ratio), float(tolerance), float(gap)
 
     def reset(self, stamp: float, reference: float, bounded: float) -> None:
