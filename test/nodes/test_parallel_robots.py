@@ -154,9 +154,14 @@ def test_no_platform_pose_is_rejected_the_watchdog_holds_and_good_states_recover
         status, _ = controller_status(fed)
         assert status.level == DiagnosticStatus.ERROR  # stale
         q_new = rc.solve_loops(loops, qa + 0.01)
-        publish_until_command(fed, state(2.0, qa + 0.01, active))
-        assert not c.stale
-        assert np.allclose(commands[-1], rc.loop_gravity(loops, q_new), atol=1e-9)
+        # (not publish_until_command: while stale the watchdog publishes its hold at every
+        # look, so the next command to reach the probe may be a hold; wait for the state
+        # to clear the watchdog, then for its command)
+        fed.probe.state_pub.publish(state(2.0, qa + 0.01, active))
+        assert fed.spin_until(lambda: not c.stale, 5.0)
+        expected = rc.loop_gravity(loops, q_new)
+        assert fed.spin_until(lambda: np.allclose(commands[-1], expected, atol=1e-9), 5.0), \
+            (commands[-1], expected)
 
 
 def start(params: list[str]) -> subprocess.CompletedProcess[str]:
