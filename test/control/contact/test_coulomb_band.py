@@ -129,3 +129,33 @@ def test_band_is_one_fact_with_its_table_row() -> None:
         with pytest.raises(ParameterError, match=r"contact\.coulomb_band"):
             residuals(model, [0.0, T], np.zeros((2, 7)), np.zeros((2, 7)), np.zeros((2, 7)),
                       GAIN, coulomb_band=bad)
+
+
+def test_round_off_velocity_of_an_exact_plant_at_rest(robot: rc.RobotModel) -> None:
+    """What the Z1 showed (2.0 N m = its shoulder's Fs): no noise at all, the rigid
+    simulator (Pinocchio's ABA, RK4) holding the arm at rest under ``g(q)``; its
+    velocities are round-off (1e-13 rad/s) whose sign the exact model takes at face
+    value, so ``r`` reaches the full Fs. With the band, round-off stays round-off."""
+    from rnea_ros.simulation.rigid import Simulator
+
+    plant = Simulator(sample_urdf("arm7"), robot.without_friction(), dt=T)
+    plant.reset(0.5 * (robot.lower_limit + robot.upper_limit) + 0.3)
+    settings = DetectionSettings(np.full(robot.nv, 5.0), np.zeros(robot.nv),
+                                 np.zeros(robot.nv), 0.5, 0.002)
+    monitors = {band: ContactMonitor(robot, GAIN, settings, max_gap=0.1, coulomb_band=band)
+                for band in (0.0, COULOMB_BAND)}
+    peak = dict.fromkeys(monitors, 0.0)
+    speed = 0.0
+    for k in range(2000):
+        q, qd = plant.q.copy(), plant.qd.copy()
+        tau = rc.gravity_torques(robot, q)
+        speed = max(speed, float(np.abs(qd).max()))
+        for band, monitor in monitors.items():
+            monitor.update(k * T, q, qd, tau)
+            peak[band] = max(peak[band], float(np.abs(monitor.r).max()))
+        plant.step(tau)
+    print(f"exact plant at rest (|qd| <= {speed:.1e} rad/s): peak |r| exact sign "
+          f"{peak[0.0]:.3f}, band {COULOMB_BAND} {peak[COULOMB_BAND]:.1e} N m")
+    assert speed < 1e-9
+    assert peak[COULOMB_BAND] < 1e-6
+    assert peak[0.0] > 0.5 * FS
