@@ -229,6 +229,39 @@ def test_chunks_of_any_size_give_the_batch_episodes() -> None:
         assert [c.peak for c in rows] == pytest.approx([e.peak_nm for e in events], rel=1e-12)
 
 
+def test_the_bag_uses_the_controllers_coulomb_band() -> None:
+    """rnea-bag's observer takes the node's Coulomb band (default: the table's
+    contact.coulomb_band; --contact-band): on a robot with Coulomb friction at rest with
+    noisy recorded velocities it equals the node's monitor and the batch observer, with
+    the default band and with band 0 (the exact sign), docs/contacts.md."""
+    from rnea_ros.control.contact import ContactMonitor
+    from rnea_ros.control.contact.observer import COULOMB_BAND
+    from rnea_ros.tools.bag.cli import parse
+    from rnea_ros.tools.bag.contacts import ContactTracker
+
+    model, t, q, _, tau = held_still(1500, [])
+    model = model.replace(coulomb=np.full(7, 2.0))
+    qd = 1e-3 * np.random.default_rng(5).standard_normal(q.shape)
+    settings = DetectionSettings(np.full(7, 5.0), np.zeros(7), np.zeros(7), 0.5, 0.002)
+    assert parse(["b", "--out", "o"]).contact_band == COULOMB_BAND
+    assert parse(["b", "--out", "o", "--contact-band", "0"]).contact_band == 0.0
+    for band in (COULOMB_BAND, 0.0):
+        tracker = ContactTracker(model, settings.thresholds, gain=50.0, release=0.5,
+                                 min_duration=0.002, dt=1e-3, band=band)
+        tracker.add(t, q, qd, tau, slice(None))
+        monitor = ContactMonitor(model, 50.0, settings, max_gap=0.1, coulomb_band=band)
+        r = np.empty_like(tau)
+        for k in range(len(t)):
+            monitor.update(t[k], q[k], qd[k], tau[k])
+            r[k] = monitor.r
+        assert np.abs(np.vstack(tracker.plot["r"]) - r).max() < 1e-9
+        batch = residuals(model, t, q, qd, tau, 50.0, coulomb_band=band)
+        assert np.abs(batch - r).max() < 1e-9
+    # the band changes what the friction model gives at rest (else this proves nothing)
+    assert np.abs(residuals(model, t, q, qd, tau, 50.0)
+                  - residuals(model, t, q, qd, tau, 50.0, coulomb_band=0.0)).max() > 0.5
+
+
 def test_a_gap_or_a_missing_effort_restarts_the_observer_and_ends_the_contact() -> None:
     from rnea_ros.tools.bag.contacts import ContactTracker
 

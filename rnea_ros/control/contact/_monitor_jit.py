@@ -21,9 +21,9 @@ from rnea_ros.core.dynamics._momentum_bias_jit import _COLS, momentum_pass
 
 Array = NDArray[np.float64]
 
-# params (3 + 5 nv): release, min_duration, max_gap, then per coordinate K_O, thresholds,
-# velocity, acceleration coefficients, depth.
-P_RELEASE, P_MIN_DURATION, P_MAX_GAP, P_VECTORS = 0, 1, 2, 3
+# params (4 + 5 nv): release, min_duration, max_gap, the Coulomb band [rad/s or m/s], then
+# per coordinate K_O, thresholds, velocity, acceleration coefficients, depth.
+P_RELEASE, P_MIN_DURATION, P_MAX_GAP, P_BAND, P_VECTORS = 0, 1, 2, 3, 4
 # state (4 + 4 nv + S_SIZE): last time (nan: none), restarts, in contact (0/1), onset
 # time; r; p, beta + tau_f, tau of the last sample; the detector's state.
 X_T, X_RESTARTS, X_IN, X_START, X_R = 0, 1, 2, 3, 4
@@ -69,11 +69,15 @@ def monitor_call(fp: Array, g: Array, t: float, q: Array, qd: Array, qdd: Array,
     wp = state[X_R + 2 * n:X_R + 3 * n]
     tp = state[X_R + 3 * n:X_R + 4 * n]
     restart = math.isnan(last) or T > params[P_MAX_GAP]
+    band = params[P_BAND]
     if restart and not math.isnan(last):
         state[X_RESTARTS] += 1.0
     for j in range(n):
         v = qd[j]
+        # the regularised sign of observer.friction: clip(v / band, -1, 1), sign at band 0
         sg = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+        if band > 0.0 and abs(v) < band:
+            sg = v / band
         w[j] += fp[j, F_COULOMB] * sg + fp[j, F_VISCOUS] * v
         if restart:
             r[j] = 0.0

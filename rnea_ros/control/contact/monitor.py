@@ -28,6 +28,7 @@ import rnea_ros.core as rc
 from rnea_ros.control.contact._detection_jit import S_IN, S_JOINT, S_PEAK, S_START, new_state
 from rnea_ros.control.contact._monitor_jit import (
     OK,
+    P_BAND,
     P_MAX_GAP,
     P_MIN_DURATION,
     P_RELEASE,
@@ -48,7 +49,7 @@ from rnea_ros.control.contact.detection import (
     coordinate_depth,
     coordinate_link,
 )
-from rnea_ros.control.contact.observer import MomentumObserver
+from rnea_ros.control.contact.observer import COULOMB_BAND, MomentumObserver
 from rnea_ros.core._compile import FastCall
 from rnea_ros.core.errors import StateError
 
@@ -60,11 +61,15 @@ _asc, _f64 = np.ascontiguousarray, np.float64
 
 class ContactMonitor:
     """Observer + detector for one robot; ``gains`` ``K_O`` [1/s] (scalar or (nv,)),
-    ``max_gap`` [s], ``drives``: an identified drives file (friction, armature)."""
+    ``max_gap`` [s], ``drives``: an identified drives file (friction, armature),
+    ``coulomb_band`` [rad/s or m/s]: the band of the observer's Coulomb sign
+    (:func:`~.observer.friction`)."""
 
     def __init__(self, model: rc.RobotModel, gains: object, settings: DetectionSettings, *,
-                 max_gap: float, drives: str | Path | dict[str, Any] | None = None) -> None:
-        self.observer = MomentumObserver(model, gains, max_gap=max_gap, drives=drives)
+                 max_gap: float, drives: str | Path | dict[str, Any] | None = None,
+                 coulomb_band: float = COULOMB_BAND) -> None:
+        self.observer = MomentumObserver(model, gains, max_gap=max_gap, drives=drives,
+                                         coulomb_band=coulomb_band)
         self.model = self.observer.model
         self.detector = ContactDetector(self.model, settings)
         self.settings = self.detector.settings
@@ -72,8 +77,8 @@ class ContactMonitor:
         self.fused = not self.model.expanded
         s = self.settings
         self._params = np.empty(params_size(nv))
-        self._params[[P_RELEASE, P_MIN_DURATION, P_MAX_GAP]] = (s.release, s.min_duration,
-                                                               self.observer.max_gap)
+        self._params[[P_RELEASE, P_MIN_DURATION, P_MAX_GAP, P_BAND]] = (
+            s.release, s.min_duration, self.observer.max_gap, self.observer.band)
         self._params[P_VECTORS:] = np.concatenate([
             self.observer.gains, s.thresholds, s.velocity, s.acceleration,
             coordinate_depth(self.model).astype(np.float64)])

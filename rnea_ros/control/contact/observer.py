@@ -10,8 +10,9 @@ below are this module's).
     u = tau_m - tau_f - beta(q, qd),   beta = g - C^T qd
 
 (``beta`` and ``p`` by :func:`rnea_ros.core.momentum_and_bias`, O(n); ``tau_f`` the
-friction of the model: ``Fs sign(qd) + Fv qd``, Khalil eq. 31, from ``model.coulomb``,
-``model.viscous`` or an identified drives file). The continuous observer
+friction of the model, :func:`friction`: ``Fs sgn_b(qd) + Fv qd``, Khalil eq. 31 with
+the sign regularised, from ``model.coulomb``, ``model.viscous`` or an identified drives
+file). The continuous observer
 
     r(t) = K_O (p(t) - p(0) - int_0^t (u + r) ds),   dr/dt = K_O (tau_ext - r)
 
@@ -41,6 +42,23 @@ commanded torques are used: actuator tracking errors, torque ripple and unmodell
 friction then appear in ``r`` as if they were contacts, and the thresholds must be
 calibrated (:mod:`~.calibration`) from a contact-free run in that mode, larger.
 
+**Coulomb friction near zero velocity.** Khalil's ``Fs sign(qd)`` jumps by ``2 Fs`` at
+``qd = 0``: at rest, measured velocity noise (or round-off) flips its sign from sample to
+sample and the residual sees ``+-Fs`` that no contact made (the Unitree Z1's URDF gives
+``Fs`` = 1-2 N m, thresholds are 0.05-0.6 N m). The observer therefore uses the
+regularised sign ``sgn_b(x) = clip(x / b, -1, 1)`` (a linear zone of half-width ``b``,
+the Stribeck-free regularisation of the identification literature: Khalil & Dombre,
+*Modeling, Identification and Control of Robots*, ch. 14, and Olsson, Astrom, Canudas
+de Wit, Gafvert & Lischinsky, "Friction models and friction compensation", Eur. J.
+Control 1998, sec. 3; the same ``sgn_band`` as ``rnea-identify --band``, so an
+identified ``Fc`` is used as it was fitted). ``b`` = ``contact.coulomb_band`` (default
+:data:`COULOMB_BAND`, the controller's parameter table); ``b = 0`` is the exact sign.
+White velocity noise of deviation ``s`` at rest then enters ``r`` as at most
+``Fs s / b`` filtered by the observer (``Fs (s / b) sqrt(K_O T / 4)`` deviation), and
+beyond ``|qd| > b`` the model is Khalil's. Inside the band a real joint still has its
+friction (or sticks): a slow reversal shows up to ``Fs (1 - |qd| / b)`` for the
+``2 b / |qdd|`` it spends there, filtered by ``1/K_O``.
+
 Closed loops and elastic models are refused (``rc.momentum_and_bias``'s
 :class:`~rnea_ros.core.errors.ModelError`).
 """
@@ -59,8 +77,13 @@ from rnea_ros.control.contact._observer_jit import observer_rows
 from rnea_ros.core.dynamics.momentum_bias import require_tree
 from rnea_ros.core.errors import StateError
 from rnea_ros.parameter_errors import ParameterError
+from rnea_ros.parameters import load_table
 
 Array = NDArray[np.float64]
+
+COULOMB_BAND = float(load_table("controller")["contact.coulomb_band"].default)
+"""[rad/s or m/s] the default band of the regularised Coulomb sign (the parameter
+table's ``contact.coulomb_band``; ``rnea-bag --contact-band`` takes the same)."""
 
 
 def observer_model(model: rc.RobotModel, drives: str | Path | dict[str, Any] | None = None
@@ -86,9 +109,22 @@ def observer_gains(model: rc.RobotModel, gains: object) -> Array:
     return k
 
 
-def friction(model: rc.RobotModel, qd: Array) -> Array:
-    """``Fs sign(qd) + Fv qd`` per sample (rows of ``qd``, (N, nv) or (nv,))."""
-    return np.asarray(model.coulomb * np.sign(qd) + model.viscous * qd, dtype=np.float64)
+def checked_band(band: object) -> float:
+    """``band`` [rad/s or m/s] checked: finite and >= 0 (:class:`ParameterError`)."""
+    b = float(band)  # type: ignore[arg-type]
+    if not (math.isfinite(b) and b >= 0.0):
+        raise ParameterError(f"contact.coulomb_band {band!r}: must be finite and >= 0 "
+                             "[rad/s or m/s] (0: the exact sign)")
+    return b
+
+
+def friction(model: rc.RobotModel, qd: Array, band: float = COULOMB_BAND) -> Array:
+    """``Fs sgn_b(qd) + Fv qd`` per sample (rows of ``qd``, (N, nv) or (nv,)) [N m, N]:
+    ``sgn_b(x) = clip(x / b, -1, 1)``, ``b = band`` [rad/s or m/s] (module docstring;
+    ``b = 0``: ``sign(x)``, Khalil eq. 31). The compiled monitor
+    (:mod:`~rnea_ros.control.contact._monitor_jit`) computes the same per state."""
+    sgn = np.sign(qd) if band <= 0.0 else np.clip(np.asarray(qd) / band, -1.0, 1.0)
+    return np.asarray(model.coulomb * sgn + model.viscous * qd, dtype=np.float64)
 
 
 def residual_rows(t: Array, p: Array, w: Array, tau: Array, gains: Array, r0: Array
@@ -114,11 +150,14 @@ def _asc(x: Array) -> Array:
 
 
 def residuals(model: rc.RobotModel, t: object, q: object, qd: object, tau: object,
-              gains: object, *, drives: str | Path | dict[str, Any] | None = None) -> Array:
+              gains: object, *, drives: str | Path | dict[str, Any] | None = None,
+              coulomb_band: float = COULOMB_BAND) -> Array:
     """The observer over a recording: ``t`` (N,) [s] increasing, ``q`` (N, nq), ``qd``,
     ``tau`` (N, nv) (``tau[k]`` held over ``[t_k, t_{k+1})``) give ``r`` (N, nv), the
-    estimated external joint torques (``r[0] = 0``), by eq. (5) of the module docstring.
+    estimated external joint torques (``r[0] = 0``), by eq. (5) of the module docstring;
+    ``coulomb_band`` [rad/s or m/s] the band of :func:`friction`.
     One compiled pass for ``p, beta`` and one for the recursion."""
+    band = checked_band(coulomb_band)
     model = observer_model(model, drives)
     K = observer_gains(model, gains)
     times = np.ascontiguousarray(t, dtype=np.float64)
@@ -132,7 +171,7 @@ def residuals(model: rc.RobotModel, t: object, q: object, qd: object, tau: objec
         k, j = (int(x) for x in np.argwhere(~np.isfinite(torque))[0])
         raise StateError(f"tau of joint '{model.joint_of_coordinate(j)}' is not finite "
                          f"(sample {k})")
-    W = B + friction(model, np.asarray(qd, dtype=np.float64))
+    W = B + friction(model, np.asarray(qd, dtype=np.float64), band)
     U = np.empty_like(P)
     U[:-1] = torque[:-1] - 0.5 * (W[:-1] + W[1:])
     U[-1:] = 0.0
@@ -157,8 +196,10 @@ class MomentumObserver:
     """
 
     def __init__(self, model: rc.RobotModel, gains: object, *, max_gap: float,
-                 drives: str | Path | dict[str, Any] | None = None) -> None:
+                 drives: str | Path | dict[str, Any] | None = None,
+                 coulomb_band: float = COULOMB_BAND) -> None:
         self.model = observer_model(model, drives)
+        self.band = checked_band(coulomb_band)
         self.gains = observer_gains(self.model, gains)
         if not (math.isfinite(max_gap) and max_gap > 0.0):
             raise ParameterError(f"observer max_gap {max_gap} s must be finite and > 0")
@@ -185,7 +226,7 @@ class MomentumObserver:
             raise StateError(f"observer: sample time {t!r} is not finite")
         qd_a = np.asarray(qd, dtype=np.float64)
         p, beta = rc.momentum_and_bias(m, q, qd_a)  # checks q, qd (StateError)
-        w = beta + friction(m, qd_a)
+        w = beta + friction(m, qd_a, self.band)
         T = t - self._t
         if math.isnan(self._t) or T > self.max_gap:
             self.restarts += 0 if math.isnan(self._t) else 1
@@ -200,5 +241,5 @@ class MomentumObserver:
         return self.r
 
 
-__all__ = ["MomentumObserver", "friction", "observer_gains", "observer_model",
-           "residual_rows", "residuals"]
+__all__ = ["COULOMB_BAND", "MomentumObserver", "checked_band", "friction", "observer_gains",
+           "observer_model", "residual_rows", "residuals"]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from rnea_ros.control.contact.observer import COULOMB_BAND
 from rnea_ros.core.errors import RneaError
 from rnea_ros.tools.bag.analysis import analyse
 from rnea_ros.tools.bag.contacts import (
@@ -83,6 +84,10 @@ def parser() -> argparse.ArgumentParser:
                    help="a contact ends below this fraction of the thresholds, (0, 1]")
     c.add_argument("--contact-min-duration", type=float, default=0.002,
                    help="onset and release must hold this long [s]")
+    c.add_argument("--contact-band", type=float, default=COULOMB_BAND,
+                   help="velocity band of the observer's Coulomb friction: Fs sign(qd) is "
+                   "Fs qd / band below it (as the controller's contact.coulomb_band) "
+                   "[rad/s or m/s], 0: the exact sign")
     c.add_argument("--propose-contact-thresholds", action="store_true",
                    help="write --out/contact_thresholds.yaml from this contact-free "
                    "recording: worst |r| per joint x --contact-margin")
@@ -111,7 +116,7 @@ def parse(argv: Sequence[str] | None) -> Options:
                    command=[shlex.quote(str(c)) for c in command],
                    contacts=not a.no_contacts, contact_thresholds=a.contact_thresholds,
                    contact_gain=a.contact_gain, contact_release=a.contact_release,
-                   contact_min_duration=a.contact_min_duration,
+                   contact_min_duration=a.contact_min_duration, contact_band=a.contact_band,
                    propose_contact_thresholds=a.propose_contact_thresholds,
                    contact_margin=a.contact_margin)
 

@@ -41,6 +41,8 @@ import rnea_ros.core as rc
 from rnea_ros.control.contact import DetectionSettings, propose_thresholds, write_thresholds
 from rnea_ros.control.contact.detection import ContactDetector, coordinate_link
 from rnea_ros.control.contact.observer import (
+    COULOMB_BAND,
+    checked_band,
     friction,
     observer_gains,
     observer_model,
@@ -154,11 +156,14 @@ class ContactTracker:
 
     ``model``: the analysed tree; ``thresholds`` (nv,); ``gain`` ``K_O`` [1/s];
     ``release``, ``min_duration`` [s] as :class:`DetectionSettings`; ``dt`` the nominal
-    state period [s]."""
+    state period [s]; ``band`` [rad/s or m/s] of the Coulomb sign (:func:`friction`, the
+    controller's ``contact.coulomb_band``)."""
 
     def __init__(self, model: rc.RobotModel, thresholds: Array, *, gain: float,
-                 release: float, min_duration: float, dt: float) -> None:
+                 release: float, min_duration: float, dt: float,
+                 band: float = COULOMB_BAND) -> None:
         self.model = observer_model(model)  # ModelError for closed loops, elastic models
+        self.band = checked_band(band)
         nv = self.model.nv
         self.gains = observer_gains(self.model, gain)
         self.detector = ContactDetector(self.model, DetectionSettings(
@@ -201,7 +206,7 @@ class ContactTracker:
         """Consecutive complete samples: observe, detect; returns ``r`` (N, nv). A gap
         longer than ``max_gap`` or a step back in time restarts the observer there."""
         P, B = rc.momentum_and_bias_batch(self.model, q, qd)
-        W = B + friction(self.model, qd)
+        W = B + friction(self.model, qd, self.band)
         R = np.empty_like(P)
         steps = np.diff(t)
         breaks = np.r_[np.flatnonzero((steps > self.max_gap) | ~(steps > 0.0)) + 1, len(t)]
@@ -353,7 +358,8 @@ class BagContacts:
                                "residual's noise from the measured effort's)")
             self.tracker = ContactTracker(self.model, self.thresholds, gain=o.contact_gain,
                                           release=o.contact_release,
-                                          min_duration=o.contact_min_duration, dt=dt)
+                                          min_duration=o.contact_min_duration, dt=dt,
+                                          band=o.contact_band)
         self.tracker.add(t, q, qd, effort, keep)
 
     def finish(self, out: Path, write: bool) -> bool:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 
+from rnea_ros.control.contact.observer import COULOMB_BAND
 from rnea_ros.tools.bag.errors import BagError
 
 
@@ -40,6 +41,7 @@ class Options:
     contact_gain: float = 100.0  # observer gain K_O [1/s]
     contact_release: float = 0.5  # release at this fraction of the thresholds
     contact_min_duration: float = 0.002  # [s] onset and release must hold this long
+    contact_band: float = COULOMB_BAND  # [rad/s or m/s] the observer's Coulomb sign band
     propose_contact_thresholds: bool = False  # write contact_thresholds.yaml in --out
     contact_margin: float = 2.0  # proposed thresholds: worst |r| times this
 
@@ -91,6 +93,9 @@ def check_contacts(options: Options) -> None:
     if not 0 <= options.contact_min_duration < float("inf"):
         raise BagError(f"--contact-min-duration {options.contact_min_duration}: must be "
                        "finite and >= 0 s")
+    if not 0 <= options.contact_band < float("inf"):
+        raise BagError(f"--contact-band {options.contact_band}: must be finite and >= 0 "
+                       "[rad/s or m/s] (0: the exact sign)")
     if not 1 <= options.contact_margin < float("inf"):
         raise BagError(f"--contact-margin {options.contact_margin}: must be finite and >= 1")
     if options.propose_contact_thresholds and not options.contacts:
