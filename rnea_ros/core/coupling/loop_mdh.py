@@ -65,12 +65,8 @@ def from_mdh_loops(links: Sequence[MDHLink], *, loops: int, active: Sequence[str
         The robot's name.
     base : str
         The base link's name.
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
+    gravity, inertia_check : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     reference : Mapping or array_like, optional
         Reference configuration (joint name -> value, or (n,)) [rad, m] (``None``: ``q =
         0``).

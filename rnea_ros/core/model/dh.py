@@ -56,12 +56,8 @@ def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "bas
         The robot's name.
     base : str
         The base link's name.
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
+    gravity, inertia_check : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------

@@ -72,12 +72,8 @@ def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "
         The robot's name.
     base : str
         The base link's name.
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
+    gravity, inertia_check : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------

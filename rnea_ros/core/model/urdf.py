@@ -64,9 +64,8 @@ def load_urdf(
         (:func:`load_drive_file`).
     gravity : sequence of 3 floats, default (0, 0, -9.81)
         Gravity [m/s^2] in the base frame.
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
+    inertia_check : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     root_joint : {None, 'free-flyer', 'planar'}, optional
         Put the root link on a joint of this kind (``None``: a fixed base).
     mimic : bool, default True
@@ -212,9 +211,8 @@ def parse_urdf(text: str, *, origin: str = "robot_description",
         Names the source in error messages.
     gravity : sequence of 3 floats, default (0, 0, -9.81)
         Gravity [m/s^2] in the base frame.
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
+    inertia_check : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     root_joint : {None, 'free-flyer', 'planar'}, optional
         Put the root link on a joint of this kind (``None``: a fixed base).
     mimic : bool, default True
