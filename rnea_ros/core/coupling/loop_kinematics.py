@@ -176,19 +176,11 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
 
     Parameters
     ----------
-    model : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
+    model, guess, tol, max_iter, budget : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [loop
+        solver options](core.md#loop-solver-options) for guess, tol, max_iter, budget.
     q_active : array_like of shape (N,)
         Active joint positions [rad, m].
-    guess : array_like of shape (n,), optional
-        Starting tree configuration (``None``: ``model.q_reference``).
-    tol : float, default 1e-12
-        Closure tolerance [m, rad].
-    max_iter : int, default 50
-        Newton iterations per solve.
-    budget : int, optional
-        Maximum total Newton iterations (``None``: no limit); exceeded:
-        :class:`LoopBudgetError`.
     seconds : float, optional
         Wall-time limit [s] (``None``: none).
 
@@ -239,19 +231,11 @@ def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | 
 
     Parameters
     ----------
-    model : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
+    model, guess, tol, max_iter, budget : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [loop
+        solver options](core.md#loop-solver-options) for guess, tol, max_iter, budget.
     q_active : array_like of shape (N, N_a)
         Active joint positions [rad, m].
-    guess : array_like of shape (n,), optional
-        Starting tree configuration (``None``: ``model.q_reference``).
-    tol : float, default 1e-12
-        Closure tolerance [m, rad].
-    max_iter : int, default 50
-        Newton iterations per solve.
-    budget : int, optional
-        Maximum total Newton iterations (``None``: no limit); exceeded:
-        :class:`LoopBudgetError`.
 
     Returns
     -------

@@ -188,15 +188,10 @@ def platform_inverse_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
 
     Parameters
     ----------
-    robot, gravity : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot; [rigid
-        robots](core.md#rigid-robots) for gravity.
-    x : array_like of shape (N, nx)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like of shape (N, nv)
-        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
-        3).
+    robot, gravity, x, xd : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot;
+        [rigid robots](core.md#rigid-robots) for gravity; [parallel
+        batches](core.md#parallel-batches) for x, xd.
     xdd : array_like of shape (N, nv)
         Platform acceleration, laid out as ``xd`` [m/s^2, rad/s^2].
 
@@ -249,15 +244,10 @@ def platform_forward_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
 
     Parameters
     ----------
-    robot, gravity : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot; [rigid
-        robots](core.md#rigid-robots) for gravity.
-    x : array_like of shape (N, nx)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like of shape (N, nv)
-        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
-        3).
+    robot, gravity, x, xd : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot;
+        [rigid robots](core.md#rigid-robots) for gravity; [parallel
+        batches](core.md#parallel-batches) for x, xd.
     tau : array_like of shape (N, n_a)
         Active joint forces [N, N m].
 

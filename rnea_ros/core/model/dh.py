@@ -52,12 +52,9 @@ def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "bas
     ----------
     links : sequence of DHLink
         Standard DH rows from the base outwards.
-    name : str
-        The robot's name.
-    base : str
-        The base link's name.
-    gravity, inertia_check : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    name, base, gravity, inertia_check : see Conventions
+        The API page's Conventions: [loading models](core.md#loading-models) for name,
+        base; [rigid robots](core.md#rigid-robots) for gravity, inertia_check.
 
     Returns
     -------
