@@ -31,7 +31,7 @@ WITH_EXAMPLES = ["aba", "coriolis_matrix", "frame_jacobian", "gravity_torques", 
 def _conventions() -> dict[str, set[str]]:
     """The API page's Conventions tables: heading anchor -> the argument names listed."""
     page = (ROOT / "docs" / "api" / "core.md").read_text()
-    part = page.split("\n## Conventions\n", 1)[1].split("\n## ", 1)[0]
+    part = page.partition("\n## Conventions\n")[2].split("\n## ", 1)[0]  # '' if absent
     tables = {}
     for heading, body in re.findall(r"^### ([^\n]+)\n(.*?)(?=^### |\Z)", part, flags=re.S | re.M):
         tables[heading.lower().replace(" ", "-")] = set(re.findall(r"^\| `(\w+)` \|", body,
