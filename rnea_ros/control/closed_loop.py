@@ -192,6 +192,8 @@ class ClosedLoopController(TorqueController):
     ``oracle_factory`` receives the controller's closed-loop model.
     """
 
+    loops: ClosedLoopModel  # never None here (the base class: None for serial robots)
+
     def __init__(self, loops: ClosedLoopModel, config: ControllerConfig,
                  oracle_factory: LoopOracleFactory | None = None) -> None:
         self.loops = self.loop_model = self.full_loops = loops
@@ -379,6 +381,24 @@ class ClosedLoopController(TorqueController):
             raise StateError(f"trajectory does not close the loops: {exc}") from None
 
     # ------------------------------------------------------------- statistics
+    def loop_values(self, recent: int, span: str) -> dict[str, str]:
+        """The diagnostics of the loops: their names, solve times, passive-encoder
+        checks (``recent``: mismatches over the last ``span``)."""
+        deviation, mismatches, where = self.passive_period()
+        s50, s99 = self.solve_percentiles()
+        return {
+            "closed loops": ", ".join(lp.name for lp in self.loops.loops),
+            "loop solve p50 [us]": f"{s50:.1f}",
+            "loop solve p99 [us]": f"{s99:.1f}",
+            "passive encoder checks": str(self.passive_checks),
+            "passive encoder deviation [rad or m]": f"{deviation:.3e}"
+            + (f" ({where})" if where else ""),
+            "passive encoder mismatches (period)": str(mismatches),
+            f"passive encoder mismatches ({span})": str(recent),
+            "passive encoder max deviation [rad or m]": f"{self.passive_deviation_max:.3e}",
+            "passive encoder mismatches": str(self.passive_mismatches),
+        }
+
     def solve_percentiles(self) -> tuple[float, float]:
         """(p50, p99) of the recent measured-state loop solves [us] (0 when none)."""
         return percentiles(self.solver.solve_us)

@@ -93,6 +93,7 @@ from rnea_ros.control.message_map import (
 from rnea_ros.control.pipeline import build_pipeline
 from rnea_ros.control.rate_limit import SlewLimiter
 from rnea_ros.control.trajectory import from_message
+from rnea_ros.core.coupling.loops import ClosedLoopModel
 from rnea_ros.core.dynamics.moving_base import BaseMotion
 from rnea_ros.core.dynamics.rnea import gravity_torques
 from rnea_ros.core.elastic.model import ElasticModel
@@ -112,6 +113,12 @@ _MERGED = frozenset((MERGED, INCOMPLETE, TOO_OLD, OUTPUT, HELD, BAD_TORQUE))
 
 class TorqueController(IntakeOutcomes, CommandOutput):
     """Joint states in, effort commands out (see the module docstring)."""
+
+    #: The closed-loop model of a closed-chain or parallel controller
+    #: (:class:`~rnea_ros.control.closed_loop.ClosedLoopController`); ``None`` for a
+    #: serial (or elastic) robot. Callers ask this, never the class.
+    loops: ClosedLoopModel | None = None
+    passive_mismatches = 0  # passive-encoder checks above the tolerance (closed loops)
 
     def __init__(self, model: RobotModel, config: ControllerConfig,
                  oracle_factory: Callable[[RobotModel, ControllerConfig], Oracle] | None = None,
@@ -188,6 +195,17 @@ class TorqueController(IntakeOutcomes, CommandOutput):
     def reference_names(self) -> tuple[str, ...]:
         """The joints of the reference (trajectories name them), in state order."""
         return self.base_model.joint_names
+
+    @property
+    def passive_alarm(self) -> str:
+        """A warning on the passive encoders of a closed-loop robot, else '' (a serial
+        robot has none)."""
+        return ""
+
+    def loop_values(self, recent: int, span: str) -> dict[str, str]:
+        """The closed loops' diagnostics (``recent``: passive-encoder mismatches over the
+        last ``span``); a serial robot has none: {}."""
+        return {}
 
     def configure(self, config: ControllerConfig) -> None:
         """Apply a validated configuration (mode, gains, payload, limits...). Entering

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rnea_ros.control.closed_loop import ClosedLoopController
 from rnea_ros.control.controller import TorqueController
 from rnea_ros.control.diagnostics import SlidingWindow
 
@@ -51,12 +50,11 @@ class ControllerReport:
         now = time.monotonic() if now is None else now
         rate = (received - self.received_at_last) / max(now - self.last, 1e-9)
         self.received_at_last, self.last = received, now
-        loop = c if isinstance(c, ClosedLoopController) else None
         imu = c.imu
         recent = self.window.update(now, {
             "rejected": sum(c.rejected.values()), "mimic": c.mimic_mismatches,
             "duplicate": c.rejected["duplicate_stamp"], "slow": c.rejected["slow_stamps"],
-            "passive": loop.passive_mismatches if loop is not None else 0,
+            "passive": c.passive_mismatches,
             "imu": sum(imu.rejected.values()) if imu is not None else 0})
         status = controller_status(c, recent, self.window.window, rate, received,
                                    self.callback_us, now - self.last_event_wall, now)
@@ -84,7 +82,6 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
     p50, p99 = c.compute_percentiles()
     cb50, cb99 = (np.percentile(np.fromiter(callback_us, float), [50, 99])
                   if callback_us else (0.0, 0.0))
-    loop = c if isinstance(c, ClosedLoopController) else None
     span = f"last {window:g} s"
     level, message = "ok", "computing"
     if c.last_valid_wall is None:
@@ -147,8 +144,7 @@ def controller_status(c: TorqueController, recent: dict[str, int], window: float
         values.update(rule.values(stalled))
     if c.base_model.mimic_joints:
         values.update(_mimic_values(c, recent["mimic"], span))
-    if loop is not None:
-        values.update(_loop_values(loop, recent["passive"], span))
+    values.update(c.loop_values(recent["passive"], span))  # closed loops only
     scaling = c.reference.scaling
     if scaling is not None:
         values["time scaling s_dot"] = f"{scaling.speed:.3f}"
@@ -166,23 +162,6 @@ def _mimic_values(c: TorqueController, recent: int, span: str) -> dict[str, str]
         f"mimic mismatches ({span})": str(recent),
         "mimic worst deviation": (f"{c.mimic_worst[0]}: {c.mimic_worst[1]:+.6g}"
                                   if c.mimic_worst[0] else "none"),
-    }
-
-
-def _loop_values(loop: ClosedLoopController, recent: int, span: str) -> dict[str, str]:
-    deviation, mismatches, where = loop.passive_period()
-    s50, s99 = loop.solve_percentiles()
-    return {
-        "closed loops": ", ".join(lp.name for lp in loop.loops.loops),
-        "loop solve p50 [us]": f"{s50:.1f}",
-        "loop solve p99 [us]": f"{s99:.1f}",
-        "passive encoder checks": str(loop.passive_checks),
-        "passive encoder deviation [rad or m]": f"{deviation:.3e}"
-        + (f" ({where})" if where else ""),
-        "passive encoder mismatches (period)": str(mismatches),
-        f"passive encoder mismatches ({span})": str(recent),
-        "passive encoder max deviation [rad or m]": f"{loop.passive_deviation_max:.3e}",
-        "passive encoder mismatches": str(loop.passive_mismatches),
     }
 
 

@@ -72,6 +72,22 @@ def steady_timer(node: Node, period: float, callback: Callable[[], None]) -> Tim
     return node.create_timer(period, TimerCallback(callback), clock=steady_clock())
 
 
+def retime(node: Node, timer: Timer, period: float, callback: Callable[[], None],
+           made: list[Any] | None = None) -> Timer:
+    """``timer`` firing every ``period`` s: itself when its period already is that (to
+    the nanosecond, as rclpy keeps it), else destroyed and replaced by a
+    :func:`steady_timer` calling ``callback`` -- in ``made`` too, in its place, when
+    given (the entities a lifecycle cleanup destroys). A runtime period change takes
+    effect at the new timer's first firing, at most ``period`` s later."""
+    if round(period * 1e9) == timer.timer_period_ns:
+        return timer
+    node.destroy_timer(timer)
+    fresh = steady_timer(node, period, callback)
+    if made is not None:
+        made[made.index(timer)] = fresh
+    return fresh
+
+
 class SerializedArray:
     """A ``std_msgs/Float64MultiArray`` of ``size`` values kept serialised: ``values``
     (size,) is a float64 view of its data inside the serialised bytes, written in

@@ -48,7 +48,6 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from rnea_ros.control.closed_loop import ClosedLoopController
 from rnea_ros.control.config import CONTROLLER_PARAMETERS, controller_config
 from rnea_ros.control.controller import Result, TorqueController
 from rnea_ros.control.controller_status import ControllerReport
@@ -57,7 +56,14 @@ from rnea_ros.control.factory import build_controller
 from rnea_ros.control.freshness import watchdog_period
 from rnea_ros.control.imu import ImuSample, provided
 from rnea_ros.core.errors import ParameterError, RneaError
-from rnea_ros.nodes.common import SerializedArray, note_robot, run, stamp_seconds, steady_timer
+from rnea_ros.nodes.common import (
+    SerializedArray,
+    note_robot,
+    retime,
+    run,
+    stamp_seconds,
+    steady_timer,
+)
 from rnea_ros.nodes.contact_ports import ContactPorts
 from rnea_ros.nodes.description import wait_for_description
 from rnea_ros.nodes.lifecycle import ManagedNode
@@ -154,8 +160,7 @@ class ControllerNode(ManagedNode):
                 raise ParameterError(self.description.waiting_line())
             values = self.values = {**values, "robot_description": self.description_text}
         self.controller, model = load_controller(values)
-        self.loops = self.controller.loops if isinstance(
-            self.controller, ClosedLoopController) else None
+        self.loops = self.controller.loops
         if self.background_warm_up:  # the first command comes sooner on a cold cache
             self.warm_up = BackgroundWarmUp(self.warm_copy, values, self.get_logger().info)
         else:
@@ -266,8 +271,7 @@ class ControllerNode(ManagedNode):
         """:meth:`warm_other_modes` on a copy of the controller (the background warm-up's
         thread: the live one is never touched from there)."""
         controller, _ = build_controller(values)
-        loops = controller.loops if isinstance(controller, ClosedLoopController) else None
-        configure_other_modes(controller, values, loops)
+        configure_other_modes(controller, values, controller.loops)
 
     # ---------------------------------------------------------------- inputs
     def on_joint_state(self, msg: JointState) -> None:
@@ -320,11 +324,9 @@ class ControllerNode(ManagedNode):
                 scaling = reference.scaling
                 self.scaling_msg.data = [scaling.s, scaling.speed, scaling.acceleration]
                 self.scaling_pub.publish(self.scaling_msg)
-        if self.loops is not None:
-            assert isinstance(self.controller, ClosedLoopController)
-            alarm = self.controller.passive_alarm
-            if alarm:
-                self.get_logger().warning(alarm, throttle_duration_sec=1.0)
+        alarm = self.controller.passive_alarm  # closed loops: a passive encoder off
+        if alarm:
+            self.get_logger().warning(alarm, throttle_duration_sec=1.0)
 
     def log_resumed(self, now: float) -> None:
         """One INFO line when valid joint states resume after the watchdog fired."""
@@ -486,15 +488,11 @@ class ControllerNode(ManagedNode):
                 self.contact.reconfigure(self.controller)
         except (RneaError, ValueError, TypeError) as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        look = watchdog_period(config.watchdog_timeout, config.watchdog_grace)
-        if self.watchdog_timer is not None and look != self.watchdog_period:
-            # the reaction: <= timeout + grace + look
-            made = self.configured_entities
-            made.remove(self.watchdog_timer)
-            self.destroy_timer(self.watchdog_timer)
-            self.watchdog_period = look
-            self.watchdog_timer = steady_timer(self, look, self.on_watchdog)
-            made.append(self.watchdog_timer)
+        if self.watchdog_timer is not None:  # the reaction: <= timeout + grace + period
+            self.watchdog_period = watchdog_period(config.watchdog_timeout,
+                                                   config.watchdog_grace)
+            self.watchdog_timer = retime(self, self.watchdog_timer, self.watchdog_period,
+                                         self.on_watchdog, self.configured_entities)
         self.set_diagnostics_period(config.params.diagnostics_period)
         self.status_report.window.window = config.params.diagnostics_window
         self.values = values
@@ -503,9 +501,8 @@ class ControllerNode(ManagedNode):
 
     def set_diagnostics_period(self, period: float) -> None:
         """``/diagnostics`` every ``period`` s (within the table's safety bounds)."""
-        if round(period * 1e9) != self.diagnostics_timer.timer_period_ns:
-            self.destroy_timer(self.diagnostics_timer)
-            self.diagnostics_timer = steady_timer(self, period, self.publish_diagnostics)
+        self.diagnostics_timer = retime(self, self.diagnostics_timer, period,
+                                        self.publish_diagnostics)
 
     # ----------------------------------------------------------- diagnostics
     def publish_diagnostics(self) -> None:

@@ -97,3 +97,36 @@ def test_a_family_names_its_modes_when_it_refuses_one() -> None:
         family_mode("parallel", "elastic")
     with pytest.raises(ParameterError, match="needs parameter 'elastic_file'"):
         family_mode("serial", "elastic")
+
+
+@pytest.mark.filterwarnings("ignore::rnea_ros.core.errors.InertiaWarning")
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_each_family_says_its_loops_so_no_caller_tests_its_class(family: str) -> None:
+    """``loops``: the closed-loop model of the closed-chain and parallel families (the
+    one the controller solves), ``None`` for the serial ones; ``passive_alarm`` a str on
+    every family ('' before any passive-encoder check). The node reads these instead of
+    ``isinstance(controller, ClosedLoopController)`` (on main: an AttributeError on a
+    serial controller)."""
+    from rnea_ros.core.coupling.loops import ClosedLoopModel
+    ctl, _ = build_controller({**default_values(), **ROBOTS[family], "mode": "gravity"})
+    closed = family in ("closed_chain", "parallel")
+    assert isinstance(ctl.loops, ClosedLoopModel) if closed else ctl.loops is None
+    assert ctl.passive_alarm == ""
+    if closed:
+        assert ctl.loops is not None and ctl.measured_names(ctl.base_model, None) \
+            == ctl.loops.active_names
+
+
+def test_no_module_tests_a_controller_class() -> None:
+    """The brief: never a class test. The controller families answer ``loops``,
+    ``passive_alarm``, ``passive_mismatches`` and ``loop_values`` (on main
+    nodes/controller.py tested ClosedLoopController three times, control/controller_status.py
+    twice). (The elastic laws' ``HuaController`` is a law, not a family.)"""
+    import re
+    from pathlib import Path
+    root = Path(control_package.__file__).resolve().parents[1]
+    found = [f"{path.relative_to(root)}:{n}"
+             for sub in ("control", "nodes") for path in sorted((root / sub).rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if re.search(r"isinstance\([^)]*(Torque|ClosedLoop|Parallel)Controller\b", line)]
+    assert found == []

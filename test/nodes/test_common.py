@@ -131,3 +131,41 @@ def test_a_namespaced_node_that_cannot_start_names_its_namespace() -> None:
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert "[cell1.rnea_controller]: cannot start: cannot read URDF file" in output, output
+
+
+class _TimerNode:
+    """The two calls :func:`retime` makes on a node, recorded (no DDS participant)."""
+
+    def __init__(self) -> None:
+        self.created: list[object] = []
+        self.destroyed: list[object] = []
+
+    def create_timer(self, period: float, callback: object, clock: object) -> object:
+        timer = type("T", (), {"timer_period_ns": round(period * 1e9),
+                               "callback": callback, "clock": clock})()
+        self.created.append(timer)
+        return timer
+
+    def destroy_timer(self, timer: object) -> bool:
+        self.destroyed.append(timer)
+        return True
+
+
+def test_retime_replaces_a_timer_only_when_its_period_changes() -> None:
+    """One helper for the controller's watchdog and diagnostics timers (on main each had
+    its own copy of destroy / create / swap in the configured entities)."""
+    from rnea_ros.nodes.common import retime
+    node = _TimerNode()
+    calls: list[int] = []
+    timer = steady_timer(node, 0.1, lambda: calls.append(1))  # type: ignore[arg-type]
+    made = ["publisher", timer, "subscription"]
+    same = retime(node, timer, 0.1, lambda: calls.append(2), made)  # type: ignore[arg-type]
+    assert same is timer and node.destroyed == [] and len(node.created) == 1
+    fresh = retime(node, timer, 0.25, lambda: calls.append(3), made)  # type: ignore[arg-type]
+    assert fresh is not timer and node.destroyed == [timer]
+    assert fresh.timer_period_ns == 250_000_000  # type: ignore[attr-defined]
+    assert made == ["publisher", fresh, "subscription"]  # in its place, the old one gone
+    fresh.callback()  # type: ignore[attr-defined]
+    assert calls == [3]
+    assert retime(node, fresh, 0.5, lambda: None) is not fresh  # no list: none touched
+    assert made == ["publisher", fresh, "subscription"]

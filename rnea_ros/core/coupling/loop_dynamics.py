@@ -97,18 +97,9 @@ def loop_rnea(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: 
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (N,)
-        Active joint velocities [rad/s, m/s].
-    qdd_active : array_like of shape (N,)
-        Active joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, q, qd_active, qdd_active, gravity : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active,
+        qdd_active; [rigid robots](core.md#rigid-robots) for gravity.
 
     Returns
     -------
@@ -146,18 +137,9 @@ def loop_rnea_with_wrenches(model: ClosedLoopModel, q: object, qd_active: object
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (N,)
-        Active joint velocities [rad/s, m/s].
-    qdd_active : array_like of shape (N,)
-        Active joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, q, qd_active, qdd_active, gravity : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active,
+        qdd_active; [rigid robots](core.md#rigid-robots) for gravity.
 
     Returns
     -------
@@ -200,14 +182,9 @@ def loop_gravity(model: ClosedLoopModel, q: object, *, gravity: object | None = 
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, q, gravity : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q; [rigid
+        robots](core.md#rigid-robots) for gravity.
 
     Returns
     -------
@@ -223,11 +200,8 @@ def loop_mass_matrix(model: ClosedLoopModel, q: object) -> Array:
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    model, q : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops).
 
     Returns
     -------
@@ -246,16 +220,9 @@ def loop_nonlinear_effects(model: ClosedLoopModel, q: object, qd_active: object,
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (N,)
-        Active joint velocities [rad/s, m/s].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, q, qd_active, gravity : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active;
+        [rigid robots](core.md#rigid-robots) for gravity.
 
     Returns
     -------
@@ -275,18 +242,11 @@ def loop_forward_dynamics(model: ClosedLoopModel, q: object, qd_active: object,
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (N,)
-        Active joint velocities [rad/s, m/s].
+    model, q, qd_active, gravity : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active;
+        [rigid robots](core.md#rigid-robots) for gravity.
     tau_active : array_like of shape (N,)
         Active joint torques [N m, N].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------
@@ -323,18 +283,15 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
+    model, gravity : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [rigid
+        robots](core.md#rigid-robots) for gravity.
     q : array_like of shape (S, n)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
     qd_active : array_like of shape (S, N)
         Active joint velocities [rad/s, m/s].
     qdd_active : array_like of shape (S, N)
         Active joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------
@@ -365,18 +322,15 @@ def loop_forward_dynamics_batch(model: ClosedLoopModel, q: object, qd_active: ob
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
+    model, gravity : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [rigid
+        robots](core.md#rigid-robots) for gravity.
     q : array_like of shape (S, n)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
     qd_active : array_like of shape (S, N)
         Active joint velocities [rad/s, m/s].
     tau_active : array_like of shape (S, N)
         Active joint torques [N m, N].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------

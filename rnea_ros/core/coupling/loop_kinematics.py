@@ -176,20 +176,11 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
+    model, guess, tol, max_iter, budget : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [loop
+        solver options](core.md#loop-solver-options) for guess, tol, max_iter, budget.
     q_active : array_like of shape (N,)
         Active joint positions [rad, m].
-    guess : array_like of shape (n,), optional
-        Starting tree configuration (``None``: ``model.q_reference``).
-    tol : float, default 1e-12
-        Closure tolerance [m, rad].
-    max_iter : int, default 50
-        Newton iterations per solve.
-    budget : int, optional
-        Maximum total Newton iterations (``None``: no limit); exceeded:
-        :class:`LoopBudgetError`.
     seconds : float, optional
         Wall-time limit [s] (``None``: none).
 
@@ -240,20 +231,11 @@ def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | 
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
+    model, guess, tol, max_iter, budget : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [loop
+        solver options](core.md#loop-solver-options) for guess, tol, max_iter, budget.
     q_active : array_like of shape (N, N_a)
         Active joint positions [rad, m].
-    guess : array_like of shape (n,), optional
-        Starting tree configuration (``None``: ``model.q_reference``).
-    tol : float, default 1e-12
-        Closure tolerance [m, rad].
-    max_iter : int, default 50
-        Newton iterations per solve.
-    budget : int, optional
-        Maximum total Newton iterations (``None``: no limit); exceeded:
-        :class:`LoopBudgetError`.
 
     Returns
     -------
@@ -284,9 +266,8 @@ def loop_residual(model: ClosedLoopModel, q: object) -> Array:
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
+    model : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops).
     q : array_like of shape (n,)
         Tree joint positions [rad, m] (need not close the loops).
 
@@ -353,9 +334,8 @@ def loop_constraint_jacobian(model: ClosedLoopModel, q: object) -> Array:
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
+    model : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops).
     q : array_like of shape (n,)
         Tree joint positions [rad, m] (need not close the loops).
 
@@ -376,11 +356,8 @@ def loop_jacobian(model: ClosedLoopModel, q: object) -> Array:
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
+    model, q : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops).
 
     Returns
     -------
@@ -395,13 +372,8 @@ def loop_velocities(model: ClosedLoopModel, q: object, qd_active: object) -> Arr
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (N,)
-        Active joint velocities [rad/s, m/s].
+    model, q, qd_active : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops).
 
     Returns
     -------
@@ -418,15 +390,8 @@ def loop_accelerations(model: ClosedLoopModel, q: object, qd_active: object,
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (N,)
-        Active joint velocities [rad/s, m/s].
-    qdd_active : array_like of shape (N,)
-        Active joint accelerations [rad/s^2, m/s^2].
+    model, q, qd_active, qdd_active : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops).
 
     Returns
     -------
@@ -441,13 +406,8 @@ def loop_bias_acceleration(model: ClosedLoopModel, q: object, qd_active: object)
 
     Parameters
     ----------
-    model : ClosedLoopModel
-        The closed-loop mechanism (:func:`build_loops`, :func:`load_loops`,
-        :func:`from_mdh_loops`).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (N,)
-        Active joint velocities [rad/s, m/s].
+    model, q, qd_active : see Conventions
+        The API page's Conventions: [closed loops](core.md#closed-loops).
 
     Returns
     -------

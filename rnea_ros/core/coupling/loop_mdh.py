@@ -61,16 +61,9 @@ def from_mdh_loops(links: Sequence[MDHLink], *, loops: int, active: Sequence[str
         Number of loops B.
     active : sequence of str or int
         The active (actuated) joints, by name or row index.
-    name : str
-        The robot's name.
-    base : str
-        The base link's name.
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
+    name, base, gravity, inertia_check : see Conventions
+        The API page's Conventions: [loading models](core.md#loading-models) for name,
+        base; [rigid robots](core.md#rigid-robots) for gravity, inertia_check.
     reference : Mapping or array_like, optional
         Reference configuration (joint name -> value, or (n,)) [rad, m] (``None``: ``q =
         0``).

@@ -149,19 +149,14 @@ def platform_inverse_dynamics(robot: ParallelRobot, x: object, xd: object, xdd: 
 
     Parameters
     ----------
-    robot : ParallelRobot
-        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like of shape (nx,)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
+    robot, x, gravity : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot, x;
+        [rigid robots](core.md#rigid-robots) for gravity.
     xd : array_like of shape (nv,)
         Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
         3).
     xdd : array_like of shape (nv,)
         Platform acceleration, laid out as ``xd`` [m/s^2, rad/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------
@@ -193,19 +188,12 @@ def platform_inverse_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
 
     Parameters
     ----------
-    robot : ParallelRobot
-        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like of shape (N, nx)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like of shape (N, nv)
-        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
-        3).
+    robot, gravity, x, xd : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot;
+        [rigid robots](core.md#rigid-robots) for gravity; [parallel
+        batches](core.md#parallel-batches) for x, xd.
     xdd : array_like of shape (N, nv)
         Platform acceleration, laid out as ``xd`` [m/s^2, rad/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------
@@ -230,19 +218,14 @@ def platform_forward_dynamics(robot: ParallelRobot, x: object, xd: object, tau: 
 
     Parameters
     ----------
-    robot : ParallelRobot
-        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like of shape (nx,)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
+    robot, x, gravity : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot, x;
+        [rigid robots](core.md#rigid-robots) for gravity.
     xd : array_like of shape (nv,)
         Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
         3).
     tau : array_like of shape (n_a,)
         Active joint forces [N, N m].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------
@@ -261,19 +244,12 @@ def platform_forward_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
 
     Parameters
     ----------
-    robot : ParallelRobot
-        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like of shape (N, nx)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
-    xd : array_like of shape (N, nv)
-        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
-        3).
+    robot, gravity, x, xd : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot;
+        [rigid robots](core.md#rigid-robots) for gravity; [parallel
+        batches](core.md#parallel-batches) for x, xd.
     tau : array_like of shape (N, n_a)
         Active joint forces [N, N m].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------

@@ -46,11 +46,8 @@ def platform_inverse_geometry(robot: ParallelRobot, x: object) -> Array:
 
     Parameters
     ----------
-    robot : ParallelRobot
-        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like of shape (nx,)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
+    robot, x : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots).
 
     Returns
     -------
@@ -74,11 +71,8 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
 
     Parameters
     ----------
-    robot : ParallelRobot
-        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like of shape (nx,)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
+    robot, x : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots).
     xd : array_like of shape (nv,), optional
         Platform twist (``None``: zero).
     xdd : array_like of shape (nv,), optional
@@ -105,11 +99,8 @@ def platform_inverse_jacobian(robot: ParallelRobot, x: object) -> Array:
 
     Parameters
     ----------
-    robot : ParallelRobot
-        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like of shape (nx,)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
+    robot, x : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots).
 
     Returns
     -------
@@ -145,8 +136,8 @@ def platform_forward_geometry(robot: ParallelRobot, q_active: object, x0: object
 
     Parameters
     ----------
-    robot : ParallelRobot
-        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
+    robot : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots).
     q_active : array_like of shape (n_a,)
         Active joint values [rad, m].
     x0 : array_like of shape (nx,), optional
@@ -241,11 +232,8 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
 
     Parameters
     ----------
-    robot : ParallelRobot
-        The parallel robot (:class:`DeltaRobot`, :class:`GoughStewart`).
-    x : array_like of shape (nx,)
-        Platform pose in the base frame: ``[p; qx qy qz qw]`` (nx = 7) [m] for a 6-DoF
-        platform, ``p`` (nx = 3) [m] for a translational one.
+    robot, x : see Conventions
+        The API page's Conventions: [parallel robots](core.md#parallel-robots).
     xd : array_like of shape (nv,), optional
         Platform twist (``None``: zero).
     xdd : array_like of shape (nv,), optional

@@ -67,21 +67,8 @@ def aba(model: RobotModel, q: object, qd: object, tau: object, *,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
-    tau : array_like of shape (nv,)
-        Joint torques [N m] (forces [N] on prismatic joints).
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
+    model, q, qd, tau, gravity, fext : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -141,18 +128,9 @@ def aba_batch(model: RobotModel, q: object, qd: object, tau: object, *,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (N, nv)
-        Joint velocities [rad/s, m/s].
-    tau : array_like of shape (N, nv)
-        Joint torques [N m] (forces [N] on prismatic joints).
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, gravity, q, qd, tau : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q, qd, tau.
 
     Returns
     -------

@@ -111,13 +111,8 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
+    model, q, qd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -201,13 +196,8 @@ def coriolis_product(model: RobotModel, q: object, qd: object, x: object) -> Arr
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
+    model, q, qd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     x : array_like of shape (nv,)
         The vector multiplied by ``C(q, qd)`` [rad/s, m/s].
 

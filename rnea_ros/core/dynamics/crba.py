@@ -43,11 +43,8 @@ def mass_matrix(model: RobotModel, q: object) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    model, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -79,11 +76,9 @@ def mass_matrix_batch(model: RobotModel, q: object) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    model, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model; [batches of
+        samples](core.md#batches-of-samples) for q.
 
     Returns
     -------

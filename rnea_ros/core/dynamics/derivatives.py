@@ -99,21 +99,8 @@ def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like of shape (nv,)
-        Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like of shape (nv,)
-        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
+    model, q, v, a, gravity, fext : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -148,21 +135,8 @@ def joint_wrench_derivatives(model: RobotModel, q: object, v: object, a: object,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like of shape (nv,)
-        Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like of shape (nv,)
-        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
+    model, q, v, a, gravity, fext : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -243,18 +217,9 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like of shape (N, nv)
-        Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like of shape (N, nv)
-        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, gravity, q, v, a : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q, v, a.
     fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
         External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
         or one set per sample.
@@ -290,18 +255,9 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like of shape (N, nv)
-        Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like of shape (N, nv)
-        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, gravity, q, v, a : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q, v, a.
     fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
         External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
         or one set per sample.
@@ -345,25 +301,10 @@ def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, 
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like of shape (nv,)
-        Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like of shape (nv,)
-        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
+    model, q, v, a, gravity, fext, fext_dot : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     j : array_like of shape (nv,)
         Joint jerks ``qddd`` [rad/s^3, m/s^3].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
-    fext_dot : array_like of shape (nbodies, 6), optional
-        Time derivatives of ``fext`` in the body frames [N/s, N m/s] (``None``: zero).
 
     Returns
     -------
@@ -402,20 +343,11 @@ def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: ob
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like of shape (N, nv)
-        Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like of shape (N, nv)
-        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
+    model, gravity, q, v, a : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q, v, a.
     j : array_like of shape (N, nv)
         Joint jerks ``qddd`` [rad/s^3, m/s^3].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------

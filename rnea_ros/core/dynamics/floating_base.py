@@ -132,18 +132,8 @@ def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: o
         The floating base body's inertia, in its frame.
     base_pose : array_like of shape (7,)
         Base pose in the world ``[x y z qx qy qz qw]`` [m].
-    base_twist : array_like of shape (6,)
-        Base twist ``[v; w]`` [m/s, rad/s] in the base frame.
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    v : array_like of shape (nv,)
-        Joint velocities ``qd`` [rad/s, m/s].
-    a : array_like of shape (nv,)
-        Joint accelerations ``qdd`` [rad/s^2, m/s^2].
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
+    base_twist, q, v, a, fext : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     base_fext : array_like of shape (6,), optional
         Wrench ``[force; torque]`` [N, N m] on the base, base frame at its origin.
     gravity : array_like of shape (3,), optional
@@ -205,8 +195,8 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    model, fext, gravity : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     q : array_like of shape (nq,)
         Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
         the joints.
@@ -215,12 +205,6 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
         then the joints.
     qdd_joints : array_like of shape (nv - 6,)
         Accelerations of the non-base coordinates, in the order of ``v[6:]``.
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------
@@ -256,8 +240,8 @@ def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_jo
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    model, gravity : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     q : array_like of shape (N, nq)
         Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
         the joints.
@@ -266,9 +250,6 @@ def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_jo
         then the joints.
     qdd_joints : array_like of shape (N, nv - 6)
         Accelerations of the non-base coordinates, in the order of ``v[6:]``.
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------

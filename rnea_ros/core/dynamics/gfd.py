@@ -88,25 +88,8 @@ def rnea_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, 
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
-    qdd : array_like of shape (nv,)
-        Joint accelerations [rad/s^2, m/s^2].
-    qddd : array_like of shape (nv,)
-        Joint jerks [rad/s^3, m/s^3].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
-    fext_dot : array_like of shape (nbodies, 6), optional
-        Time derivatives of ``fext`` in the body frames [N/s, N m/s] (``None``: zero).
+    model, q, qd, qdd, qddd, gravity, fext, fext_dot : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -133,27 +116,10 @@ def rnea_second_time_derivative(model: RobotModel, q: object, qd: object, qdd: o
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
-    qdd : array_like of shape (nv,)
-        Joint accelerations [rad/s^2, m/s^2].
-    qddd : array_like of shape (nv,)
-        Joint jerks [rad/s^3, m/s^3].
+    model, q, qd, qdd, qddd, gravity, fext, fext_dot : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     qdddd : array_like of shape (nv,)
         Joint snaps (4th derivatives) [rad/s^4, m/s^4].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
-    fext_dot : array_like of shape (nbodies, 6), optional
-        Time derivatives of ``fext`` in the body frames [N/s, N m/s] (``None``: zero).
     fext_ddot : array_like of shape (nbodies, 6), optional
         Second time derivatives of ``fext`` [N/s^2, N m/s^2] (``None``: zero).
 
@@ -193,20 +159,9 @@ def rnea_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: ob
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (N, nv)
-        Joint velocities [rad/s, m/s].
-    qdd : array_like of shape (N, nv)
-        Joint accelerations [rad/s^2, m/s^2].
-    qddd : array_like of shape (N, nv)
-        Joint jerks [rad/s^3, m/s^3].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, gravity, q, qd, qdd, qddd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q, qd, qdd, qddd.
 
     Returns
     -------
@@ -233,22 +188,11 @@ def rnea_second_time_derivative_batch(model: RobotModel, q: object, qd: object, 
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (N, nv)
-        Joint velocities [rad/s, m/s].
-    qdd : array_like of shape (N, nv)
-        Joint accelerations [rad/s^2, m/s^2].
-    qddd : array_like of shape (N, nv)
-        Joint jerks [rad/s^3, m/s^3].
+    model, gravity, q, qd, qdd, qddd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q, qd, qdd, qddd.
     qdddd : array_like of shape (N, nv)
         Joint snaps (4th derivatives) [rad/s^4, m/s^4].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
 
     Returns
     -------

@@ -71,13 +71,8 @@ def frame_motion(model: RobotModel, q: Array, qd: Array, frame: Frame | str,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
+    model, q, qd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     frame : Frame or str
         Link name or ``model.link_frame(name)``.
     qdd : array_like of shape (nv,), optional

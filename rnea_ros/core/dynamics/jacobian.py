@@ -49,11 +49,8 @@ def frame_jacobian(model: RobotModel, q: object, frame: str,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    model, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     frame : str
         Link name (merged links too).
     reference : {'LOCAL', 'WORLD', 'LOCAL_WORLD_ALIGNED'}, default 'LOCAL'

@@ -33,11 +33,8 @@ def body_poses(model: RobotModel, q: object) -> tuple[Array, Array]:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    model, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -79,15 +76,8 @@ def body_velocities(model: RobotModel, q: object, qd: object, *,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
-    base_twist : array_like of shape (6,)
-        Base twist ``[v; w]`` [m/s, rad/s] in the base frame.
+    model, q, qd, base_twist : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -127,11 +117,8 @@ def link_pose(model: RobotModel, q: object, link: str) -> tuple[Array, Array]:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    model, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     link : str
         Link name (merged links too).
 
@@ -155,13 +142,8 @@ def kinetic_energy(model: RobotModel, q: object, qd: object) -> float:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
+    model, q, qd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -177,14 +159,8 @@ def potential_energy(model: RobotModel, q: object, *, gravity: object | None = N
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, q, gravity : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------

@@ -95,11 +95,8 @@ def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pos
         The floating base body's inertia, in its frame.
     base_pose : array_like of shape (7,)
         Base pose in the world ``[x y z qx qy qz qw]`` [m].
-    base_twist : array_like of shape (6,)
-        Base twist ``[v; w]`` [m/s, rad/s] in the base frame.
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    base_twist, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     v : array_like of shape (nv,)
         Joint velocities [rad/s, m/s].
 
@@ -125,11 +122,8 @@ def momentum(model: RobotModel, q: object, qd: object | None = None) -> Momentum
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    model, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     qd : array_like of shape (nv,), optional
         Joint velocities [rad/s, m/s] (``None``: at rest).
 
@@ -150,11 +144,8 @@ def center_of_mass(model: RobotModel, q: object) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    model, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -169,13 +160,8 @@ def center_of_mass_velocity(model: RobotModel, q: object, qd: object) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
+    model, q, qd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -191,13 +177,8 @@ def centroidal_momentum(model: RobotModel, q: object, qd: object) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
+    model, q, qd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------

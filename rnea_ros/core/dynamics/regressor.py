@@ -60,8 +60,8 @@ def parameter_names(model: RobotModel, drives: bool = True) -> list[str]:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    model : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     drives : bool, default True
         Include the drive parameters (``Ia``, ``Fv``, ``Fs``), as
         :func:`joint_torque_regressor`.
@@ -83,8 +83,8 @@ def parameter_vector(model: RobotModel, drives: bool = True) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    model : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     drives : bool, default True
         Include the drive parameters (``Ia``, ``Fv``, ``Fs``), as
         :func:`joint_torque_regressor`.
@@ -116,18 +116,8 @@ def joint_torque_regressor(model: RobotModel, q: object, qd: object, qdd: object
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
-    qdd : array_like of shape (nv,)
-        Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, q, qd, qdd, gravity : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     drives : bool, default True
         Include the 3 drive columns per joint (armature ``Ia``, viscous ``Fv``, Coulomb
         ``Fs``): 13 n columns; ``False``: the 10 n inertial ones.
@@ -158,18 +148,9 @@ def joint_torque_regressor_batch(model: RobotModel, q: object, qd: object, qdd: 
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (N, nv)
-        Joint velocities [rad/s, m/s].
-    qdd : array_like of shape (N, nv)
-        Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, gravity, q, qd, qdd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q, qd, qdd.
     drives : bool, default True
         Include the 3 drive columns per joint (armature ``Ia``, viscous ``Fv``, Coulomb
         ``Fs``): 13 n columns; ``False``: the 10 n inertial ones.

@@ -87,24 +87,8 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
-    qdd : array_like of shape (nv,)
-        Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
-    base_motion : BaseMotion, optional
-        Known motion of a moving base (Khalil 2010 §7.1); gravity is then in the world frame
-        (``None``: a fixed base).
+    model, q, qd, qdd, gravity, fext, base_motion : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -177,24 +161,8 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
-    qdd : array_like of shape (nv,)
-        Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
-    base_motion : BaseMotion, optional
-        Known motion of a moving base (Khalil 2010 §7.1); gravity is then in the world frame
-        (``None``: a fixed base).
+    model, q, qd, qdd, gravity, fext, base_motion : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -229,17 +197,8 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    base_motion : BaseMotion, optional
-        Known motion of a moving base (Khalil 2010 §7.1); gravity is then in the world frame
-        (``None``: a fixed base).
+    model, q, gravity, base_motion : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -301,19 +260,8 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    base_motion : BaseMotion, optional
-        Known motion of a moving base (Khalil 2010 §7.1); gravity is then in the world frame
-        (``None``: a fixed base).
+    model, q, qd, gravity, base_motion : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -338,10 +286,8 @@ def friction_torques(model: RobotModel, qd: object) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    qd : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
+    model, qd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -358,18 +304,9 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (N, nv)
-        Joint velocities [rad/s, m/s].
-    qdd : array_like of shape (N, nv)
-        Joint accelerations [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, gravity, q, qd, qdd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q, qd, qdd.
 
     Returns
     -------
@@ -404,14 +341,9 @@ def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, gravity, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q.
 
     Returns
     -------
@@ -433,16 +365,9 @@ def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (N, nq)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
-    qd : array_like of shape (N, nv)
-        Joint velocities [rad/s, m/s].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
+    model, gravity, q, qd : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
+        [batches of samples](core.md#batches-of-samples) for q, qd.
 
     Returns
     -------

@@ -78,26 +78,9 @@ def forward_dynamics_recursive(model: ElasticModel, q: object, theta: object, qd
 
     Parameters
     ----------
-    model : ElasticModel
-        The mixed rigid/elastic robot (:func:`elastic_model`).
-    q : array_like of shape (n,)
-        Link-side joint positions [rad, m].
-    theta : array_like of shape (n_e,)
-        Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
-        m].
-    qd : array_like of shape (n,)
-        Joint velocities [rad/s, m/s].
-    thetad : array_like of shape (n_e,)
-        Motor velocities, link side [rad/s, m/s].
-    tau : array_like of shape (n,)
-        Motor torques: a rigid joint's joint torque, an elastic joint's motor torque on the
-        link side (hua-2024 eq. 29) [N m, N].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
+    model, q, theta, qd, thetad, tau, gravity, fext : see Conventions
+        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
+        qd, thetad, tau; [rigid robots](core.md#rigid-robots) for gravity, fext.
 
     Returns
     -------
@@ -138,28 +121,12 @@ def elastic_inverse_dynamics(model: ElasticModel, q: object, theta: object, qd: 
 
     Parameters
     ----------
-    model : ElasticModel
-        The mixed rigid/elastic robot (:func:`elastic_model`).
-    q : array_like of shape (n,)
-        Link-side joint positions [rad, m].
-    theta : array_like of shape (n_e,)
-        Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
-        m].
-    qd : array_like of shape (n,)
-        Joint velocities [rad/s, m/s].
-    thetad : array_like of shape (n_e,)
-        Motor velocities, link side [rad/s, m/s].
+    model, q, theta, qd, thetad, thetadd, gravity, fext : see Conventions
+        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
+        qd, thetad, thetadd; [rigid robots](core.md#rigid-robots) for gravity, fext.
     qdd : array_like of shape (n,)
         Joint accelerations [rad/s^2, m/s^2]; the elastic joints' entries are ignored
         (outputs).
-    thetadd : array_like of shape (n_e,)
-        Motor accelerations, link side [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
 
     Returns
     -------

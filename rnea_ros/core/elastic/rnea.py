@@ -90,27 +90,11 @@ def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thet
 
     Parameters
     ----------
-    model : ElasticModel
-        The mixed rigid/elastic robot (:func:`elastic_model`).
-    q : array_like of shape (n,)
-        Link-side joint positions [rad, m].
-    theta : array_like of shape (n_e,)
-        Motor positions of the elastic joints, link side (divided by the gear ratio) [rad,
-        m].
-    qd : array_like of shape (n,)
-        Joint velocities [rad/s, m/s].
-    thetad : array_like of shape (n_e,)
-        Motor velocities, link side [rad/s, m/s].
+    model, q, theta, qd, thetad, thetadd, gravity, fext : see Conventions
+        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
+        qd, thetad, thetadd; [rigid robots](core.md#rigid-robots) for gravity, fext.
     qdd : array_like of shape (n,)
         Joint accelerations [rad/s^2, m/s^2].
-    thetadd : array_like of shape (n_e,)
-        Motor accelerations, link side [rad/s^2, m/s^2].
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    fext : array_like of shape (nbodies, 6), optional
-        External wrenches ``[force; torque]`` [N, N m] applied to each body, in its body
-        frame at its origin (``None``: none).
     wrenches : bool, default False
         Also return the joint wrenches (else an empty (0, 6) array).
 

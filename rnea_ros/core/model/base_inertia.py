@@ -65,9 +65,8 @@ def urdf_base_inertia(source: str | Path, *, inertia_check: str = "strict") -> B
     ----------
     source : str or Path
         A URDF file path or its XML text.
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
+    inertia_check : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------

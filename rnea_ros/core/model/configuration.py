@@ -250,8 +250,8 @@ def neutral(model: RobotModel) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    model : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------
@@ -270,11 +270,8 @@ def integrate(model: RobotModel, q: object, v: object) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    model, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     v : array_like of shape (nv,)
         Tangent displacement [rad, m], a block per joint.
 
@@ -301,8 +298,8 @@ def difference(model: RobotModel, q0: object, q1: object) -> Array:
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    model : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     q0 : array_like of shape (nq,)
         Start configuration.
     q1 : array_like of shape (nq,)
@@ -332,8 +329,8 @@ def random_configuration(model: RobotModel, rng: np.random.Generator | int | Non
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
+    model : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     rng : numpy.random.Generator or int, optional
         Generator or seed (``None``: fresh entropy).
     translation_box : float, default 1.0
@@ -362,11 +359,8 @@ def check_configuration(model: RobotModel, q: object, tol: float = 1e-6) -> Arra
 
     Parameters
     ----------
-    model : RobotModel
-        The robot (:func:`load_urdf`, :func:`from_dh`, :func:`from_mdh`).
-    q : array_like of shape (nq,)
-        Joint positions [rad, m], Pinocchio's layout (a free-flyer's ``[x y z qx qy qz
-        qw]``, a continuous joint's ``(cos, sin)``).
+    model, q : see Conventions
+        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     tol : float, default 1e-6
         Tolerance on the norm of each quaternion and ``(cos, sin)`` pair.
 

@@ -52,16 +52,9 @@ def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "bas
     ----------
     links : sequence of DHLink
         Standard DH rows from the base outwards.
-    name : str
-        The robot's name.
-    base : str
-        The base link's name.
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
+    name, base, gravity, inertia_check : see Conventions
+        The API page's Conventions: [loading models](core.md#loading-models) for name,
+        base; [rigid robots](core.md#rigid-robots) for gravity, inertia_check.
 
     Returns
     -------

@@ -68,16 +68,9 @@ def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "
     ----------
     links : sequence of MDHLink
         Modified-DH rows ``j = 1..n``, antecedents first.
-    name : str
-        The robot's name.
-    base : str
-        The base link's name.
-    gravity : array_like of shape (3,), optional
-        Gravity [m/s^2] in the base frame, overriding ``model.gravity`` (``None``: the
-        model's).
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
+    name, base, gravity, inertia_check : see Conventions
+        The API page's Conventions: [loading models](core.md#loading-models) for name,
+        base; [rigid robots](core.md#rigid-robots) for gravity, inertia_check.
 
     Returns
     -------

@@ -62,15 +62,9 @@ def load_urdf(
     drives : str, Path or Mapping, optional
         Drive side file (path or loaded mapping): per-joint armature, gear ratio, friction
         (:func:`load_drive_file`).
-    gravity : sequence of 3 floats, default (0, 0, -9.81)
-        Gravity [m/s^2] in the base frame.
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
-    root_joint : {None, 'free-flyer', 'planar'}, optional
-        Put the root link on a joint of this kind (``None``: a fixed base).
-    mimic : bool, default True
-        Couple ``<mimic>`` joints to their leaders (``False``: independent joints).
+    gravity, root_joint, mimic, inertia_check : see Conventions
+        The API page's Conventions: [loading models](core.md#loading-models) for gravity,
+        root_joint, mimic; [rigid robots](core.md#rigid-robots) for inertia_check.
 
     Returns
     -------
@@ -210,15 +204,9 @@ def parse_urdf(text: str, *, origin: str = "robot_description",
         URDF XML text.
     origin : str, default 'robot_description'
         Names the source in error messages.
-    gravity : sequence of 3 floats, default (0, 0, -9.81)
-        Gravity [m/s^2] in the base frame.
-    inertia_check : {'strict', 'warn'}, default 'strict'
-        A non-physical link inertia raises :class:`InertiaError` (``'strict'``) or warns
-        :class:`InertiaWarning` (``'warn'``).
-    root_joint : {None, 'free-flyer', 'planar'}, optional
-        Put the root link on a joint of this kind (``None``: a fixed base).
-    mimic : bool, default True
-        Couple ``<mimic>`` joints to their leaders (``False``: independent joints).
+    gravity, root_joint, mimic, inertia_check : see Conventions
+        The API page's Conventions: [loading models](core.md#loading-models) for gravity,
+        root_joint, mimic; [rigid robots](core.md#rigid-robots) for inertia_check.
 
     Returns
     -------
