@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -64,7 +65,13 @@ from rnea_ros.nodes.rate_limiter import RateLimiterNode
 from rnea_ros.nodes.simulator import NODE_NAME as SIMULATOR
 from rnea_ros.nodes.simulator import SimulatorNode
 from rnea_ros.parameters import ParameterSet, parameter_set
-from rnea_ros.samples import ELASTIC_ROBOTS, RobotFiles, robot_files, shipped_robots
+from rnea_ros.samples import (
+    ELASTIC_ROBOTS,
+    RobotFiles,
+    robot_files,
+    share_directory,
+    shipped_robots,
+)
 
 # sim.launch.py's rocking:=true imu:=true (the simulator's base rocks and heaves, its IMU
 # on the root link; the controller compensates with it).
@@ -285,8 +292,23 @@ def interruptible() -> Iterator[StartupSignals]:
                 signal.signal(signum, handler)
 
 
+def no_robots_line() -> str:
+    """The one line of a run that found nothing to compile: what it looked for
+    (``<share>/urdf/*.urdf``), where (the share directory and how it was found) and what
+    to do."""
+    share = share_directory()
+    prefixes = os.environ.get("AMENT_PREFIX_PATH", "")
+    return (f"rnea-precompile: no shipped robots found: no {share / 'urdf'}/*.urdf (the "
+            f"rnea_ros share directory; AMENT_PREFIX_PATH={prefixes or '(unset)'}); source "
+            "the install's setup script, reinstall the package, or name your own robot "
+            "with --urdf FILE --controller-config FILE --simulator-config FILE")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``rnea-precompile`` (``ros2 run rnea_ros precompile``)."""
+    """``rnea-precompile`` (``ros2 run rnea_ros precompile``). Exit code 0 when every
+    node built, 1 when one failed or there was nothing to build (one line on stderr
+    saying what it looked for and where), 2 for a bad command line, 128 + the signal
+    when stopped."""
     robots = shipped_robots()
     parser = argparse.ArgumentParser(
         prog="rnea-precompile",
@@ -294,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "own, --urdf) into numba's cache, so that their first start is as fast "
                     "as the next ones; the shipped robots' kernels also serve your own "
                     "robots of the same kinds.")
-    parser.add_argument("--robot", nargs="+", choices=robots, default=None,
+    parser.add_argument("--robot", nargs="+", choices=robots or None, default=None,
                         metavar="NAME", help="shipped robots (default: all; none with "
                                              f"--urdf): {', '.join(robots)}")
     parser.add_argument("--urdf", type=Path,
@@ -306,6 +328,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tools", action="store_true",
                         help="also the kernels of rnea-plan and rnea-identify")
     args = parser.parse_args(argv)
+    if not robots and (args.robot or args.urdf is None):  # (a broken or foreign install)
+        print(no_robots_line() + (f" (asked for: {', '.join(args.robot)})"
+                                  if args.robot else ""), file=sys.stderr, flush=True)
+        return 1
     chosen: list[str | RobotFiles] = list(
         args.robot if args.robot is not None else () if args.urdf else robots)
     if args.urdf is not None:
