@@ -87,10 +87,11 @@ class BackgroundWarmUp:
         if self.done.is_set():
             return None
         self.start()  # (no command yet: begin now)
-        return (f"the other modes' kernels are still compiling in the background (for "
-                f"{time.monotonic() - self.started:.0f} s, first start on a cold numba "
-                "cache): switching now would stall the commands; retry in a few seconds "
-                "(rnea-precompile fills the cache once)")
+        return (f"the other modes' kernels are still being prepared in the background "
+                f"(compiled, or loaded where numba's cache holds them; "
+                f"{time.monotonic() - self.started:.1f} s so far): switching now would "
+                "stall the commands; retry in a moment (rnea-precompile fills the cache "
+                "once)")
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the kernels are ready (``rnea-precompile``, tests)."""
