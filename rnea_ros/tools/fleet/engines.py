@@ -26,6 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from itertools import pairwise
 from typing import Any
 
+from rnea_ros.tools.fleet.malloc import roomy_malloc
 from rnea_ros.tools.fleet.task import Job, run
 
 
@@ -82,8 +83,11 @@ def _context() -> Any:
 
 
 def run_batch(jobs: Sequence[Job]) -> list[dict[str, Any]]:
-    """The results of ``jobs``, one after the other (one Dask task)."""
-    return [run(job) for job in jobs]
+    """The results of ``jobs``, one after the other (one Dask task), with the allocator
+    roomy (:func:`~rnea_ros.tools.fleet.malloc.roomy_malloc`: a Dask worker's trim
+    threshold otherwise costs ~20 % more CPU per bag)."""
+    with roomy_malloc():
+        return [run(job) for job in jobs]
 
 
 def batches(jobs: Sequence[Job], workers: int, per_worker: int = 4) -> list[list[Job]]:
