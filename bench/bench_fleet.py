@@ -113,17 +113,26 @@ def verdict(name: str, value: float) -> str:
             f"{'PASS' if ok else 'FAIL'}")
 
 
+def timed_apart(argv: list[str]) -> tuple[float, float]:
+    """The engine phase [s] of ``rnea-fleet argv`` in a fresh process (single-threaded:
+    its local pool forks, with its start-up counted, whatever threads Dask left in
+    this one), and the CPU [s] of that process and its workers."""
+    before = children_cpu()
+    code = "import sys; from rnea_ros.tools.fleet.cli import main; sys.exit(main(sys.argv[1:]))"
+    subprocess.run([sys.executable, "-c", code, *argv, "--quiet"], check=True,
+                   stdout=subprocess.DEVNULL)
+    out = Path(argv[argv.index("--out") + 1])
+    engine = json.loads((out / "summary.json").read_text())["engine_seconds"]
+    return engine, children_cpu() - before
+
+
 def local_round(root: Path, manifest: Path, k: int) -> dict[str, float]:
-    """The engine phases [s] of 1 and 2 local workers into fresh directories (no cache),
-    each pool forked afresh (its start-up counted), and its workers' CPU [s]. Run
-    before any Dask cluster: a process with Dask's threads forks no pool (engines
-    ``_context``) and would start a fork server instead."""
+    """The engine phases [s] of 1 and 2 local workers into fresh directories (no
+    cache), each in its own process (:func:`timed_apart`), with their CPU [s]."""
     t: dict[str, float] = {}
     for n in (1, 2):
-        c = children_cpu()
-        _, t[f"local{n}"] = timed(["analyse", str(manifest), "--out",
-                                    str(root / f"w{n}-{k}"), "--workers", str(n)])
-        t[f"local{n}_children_cpu"] = children_cpu() - c
+        t[f"local{n}"], t[f"local{n}_cpu"] = timed_apart(
+            ["analyse", str(manifest), "--out", str(root / f"w{n}-{k}"), "--workers", str(n)])
     return t
 
 
@@ -163,22 +172,21 @@ def main_bench() -> int:
         states = a.bags * a.seconds * 1000
         rounds: list[dict[str, float]] = []
         cpu0 = time.process_time()
-        for k in range(a.repeat):
-            load = os.getloadavg()[0]
-            rounds.append({"load_local": load, **local_round(root, manifest, k)})
-        for k, t in enumerate(rounds):
-            load = os.getloadavg()[0]
-            t.update(load_dask=load, **dask_round(root, manifest, k))
+        for k in range(a.repeat):  # each round's runs close in time (a shared machine)
+            t = {"load": os.getloadavg()[0], **local_round(root, manifest, k),
+                 **dask_round(root, manifest, k)}
+            rounds.append(t)
             t["same_rows"] = float(same_rows(root / f"w2-{k}" / "bags.parquet",
                                              root / f"d1-{k}" / "bags.parquet"))
             t["speedup"] = t["local1"] / t["local2"]
             t["first"] = t["dask_first"] / t["local2"]
             t["warm"] = t["dask_warm"] / t["local2"]
             t["with_up"] = (t["dask_first"] + t["cluster_up"]) / t["local2"]
-            print(f"round {k + 1}/{a.repeat}: tasks (load {t['load_local']:.1f}) 1 worker "
-                  f"{t['local1']:.2f} s ({states / t['local1']:,.0f} states/s, workers' CPU "
-                  f"{t['local1_children_cpu']:.2f} s), 2 workers {t['local2']:.2f} s "
-                  f"(CPU {t['local2_children_cpu']:.2f} s); (load {t['load_dask']:.1f}) "
+            print(f"round {k + 1}/{a.repeat} (load {t['load']:.1f}, "
+                  f"{os.getloadavg()[0]:.1f} after): tasks 1 worker "
+                  f"{t['local1']:.2f} s ({states / t['local1']:,.0f} states/s; the run's CPU "
+                  f"{t['local1_cpu']:.2f} s), 2 workers {t['local2']:.2f} s "
+                  f"(CPU {t['local2_cpu']:.2f} s); "
                   f"LocalCluster up {t['cluster_up']:.2f} s, Dask first run "
                   f"{t['dask_first']:.2f} s, warm {t['dask_warm']:.2f} s; same rows in "
                   f"bags.parquet: {bool(t['same_rows'])}")
