@@ -29,12 +29,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from rnea_ros.samples import load_robot, sample_urdf
-from rnea_ros.tools.fleet.cli import main
-from rnea_ros.tools.synthetic_bag import write_bag
+# The package is imported inside the functions, not here: a LocalCluster's spawned
+# workers re-import this module, and a fresh worker must not start with the analysis
+# already imported (a `dask worker` does not).
 
 
 def fleet(root: Path, bags: int, seconds: float) -> Path:
+    from rnea_ros.samples import load_robot, sample_urdf
+    from rnea_ros.tools.synthetic_bag import write_bag
+
     arm = load_robot("arm7")
     for k in range(bags):
         robot = f"r{k % 2 + 1}"
@@ -50,6 +53,8 @@ def fleet(root: Path, bags: int, seconds: float) -> Path:
 def timed(argv: list[str]) -> tuple[float, float]:
     """Wall time of the whole run, and of its engine phase (the tasks: from the first
     submission to the last result, the pool's or cluster's start-up included)."""
+    from rnea_ros.tools.fleet.cli import main
+
     start = time.perf_counter()
     code = main([*argv, "--quiet"])
     assert code == 0, code
@@ -205,6 +210,9 @@ def main_bench() -> int:
         two = rounds[0]["local2"]
         print(f"cached re-run {cached:.3f} s: {100 * cached / two:.1f} % of the first "
               f"run's tasks (target < 5 %)")
+        from rnea_ros.samples import load_robot
+        from rnea_ros.tools.synthetic_bag import write_bag
+
         rss = {}
         for n in a.states:
             bag = root / f"long{n}"
