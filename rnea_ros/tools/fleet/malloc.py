@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 from collections.abc import Iterator
@@ -36,8 +37,10 @@ _lock = threading.Lock()
 _depth = 0
 
 
+@functools.cache
 def _glibc() -> Any | None:
-    """glibc's ``mallopt`` and ``malloc_trim``, or None (another C library, no ctypes)."""
+    """glibc's ``mallopt`` and ``malloc_trim``, or None (another C library, no ctypes);
+    looked up once per process (``find_library`` runs ``ldconfig``)."""
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name or "libc.so.6")
