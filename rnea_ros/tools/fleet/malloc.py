@@ -32,6 +32,7 @@ M_MMAP_THRESHOLD = -3
 MMAP_DEFAULT = 128 * 1024  # glibc's fixed mmap threshold once a trim threshold is set
 ROOMY = 64 * 1024 * 1024  # [bytes] while bags run: above any chunk's array
 VARIABLE = "MALLOC_TRIM_THRESHOLD_"
+MMAP_VARIABLE = "MALLOC_MMAP_THRESHOLD_"  # the mmap threshold, when set with it
 
 _lock = threading.Lock()
 _depth = 0
@@ -51,10 +52,10 @@ def _glibc() -> Any | None:
     return libc
 
 
-def _trim_threshold() -> int | None:
-    """The process's trim threshold [bytes] from :data:`VARIABLE`, or None."""
+def _threshold(variable: str) -> int | None:
+    """A threshold [bytes] from the environment ``variable``, or None."""
     try:
-        return int(os.environ[VARIABLE])
+        return int(os.environ[variable])
     except (KeyError, ValueError):
         return None
 
@@ -64,7 +65,7 @@ def roomy_malloc() -> Iterator[bool]:
     """Raise glibc's mmap and trim thresholds to :data:`ROOMY` inside the block when
     the process runs with :data:`VARIABLE` set; yields whether it did."""
     global _depth
-    trim = _trim_threshold()
+    trim = _threshold(VARIABLE)
     libc = _glibc() if trim is not None else None
     if libc is None or trim is None:
         yield False
@@ -81,5 +82,5 @@ def roomy_malloc() -> Iterator[bool]:
             _depth -= 1
             if _depth == 0:
                 libc.mallopt(M_TRIM_THRESHOLD, trim)
-                libc.mallopt(M_MMAP_THRESHOLD, MMAP_DEFAULT)
+                libc.mallopt(M_MMAP_THRESHOLD, _threshold(MMAP_VARIABLE) or MMAP_DEFAULT)
                 libc.malloc_trim(0)

@@ -16,7 +16,7 @@ from rnea_ros.tools.fleet.malloc import roomy_malloc
 CODE = """
 import resource, sys
 from rnea_ros.samples import sample_urdf
-from rnea_ros.tools.fleet.engines import run_batch
+from rnea_ros.tools.fleet.engines import run_batch, run_one
 from rnea_ros.tools.fleet.task import Job, run
 job = Job("r", sys.argv[1], str(sample_urdf("arm7")), "k")
 assert run(job)["status"] == "ok"  # kernels loaded, modules imported
@@ -28,7 +28,8 @@ def faults(f):
 
 plain = min(faults(lambda: run(job)) for _ in range(2))
 batch = min(faults(lambda: run_batch([job, job])) for _ in range(2)) / 2
-print(plain, batch)
+one = min(faults(lambda: run_one(job)) for _ in range(2))  # the local pool's task
+print(plain, batch, one)
 """
 
 
@@ -42,9 +43,10 @@ def test_a_batch_on_a_trimming_worker_does_not_fault_its_arrays_in(tmp_path: Pat
     env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536"}  # as a Dask nanny sets it
     out = subprocess.run([sys.executable, "-c", CODE, str(bag)], env=env, check=True,
                          capture_output=True, text=True).stdout.split()
-    plain, batch = float(out[0]), float(out[1])
+    plain, batch, one = float(out[0]), float(out[1]), float(out[2])
     assert plain > 2000, plain  # the trim threshold's cost is there to remove
     assert batch < plain / 4, (plain, batch)
+    assert one < plain / 2, (plain, one)  # ~4x fewer; its trim at the end costs some
 
 
 def test_without_the_variable_nothing_changes(monkeypatch: pytest.MonkeyPatch) -> None:
