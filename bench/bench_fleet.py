@@ -2,14 +2,16 @@
 
 1. Scaling: a fleet of ``--bags`` arm7 bags (``--seconds`` at 1 kHz each, two robots)
    analysed from scratch with 1 then 2 local workers (target: 2 workers >= 1.8x the
-   throughput of 1), then on a Dask ``LocalCluster`` of 2 worker processes (target:
-   within 15 % of the local pool's time).
+   throughput of 1), then on a fresh Dask ``LocalCluster`` of 2 worker processes
+   (127.0.0.1): a first run on its fresh workers (target: within 1.5x the local pool's
+   time) and a second on the warm workers (within 1.15x). ``--repeat N`` rounds; the
+   medians are judged, each printed with its target and PASS/FAIL.
 2. The cached re-run of the same fleet (target: < 5 % of the first run).
 3. Peak resident memory of one task (one worker analysing one bag) for bags of
    ``--states`` joint states (target: 10^5 vs 10^6 within 10 %), each in a fresh
    process.
 
-    python bench/bench_fleet.py --bags 20 --seconds 10 --states 100000 1000000
+    python bench/bench_fleet.py --bags 20 --seconds 10 --states 100000 1000000 --repeat 3
 
 The machine is shared: CPU time is printed beside wall time where it matters.
 """
@@ -18,18 +20,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from rnea_ros.samples import load_robot, sample_urdf
-from rnea_ros.tools.fleet.cli import main
-from rnea_ros.tools.synthetic_bag import write_bag
+# The package is imported inside the functions, not here: a LocalCluster's spawned
+# workers re-import this module, and a fresh worker must not start with the analysis
+# already imported (a `dask worker` does not).
 
 
 def fleet(root: Path, bags: int, seconds: float) -> Path:
+    from rnea_ros.samples import load_robot, sample_urdf
+    from rnea_ros.tools.synthetic_bag import write_bag
+
     arm = load_robot("arm7")
     for k in range(bags):
         robot = f"r{k % 2 + 1}"
@@ -45,6 +53,8 @@ def fleet(root: Path, bags: int, seconds: float) -> Path:
 def timed(argv: list[str]) -> tuple[float, float]:
     """Wall time of the whole run, and of its engine phase (the tasks: from the first
     submission to the last result, the pool's or cluster's start-up included)."""
+    from rnea_ros.tools.fleet.cli import main
+
     start = time.perf_counter()
     code = main([*argv, "--quiet"])
     assert code == 0, code
@@ -86,53 +96,123 @@ def same_rows(a: Path, b: Path) -> bool:
         for ra, rb in zip(ta, tb, strict=True))
 
 
+TARGETS = {  # issue 40: (the ratio's name, its target, whether it must be at most it)
+    "speedup": ("2 workers' throughput / 1 worker's", 1.8, False),
+    "first": ("Dask first run (fresh workers) / local pool", 1.5, True),
+    "warm": ("Dask on warm workers / local pool", 1.15, True),
+}
+
+
+def children_cpu() -> float:
+    """CPU seconds [s] of this process's finished children (the pool's workers, the
+    LocalCluster's nannies and workers once they exit)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def verdict(name: str, value: float) -> str:
+    """``value`` against the target of ``name`` (:data:`TARGETS`): PASS or FAIL."""
+    what, target, at_most = TARGETS[name]
+    ok = value <= target if at_most else value >= target
+    return (f"{what}: {value:.2f}x (target {'<=' if at_most else '>='} {target:g}): "
+            f"{'PASS' if ok else 'FAIL'}")
+
+
+def timed_apart(argv: list[str]) -> tuple[float, float]:
+    """The engine phase [s] of ``rnea-fleet argv`` in a fresh process (single-threaded:
+    its local pool forks, with its start-up counted, whatever threads Dask left in
+    this one), and the CPU [s] of that process and its workers."""
+    before = children_cpu()
+    code = "import sys; from rnea_ros.tools.fleet.cli import main; sys.exit(main(sys.argv[1:]))"
+    subprocess.run([sys.executable, "-c", code, *argv, "--quiet"], check=True,
+                   stdout=subprocess.DEVNULL)
+    out = Path(argv[argv.index("--out") + 1])
+    engine = json.loads((out / "summary.json").read_text())["engine_seconds"]
+    return engine, children_cpu() - before
+
+
+def local_round(root: Path, manifest: Path, k: int) -> dict[str, float]:
+    """The engine phases [s] of 1 and 2 local workers into fresh directories (no
+    cache), each in its own process (:func:`timed_apart`), with their CPU [s]."""
+    t: dict[str, float] = {}
+    for n in (1, 2):
+        t[f"local{n}"], t[f"local{n}_cpu"] = timed_apart(
+            ["analyse", str(manifest), "--out", str(root / f"w{n}-{k}"), "--workers", str(n)])
+    return t
+
+
+def dask_round(root: Path, manifest: Path, k: int) -> dict[str, float]:
+    """A fresh 2-worker ``LocalCluster`` on 127.0.0.1 (its start-up timed apart), a
+    first ``--scheduler`` run on it (workers spawned, nothing loaded) and a second one
+    (warm workers), into fresh directories: their engine phases [s]."""
+    from distributed import LocalCluster
+
+    t: dict[str, float] = {}
+    began = time.perf_counter()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, host="127.0.0.1") as cluster:
+        t["cluster_up"] = time.perf_counter() - began
+        _, t["dask_first"] = timed(["analyse", str(manifest), "--out", str(root / f"d1-{k}"),
+                                    "--scheduler", cluster.scheduler_address])
+        _, t["dask_warm"] = timed(["analyse", str(manifest), "--out", str(root / f"d2-{k}"),
+                                   "--scheduler", cluster.scheduler_address])
+    return t
+
+
 def main_bench() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bags", type=int, default=20)
     p.add_argument("--seconds", type=float, default=10.0, help="per bag, at 1 kHz")
     p.add_argument("--states", type=int, nargs="*", default=[100_000, 1_000_000])
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="rounds of the engine comparisons; the ratios' medians are judged")
     a = p.parse_args()
+    if a.repeat < 1:
+        p.error(f"--repeat {a.repeat}: must be >= 1")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         start = time.perf_counter()
         manifest = fleet(root / "fleet", a.bags, a.seconds)
         print(f"wrote {a.bags} bags of {a.seconds:g} s in {time.perf_counter() - start:.1f} s")
         states = a.bags * a.seconds * 1000
+        rounds: list[dict[str, float]] = []
         cpu0 = time.process_time()
-        one, one_e = timed(["analyse", str(manifest), "--out", str(root / "w1"),
-                            "--workers", "1"])
-        two, two_e = timed(["analyse", str(manifest), "--out", str(root / "w2"),
-                            "--workers", "2"])
-        cached, _ = timed(["analyse", str(manifest), "--out", str(root / "w2"),
+        for k in range(a.repeat):  # each round's runs close in time (a shared machine)
+            t = {"load": os.getloadavg()[0], **local_round(root, manifest, k),
+                 **dask_round(root, manifest, k)}
+            rounds.append(t)
+            t["same_rows"] = float(same_rows(root / f"w2-{k}" / "bags.parquet",
+                                             root / f"d1-{k}" / "bags.parquet"))
+            t["speedup"] = t["local1"] / t["local2"]
+            t["first"] = t["dask_first"] / t["local2"]
+            t["warm"] = t["dask_warm"] / t["local2"]
+            t["with_up"] = (t["dask_first"] + t["cluster_up"]) / t["local2"]
+            print(f"round {k + 1}/{a.repeat} (load {t['load']:.1f}, "
+                  f"{os.getloadavg()[0]:.1f} after): tasks 1 worker "
+                  f"{t['local1']:.2f} s ({states / t['local1']:,.0f} states/s; the run's CPU "
+                  f"{t['local1_cpu']:.2f} s), 2 workers {t['local2']:.2f} s "
+                  f"(CPU {t['local2_cpu']:.2f} s); "
+                  f"LocalCluster up {t['cluster_up']:.2f} s, Dask first run "
+                  f"{t['dask_first']:.2f} s, warm {t['dask_warm']:.2f} s; same rows in "
+                  f"bags.parquet: {bool(t['same_rows'])}")
+            print(f"  speed-up {t['speedup']:.2f}x, first {t['first']:.2f}x, warm "
+                  f"{t['warm']:.2f}x, first with the cluster's start-up {t['with_up']:.2f}x")
+        print(f"parent CPU over the rounds {time.process_time() - cpu0:.2f} s")
+        median = {name: statistics.median(r[name] for r in rounds) for name in TARGETS}
+        print(f"medians of {a.repeat} round(s) (the pool's times include its start-up; "
+              "the cluster's start-up is not in the Dask runs):")
+        for name in TARGETS:
+            print("  " + verdict(name, median[name]))
+        print(f"  (Dask with its LocalCluster's start-up: "
+              f"{statistics.median(r['with_up'] for r in rounds):.2f}x)")
+        cached, _ = timed(["analyse", str(manifest), "--out", str(root / "w2-0"),
                            "--workers", "2"])
-        from distributed import LocalCluster
-
-        began = time.perf_counter()
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster:
-            up = time.perf_counter() - began
-            dask, dask_e = timed(["analyse", str(manifest), "--out", str(root / "dask"),
-                                  "--scheduler", cluster.scheduler_address])
-            # Again on the same workers (a long-lived cluster: the package imported and
-            # numba's kernels loaded by the first run), into a new directory (no cache).
-            _, warm_e = timed(["analyse", str(manifest), "--out", str(root / "dask2"),
-                               "--scheduler", cluster.scheduler_address])
-        same = same_rows(root / "w2" / "bags.parquet", root / "dask" / "bags.parquet")
-        print(f"tasks: 1 worker {one_e:.2f} s ({states / one_e:,.0f} states/s), 2 workers "
-              f"{two_e:.2f} s ({states / two_e:,.0f} states/s): speed-up "
-              f"{one_e / two_e:.2f}x (target >= 1.8)")
-        print(f"whole runs (tables, drift, report.html included): 1 worker {one:.2f} s, "
-              f"2 workers {two:.2f} s: {one / two:.2f}x")
-        print(f"Dask LocalCluster (2 processes, cluster already up) tasks {dask_e:.2f} s: "
-              f"{dask_e / two_e:.2f}x the local pool's (target <= 1.15; the pool's time "
-              f"includes its start-up); with the cluster's start-up ({up:.2f} s) "
-              f"{(dask_e + up) / two_e:.2f}x; whole run {dask:.2f} s; same rows in "
-              f"bags.parquet: {same}")
-        print(f"Dask again on the same (warm) workers: tasks {warm_e:.2f} s: "
-              f"{warm_e / two_e:.2f}x the local pool's")
+        two = rounds[0]["local2"]
         print(f"cached re-run {cached:.3f} s: {100 * cached / two:.1f} % of the first "
-              f"(target < 5 %)")
-        print(f"(parent CPU {time.process_time() - cpu0:.1f} s)")
+              f"run's tasks (target < 5 %)")
+        from rnea_ros.samples import load_robot
+        from rnea_ros.tools.synthetic_bag import write_bag
+
         rss = {}
         for n in a.states:
             bag = root / f"long{n}"
@@ -142,9 +222,7 @@ def main_bench() -> int:
         if len(rss) >= 2:
             values = list(rss.values())
             print(f"RSS growth {100 * (values[-1] / values[0] - 1):+.1f} % (target within 10 %)")
-        print(json.dumps({"one": one, "two": two, "dask": dask, "cached": cached,
-                          "one_tasks": one_e, "two_tasks": two_e, "dask_tasks": dask_e,
-                          "dask_warm_tasks": warm_e,
+        print(json.dumps({"rounds": rounds, "medians": median, "cached": cached,
                           "rss_mb": rss}))
     return 0
 

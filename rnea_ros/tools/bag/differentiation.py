@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.signal import savgol_filter
+
+from rnea_ros.tools.bag.savgol import savgol_coeffs, savgol_filter
 
 Array = NDArray[np.float64]
 
@@ -34,7 +35,7 @@ def derivatives(q: Array, dt: float, window: int, order: int,
     result = []
     for k in which:
         if w > order and order >= k:
-            result.append(savgol_filter(q, w, order, deriv=k, delta=dt, axis=0, mode="interp"))
+            result.append(savgol_filter(q, w, order, deriv=k, delta=dt))
         else:
             result.append(np.zeros_like(q))
     return result
@@ -50,8 +51,6 @@ def rate_gain(window: int, order: int, dt: float) -> float:
     """Noise gain [1/s] of the Savitzky-Golay first derivative at the window's centre:
     white noise of deviation ``s`` on a signal gives ``s * rate_gain`` on its derivative
     (the 2-norm of the filter's coefficients)."""
-    from scipy.signal import savgol_coeffs
-
     return float(np.linalg.norm(savgol_coeffs(window, order, deriv=1, delta=dt, use="dot")))
 
 
