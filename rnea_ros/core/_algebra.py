@@ -381,7 +381,22 @@ def coulomb_sign(qd: float, band: float) -> float:
 
 
 def coulomb_signs(qd: object, band: float) -> NDArray[np.float64]:
-    """:func:`coulomb_sign` of every element of ``qd`` (any shape) with one ``band``."""
+    """The Coulomb law's sign ``clip(qd / band, -1, 1)`` of every element of ``qd``
+    (``band <= 0``: ``sign(qd)``), as the kernels compute it per joint.
+
+    Parameters
+    ----------
+    qd : array_like, any shape
+        Joint velocities [rad/s or m/s].
+    band : float
+        Half-width of the linear zone [rad/s or m/s] (``RobotModel.coulomb_band``,
+        ``friction.coulomb_band``); 0: the exact sign (Khalil eq. 31).
+
+    Returns
+    -------
+    ndarray, the shape of ``qd``
+        Values in ``[-1, 1]``; multiply by ``Fs`` for the Coulomb torque [N m, N].
+    """
     v = np.asarray(qd, dtype=np.float64)
     if band <= 0.0:
         return np.sign(v)
