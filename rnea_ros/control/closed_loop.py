@@ -225,7 +225,8 @@ class ClosedLoopController(TorqueController):
         return self.loops.active_names
 
     def build_stages(self, config: ControllerConfig) -> None:
-        tree = self.loops.tree.replace(gravity=config.gravity)
+        tree = self.loops.tree.replace(gravity=config.gravity,  # the Coulomb law's band too
+                                       coulomb_band=float(config.friction.coulomb_band))
         if config.payload is not None:
             tree = with_payload(tree, config.payload)
         self.full_loops = closed(self.loops, tree)

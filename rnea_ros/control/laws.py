@@ -70,7 +70,8 @@ class GravityCompensation:
 
 
 class FrictionCompensation:
-    """``tau += Fs sign(qd) + Fv qd`` at the measured velocity."""
+    """``tau += Fs clip(qd / b, -1, 1) + Fv qd`` at the measured velocity (``b``: the
+    model's ``coulomb_band``, ``friction.coulomb_band``; 0: ``Fs sign(qd)``)."""
 
     def __call__(self, step: Step) -> None:
         step.tau += friction_torques(step.model, step.qd)

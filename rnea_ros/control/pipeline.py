@@ -44,8 +44,11 @@ class Pipeline(NamedTuple):
 
 
 def loaded(model: RobotModel, config: ControllerConfig) -> RobotModel:
-    """``model`` under ``config``'s gravity [m/s^2] and payload."""
-    model = model.replace(gravity=config.gravity)
+    """``model`` under ``config``'s gravity [m/s^2], payload and Coulomb band
+    ``friction.coulomb_band`` [rad/s or m/s] (the friction law
+    ``Fs clip(qd / b, -1, 1)`` every compensating stage and kernel then computes)."""
+    model = model.replace(gravity=config.gravity,
+                          coulomb_band=float(config.friction.coulomb_band))
     return model if config.payload is None else with_payload(model, config.payload)
 
 

@@ -112,6 +112,7 @@ from rnea_ros.core.dynamics.regressor import (
 from rnea_ros.core.dynamics.regressor import parameter_names as regressor_parameter_names
 from rnea_ros.core.dynamics.regressor import parameter_vector as regressor_parameters
 from rnea_ros.core.dynamics.rnea import (
+    coulomb_signs,
     friction_torques,
     gravity_batch,
     gravity_torques,
@@ -214,6 +215,7 @@ __all__ = [
     "check_configuration",
     "coriolis_matrix",
     "coriolis_product",
+    "coulomb_signs",
     "difference",
     "elastic_dynamics",
     "elastic_forward_dynamics",

@@ -364,6 +364,46 @@ def sign(x: float) -> float:
 
 
 @jit
+def coulomb_sign(qd: float, band: float) -> float:
+    """The Coulomb friction law's sign: ``clip(qd / band, -1, 1)``, a linear zone of
+    half-width ``band`` [rad/s or m/s] around zero velocity (so velocity noise at rest
+    does not flip ``+-Fs``), or the exact ``sign(qd)`` (Khalil eq. 31) for ``band <= 0``.
+    The one friction law of the kernels, the controller's compensation, the contact
+    observer and ``rnea-identify --band`` (:func:`coulomb_signs`)."""
+    if band <= 0.0:
+        return sign(qd)
+    s = qd / band
+    if s > 1.0:
+        return 1.0
+    if s < -1.0:
+        return -1.0
+    return s
+
+
+def coulomb_signs(qd: object, band: float) -> NDArray[np.float64]:
+    """The Coulomb law's sign ``clip(qd / band, -1, 1)`` of every element of ``qd``
+    (``band <= 0``: ``sign(qd)``), as the kernels compute it per joint.
+
+    Parameters
+    ----------
+    qd : array_like, any shape
+        Joint velocities [rad/s or m/s].
+    band : float
+        Half-width of the linear zone [rad/s or m/s] (``RobotModel.coulomb_band``,
+        ``friction.coulomb_band``); 0: the exact sign (Khalil eq. 31).
+
+    Returns
+    -------
+    ndarray, the shape of ``qd``
+        Values in ``[-1, 1]``; multiply by ``Fs`` for the Coulomb torque [N m, N].
+    """
+    v = np.asarray(qd, dtype=np.float64)
+    if band <= 0.0:
+        return np.sign(v)
+    return np.clip(v / band, -1.0, 1.0)
+
+
+@jit
 def quaternion_matrix(x: float, y: float, z: float, w: float) -> Mat:
     """Rotation (row-major 3x3 tuple) of the unit quaternion ``(x, y, z, w)``
     (Eigen's formula; the package's one: numpy callers take

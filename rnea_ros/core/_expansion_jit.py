@@ -17,6 +17,7 @@ from rnea_ros.core._algebra import (
     Motion,
     Vec,
     add3,
+    coulomb_sign,
     joint_motion,
     mat3,
     mcross,
@@ -25,12 +26,12 @@ from rnea_ros.core._algebra import (
     put3,
     put9,
     quaternion_matrix,
-    sign,
     vec3,
 )
 from rnea_ros.core._compile import jit
 from rnea_ros.core._layout import (
     F_ARMATURE,
+    F_BAND,
     F_COULOMB,
     F_P,
     F_R,
@@ -229,7 +230,7 @@ def gather(fp: Array, km: Array, tk: Array, v: Array, a: Array, drive: bool,
             t += fp[k, F_ARMATURE] * a[iv] + fp[k, F_VISCOUS] * vi
             coulomb = fp[k, F_COULOMB]
             if coulomb != 0.0:
-                t += coulomb * sign(vi)
+                t += coulomb * coulomb_sign(vi, fp[k, F_BAND])
         tau[iv] += t
         total += t
     return total

@@ -1,12 +1,13 @@
 """Every array layout the compiled kernels share, declared once.
 
-**The packed model** ``fp`` (n, 30) float64, built once by :func:`pack_model`: one
+**The packed model** ``fp`` (n, 31) float64, built once by :func:`pack_model`: one
 row per joint/body, columns given by the ``F_*`` offsets below: placement rotation
 (row-major) and translation, joint axis, mass ``m``, first moment ``h = m c``,
 rotational inertia about the body origin ``I_o`` (xx, yy, zz, xy, xz, yz),
 armature, Coulomb and viscous friction, then the parent index and the joint
 kind (small integers stored exactly as floats, so a kernel takes a single
-model argument: numba's per-argument unboxing is a large part of a call).
+model argument: numba's per-argument unboxing is a large part of a call), then the
+Coulomb band (:func:`rnea_ros.core._algebra.coulomb_sign`).
 The kind is ``PRISMATIC``, ``REVOLUTE`` (any axis) or ``REVOLUTE_X/Y/Z`` for
 an axis along ``+-x/y/z`` of the joint frame, whose rotation costs a third of
 the general one (as Pinocchio's ``JointModelRX/RY/RZ``).
@@ -54,7 +55,8 @@ F_COULOMB = 26
 F_VISCOUS = 27
 F_PARENT = 28  # parent body index, -1 for the base
 F_KIND = 29  # joint kind
-N_FLOATS = 30
+F_BAND = 30  # Coulomb velocity band b [rad/s or m/s] (0: the exact sign), see coulomb_sign
+N_FLOATS = 31
 
 # ---- the kernel map km (multi-DoF and mimic joints), see rnea_ros.core.expansion
 K_KIND, K_IQ, K_IV, K_MULT, K_OFFSET, K_NQ, K_NV = 0, 1, 2, 3, 4, 5, 6
@@ -91,7 +93,7 @@ def pack_model(
     parent: NDArray[np.int64], kind: NDArray[np.int64], R: NDArray[np.float64],
     p: NDArray[np.float64], axis: NDArray[np.float64], mass: NDArray[np.float64],
     com: NDArray[np.float64], inertia: NDArray[np.float64], armature: NDArray[np.float64],
-    coulomb: NDArray[np.float64], viscous: NDArray[np.float64],
+    coulomb: NDArray[np.float64], viscous: NDArray[np.float64], band: float = 0.0,
 ) -> NDArray[np.float64]:
     """Pack a model into ``fp`` (see the module docstring)."""
     n = parent.shape[0]
@@ -110,6 +112,7 @@ def pack_model(
     fp[:, F_VISCOUS] = viscous
     fp[:, F_PARENT] = parent
     fp[:, F_KIND] = kind
+    fp[:, F_BAND] = band
     return fp
 
 

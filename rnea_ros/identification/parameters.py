@@ -28,6 +28,7 @@ from rnea_ros.core.dynamics.regressor import (
     joint_torque_regressor_batch,
     parameter_vector,
 )
+from rnea_ros.core.dynamics.rnea import coulomb_signs
 from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
@@ -69,10 +70,10 @@ def from_model(model: RobotModel, offsets: Array | None = None) -> Array:
 
 
 def smoothed_sign(x: Array, band: float) -> Array:
-    """``sgn_band(x)``: ``x / band`` clipped to ``[-1, 1]``; the sign itself when ``band = 0``."""
-    if band <= 0.0:
-        return np.sign(x)
-    return np.clip(x / band, -1.0, 1.0)
+    """``sgn_band(x)``: ``x / band`` clipped to ``[-1, 1]``; the sign itself when ``band = 0``:
+    the core's law (:func:`rnea_ros.core.coulomb_signs`), which the controller's friction
+    compensation (``friction.coulomb_band``) and the contact observer use too."""
+    return coulomb_signs(x, band)
 
 
 def regressor(model: RobotModel, q: Array, qd: Array, qdd: Array, band: float = 0.0,

@@ -231,7 +231,7 @@ def test_chunks_of_any_size_give_the_batch_episodes() -> None:
 
 def test_the_bag_uses_the_controllers_coulomb_band() -> None:
     """rnea-bag's observer takes the node's Coulomb band (default: the table's
-    contact.coulomb_band; --contact-band): on a robot with Coulomb friction at rest with
+    friction.coulomb_band; --contact-band): on a robot with Coulomb friction at rest with
     noisy recorded velocities it equals the node's monitor and the batch observer, with
     the default band and with band 0 (the exact sign), docs/contacts.md."""
     from rnea_ros.control.contact import ContactMonitor

@@ -51,7 +51,7 @@ the Stribeck-free regularisation of the identification literature: Khalil & Domb
 *Modeling, Identification and Control of Robots*, ch. 14, and Olsson, Astrom, Canudas
 de Wit, Gafvert & Lischinsky, "Friction models and friction compensation", Eur. J.
 Control 1998, sec. 3; the same ``sgn_band`` as ``rnea-identify --band``, so an
-identified ``Fc`` is used as it was fitted). ``b`` = ``contact.coulomb_band`` (default
+identified ``Fc`` is used as it was fitted). ``b`` = ``friction.coulomb_band`` (default
 :data:`COULOMB_BAND`, the controller's parameter table); ``b = 0`` is the exact sign.
 White velocity noise of deviation ``s`` at rest then enters ``r`` as at most
 ``Fs s / b`` filtered by the observer (``Fs (s / b) sqrt(K_O T / 4)`` deviation), and
@@ -81,9 +81,9 @@ from rnea_ros.parameters import load_table
 
 Array = NDArray[np.float64]
 
-COULOMB_BAND = float(load_table("controller")["contact.coulomb_band"].default)
+COULOMB_BAND = float(load_table("controller")["friction.coulomb_band"].default)
 """[rad/s or m/s] the default band of the regularised Coulomb sign (the parameter
-table's ``contact.coulomb_band``; ``rnea-bag --contact-band`` takes the same)."""
+table's ``friction.coulomb_band``; ``rnea-bag --contact-band`` takes the same)."""
 
 
 def observer_model(model: rc.RobotModel, drives: str | Path | dict[str, Any] | None = None
@@ -113,7 +113,7 @@ def checked_band(band: object) -> float:
     """``band`` [rad/s or m/s] checked: finite and >= 0 (:class:`ParameterError`)."""
     b = float(band)  # type: ignore[arg-type]
     if not (math.isfinite(b) and b >= 0.0):
-        raise ParameterError(f"contact.coulomb_band {band!r}: must be finite and >= 0 "
+        raise ParameterError(f"friction.coulomb_band {band!r}: must be finite and >= 0 "
                              "[rad/s or m/s] (0: the exact sign)")
     return b
 
@@ -122,8 +122,10 @@ def friction(model: rc.RobotModel, qd: Array, band: float = COULOMB_BAND) -> Arr
     """``Fs sgn_b(qd) + Fv qd`` per sample (rows of ``qd``, (N, nv) or (nv,)) [N m, N]:
     ``sgn_b(x) = clip(x / b, -1, 1)``, ``b = band`` [rad/s or m/s] (module docstring;
     ``b = 0``: ``sign(x)``, Khalil eq. 31). The compiled monitor
-    (:mod:`~rnea_ros.control.contact._monitor_jit`) computes the same per state."""
-    sgn = np.sign(qd) if band <= 0.0 else np.clip(np.asarray(qd) / band, -1.0, 1.0)
+    (:mod:`~rnea_ros.control.contact._monitor_jit`) computes the same per state; the
+    law is the core's (:func:`rnea_ros.core.coulomb_signs`), as the controller's
+    friction compensation and the kernels use it."""
+    sgn = rc.coulomb_signs(qd, band)
     return np.asarray(model.coulomb * sgn + model.viscous * qd, dtype=np.float64)
 
 

@@ -110,7 +110,7 @@ class ContactSupervisor:
             release=float(c.hysteresis), min_duration=float(c.min_duration))
         self.monitor = ContactMonitor(model, float(c.observer_gain), settings,
                                       max_gap=float(c.max_gap),
-                                      coulomb_band=float(c.coulomb_band))
+                                      coulomb_band=float(params.friction.coulomb_band))
         self.model = self.monitor.model
         self.reaction = str(c.reaction)
         self.measured = c.effort_source == "measured"

@@ -18,6 +18,7 @@ from rnea_ros.core._algebra import (
     Mat,
     Vec,
     add3,
+    coulomb_sign,
     cross,
     inertia_times,
     joint_transform,
@@ -28,7 +29,6 @@ from rnea_ros.core._algebra import (
     put9,
     rotate_symmetric,
     scale3,
-    sign,
     to_child,
     to_parent,
     vec3,
@@ -38,6 +38,7 @@ from rnea_ros.core._expansion_jit import add_corr, expand_motion, expand_q, join
 from rnea_ros.core._layout import (
     F_ARMATURE,
     F_AXIS,
+    F_BAND,
     F_COULOMB,
     F_H,
     F_IO,
@@ -247,7 +248,8 @@ def aba_pass(fp: Array, q: Array, qd: Array, tau: Array, g: Array,
                                + IA[i, 6 * r + off + 2] * u[2])
         D = vecs[i, 18 + off] * u[0] + vecs[i, 19 + off] * u[1] + vecs[i, 20 + off] * u[2]
         D += fp[i, F_ARMATURE]
-        drive = tau[i] - fp[i, F_COULOMB] * sign(qd[i]) - fp[i, F_VISCOUS] * qd[i]
+        drive = (tau[i] - fp[i, F_COULOMB] * coulomb_sign(qd[i], fp[i, F_BAND])
+                 - fp[i, F_VISCOUS] * qd[i])
         uu = drive - (vecs[i, 12 + off] * u[0] + vecs[i, 13 + off] * u[1]
                       + vecs[i, 14 + off] * u[2])
         vecs[i, 24] = D

@@ -68,6 +68,7 @@ from rnea_ros.core._algebra import (
     Motion,
     Vec,
     add3,
+    coulomb_sign,
     cross,
     dot3,
     fcross,
@@ -84,7 +85,6 @@ from rnea_ros.core._algebra import (
     put3,
     put9,
     scale3,
-    sign,
     sub3,
     to_parent,
     vec3,
@@ -93,6 +93,7 @@ from rnea_ros.core._compile import jit
 from rnea_ros.core._layout import (
     F_ARMATURE,
     F_AXIS,
+    F_BAND,
     F_COULOMB,
     F_H,
     F_IO,
@@ -310,8 +311,8 @@ def derivatives_pass(fp: Array, q: Arr, qd: Arr, qdd: Arr, g: Array, fext: Arr,
         t = dot6(S, F)
         if drive:
             qdd_i, qd_i = qdd[i], qd[i]
-            t += (fp[i, F_ARMATURE] * qdd_i + fp[i, F_COULOMB] * sign(qd_i.real)
-                  + fp[i, F_VISCOUS] * qd_i)
+            t += (fp[i, F_ARMATURE] * qdd_i + fp[i, F_VISCOUS] * qd_i
+                  + fp[i, F_COULOMB] * coulomb_sign(qd_i.real, fp[i, F_BAND]))
         tau[i] = t
         # Finiteness from the per-body factors of every pair product (no sum in the pair loop).
         total += (t + dot6(S, madd(madd(P, Q), madd(Phi, Gam)))).real

@@ -20,6 +20,7 @@ from rnea_ros.core._algebra import (
     Mat,
     Vec,
     add3,
+    coulomb_sign,
     cross,
     dot3,
     joint_transform,
@@ -31,7 +32,6 @@ from rnea_ros.core._algebra import (
     put9,
     quaternion_matrix,
     scale3,
-    sign,
     sub3,
     vec3,
 )
@@ -51,6 +51,7 @@ from rnea_ros.core._layout import (
     CW_R,
     F_ARMATURE,
     F_AXIS,
+    F_BAND,
     F_COULOMB,
     F_H,
     F_IO,
@@ -227,7 +228,7 @@ def free_floating_pass(fp: Array, base: Array, q: Array, qd: Array, qdd: Array,
         u = vec3(fp, i, F_AXIS)
         t = dot3(u, ff) if kind(fp, i) == PRISMATIC else dot3(u, nf)
         if drive:
-            t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * sign(qd[i])
+            t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * coulomb_sign(qd[i], fp[i, F_BAND])
                   + fp[i, F_VISCOUS] * qd[i])
         tau[i] = t
         total += t

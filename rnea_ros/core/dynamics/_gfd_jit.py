@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from rnea_ros.core._algebra import (
     Motion,
+    coulomb_sign,
     dot3,
     fcross,
     joint_motion,
@@ -24,7 +25,6 @@ from rnea_ros.core._algebra import (
     mscale,
     put3,
     put9,
-    sign,
     to_child,
     to_parent,
     vec3,
@@ -33,6 +33,7 @@ from rnea_ros.core._compile import jit, jit_entry, scratch
 from rnea_ros.core._layout import (
     F_ARMATURE,
     F_AXIS,
+    F_BAND,
     F_COULOMB,
     F_VISCOUS,
     GW_A,
@@ -131,7 +132,8 @@ def gfd_pass(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, qdddd: Arr
         t0 = dot3(u, F[1] if lin else F[0])
         t1 = dot3(u, Fd[1] if lin else Fd[0])
         Ia, Fv = fp[i, F_ARMATURE], fp[i, F_VISCOUS]
-        tau[i] = t0 + Ia * qdd[i] + Fv * qd[i] + fp[i, F_COULOMB] * sign(qd[i])
+        tau[i] = (t0 + Ia * qdd[i] + Fv * qd[i]
+                  + fp[i, F_COULOMB] * coulomb_sign(qd[i], fp[i, F_BAND]))
         tau_dot[i] = t1 + Ia * qddd[i] + Fv * qdd[i]
         total += tau[i] + tau_dot[i]
         if second:

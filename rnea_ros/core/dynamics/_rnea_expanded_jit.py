@@ -17,12 +17,12 @@ from numpy.typing import NDArray
 from rnea_ros.core._algebra import (
     add3,
     base_tuple,
+    coulomb_sign,
     cross,
     inertia_times,
     mm,
     mtv,
     quaternion_matrix,
-    sign,
 )
 from rnea_ros.core._compile import (
     inline,
@@ -35,6 +35,7 @@ from rnea_ros.core._compile import (
 from rnea_ros.core._expansion_jit import expand_q, expand_state, gather
 from rnea_ros.core._layout import (
     F_ARMATURE,
+    F_BAND,
     F_COULOMB,
     F_R,
     F_VISCOUS,
@@ -223,7 +224,7 @@ def _root_out(fp: Array, V: Array, A: Array, s: int, drive: bool, TAU: Array,
             vj = V[s, j]
             t += fp[j, F_ARMATURE] * A[s, j] + fp[j, F_VISCOUS] * vj
             if fp[j, F_COULOMB] != 0.0:
-                t += fp[j, F_COULOMB] * sign(vj)
+                t += fp[j, F_COULOMB] * coulomb_sign(vj, fp[j, F_BAND])
         TAU[s, j] = t
         total += t
     return total

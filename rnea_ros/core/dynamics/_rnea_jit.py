@@ -40,6 +40,7 @@ from rnea_ros.core._algebra import (
     base_tuple,
     body_force,
     child_motion,
+    coulomb_sign,
     cross,
     dot3,
     inertia_times,
@@ -52,7 +53,6 @@ from rnea_ros.core._algebra import (
     put9,
     rotate_about_coordinate_axis,
     scale3,
-    sign,
     sincos,
     sub3,
     vec3,
@@ -61,6 +61,7 @@ from rnea_ros.core._compile import inline, jit, jit_entry, jit_entry_fma, jit_fm
 from rnea_ros.core._layout import (
     F_ARMATURE,
     F_AXIS,
+    F_BAND,
     F_COULOMB,
     F_H,
     F_KIND,
@@ -244,7 +245,8 @@ def backward_span(fp: Array, QD: Array, QDD: Array, k: int, drive: bool, TAU: Ar
             t = _dot3(u, fb)
         if drive:
             qd = QD[k, i]
-            t += fp[i, F_ARMATURE] * QDD[k, i] + fp[i, F_COULOMB] * sign(qd) + fp[i, F_VISCOUS] * qd
+            t += (fp[i, F_ARMATURE] * QDD[k, i] + fp[i, F_COULOMB] * coulomb_sign(qd, fp[i, F_BAND])
+                  + fp[i, F_VISCOUS] * qd)
         TAU[k, i] = t
         total += t
         par = int(fp[i, F_PARENT])
@@ -435,7 +437,7 @@ def backward_pass(fp: Array, qd: Array, qdd: Array, drive: bool, tau: Array,
         u = vec3(fp, i, F_AXIS)
         t = dot3(u, nb) if kind(fp, i) != PRISMATIC else dot3(u, fb)
         if drive:
-            t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * sign(qd[i])
+            t += (fp[i, F_ARMATURE] * qdd[i] + fp[i, F_COULOMB] * coulomb_sign(qd[i], fp[i, F_BAND])
                   + fp[i, F_VISCOUS] * qd[i])
         tau[i] = t
         total += t

@@ -29,7 +29,9 @@ Drive terms (Khalil eq. 31) are included as in :func:`~rnea_ros.core.dynamics.rn
 armature on the diagonal of ``M``; viscous friction ``Fv`` on the diagonal of
 ``dtau/dqd``; Coulomb friction ``Fs sign(qd)`` contributes nothing (its
 derivative is 0 wherever ``qd != 0``; at ``qd = 0`` it is not differentiable and
-0 is returned). External wrenches ``fext`` (n, 6) are ``[force, torque]`` fixed
+0 is returned). With a Coulomb band (``model.coulomb_band`` = ``b`` > 0) the
+law is ``Fs clip(qd / b, -1, 1)``, whose slope ``Fs / b`` for ``|qd| < b`` is also
+left out. External wrenches ``fext`` (n, 6) are ``[force, torque]`` fixed
 in each body's frame (they turn with the body, which the ``q`` derivatives
 account for). Fixed-base trees only (no floating base yet).
 

@@ -37,7 +37,9 @@ and backwards, with ``F`` the force transmitted through joint ``i``::
 
 Rotor inertia and viscous friction are included (their derivatives are the
 last two terms); Coulomb friction ``Fs sign(qd)`` has zero derivative wherever
-``qd != 0`` and is left out of the derivatives. Shapes: joint vectors (n,),
+``qd != 0`` and is left out of the derivatives (with ``model.coulomb_band`` =
+``b`` > 0, ``tau`` has ``Fs clip(qd / b, -1, 1)``; its slope ``Fs / b`` inside the
+band is left out too). Shapes: joint vectors (n,),
 wrenches and their derivatives (n, 6) ``[force, torque]`` per body in its
 frame; batch forms (N, n). Mimic joints (1-DoF followers, no multi-DoF joint) run on
 the kernel tree at ``q_k = m q + o``, ``x_k = G x`` for every derivative, and fold

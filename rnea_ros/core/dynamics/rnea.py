@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from rnea_ros.core._algebra import coulomb_signs
 from rnea_ros.core._compile import FastCall
 from rnea_ros.core._lean import F64_1D, F64_1D_RO, F64_2D_RO, LeanCall
 from rnea_ros.core.dynamics import rnea_expanded as expanded
@@ -282,7 +283,8 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
 
 
 def friction_torques(model: RobotModel, qd: object) -> Array:
-    """Joint friction ``Fs sign(qd) + Fv qd`` (nv,) (Khalil eq. 31).
+    """Joint friction ``Fs clip(qd / b, -1, 1) + Fv qd`` (nv,) (Khalil eq. 31, ``b`` =
+    ``model.coulomb_band``; ``b = 0``: ``Fs sign(qd)``), as the kernels compute it.
 
     Parameters
     ----------
@@ -292,10 +294,11 @@ def friction_torques(model: RobotModel, qd: object) -> Array:
     Returns
     -------
     ndarray of shape (nv,)
-        ``Fs sign(qd) + Fv qd`` [N m, N].
+        The friction [N m, N].
     """
     qd = joint_vector(model, qd, "qd")
-    return np.asarray(model.coulomb * np.sign(qd) + model.viscous * qd, dtype=np.float64)
+    return np.asarray(model.coulomb * coulomb_signs(qd, model.coulomb_band)
+                      + model.viscous * qd, dtype=np.float64)
 
 
 def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
@@ -387,6 +390,7 @@ def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
 
 
 __all__ = [
+    "coulomb_signs",
     "friction_torques",
     "gravity_batch",
     "gravity_torques",

@@ -8,9 +8,18 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from rnea_ros.core._algebra import cross, joint_transform, sign, vec3
+from rnea_ros.core._algebra import coulomb_sign, cross, joint_transform, vec3
 from rnea_ros.core._compile import jit
-from rnea_ros.core._layout import F_ARMATURE, F_AXIS, F_COULOMB, F_VISCOUS, PRISMATIC, kind, parent
+from rnea_ros.core._layout import (
+    F_ARMATURE,
+    F_AXIS,
+    F_BAND,
+    F_COULOMB,
+    F_VISCOUS,
+    PRISMATIC,
+    kind,
+    parent,
+)
 from rnea_ros.core.dynamics._aba_jit import body_inertia as _body_inertia
 from rnea_ros.core.dynamics._aba_jit import plucker as _plucker
 from rnea_ros.core.elastic.model import (
@@ -133,7 +142,7 @@ def hybrid_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Arr
     Q = np.zeros(n)
     for i in range(n):
         k = int(ep[i, E_INDEX])
-        fric = fp[i, F_COULOMB] * sign(qd[i]) + fp[i, F_VISCOUS] * qd[i]
+        fric = fp[i, F_COULOMB] * coulomb_sign(qd[i], fp[i, F_BAND]) + fp[i, F_VISCOUS] * qd[i]
         if k >= 0:
             Q[i] = ep[i, E_K] * (theta[k] - q[i]) + ep[i, E_D] * (thetad[k] - qd[i]) - fric
         else:
@@ -240,7 +249,7 @@ def hybrid_pass(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Arr
         a[i] = _mv(X[i], ap) + c[i] + S[i] * qdd[i]
         if known_q[i] != 0.0:
             t6[:] = _mv(IA[i], a[i]) + pA[i]
-            fric = fp[i, F_COULOMB] * sign(qd[i]) + fp[i, F_VISCOUS] * qd[i]
+            fric = fp[i, F_COULOMB] * coulomb_sign(qd[i], fp[i, F_BAND]) + fp[i, F_VISCOUS] * qd[i]
             tau[i] = _dot(S[i], t6) + fp[i, F_ARMATURE] * qdd[i] + fric
         total += qdd[i]
     for m in range(nm):  # rotor accelerations / torques

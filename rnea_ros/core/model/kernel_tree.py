@@ -66,7 +66,7 @@ class BodyMotion:
 def build_kernel_tree(
     motions: Sequence[BodyMotion], nq: int, nv: int, parent: IntArray, R: Array, p: Array,
     axis: Array, mass: Array, com: Array, inertia: Array, armature: Array, coulomb: Array,
-    viscous: Array,
+    viscous: Array, coulomb_band: float = 0.0,
 ) -> KernelTree:
     """Pack the bodies (in order; ``motions[b]`` moves body ``b``) into kernel rows."""
     nb = len(motions)
@@ -110,7 +110,7 @@ def build_kernel_tree(
         np.where(has_body[:, None, None], inertia[body_of], 0.0),
         np.where(has_drive, armature[drive_of], 0.0),
         np.where(has_drive, coulomb[drive_of], 0.0),
-        np.where(has_drive, viscous[drive_of], 0.0),
+        np.where(has_drive, viscous[drive_of], 0.0), float(coulomb_band),
     )
     km = np.zeros((nk, K_COLS))
     km[:, [K_KIND, K_IQ, K_IV, K_MULT, K_OFFSET]] = np.array([r.map for r in rows],

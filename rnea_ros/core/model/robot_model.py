@@ -34,8 +34,11 @@ and then joint ``i`` moves body ``i``):
   link's placement as a :class:`Frame`.
 * Drive parameters per velocity coordinate (``nv``): ``armature`` (reflected rotor
   inertia ``gear_ratio**2 * rotor_inertia`` [kg m^2] or [kg]), ``coulomb``
-  [N m] or [N], ``viscous`` [N m s/rad] or [N s/m]; limits ``effort_limit``,
-  ``velocity_limit`` (``nv``) and ``lower_limit``, ``upper_limit`` (``nq``)
+  [N m] or [N], ``viscous`` [N m s/rad] or [N s/m]; the friction is
+  ``coulomb clip(qd / coulomb_band, -1, 1) + viscous qd`` (Khalil eq. 31 with a linear
+  zone of half-width ``coulomb_band`` [rad/s or m/s], one value for the model; 0, the
+  default: the exact ``sign(qd)``, :func:`rnea_ros.core._algebra.coulomb_sign`);
+  limits ``effort_limit``, ``velocity_limit`` (``nv``) and ``lower_limit``, ``upper_limit`` (``nq``)
   (``inf`` when absent).
 * ``gravity`` (3,) [m/s^2] in the base frame.
 
@@ -191,6 +194,7 @@ class RobotModel:
     root_link: str = "base"
     inertia_check: str = "strict"
     mimic_joints: Mapping[str, MimicJoint] = field(default_factory=dict)
+    coulomb_band: float = 0.0  # [rad/s or m/s] the Coulomb law's linear zone (0: exact sign)
     # Derived: sizes, the coordinate layout, and the packed arrays handed to the kernels.
     nq: int = field(init=False)
     nv: int = field(init=False)
@@ -229,7 +233,7 @@ class RobotModel:
         tree = build_kernel_tree(
             motions, self.nq, self.nv, self.parent, self.placement_rotation,
             self.placement_translation, self.axis, self.mass, self.com, self.inertia,
-            self.armature, self.coulomb, self.viscous)
+            self.armature, self.coulomb, self.viscous, self.coulomb_band)
         set_(self, "kernel_floats", _frozen(tree.floats))
         set_(self, "kernel_map", _frozen(tree.map))
         set_(self, "kernel_first_row", _frozen(tree.first_row, np.int64))
@@ -276,6 +280,10 @@ class RobotModel:
     # ------------------------------------------------------------------ checks
     def _validate(self) -> None:
         n, nb, nq, nv = self.njoints, self.nbodies, self.nq, self.nv
+        band = self.coulomb_band
+        if not (isinstance(band, (int, float)) and 0.0 <= band < float("inf")):
+            raise ModelError(f"coulomb_band {band!r}: must be a finite number >= 0 "
+                             "[rad/s or m/s] (0: the exact sign)")
         shapes = {
             "joint_types": (len(self.joint_types),), "body_names": (nb,),
             "parent": self.parent.shape, "placement_rotation": self.placement_rotation.shape,

@@ -86,7 +86,7 @@ def parser() -> argparse.ArgumentParser:
                    help="onset and release must hold this long [s]")
     c.add_argument("--contact-band", type=float, default=COULOMB_BAND,
                    help="velocity band of the observer's Coulomb friction: Fs sign(qd) is "
-                   "Fs qd / band below it (as the controller's contact.coulomb_band) "
+                   "Fs qd / band below it (as the controller's friction.coulomb_band) "
                    "[rad/s or m/s], 0: the exact sign")
     c.add_argument("--propose-contact-thresholds", action="store_true",
                    help="write --out/contact_thresholds.yaml from this contact-free "

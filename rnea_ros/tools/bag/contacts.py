@@ -157,7 +157,7 @@ class ContactTracker:
     ``model``: the analysed tree; ``thresholds`` (nv,); ``gain`` ``K_O`` [1/s];
     ``release``, ``min_duration`` [s] as :class:`DetectionSettings`; ``dt`` the nominal
     state period [s]; ``band`` [rad/s or m/s] of the Coulomb sign (:func:`friction`, the
-    controller's ``contact.coulomb_band``)."""
+    controller's ``friction.coulomb_band``)."""
 
     def __init__(self, model: rc.RobotModel, thresholds: Array, *, gain: float,
                  release: float, min_duration: float, dt: float,

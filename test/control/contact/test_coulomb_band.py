@@ -7,7 +7,7 @@ exactly at rest (``aba(q, 0, g(q)) = 0``), so the true external torque is zero. 
 velocity is measured with white noise of deviation ``SIGMA``. With Khalil's exact
 ``Fs sign(qd)`` the noise flips the model's friction by ``+-Fs`` every sample and the
 residual reads a large part of ``Fs`` as an external torque; with the regularised sign
-(band ``contact.coulomb_band``) it reads ``Fs (qd / b)``, filtered. Checked on both
+(band ``friction.coulomb_band``) it reads ``Fs (qd / b)``, filtered. Checked on both
 paths (the node's compiled monitor and the batch observer ``rnea-bag`` uses) and against
 the same observer on the same robot without friction (the noise floor of ``M qd``).
 """
@@ -118,7 +118,7 @@ def test_the_exact_sign_shows_the_cause(robot: rc.RobotModel) -> None:
 def test_band_is_one_fact_with_its_table_row() -> None:
     """The default is the parameter table's, and the regularised sign is exact outside
     the band, linear inside, the sign itself at band 0."""
-    spec = load_table("controller")["contact.coulomb_band"]
+    spec = load_table("controller")["friction.coulomb_band"]
     assert COULOMB_BAND == spec.default and spec.unit == "rad/s or m/s"
     model = rc.load_urdf(sample_urdf("arm7")).replace(coulomb=np.full(7, FS),
                                                       viscous=np.zeros(7))
@@ -126,7 +126,7 @@ def test_band_is_one_fact_with_its_table_row() -> None:
     assert np.allclose(friction(model, qd, 0.01), FS * np.array([-1, -1, -0.5, 0, 0.4, 1, 1]))
     assert np.allclose(friction(model, qd, 0.0), FS * np.sign(qd))
     for bad in (-1e-3, float("nan"), float("inf")):
-        with pytest.raises(ParameterError, match=r"contact\.coulomb_band"):
+        with pytest.raises(ParameterError, match=r"friction\.coulomb_band"):
             residuals(model, [0.0, T], np.zeros((2, 7)), np.zeros((2, 7)), np.zeros((2, 7)),
                       GAIN, coulomb_band=bad)
 

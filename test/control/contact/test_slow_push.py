@@ -1,5 +1,5 @@
 """A push while the arm moves slowly through zero velocity: the case a Coulomb band
-(``contact.coulomb_band``, docs/contacts.md) could hide, on an independent engine.
+(``friction.coulomb_band``, docs/contacts.md) could hide, on an independent engine.
 
 arm7 in MuJoCo (lockstep, 1 kHz) with dry friction ``frictionloss`` 1 N m (a constraint
 with stiction, not our ``sign``) and damping 0.3 N m s/rad on every joint; the observer's
