@@ -67,6 +67,7 @@ class ManagedNode(LifecycleNode):
     at the end of their constructor."""
 
     def __init__(self, name: str, table: Mapping[str, ParameterSpec], **kwargs: Any) -> None:
+        self.destroyed = False  # destroy_node ran: no state machine any more
         super().__init__(name, **kwargs)
         self.table = table
         self.values = declare(self, table)
@@ -77,7 +78,6 @@ class ManagedNode(LifecycleNode):
         self.failing = False  # fail() is deactivating the node: the transition errs
         self.starting = False  # autostart's configure: a failure is raised, not logged
         self.configured_entities: list[Any] = []  # made by configure, gone at cleanup
-        self.destroyed = False  # destroy_node ran: no state machine any more
 
     # -------------------------------------------------------------- the hooks
     def configure_node(self) -> None:
@@ -134,7 +134,9 @@ class ManagedNode(LifecycleNode):
             return
         super().destroy_node()
         self.destroyed = True
-        self._state_machine.destroy_when_not_in_use()
+        machine = getattr(self, "_state_machine", None)  # (None: rclpy's init failed)
+        if machine is not None:
+            machine.destroy_when_not_in_use()
 
     @property
     def finalized(self) -> bool:
