@@ -152,7 +152,7 @@ STATE_CASES = {
     "1 MB name only": (lambda: state(names=[MB_NAME], position=[0.0], velocity=[0.0]),
                        "ignored"),
     "backwards stamp": (lambda: state(time.time() - 0.5), "time_backwards"),
-    "negative stamp": (lambda: state(-5.0), "time_backwards"),
+    "negative stamp": (lambda: state(-5.0), "bad_stamp"),  # (no clock gives it)
     "future stamp": (lambda: state(time.time() + 3600.0), "time_future"),
     "zero stamp": (lambda: state(0.0), None),  # unstamped: the receipt time
     "no velocities": (lambda: state(velocity=[]), "missing_velocity"),
