@@ -343,9 +343,11 @@ def test_watchdog_acts_within_timeout_plus_one_period_and_recovers(fuzz: Fuzz) -
     hold = gravity_torques(c.full_model, c._q[:7])
     fuzz.settle(0.3)
     assert np.allclose(fuzz.recorder.outputs[-1].values, hold, atol=1e-9)
-    commands = c.commands
+    commands, shed = c.commands, fuzz.node.intake.shed
     fuzz.good(20)
-    assert not c.stale and c.commands >= commands + 19
+    # each good state commanded, or shed for a newer one (a busy machine: make test-stress
+    # beside two busy loops gave 18 commands of 20 states, one shed)
+    assert not c.stale and c.commands + fuzz.node.intake.shed - shed >= commands + 19
     fuzz.check()
 
 
