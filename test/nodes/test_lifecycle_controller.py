@@ -139,7 +139,9 @@ def test_configure_activate_deactivate_activate_cleanup(loop: ClosedLoop) -> Non
     first = rec.commands[0]
     np.testing.assert_allclose(first, gravity(Q0), rtol=1e-9, atol=1e-9)
     assert np.abs(np.array(rec.q) - Q0).max() < 1e-3  # held where it was activated
-    assert values(own_status(rec))["lifecycle_state"] == "active"
+    # (its next report: 0.5 s of simulated time need not span a diagnostics period)
+    assert loop.spin_until(lambda: values(own_status(rec))["lifecycle_state"] == "active",
+                           60.0)
 
     # deactivate with the loop held: the answer to the last state, then one final
     # command (stale_behavior 'hold': gravity at that last pose), then nothing
