@@ -13,7 +13,8 @@ newest. A message is **rejected** as a whole, counted by reason, and leaves
 the merged state untouched when: its ``position``/``velocity`` arrays do not
 match ``name`` in length (``length_mismatch``); a model joint's position or
 velocity is NaN/inf (``non_finite``); its stamp is older than the last stamp
-of one of its joints (``time_backwards``) or equal to it (``duplicate_stamp``: no
+of one of its joints (``time_backwards``), negative or not finite (``bad_stamp``: no clock
+gives it, a first state too) or equal to a joint's last (``duplicate_stamp``: no
 new sample -- a sender whose clock froze, a bag looped on one message; a stream of
 them is a silence, so the watchdog acts, issue 35); it has no velocities in
 ``inverse_dynamics`` mode (``missing_velocity``, gravity mode then assumes 0).

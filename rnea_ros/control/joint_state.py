@@ -81,7 +81,9 @@ def intake(state: Array, position: Array, velocity: Array, n_names: int,
 
     In this order, the first that applies: ``position``/``velocity`` do not match
     the ``n_names`` names in length (``LENGTH_MISMATCH``; ``velocity`` may be
-    empty), ``stamp`` is not finite (``BAD_STAMP``), the name map's ``screen``
+    empty), ``stamp`` is not finite or negative (``BAD_STAMP``: before the epoch, no
+    clock gives it, though ``builtin_interfaces/Time.sec`` is an int32), the name
+    map's ``screen``
     (``NO_MODEL_JOINT``, ``DUPLICATE_NAMES``, else 0), no velocities while
     ``need_velocity`` (``MISSING_VELOCITY``), ``stamp`` ahead of the ``newest``
     accepted one by more than the steady time since it was accepted
@@ -92,7 +94,7 @@ def intake(state: Array, position: Array, velocity: Array, n_names: int,
     n_velocity = len(velocity)
     if len(position) != n_names or (n_velocity != 0 and n_velocity != n_names):
         return LENGTH_MISMATCH
-    if not np.isfinite(stamp):
+    if not np.isfinite(stamp) or stamp < 0.0:
         return BAD_STAMP
     if screen != 0:
         return screen

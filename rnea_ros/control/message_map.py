@@ -92,8 +92,10 @@ def rejection(status: int, mode: str, names: Sequence[str], state_names: Sequenc
     if status == LENGTH_MISMATCH:
         return "length_mismatch", f"{len(names)} names, {len(p)} positions, " \
                                   f"{len(v)} velocities"
-    if status == BAD_STAMP:
-        return "time_backwards", f"stamp {stamp} is not finite"
+    if status == BAD_STAMP:  # (builtin_interfaces/Time.sec is an int32: it can be < 0)
+        why = "is negative (before the epoch: no clock gives it)" if stamp < 0 else \
+            "is not finite"
+        return "bad_stamp", f"stamp {stamp} s {why}"
     if status == DUPLICATE_NAMES:
         return "duplicate_names", f"joints {options(duplicates)} are named more than once"
     if status == MISSING_VELOCITY:

@@ -207,7 +207,8 @@ def test_a_message_is_rejected_for_its_first_problem_in_order(mode: str) -> None
     nan_q = [np.nan, *Q[1:]]
     cases = [
         (twice, nan_q[:6], [], np.nan, "length_mismatch"),
-        (twice, nan_q, [], np.inf, "time_backwards"),  # a stamp that is not finite
+        (twice, nan_q, [], np.inf, "bad_stamp"),  # a stamp that is not finite
+        (twice, nan_q, [], -1e-9, "bad_stamp"),  # negative: before the epoch
         (["a", "b"], [0.0, np.nan], [], 99.0, None),  # ignored: not an error
         (twice, nan_q, [], 99.0, "duplicate_names"),
         (names, nan_q, [], 99.0, "missing_velocity" if mode != "gravity" else "time_future"),

@@ -59,11 +59,16 @@ def loop():
 def send(loop: ClosedLoop, msg: JointState, expect_command: bool) -> None:
     commands = loop.probe.recording.commands
     before = len(commands)
+    node = loop.controller_node()
+    taken = node.messages_received
     loop.probe.state_pub.publish(msg)
     if expect_command:
         assert loop.spin_until(lambda: len(commands) > before, 5.0)
     else:
-        loop.spin_until(lambda: False, 0.2)
+        # Until the controller took it (on any schedule: a fixed 0.2 s, before issue 35,
+        # need not hold the callback on a busy machine), then a command it may have sent
+        assert loop.spin_until(lambda: node.messages_received > taken, 30.0), "not taken"
+        loop.spin_until(lambda: False, 0.05)
         assert len(commands) == before
 
 
@@ -154,3 +159,22 @@ def test_bad_startup_parameters_exit_non_zero_with_one_line(params, message: str
     assert result.returncode == 1, output
     assert message in output and "Traceback" not in output
     assert sum("cannot start" in line for line in output.splitlines()) == 1
+
+
+def test_a_negative_first_stamp_is_rejected_as_bad_stamp(loop: ClosedLoop) -> None:
+    """Issue 35 §3: ``builtin_interfaces/Time.sec`` is an int32, so a stamp before the
+    epoch can be sent, but no ROS clock gives one (rclpy's ``Time`` refuses it). The
+    first states stamped -5 s and -1 ns: rejected as ``bad_stamp``, counted, on
+    /diagnostics, no command; they are not taken as the newest stamp, so the next valid
+    state gives a command. (Main took the -5 s state and commanded from it.)"""
+    c = loop.controller.controller
+    for sec, nanosec in ((-5, 0), (-1, 999_999_999)):
+        msg = state(0.0)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        send(loop, msg, expect_command=False)
+    assert c.rejected["bad_stamp"] == 2 and c.commands == 0, c.rejected
+    send(loop, state(1.0), expect_command=True)
+    assert np.allclose(loop.probe.recording.commands[-1], gravity_torques(MODEL, Q))
+    assert loop.spin_until(
+        lambda: controller_status(loop)[1].get("rejected: bad_stamp") == "2", 5.0)
+    assert sum(c.rejected.values()) == 2

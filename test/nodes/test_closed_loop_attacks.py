@@ -6,9 +6,11 @@ such state gives a command at once, and the watchdog timer keeps its schedule.""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
-from fuzzing import TimerFirings
+from fuzzing import Sample, TimerFirings
 from sensor_msgs.msg import JointState
 from test_multi_robot import launch_parameters
 
@@ -42,9 +44,13 @@ def fed():
 def test_far_crank_angles_give_commands_at_once_and_the_watchdog_keeps_its_schedule(
         fed: ClosedLoop) -> None:
     """Good states every 10 ms with hostile ones (1e5, 2e4, -1e6 rad) among them: each
-    gives a command (the gravity of the equivalent angle), nothing is rejected, and every
-    firing of the watchdog's timer runs within one watchdog period of its schedule, not
-    counting the time the kernel kept this process off the CPU (2 cores shared)."""
+    gives a command (the gravity of the equivalent angle), nothing is rejected, and the
+    watchdog's timer keeps its schedule: every firing within one watchdog timeout of its
+    schedule, and no stretch from the hostile states' start to the tenth firing longer
+    than a timer period plus that timeout without a firing -- both not counting the time
+    the kernel kept this process off the CPU (2 cores shared). Holds on any schedule:
+    the phase ends at the tenth firing, not after a wall interval (it asked for 10
+    firings in 0.2 s of wall time, which a busy machine need not give)."""
     node = fed.controller
     c = node.controller
     commands = fed.probe.recording.commands
@@ -53,6 +59,9 @@ def test_far_crank_angles_give_commands_at_once_and_the_watchdog_keeps_its_sched
     assert fed.spin_until(lambda: len(commands) > before, 5.0)
     t = 1.0
     with TimerFirings(node, node.on_watchdog) as watchdog:
+        period = watchdog.timer.timer_period_ns * 1e-9
+        watchdog.sample()
+        start = watchdog.samples[-1]
         for crank in (0.3, 1e5, 0.3, 2e4, 0.31, -1e6, 0.32):
             for _ in range(5):
                 t += 0.01
@@ -63,9 +72,15 @@ def test_far_crank_angles_give_commands_at_once_and_the_watchdog_keeps_its_sched
             q = c.solver.last
             assert abs(np.remainder(q[0] - crank + np.pi, 2 * np.pi) - np.pi) < 1e-9
             assert np.allclose(commands[-1], rc.loop_gravity(FOUR_BAR, q), atol=1e-9)
-        fed.spin_until(lambda: (watchdog.sample(), False)[1], 0.2)
+        assert fed.spin_until(lambda: (watchdog.sample(), len(watchdog.firings) >= 10)[1],
+                              60.0), f"{len(watchdog.firings)} watchdog firings in 60 s"
+        end = Sample.now()
     assert sum(c.rejected.values()) == 0, c.rejected
-    assert len(watchdog.firings) >= 10
+    marks = [start, *(firing.start for firing in watchdog.firings), end]
+    gap = max((b.t - a.t) - (b.wait - a.wait) for a, b in pairwise(marks))
+    print(f"longest stretch without a watchdog firing, not counting run-queue wait: "
+          f"{gap * 1e3:.1f} ms (timer period {period * 1e3:.0f} ms)")
+    assert gap < period + TIMEOUT, gap
     worst = 0.0
     for firing in watchdog.firings:
         before_schedule = watchdog.before(firing.expected)

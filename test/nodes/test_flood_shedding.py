@@ -177,10 +177,13 @@ def test_a_flood_of_unreachable_states_keeps_every_command_gap_within_the_watchd
     params = {**controller, "watchdog_timeout": 0.1, "watchdog_grace": 0.1}
     context = Context()
     rclpy.init(context=context)
+    executor = make_executor(context)
+    nodes = []
     try:
         node = ControllerNode(context=context, parameter_overrides=overrides(params))
+        nodes.append(node)
         probe = Probe(context)
-        executor = make_executor(context)
+        nodes.append(probe)
         executor.add_node(node)
         executor.add_node(probe)
         published: list[Sample] = []
@@ -213,5 +216,8 @@ def test_a_flood_of_unreachable_states_keeps_every_command_gap_within_the_watchd
         assert refused > 0 and node.intake.shed > 0
         assert c.stale_events >= 1  # the flood's states out of reach: the watchdog held
         assert worst <= 0.1 + 0.1 + 0.02 + 0.05, worst
-    finally:
+    finally:  # the events executor holds its nodes (and their participant) until shut down
+        executor.shutdown()
+        for made in nodes:
+            made.destroy_node()
         rclpy.try_shutdown(context=context)

@@ -152,7 +152,7 @@ STATE_CASES = {
     "1 MB name only": (lambda: state(names=[MB_NAME], position=[0.0], velocity=[0.0]),
                        "ignored"),
     "backwards stamp": (lambda: state(time.time() - 0.5), "time_backwards"),
-    "negative stamp": (lambda: state(-5.0), "time_backwards"),
+    "negative stamp": (lambda: state(-5.0), "bad_stamp"),  # (no clock gives it)
     "future stamp": (lambda: state(time.time() + 3600.0), "time_future"),
     "zero stamp": (lambda: state(0.0), None),  # unstamped: the receipt time
     "no velocities": (lambda: state(velocity=[]), "missing_velocity"),
@@ -343,9 +343,11 @@ def test_watchdog_acts_within_timeout_plus_one_period_and_recovers(fuzz: Fuzz) -
     hold = gravity_torques(c.full_model, c._q[:7])
     fuzz.settle(0.3)
     assert np.allclose(fuzz.recorder.outputs[-1].values, hold, atol=1e-9)
-    commands = c.commands
+    commands, shed = c.commands, fuzz.node.intake.shed
     fuzz.good(20)
-    assert not c.stale and c.commands >= commands + 19
+    # each good state commanded, or shed for a newer one (a busy machine: make test-stress
+    # beside two busy loops gave 18 commands of 20 states, one shed)
+    assert not c.stale and c.commands + fuzz.node.intake.shed - shed >= commands + 19
     fuzz.check()
 
 

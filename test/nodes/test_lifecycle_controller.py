@@ -75,8 +75,7 @@ class Lifecycle:
 
 def own_status(recording: Any) -> Any:
     """The controller's last main status on /diagnostics."""
-    statuses = [s for array in recording.diagnostics for s in array.status
-                if s.name.endswith("rnea_controller")]
+    statuses = controller_statuses(recording)
     assert statuses, "no /diagnostics from the controller"
     return statuses[-1]
 
@@ -86,9 +85,25 @@ def values(status: Any) -> dict[str, str]:
 
 
 def wait_resends(loop: ClosedLoop, count: int = 2) -> None:
-    """Spin through ``count`` of the simulator's resends (its state sent again after
-    RESEND_AFTER without a command) and a diagnostics period."""
-    loop.spin_until(lambda: False, count * RESEND_AFTER + 1.2)
+    """Spin until the controller (not active) has taken ``count`` more of the simulator's
+    states (its resends: the state sent again after RESEND_AFTER without a command), then
+    until it has reported on /diagnostics after them. On any schedule: a fixed wall
+    interval (``count * RESEND_AFTER + 1.2`` s, before issue 35) need not hold a resend
+    or a report on a busy machine."""
+    node = loop.controller_node()
+    taken = node.inactive_states + count
+    assert loop.spin_until(lambda: node.inactive_states >= taken, 60.0 + count * RESEND_AFTER), \
+        f"the controller took {node.inactive_states - taken + count} of {count} states"
+    reports = len(controller_statuses(loop.probe.recording))
+    assert loop.spin_until(
+        lambda: len(controller_statuses(loop.probe.recording)) > reports, 60.0), \
+        "no /diagnostics from the controller after the states"
+
+
+def controller_statuses(recording: Any) -> list[Any]:
+    """The controller's main statuses on /diagnostics, oldest first."""
+    return [s for array in recording.diagnostics for s in array.status
+            if s.name.endswith("rnea_controller")]
 
 
 @pytest.fixture
@@ -124,7 +139,9 @@ def test_configure_activate_deactivate_activate_cleanup(loop: ClosedLoop) -> Non
     first = rec.commands[0]
     np.testing.assert_allclose(first, gravity(Q0), rtol=1e-9, atol=1e-9)
     assert np.abs(np.array(rec.q) - Q0).max() < 1e-3  # held where it was activated
-    assert values(own_status(rec))["lifecycle_state"] == "active"
+    # (its next report: 0.5 s of simulated time need not span a diagnostics period)
+    assert loop.spin_until(lambda: values(own_status(rec))["lifecycle_state"] == "active",
+                           60.0)
 
     # deactivate with the loop held: the answer to the last state, then one final
     # command (stale_behavior 'hold': gravity at that last pose), then nothing
