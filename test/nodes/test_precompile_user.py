@@ -84,7 +84,12 @@ def test_a_user_urdf_starts_on_the_kernels_a_shipped_robot_compiled(tmp_path: Pa
         ev.unregister("numba:compile", compiles)  # type: ignore[no-untyped-call]
     assert compiles.names == [], compiles.names
     assert [list(d.signatures) for d in entries] == before
-    assert all(len(sigs) == 1 for sigs in before), before
+    # The command entries are called from Python: one signature each. gravity_call is
+    # their callee: when they load from numba's cache its dispatcher gets no signature
+    # of its own in this process (it has one when it was compiled here or called
+    # directly by an earlier test), never two.
+    assert [len(sigs) for sigs in before[:2]] == [1, 1], before
+    assert len(before[2]) <= 1, before[2]
 
 
 def test_precompile_a_user_urdf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
