@@ -40,7 +40,8 @@ def stream(ctl, model, stamps, walls, q=Q):
 def test_clock_reset_resynchronises_after_count_messages(jump: float, label: str) -> None:
     ctl, model = make()
     count = ctl.config.clock_reset.count
-    t0 = 1.7e9 if jump == -1.7e9 else 0.5
+    # (stamps before the epoch are bad_stamp: the 1-hour jump back starts an hour in)
+    t0 = {-1.7e9: 1.7e9, -3600.0: 3600.5}.get(jump, 0.5)
     before = stream(ctl, model, t0 + np.arange(100) * 1e-3, 10 + np.arange(100) * 1e-3)
     assert all(r.command is not None for r in before)
     after_stamps = t0 + 0.1 + jump + np.arange(200) * 1e-3
@@ -70,20 +71,22 @@ def test_bag_played_in_a_loop_resets_every_lap() -> None:
 @pytest.mark.parametrize("offset", [-0.5, -3600.0, +3600.0, +5.0])
 def test_single_out_of_order_or_future_message_is_rejected_without_reset(offset) -> None:
     ctl, model = make()
-    stamps = 2.0 + np.arange(50) * 1e-3
+    t0 = 3602.0  # [s] (an hour in: an hour back is still after the epoch, not bad_stamp)
+    stamps = t0 + np.arange(50) * 1e-3
     stream(ctl, model, stamps, stamps)
     bad_q = Q + 1.0
-    rogue = ctl.joint_state(model.joint_names, bad_q, [0.0] * 7, stamp=2.049 + offset,
-                            now=2.0495)
+    rogue = ctl.joint_state(model.joint_names, bad_q, [0.0] * 7, stamp=t0 + 0.049 + offset,
+                            now=t0 + 0.0495)
     assert rogue.command is None
     assert rogue.reason == ("time_backwards" if offset < 0 else "time_future")
-    after = stream(ctl, model, 2.05 + np.arange(50) * 1e-3, 2.05 + np.arange(50) * 1e-3)
+    after = stream(ctl, model, t0 + 0.05 + np.arange(50) * 1e-3,
+                   t0 + 0.05 + np.arange(50) * 1e-3)
     assert all(r.command is not None for r in after) and ctl.clock_resets == 0
     assert np.allclose(after[-1].command, gravity_torques(ctl.model, Q))  # rogue not merged
     # Repeated copies of one old message are not a new clock either.
     for _ in range(10):
-        assert ctl.joint_state(model.joint_names, bad_q, [0.0] * 7, stamp=1.0,
-                               now=2.1).reason == "time_backwards"
+        assert ctl.joint_state(model.joint_names, bad_q, [0.0] * 7, stamp=t0 - 1.0,
+                               now=t0 + 0.1).reason == "time_backwards"
     assert ctl.clock_resets == 0
 
 

@@ -93,18 +93,19 @@ def test_inverse_dynamics_tracks_a_cosine_in_pinocchios_constrained_dynamics(
                effort_rate_limits=[1e5])
     sim = LoopSimulator(sample_urdf(robot), loops)
     qa0 = 0.5 * (loops.q_reference[loops.active_index] - amplitude)
-    sim.reset(rc.solve_loops(loops, qa0))
+    t0 = 1.0  # [s] the run's first stamp (a stamp is never negative: bad_stamp)
+    sim.reset(rc.solve_loops(loops, qa0), t=t0)
     T = np.arange(0.0, 4.0, 0.01)
     w = np.pi
     shape = np.ones(loops.n_active)
     P = qa0 + amplitude * (1 - np.cos(w * T))[:, None] * shape
     V = amplitude * w * np.sin(w * T)[:, None] * shape
     A = amplitude * w**2 * np.cos(w * T)[:, None] * shape
-    # (the robot at rest one step before the run's first state, at 0: a state at 0 here
-    # would make that one a duplicate stamp, rejected)
+    # (the robot at rest one step before the run's first state, at t0: a state at t0
+    # here would make that one a duplicate stamp, rejected)
     ctl.joint_state(names(loops), sim.q[loops.active_index], sim.qd[loops.active_index],
-                    stamp=-sim.dt, now=-sim.dt)
-    ctl.trajectory(names(loops), T, P, V, A, start=0.0)
+                    stamp=t0 - sim.dt, now=t0 - sim.dt)
+    ctl.trajectory(names(loops), T, P, V, A, start=t0)
     errors: list[float] = []
     reference = np.array(loops.q_reference)
 

@@ -80,7 +80,7 @@ def bad_stream(model, rng: np.random.Generator, count: int):
     """``count`` joint states (names, position, velocity, stamp, now) mixing good ones
     with every kind the controller rejects, holds or re-synchronises on."""
     names = list(model.joint_names)
-    stamp, now = 100.0, 0.0
+    stamp, now = 5000.0, 0.0  # (its clock resets go 50 s back, ~27 times: stay > 0)
     q = Q.copy()
     for k in range(count):
         now += 1e-3

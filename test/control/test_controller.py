@@ -50,7 +50,8 @@ def test_partial_messages_are_merged_and_counted_until_complete() -> None:
     ([0.0, np.nan, 0, 0, 0, 0, 0], [], 1.0, "non_finite"),
     ([0.0] * 7, [0, 0, np.inf, 0, 0, 0, 0], 1.0, "non_finite"),
     ([0.0] * 7, [], 0.5, "time_backwards"),
-    ([0.0] * 7, [], float("nan"), "time_backwards"),
+    ([0.0] * 7, [], float("nan"), "bad_stamp"),  # (not finite: no clock gives it)
+    ([0.0] * 7, [], -1.0, "bad_stamp"),  # (before the epoch)
 ])
 def test_bad_messages_are_rejected_counted_and_leave_the_state(position, velocity, stamp,
                                                                reason) -> None:
