@@ -15,4 +15,10 @@ class BagDecodeError(BagError, ValueError):
     compression or checksum): the message says what was malformed."""
 
 
-__all__ = ["BagDecodeError", "BagError"]
+class FilterWindowError(BagError, ValueError):
+    """A Savitzky-Golay window that cannot fit its polynomial (``polyorder`` not below
+    ``window_length``, a window longer than the data): a ``ValueError`` too, as
+    ``scipy.signal`` raises for the same arguments."""
+
+
+__all__ = ["BagDecodeError", "BagError", "FilterWindowError"]

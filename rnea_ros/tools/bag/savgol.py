@@ -25,6 +25,8 @@ from numpy.typing import NDArray
 from scipy.linalg import lstsq
 from scipy.ndimage import convolve1d
 
+from rnea_ros.tools.bag.errors import FilterWindowError
+
 Array = NDArray[np.float64]
 
 
@@ -34,9 +36,10 @@ def savgol_coeffs(window_length: int, polyorder: int, deriv: int = 0, delta: flo
     ``"dot"`` in the window's order (a dot product with the window gives the fitted
     polynomial's ``deriv``-th derivative at its centre [unit of the data / delta^deriv])."""
     if polyorder >= window_length:
-        raise ValueError("polyorder must be less than window_length.")
+        raise FilterWindowError(f"polyorder must be less than window_length. (polyorder "
+                                f"{polyorder}, window_length {window_length})")
     if use not in ("conv", "dot"):
-        raise ValueError("`use` must be 'conv' or 'dot'")
+        raise FilterWindowError(f"`use` must be 'conv' or 'dot' (got {use!r})")
     halflen, rem = divmod(window_length, 2)
     pos = halflen if rem else halflen - 0.5
     if deriv > polyorder:
@@ -61,8 +64,9 @@ def savgol_filter(x: Array, window_length: int, polyorder: int, deriv: int = 0,
         x = x.astype(np.float64)
     coeffs = savgol_coeffs(window_length, polyorder, deriv=deriv, delta=delta)
     if window_length > x.shape[0]:
-        raise ValueError("If mode is 'interp', window_length must be less than or equal "
-                         "to the size of x.")
+        raise FilterWindowError(f"If mode is 'interp', window_length must be less than or "
+                                f"equal to the size of x. (window_length {window_length}, "
+                                f"{x.shape[0]} samples)")
     y = convolve1d(x, coeffs, axis=0, mode="constant")
     halflen = window_length // 2
     n = x.shape[0]
