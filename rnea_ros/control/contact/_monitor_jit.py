@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.control.contact._detection_jit import S_SIZE, S_START, detect_step
+from rnea_ros.core._algebra import coulomb_sign
 from rnea_ros.core._compile import jit_entry, scratch, tree_vector
 from rnea_ros.core._layout import F_COULOMB, F_VISCOUS
 from rnea_ros.core.dynamics._momentum_bias_jit import _COLS, momentum_pass
@@ -74,11 +75,8 @@ def monitor_call(fp: Array, g: Array, t: float, q: Array, qd: Array, qdd: Array,
         state[X_RESTARTS] += 1.0
     for j in range(n):
         v = qd[j]
-        # the regularised sign of observer.friction: clip(v / band, -1, 1), sign at band 0
-        sg = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-        if band > 0.0 and abs(v) < band:
-            sg = v / band
-        w[j] += fp[j, F_COULOMB] * sg + fp[j, F_VISCOUS] * v
+        # observer.friction's law, the core's: clip(v / band, -1, 1), sign at band 0
+        w[j] += fp[j, F_COULOMB] * coulomb_sign(v, band) + fp[j, F_VISCOUS] * v
         if restart:
             r[j] = 0.0
         else:
