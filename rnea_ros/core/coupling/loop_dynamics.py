@@ -95,11 +95,8 @@ def loop_rnea(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: 
     eq. 4 and its derivative. Gravity, armature and friction of all tree
     joints included; ``gravity`` (3,) overrides the model's.
 
-    Parameters
-    ----------
-    model, q, qd_active, qdd_active, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active,
-        qdd_active; [rigid robots](core.md#rigid-robots) for gravity.
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``, ``qdd_active``
+    ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -135,11 +132,8 @@ def loop_rnea_with_wrenches(model: ClosedLoopModel, q: object, qd_active: object
     redundant (a planar loop closed by a revolute cut) the out-of-plane
     components are those of the minimum-norm multipliers, zero.
 
-    Parameters
-    ----------
-    model, q, qd_active, qdd_active, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active,
-        qdd_active; [rigid robots](core.md#rigid-robots) for gravity.
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``, ``qdd_active``
+    ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -180,11 +174,8 @@ def _frame_pose(model: ClosedLoopModel, R: Array, p: Array, l: int, side: int
 def loop_gravity(model: ClosedLoopModel, q: object, *, gravity: object | None = None) -> Array:
     """Active-joint torques (N,) holding the mechanism still at ``q``: ``G^T g_tree(q)``.
 
-    Parameters
-    ----------
-    model, q, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q; [rigid
-        robots](core.md#rigid-robots) for gravity.
+    Arguments as in Conventions: ``model``, ``q`` ([closed loops](core.md#closed-loops));
+    ``gravity`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -198,10 +189,7 @@ def loop_gravity(model: ClosedLoopModel, q: object, *, gravity: object | None = 
 def loop_mass_matrix(model: ClosedLoopModel, q: object) -> Array:
     """``A_c = G^T M G`` (N, N) at a closed ``q`` (eq. 58; armature included).
 
-    Parameters
-    ----------
-    model, q : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
+    Arguments as in Conventions: ``model``, ``q`` ([closed loops](core.md#closed-loops)).
 
     Returns
     -------
@@ -218,11 +206,8 @@ def loop_nonlinear_effects(model: ClosedLoopModel, q: object, qd_active: object,
     """``H_c`` (N,) of eq. 58: ``G^T (M Gdot qd_a + h)``, Coriolis, centrifugal and
     gravity torques in the active joints (friction excluded, as in ``rc.nonlinear_effects``).
 
-    Parameters
-    ----------
-    model, q, qd_active, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active;
-        [rigid robots](core.md#rigid-robots) for gravity.
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``
+    ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -240,11 +225,11 @@ def loop_forward_dynamics(model: ClosedLoopModel, q: object, qd_active: object,
     ``A_c^{-1} (tau_a - H_c - G^T F(qd))``, in one compiled call; the tree's are
     :func:`~rnea_ros.core.coupling.loop_kinematics.loop_accelerations`.
 
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``
+    ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q, qd_active, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active;
-        [rigid robots](core.md#rigid-robots) for gravity.
     tau_active : array_like of shape (N,)
         Active joint torques [N m, N].
 
@@ -281,11 +266,11 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
     """:func:`loop_rnea` over S samples: ``q`` (S, n), ``qd_active``, ``qdd_active``
     (S, N) -> ``tau_a`` (S, N), in one compiled loop.
 
+    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [rigid
-        robots](core.md#rigid-robots) for gravity.
     q : array_like of shape (S, n)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
     qd_active : array_like of shape (S, N)
@@ -320,11 +305,11 @@ def loop_forward_dynamics_batch(model: ClosedLoopModel, q: object, qd_active: ob
                                 _single: bool = False) -> Array:
     """:func:`loop_forward_dynamics` over S samples -> ``qdd_a`` (S, N), in one compiled loop.
 
+    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [rigid
-        robots](core.md#rigid-robots) for gravity.
     q : array_like of shape (S, n)
         Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
     qd_active : array_like of shape (S, N)

@@ -44,10 +44,7 @@ def platform_inverse_geometry(robot: ParallelRobot, x: object) -> Array:
     closed-form inverse geometric models; :class:`ParallelRobotError` naming the
     leg if out of reach).
 
-    Parameters
-    ----------
-    robot, x : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
+    Arguments as in Conventions: ``robot``, ``x`` ([parallel robots](core.md#parallel-robots)).
 
     Returns
     -------
@@ -69,10 +66,10 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
     ``(d/dt J_p^-1) xd`` of ``qdd_a = J_p^-1 xdd + (d/dt J_p^-1) xd``.
     :class:`ParallelRobotError` naming the leg if ``x`` is out of reach.
 
+    Arguments as in Conventions: ``robot``, ``x`` ([parallel robots](core.md#parallel-robots)).
+
     Parameters
     ----------
-    robot, x : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
     xd : array_like of shape (nv,), optional
         Platform twist (``None``: zero).
     xdd : array_like of shape (nv,), optional
@@ -97,10 +94,7 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
 def platform_inverse_jacobian(robot: ParallelRobot, x: object) -> Array:
     """``J_p^-1`` (n_a, nv) at pose ``x``: ``qd_a = J_p^-1 xd`` (eq. 60, 62).
 
-    Parameters
-    ----------
-    robot, x : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
+    Arguments as in Conventions: ``robot``, ``x`` ([parallel robots](core.md#parallel-robots)).
 
     Returns
     -------
@@ -134,10 +128,10 @@ def platform_forward_geometry(robot: ParallelRobot, q_active: object, x0: object
     on the inverse geometric model, ``x <- x + J_p (q_a - IGM(x))``, from ``x0``
     (default ``robot.zero_pose``). Converges to the assembly mode nearest ``x0``.
 
+    Arguments as in Conventions: ``robot`` ([parallel robots](core.md#parallel-robots)).
+
     Parameters
     ----------
-    robot : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
     q_active : array_like of shape (n_a,)
         Active joint values [rad, m].
     x0 : array_like of shape (nx,), optional
@@ -230,10 +224,10 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
     for :func:`~rnea_ros.core.dynamics.rnea.rnea` on ``robot.tree`` or a
     closed-loop formulation.
 
+    Arguments as in Conventions: ``robot``, ``x`` ([parallel robots](core.md#parallel-robots)).
+
     Parameters
     ----------
-    robot, x : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
     xd : array_like of shape (nv,), optional
         Platform twist (``None``: zero).
     xdd : array_like of shape (nv,), optional

@@ -65,10 +65,8 @@ def aba(model: RobotModel, q: object, qd: object, tau: object, *,
     """Joint accelerations ``qdd`` (nv,) under torques ``tau`` (nv,), recursively in O(n)
     (through the mass matrix for a model with mimic joints); ``q`` (nq,).
 
-    Parameters
-    ----------
-    model, q, qd, tau, gravity, fext : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``tau``, ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -126,11 +124,8 @@ def aba_batch(model: RobotModel, q: object, qd: object, tau: object, *,
               gravity: object | None = None) -> Array:
     """:func:`aba` over N samples: ``q`` (N, nq), ``qd, tau`` (N, nv) give ``qdd`` (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q, qd, tau : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd, tau.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd``, ``tau`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

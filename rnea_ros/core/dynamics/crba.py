@@ -41,10 +41,7 @@ _crba_fast = FastCall(crba_call)
 def mass_matrix(model: RobotModel, q: object) -> Array:
     """Joint-space inertia matrix ``M(q)`` (nv, nv), armature included; ``q`` (nq,).
 
-    Parameters
-    ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -74,11 +71,8 @@ def mass_matrix(model: RobotModel, q: object) -> Array:
 def mass_matrix_batch(model: RobotModel, q: object) -> Array:
     """:func:`mass_matrix` over N samples: ``q`` (N, nq) gives (N, nv, nv).
 
-    Parameters
-    ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model; [batches of
-        samples](core.md#batches-of-samples) for q.
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)); ``q``
+    ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

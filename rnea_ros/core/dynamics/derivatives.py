@@ -99,10 +99,8 @@ def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
     ``gravity`` (3,) overrides ``model.gravity``; ``fext`` (n, 6) ``[force, torque]``
     applied to each body in its frame. The three arrays are views of one (3, n, n) block.
 
-    Parameters
-    ----------
-    model, q, v, a, gravity, fext : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``v``, ``a``, ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -135,10 +133,8 @@ def joint_wrench_derivatives(model: RobotModel, q: object, v: object, a: object,
     joints, ``W`` has a row per body (followers included): (nbodies, 6), and
     ``dW/dx`` (nbodies, 6, n).
 
-    Parameters
-    ----------
-    model, q, v, a, gravity, fext : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``v``, ``a``, ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -217,11 +213,11 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
 
     ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
 
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``v``, ``a`` ([batches of samples](core.md#batches-of-samples)).
+
     Parameters
     ----------
-    model, gravity, q, v, a : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, v, a.
     fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
         External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
         or one set per sample.
@@ -255,11 +251,11 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
 
     ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
 
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``v``, ``a`` ([batches of samples](core.md#batches-of-samples)).
+
     Parameters
     ----------
-    model, gravity, q, v, a : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, v, a.
     fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
         External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
         or one set per sample.
@@ -301,10 +297,11 @@ def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, 
     docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
     armature). The four matrices are views of one (4, n, n) block.
 
+    Arguments as in Conventions: ``model``, ``q``, ``v``, ``a``, ``gravity``, ``fext``, ``fext_dot``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q, v, a, gravity, fext, fext_dot : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     j : array_like of shape (nv,)
         Joint jerks ``qddd`` [rad/s^3, m/s^3].
 
@@ -343,11 +340,11 @@ def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: ob
     """:func:`rnea_time_derivative_sensitivities` over N samples: (N, n) inputs give
     ``tau_dot`` (N, n) and four (N, n, n).
 
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``v``, ``a`` ([batches of samples](core.md#batches-of-samples)).
+
     Parameters
     ----------
-    model, gravity, q, v, a : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, v, a.
     j : array_like of shape (N, nv)
         Joint jerks ``qddd`` [rad/s^3, m/s^3].
 

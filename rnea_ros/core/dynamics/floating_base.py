@@ -123,6 +123,9 @@ def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: o
     acceleration. Raises :class:`StateError` for bad input and :class:`ModelError`
     when the whole robot's inertia is singular (e.g. no mass).
 
+    Arguments as in Conventions: ``base_twist``, ``q``, ``v``, ``a``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
     tree : RobotModel
@@ -132,8 +135,6 @@ def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: o
         The floating base body's inertia, in its frame.
     base_pose : array_like of shape (7,)
         Base pose in the world ``[x y z qx qy qz qw]`` [m].
-    base_twist, q, v, a, fext : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     base_fext : array_like of shape (6,), optional
         Wrench ``[force; torque]`` [N, N m] on the base, base frame at its origin.
     gravity : array_like of shape (3,), optional
@@ -193,10 +194,11 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
     no drive on the base); :class:`StateError` for bad input (a quaternion off the
     unit sphere names its joint).
 
+    Arguments as in Conventions: ``model``, ``fext``, ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, fext, gravity : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     q : array_like of shape (nq,)
         Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
         the joints.
@@ -238,10 +240,10 @@ def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_jo
 
     Errors as :func:`free_floating_dynamics`'s, for the first sample that fails.
 
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, gravity : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     q : array_like of shape (N, nq)
         Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
         the joints.

@@ -47,10 +47,10 @@ def frame_jacobian(model: RobotModel, q: object, frame: str,
     ``reference`` ("LOCAL", "WORLD" or "LOCAL_WORLD_ALIGNED", Pinocchio's default
     ``LOCAL``); see the module docstring.
 
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     frame : str
         Link name (merged links too).
     reference : {'LOCAL', 'WORLD', 'LOCAL_WORLD_ALIGNED'}, default 'LOCAL'

@@ -58,10 +58,10 @@ def parameter_count(model: RobotModel, drives: bool = True) -> int:
 def parameter_names(model: RobotModel, drives: bool = True) -> list[str]:
     """Column names, e.g. ``'m@link1'``, ``'Ixy@link1'``, ``'Fv@joint1'``.
 
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     drives : bool, default True
         Include the drive parameters (``Ia``, ``Fv``, ``Fs``), as
         :func:`joint_torque_regressor`.
@@ -81,10 +81,10 @@ def parameter_names(model: RobotModel, drives: bool = True) -> list[str]:
 def parameter_vector(model: RobotModel, drives: bool = True) -> Array:
     """The model's ``pi`` (p,) in the regressor's column order (inertia about the body origin).
 
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     drives : bool, default True
         Include the drive parameters (``Ia``, ``Fv``, ``Fs``), as
         :func:`joint_torque_regressor`.
@@ -114,10 +114,11 @@ def joint_torque_regressor(model: RobotModel, q: object, qd: object, qdd: object
     ``drives=False`` gives the 10 n inertial columns only, Pinocchio's
     ``computeJointTorqueRegressor`` (columns in our body order).
 
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q, qd, qdd, gravity : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     drives : bool, default True
         Include the 3 drive columns per joint (armature ``Ia``, viscous ``Fv``, Coulomb
         ``Fs``): 13 n columns; ``False``: the 10 n inertial ones.
@@ -146,11 +147,11 @@ def joint_torque_regressor_batch(model: RobotModel, q: object, qd: object, qdd: 
 
     ``out`` (N, n, p), C-contiguous float64, is filled instead of a new array.
 
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd``, ``qdd`` ([batches of samples](core.md#batches-of-samples)).
+
     Parameters
     ----------
-    model, gravity, q, qd, qdd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd, qdd.
     drives : bool, default True
         Include the 3 drive columns per joint (armature ``Ia``, viscous ``Fv``, Coulomb
         ``Fs``): 13 n columns; ``False``: the 10 n inertial ones.

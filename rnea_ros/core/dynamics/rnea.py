@@ -86,10 +86,8 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
     ``base_motion`` is the known motion of a moving base (Khalil 2010 §7.1,
     :class:`~.moving_base.BaseMotion`; gravity is then given in the world frame).
 
-    Parameters
-    ----------
-    model, q, qd, qdd, gravity, fext, base_motion : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``gravity``, ``fext``,
+    ``base_motion`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -160,10 +158,8 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
     reaction ``F_p, tau_p`` (eq. 2.1-2.2). Its projection on the joint axis is
     the actuated part, the rest is carried by the joint's structure.
 
-    Parameters
-    ----------
-    model, q, qd, qdd, gravity, fext, base_motion : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``gravity``, ``fext``,
+    ``base_motion`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -196,10 +192,8 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
     moving base*: ``rnea(q, 0, 0)`` started from the base's motion (Khalil 2010
     §7.1), which adds the base's acceleration and rotation to gravity.
 
-    Parameters
-    ----------
-    model, q, gravity, base_motion : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``gravity``, ``base_motion``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -259,10 +253,8 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
     """``h(q, qd) = C(q, qd) qd + g(q)`` (nv,): rigid-body bias torques, no friction
     (on a moving base: also the base's motion, as :func:`rnea` with ``qdd = 0``).
 
-    Parameters
-    ----------
-    model, q, qd, gravity, base_motion : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``gravity``, ``base_motion``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -286,10 +278,7 @@ def friction_torques(model: RobotModel, qd: object) -> Array:
     """Joint friction ``Fs clip(qd / b, -1, 1) + Fv qd`` (nv,) (Khalil eq. 31, ``b`` =
     ``model.coulomb_band``; ``b = 0``: ``Fs sign(qd)``), as the kernels compute it.
 
-    Parameters
-    ----------
-    model, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``qd`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -305,11 +294,8 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
                gravity: object | None = None) -> Array:
     """:func:`rnea` over N samples: ``q`` (N, nq), ``qd, qdd`` (N, nv) give ``tau`` (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q, qd, qdd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd, qdd.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd``, ``qdd`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
@@ -342,11 +328,8 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
 def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None) -> Array:
     """:func:`gravity_torques` over N samples: ``q`` (N, nq) gives (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
@@ -366,11 +349,8 @@ def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
                             gravity: object | None = None) -> Array:
     """:func:`nonlinear_effects` over N samples: ``q`` (N, nq), ``qd`` (N, nv) give (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

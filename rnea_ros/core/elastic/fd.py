@@ -46,11 +46,9 @@ def dynamics(model: ElasticModel, q: object, theta: object, qd: object, thetad: 
              gravity: object | None = None, fext: object | None = None) -> Dynamics:
     """``A(q)`` and ``zeta(q, qd, theta, thetad)`` of eq. 31 by n + n_e + 1 Algorithm-1 calls.
 
-    Parameters
-    ----------
-    model, q, theta, qd, thetad, gravity, fext : see Conventions
-        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
-        qd, thetad; [rigid robots](core.md#rigid-robots) for gravity, fext.
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``
+    ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -89,11 +87,9 @@ def forward_dynamics(model: ElasticModel, q: object, theta: object, qd: object,
     ``tau[i]``: the joint torque of a rigid joint, the motor torque (link side,
     eq. 29) of an elastic one.
 
-    Parameters
-    ----------
-    model, q, theta, qd, thetad, tau, gravity, fext : see Conventions
-        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
-        qd, thetad, tau; [rigid robots](core.md#rigid-robots) for gravity, fext.
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``tau``
+    ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------

@@ -76,11 +76,9 @@ def forward_dynamics_recursive(model: ElasticModel, q: object, theta: object, qd
     ``tau[i]`` is joint ``i``'s motor torque: the joint torque of a rigid joint,
     the motor torque (link side, hua-2024 eq. 29) of an elastic one.
 
-    Parameters
-    ----------
-    model, q, theta, qd, thetad, tau, gravity, fext : see Conventions
-        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
-        qd, thetad, tau; [rigid robots](core.md#rigid-robots) for gravity, fext.
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``tau``
+    ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -119,11 +117,12 @@ def elastic_inverse_dynamics(model: ElasticModel, q: object, theta: object, qd: 
     ``qdd`` (n,): the entries of the elastic joints are ignored (they are
     outputs); ``thetadd`` (n_e,) the motor accelerations.
 
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``thetadd``
+    ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q, theta, qd, thetad, thetadd, gravity, fext : see Conventions
-        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
-        qd, thetad, thetadd; [rigid robots](core.md#rigid-robots) for gravity, fext.
     qdd : array_like of shape (n,)
         Joint accelerations [rad/s^2, m/s^2]; the elastic joints' entries are ignored
         (outputs).
