@@ -90,10 +90,8 @@ def loop_rnea(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: 
               gravity: object | None = None) -> Array:
     """Active-joint torques ``tau_a`` (N,) = G^T tau_tree (Khalil eq. 55/57).
 
-    ``q`` (n,) closes every loop; ``qd_active``, ``qdd_active`` (N,) are the
-    active joints' velocities and accelerations; the passive ones follow from
-    eq. 4 and its derivative. Gravity, armature and friction of all tree
-    joints included; ``gravity`` (3,) overrides the model's.
+    The passive joints' velocities and accelerations follow from eq. 4 and its
+    derivative. Gravity, armature and friction of all tree joints included.
 
     Arguments as in Conventions: ``model``, ``q``, ``qd_active``, ``qdd_active``
     ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
@@ -138,7 +136,7 @@ def loop_rnea_with_wrenches(model: ClosedLoopModel, q: object, qd_active: object
     Returns
     -------
     tau_a : ndarray of shape (N,)
-        Active joint torques [N m, N].
+        :func:`loop_rnea`'s active joint torques [N m, N].
     wrenches : ndarray of shape (B, 6)
         Cut-joint wrenches ``[force; moment]`` [N, N m] in each loop's frame 1.
     """
@@ -225,13 +223,8 @@ def loop_forward_dynamics(model: ClosedLoopModel, q: object, qd_active: object,
     ``A_c^{-1} (tau_a - H_c - G^T F(qd))``, in one compiled call; the tree's are
     :func:`~rnea_ros.core.coupling.loop_kinematics.loop_accelerations`.
 
-    Arguments as in Conventions: ``model``, ``q``, ``qd_active``
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``, ``tau_active``
     ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
-
-    Parameters
-    ----------
-    tau_active : array_like of shape (N,)
-        Active joint torques [N m, N].
 
     Returns
     -------
@@ -266,17 +259,9 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
     """:func:`loop_rnea` over S samples: ``q`` (S, n), ``qd_active``, ``qdd_active``
     (S, N) -> ``tau_a`` (S, N), in one compiled loop.
 
-    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``gravity``
+    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``q``,
+    ``qd_active``, ``qdd_active`` ([closed-loop batches](core.md#closed-loop-batches)); ``gravity``
     ([rigid robots](core.md#rigid-robots)).
-
-    Parameters
-    ----------
-    q : array_like of shape (S, n)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (S, N)
-        Active joint velocities [rad/s, m/s].
-    qdd_active : array_like of shape (S, N)
-        Active joint accelerations [rad/s^2, m/s^2].
 
     Returns
     -------
@@ -305,17 +290,9 @@ def loop_forward_dynamics_batch(model: ClosedLoopModel, q: object, qd_active: ob
                                 _single: bool = False) -> Array:
     """:func:`loop_forward_dynamics` over S samples -> ``qdd_a`` (S, N), in one compiled loop.
 
-    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``gravity``
+    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``q``,
+    ``qd_active``, ``tau_active`` ([closed-loop batches](core.md#closed-loop-batches)); ``gravity``
     ([rigid robots](core.md#rigid-robots)).
-
-    Parameters
-    ----------
-    q : array_like of shape (S, n)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (S, N)
-        Active joint velocities [rad/s, m/s].
-    tau_active : array_like of shape (S, N)
-        Active joint torques [N m, N].
 
     Returns
     -------

@@ -264,12 +264,7 @@ def loop_residual(model: ClosedLoopModel, q: object) -> Array:
     ``sin(angle) * axis`` of frame 2 relative to frame 1 (revolute: the two
     components of ``z1``'s misalignment in frame 2) [rad to first order].
 
-    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)).
-
-    Parameters
-    ----------
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] (need not close the loops).
+    Arguments as in Conventions: ``model``, ``q`` ([closed loops](core.md#closed-loops)).
 
     Returns
     -------
@@ -332,12 +327,7 @@ def loop_constraint_jacobian(model: ClosedLoopModel, q: object) -> Array:
     Does not require ``q`` to be closed (it is the Jacobian of
     :func:`loop_residual` there, to first order).
 
-    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)).
-
-    Parameters
-    ----------
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] (need not close the loops).
+    Arguments as in Conventions: ``model``, ``q`` ([closed loops](core.md#closed-loops)).
 
     Returns
     -------

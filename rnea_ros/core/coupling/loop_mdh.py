@@ -54,7 +54,8 @@ def from_mdh_loops(links: Sequence[MDHLink], *, loops: int, active: Sequence[str
     cut-joint rows ``k`` and B closing-frame rows ``k + B`` (see the module docstring).
 
     Arguments as in Conventions: ``name``, ``base`` ([loading models](core.md#loading-models));
-    ``gravity``, ``inertia_check`` ([rigid robots](core.md#rigid-robots)).
+    ``gravity``, ``inertia_check`` ([rigid robots](core.md#rigid-robots)); ``reference``
+    ([closed loops](core.md#closed-loops)).
 
     Parameters
     ----------
@@ -64,9 +65,6 @@ def from_mdh_loops(links: Sequence[MDHLink], *, loops: int, active: Sequence[str
         Number of loops B.
     active : sequence of str or int
         The active (actuated) joints, by name or row index.
-    reference : Mapping or array_like, optional
-        Reference configuration (joint name -> value, or (n,)) [rad, m] (``None``: ``q =
-        0``).
 
     Returns
     -------

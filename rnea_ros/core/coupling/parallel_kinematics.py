@@ -66,14 +66,8 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
     ``(d/dt J_p^-1) xd`` of ``qdd_a = J_p^-1 xdd + (d/dt J_p^-1) xd``.
     :class:`ParallelRobotError` naming the leg if ``x`` is out of reach.
 
-    Arguments as in Conventions: ``robot``, ``x`` ([parallel robots](core.md#parallel-robots)).
-
-    Parameters
-    ----------
-    xd : array_like of shape (nv,), optional
-        Platform twist (``None``: zero).
-    xdd : array_like of shape (nv,), optional
-        Platform acceleration (``None``: zero).
+    Arguments as in Conventions: ``robot``, ``x``, ``xd``, ``xdd``
+    ([parallel robots](core.md#parallel-robots)).
 
     Returns
     -------
@@ -224,14 +218,8 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
     for :func:`~rnea_ros.core.dynamics.rnea.rnea` on ``robot.tree`` or a
     closed-loop formulation.
 
-    Arguments as in Conventions: ``robot``, ``x`` ([parallel robots](core.md#parallel-robots)).
-
-    Parameters
-    ----------
-    xd : array_like of shape (nv,), optional
-        Platform twist (``None``: zero).
-    xdd : array_like of shape (nv,), optional
-        Platform acceleration (``None``: zero).
+    Arguments as in Conventions: ``robot``, ``x``, ``xd``, ``xdd``
+    ([parallel robots](core.md#parallel-robots)).
 
     Returns
     -------

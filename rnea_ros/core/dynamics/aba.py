@@ -78,7 +78,7 @@ def aba(model: RobotModel, q: object, qd: object, tau: object, *,
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> q, qd = np.full(model.nq, 0.3), np.full(model.nv, 0.1)
     >>> tau = rc.rnea(model, q, qd, np.ones(model.nv))
     >>> bool(np.allclose(rc.aba(model, q, qd, tau), 1.0))
     True
@@ -130,7 +130,7 @@ def aba_batch(model: RobotModel, q: object, qd: object, tau: object, *,
     Returns
     -------
     qdd : ndarray of shape (N, nv)
-        Joint accelerations, a row per sample.
+        Joint accelerations [rad/s^2, m/s^2], a row per sample.
     """
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])

@@ -121,7 +121,7 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> q, qd = np.full(model.nq, 0.3), np.linspace(-1.0, 1.0, model.nv)
     >>> C = rc.coriolis_matrix(model, q, qd)
     >>> h = rc.nonlinear_effects(model, q, qd)
     >>> bool(np.allclose(C @ qd + rc.gravity_torques(model, q), h))

@@ -53,8 +53,7 @@ def mass_matrix(model: RobotModel, q: object) -> Array:
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
-    >>> M = rc.mass_matrix(model, q)
+    >>> M = rc.mass_matrix(model, np.full(model.nq, 0.3))
     >>> M.shape == (model.nv, model.nv), bool(np.allclose(M, M.T))
     (True, True)
     """

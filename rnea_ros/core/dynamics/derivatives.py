@@ -211,16 +211,8 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
                            ) -> tuple[Array, Array, Array]:
     """:func:`rnea_derivatives` over N samples: (N, n) inputs give three (N, n, n).
 
-    ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
-
     Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
-    ``q``, ``v``, ``a`` ([batches of samples](core.md#batches-of-samples)).
-
-    Parameters
-    ----------
-    fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
-        External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
-        or one set per sample.
+    ``q``, ``v``, ``a``, ``fext`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
@@ -249,16 +241,8 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
                                    ) -> tuple[Array, Array, Array, Array]:
     """:func:`joint_wrench_derivatives` over N samples: ``W`` (N, n, 6), three (N, n, 6, n).
 
-    ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
-
     Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
-    ``q``, ``v``, ``a`` ([batches of samples](core.md#batches-of-samples)).
-
-    Parameters
-    ----------
-    fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
-        External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
-        or one set per sample.
+    ``q``, ``v``, ``a``, ``fext`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
@@ -297,13 +281,8 @@ def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, 
     docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
     armature). The four matrices are views of one (4, n, n) block.
 
-    Arguments as in Conventions: ``model``, ``q``, ``v``, ``a``, ``gravity``, ``fext``, ``fext_dot``
-    ([rigid robots](core.md#rigid-robots)).
-
-    Parameters
-    ----------
-    j : array_like of shape (nv,)
-        Joint jerks ``qddd`` [rad/s^3, m/s^3].
+    Arguments as in Conventions: ``model``, ``q``, ``v``, ``a``, ``j``, ``gravity``, ``fext``,
+    ``fext_dot`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -341,12 +320,7 @@ def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: ob
     ``tau_dot`` (N, n) and four (N, n, n).
 
     Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
-    ``q``, ``v``, ``a`` ([batches of samples](core.md#batches-of-samples)).
-
-    Parameters
-    ----------
-    j : array_like of shape (N, nv)
-        Joint jerks ``qddd`` [rad/s^3, m/s^3].
+    ``q``, ``v``, ``a``, ``j`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

@@ -123,20 +123,12 @@ def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: o
     acceleration. Raises :class:`StateError` for bad input and :class:`ModelError`
     when the whole robot's inertia is singular (e.g. no mass).
 
-    Arguments as in Conventions: ``base_twist``, ``q``, ``v``, ``a``, ``fext``
-    ([rigid robots](core.md#rigid-robots)).
+    Arguments as in Conventions: ``tree``, ``base_inertia``, ``base_pose``, ``base_fext``
+    ([floating base and tree](core.md#floating-base-and-tree)); ``base_twist``, ``q``, ``v``, ``a``,
+    ``fext`` ([rigid robots](core.md#rigid-robots)).
 
     Parameters
     ----------
-    tree : RobotModel
-        The fixed-base tree without the base body's inertia (its fixed base is the floating
-        base).
-    base_inertia : BodyInertia
-        The floating base body's inertia, in its frame.
-    base_pose : array_like of shape (7,)
-        Base pose in the world ``[x y z qx qy qz qw]`` [m].
-    base_fext : array_like of shape (6,), optional
-        Wrench ``[force; torque]`` [N, N m] on the base, base frame at its origin.
     gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the world, overriding ``tree.gravity``.
 

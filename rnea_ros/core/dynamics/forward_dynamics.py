@@ -32,7 +32,8 @@ def forward_dynamics(model: RobotModel, q: object, qd: object, tau: object, *,
     Returns
     -------
     qdd : ndarray of shape (nv,)
-        Joint accelerations [rad/s^2, m/s^2].
+        Joint accelerations [rad/s^2, m/s^2]: :func:`~rnea_ros.core.dynamics.aba.aba`'s,
+        through ``M``.
     """
     tau = joint_vector(model, tau, "tau")
     bias = rnea(model, q, qd, np.zeros(model.nv), gravity=gravity, fext=fext)
@@ -52,7 +53,7 @@ def forward_dynamics_batch(model: RobotModel, q: object, qd: object, tau: object
     Returns
     -------
     qdd : ndarray of shape (N, nv)
-        Joint accelerations, a row per sample.
+        Joint accelerations [rad/s^2, m/s^2], a row per sample (one batched solve).
     """
     Q = joint_batch(model, q, "q")
     TAU = joint_batch(model, tau, "tau", Q.shape[0])

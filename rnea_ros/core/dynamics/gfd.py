@@ -114,13 +114,11 @@ def rnea_second_time_derivative(model: RobotModel, q: object, qd: object, qdd: o
                                 fext_ddot: object | None = None) -> tuple[Array, Array, Array]:
     """``(tau, tau_dot, tau_ddot)`` (n,) from positions to snaps (4th derivatives).
 
-    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``qddd``, ``gravity``, ``fext``,
-    ``fext_dot`` ([rigid robots](core.md#rigid-robots)).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``qddd``, ``qdddd``,
+    ``gravity``, ``fext``, ``fext_dot`` ([rigid robots](core.md#rigid-robots)).
 
     Parameters
     ----------
-    qdddd : array_like of shape (nv,)
-        Joint snaps (4th derivatives) [rad/s^4, m/s^4].
     fext_ddot : array_like of shape (nbodies, 6), optional
         Second time derivatives of ``fext`` [N/s^2, N m/s^2] (``None``: zero).
 
@@ -185,12 +183,7 @@ def rnea_second_time_derivative_batch(model: RobotModel, q: object, qd: object, 
     """:func:`rnea_second_time_derivative` over N samples: (N, n) inputs give three (N, n).
 
     Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
-    ``q``, ``qd``, ``qdd``, ``qddd`` ([batches of samples](core.md#batches-of-samples)).
-
-    Parameters
-    ----------
-    qdddd : array_like of shape (N, nv)
-        Joint snaps (4th derivatives) [rad/s^4, m/s^4].
+    ``q``, ``qd``, ``qdd``, ``qddd``, ``qdddd`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

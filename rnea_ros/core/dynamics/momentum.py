@@ -86,19 +86,9 @@ def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pos
     ``[v; w]`` local, as :func:`~rnea_ros.core.dynamics.floating_base.free_floating_rnea`.
     A free-flyer model needs none of this: :func:`momentum`.
 
-    Arguments as in Conventions: ``base_twist``, ``q`` ([rigid robots](core.md#rigid-robots)).
-
-    Parameters
-    ----------
-    tree : RobotModel
-        The fixed-base tree without the base body's inertia (its fixed base is the floating
-        base).
-    base_inertia : BodyInertia
-        The floating base body's inertia, in its frame.
-    base_pose : array_like of shape (7,)
-        Base pose in the world ``[x y z qx qy qz qw]`` [m].
-    v : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
+    Arguments as in Conventions: ``tree``, ``base_inertia``, ``base_pose``
+    ([floating base and tree](core.md#floating-base-and-tree)); ``base_twist``, ``q``, ``v``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------

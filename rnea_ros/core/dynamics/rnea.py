@@ -164,7 +164,7 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
     Returns
     -------
     tau : ndarray of shape (nv,)
-        Joint torques [N m, N].
+        :func:`rnea`'s joint torques [N m, N].
     joint_wrenches : ndarray of shape (nbodies, 6)
         ``[force; moment]`` [N, N m] from each body's parent, body frame at its origin.
     """
@@ -205,8 +205,8 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
-    >>> bool(np.allclose(rc.gravity_torques(model, q), rc.rnea(model, q, 0 * qd, 0 * qd)))
+    >>> q, zero = np.full(model.nq, 0.3), np.zeros(model.nv)
+    >>> bool(np.allclose(rc.gravity_torques(model, q), rc.rnea(model, q, zero, zero)))
     True
     """
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
@@ -307,10 +307,9 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
-    >>> Q = np.tile(q, (5, 1)); V = np.tile(qd, (5, 1))
+    >>> Q = np.full((5, model.nq), 0.3); V = np.full((5, model.nv), 0.1)
     >>> tau = rc.rnea_batch(model, Q, V, np.zeros_like(V))
-    >>> tau.shape, bool(np.allclose(tau[2], rc.rnea(model, q, qd, 0 * qd)))
+    >>> tau.shape, bool(np.allclose(tau[2], rc.rnea(model, Q[2], V[2], np.zeros(model.nv))))
     ((5, 7), True)
     """
     Q = joint_batch(model, q, "q")

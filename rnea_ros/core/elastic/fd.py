@@ -84,9 +84,6 @@ def forward_dynamics(model: ElasticModel, q: object, theta: object, qd: object,
                      fext: object | None = None) -> tuple[Array, Array]:
     """``(qdd (n,), thetadd (n_e,))`` under motor torques ``tau`` (n,), Algorithm 2 (eq. 36).
 
-    ``tau[i]``: the joint torque of a rigid joint, the motor torque (link side,
-    eq. 29) of an elastic one.
-
     Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``tau``
     ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
     ([rigid robots](core.md#rigid-robots)).

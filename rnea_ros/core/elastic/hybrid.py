@@ -73,19 +73,15 @@ def forward_dynamics_recursive(model: ElasticModel, q: object, theta: object, qd
                                fext: object | None = None) -> tuple[Array, Array]:
     """``(qdd (n,), thetadd (n_e,))`` under motor torques ``tau`` (n,) (Khalil section 6.2).
 
-    ``tau[i]`` is joint ``i``'s motor torque: the joint torque of a rigid joint,
-    the motor torque (link side, hua-2024 eq. 29) of an elastic one.
-
     Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``tau``
     ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
     ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
-    qdd : ndarray of shape (n,)
-        Joint accelerations [rad/s^2, m/s^2].
-    thetadd : ndarray of shape (n_e,)
-        Motor accelerations, link side.
+    qdd, thetadd : ndarray of shape (n,), (n_e,)
+        Joint and motor (link side) accelerations [rad/s^2, m/s^2], those of
+        :func:`~rnea_ros.core.elastic.fd.forward_dynamics` in O(n).
     """
     check_recursive(model)
     links = model.links

@@ -88,14 +88,12 @@ def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thet
 
     ``wrenches=True`` also returns the joint wrenches (else an empty (0, 6) array).
 
-    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``thetadd``
-    ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``qdd``,
+    ``thetadd`` ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
     ([rigid robots](core.md#rigid-robots)).
 
     Parameters
     ----------
-    qdd : array_like of shape (n,)
-        Joint accelerations [rad/s^2, m/s^2].
     wrenches : bool, default False
         Also return the joint wrenches (else an empty (0, 6) array).
 
