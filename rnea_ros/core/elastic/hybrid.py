@@ -37,9 +37,9 @@ from numpy.typing import NDArray
 
 from rnea_ros.core.elastic._hybrid_jit import hybrid_pass
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.elastic.rnea import check_finite, motor_vector
+from rnea_ros.core.elastic.rnea import check_finite, elastic_vectors
 from rnea_ros.core.errors import ModelError
-from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector
+from rnea_ros.core.inputs import body_wrenches, gravity_vector
 
 Array = NDArray[np.float64]
 
@@ -85,10 +85,7 @@ def forward_dynamics_recursive(model: ElasticModel, q: object, theta: object, qd
     """
     check_recursive(model)
     links = model.links
-    args = {"q": joint_vector(links, q, "q"), "qd": joint_vector(links, qd, "qd"),
-            "tau": joint_vector(links, tau, "tau"),
-            "theta": motor_vector(model, theta, "theta"),
-            "thetad": motor_vector(model, thetad, "thetad")}
+    args = elastic_vectors(model, q=q, qd=qd, tau=tau, theta=theta, thetad=thetad)
     e = model.elastic_joints
     tau_in = args["tau"].copy()
     tau_m = tau_in[e].copy()
@@ -129,11 +126,8 @@ def elastic_inverse_dynamics(model: ElasticModel, q: object, theta: object, qd: 
         The elastic joints' accelerations and every motor torque [N m, N].
     """
     links = model.links
-    args = {"q": joint_vector(links, q, "q"), "qd": joint_vector(links, qd, "qd"),
-            "qdd": joint_vector(links, qdd, "qdd"),
-            "theta": motor_vector(model, theta, "theta"),
-            "thetad": motor_vector(model, thetad, "thetad"),
-            "thetadd": motor_vector(model, thetadd, "thetadd")}
+    args = elastic_vectors(model, q=q, qd=qd, qdd=qdd, theta=theta, thetad=thetad,
+                           thetadd=thetadd)
     known_q = (~model.elastic).astype(np.float64)
     qdd_out = args["qdd"].copy()
     qdd_out[model.elastic_joints] = 0.0
