@@ -254,6 +254,17 @@ def _batch(model: ClosedLoopModel, x: object, name: str, width: int, samples: in
     return a
 
 
+def _batch_inputs(model: ClosedLoopModel, q: object, qd_active: object, rates: object,
+                  name: str, gravity: object | None) -> tuple[Array, Array, Array, Array]:
+    """The batch kernels' checked inputs: ``Q`` (S, n), ``QD`` and ``rates`` (S, N) --
+    ``rates`` named ``name`` in errors -- and the gravity (3,) [m/s^2] they use."""
+    Q = _batch(model, q, "q", model.n, None)
+    QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
+    X = _batch(model, rates, name, model.n_active, Q.shape[0])
+    g = model.kernel_arrays[3] if gravity is None else gravity_vector(model.tree, gravity)
+    return Q, QD, X, g
+
+
 def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: object,
                     *, gravity: object | None = None) -> Array:
     """:func:`loop_rnea` over S samples: ``q`` (S, n), ``qd_active``, ``qdd_active``
@@ -268,12 +279,8 @@ def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_ac
     tau_a : ndarray of shape (S, N)
         Active joint torques per sample.
     """
-    Q = _batch(model, q, "q", model.n, None)
-    QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
-    QDD = _batch(model, qdd_active, "qdd_active", model.n_active, Q.shape[0])
-    fp, lp, perm, g = model.kernel_arrays
-    if gravity is not None:
-        g = gravity_vector(model.tree, gravity)
+    Q, QD, QDD, g = _batch_inputs(model, q, qd_active, qdd_active, "qdd_active", gravity)
+    fp, lp, perm, _ = model.kernel_arrays
     tau = np.empty_like(QD)
     k, code = kd.loop_rnea_rows(fp, lp, perm, model.passive_blocks, Q, QD, QDD, g,
                                 CLOSURE_TOLERANCE, tau)
@@ -299,12 +306,8 @@ def loop_forward_dynamics_batch(model: ClosedLoopModel, q: object, qd_active: ob
     qdd_a : ndarray of shape (S, N)
         Active accelerations per sample.
     """
-    Q = _batch(model, q, "q", model.n, None)
-    QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
-    TAU = _batch(model, tau_active, "tau_active", model.n_active, Q.shape[0])
-    fp, lp, perm, g = model.kernel_arrays
-    if gravity is not None:
-        g = gravity_vector(model.tree, gravity)
+    Q, QD, TAU, g = _batch_inputs(model, q, qd_active, tau_active, "tau_active", gravity)
+    fp, lp, perm, _ = model.kernel_arrays
     out = np.empty_like(TAU)
     k, code = kd.forward_dynamics_rows(fp, lp, perm, Q, QD, TAU, g, CLOSURE_TOLERANCE, out)
     if k >= 0:

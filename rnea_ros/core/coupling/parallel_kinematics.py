@@ -39,6 +39,14 @@ def _detail(robot: ParallelRobot, x: Array, xd: Array, xdd: Array) -> tuple[Arra
     return legs, jinv[:, :robot.nv]
 
 
+def _state(robot: ParallelRobot, x: object, xd: object | None = None,
+           xdd: object | None = None) -> tuple[Array, Array, Array]:
+    """The checked platform state ``x`` (nx,), ``xd``, ``xdd`` (nv,) (``None``: zero)."""
+    zero = np.zeros(robot.nv)
+    return (_vector(robot, "x", x), zero if xd is None else _vector(robot, "xd", xd),
+            zero if xdd is None else _vector(robot, "xdd", xdd))
+
+
 def platform_inverse_geometry(robot: ParallelRobot, x: object) -> Array:
     """Active joint values ``q_a`` (n_a,) placing the platform at ``x`` (the legs'
     closed-form inverse geometric models; :class:`ParallelRobotError` naming the
@@ -51,9 +59,7 @@ def platform_inverse_geometry(robot: ParallelRobot, x: object) -> Array:
     q_a : ndarray of shape (n_a,)
         Active joint values [rad, m].
     """
-    x = _vector(robot, "x", x)
-    zero = np.zeros(robot.nv)
-    legs, _ = _detail(robot, x, zero, zero)
+    legs, _ = _detail(robot, *_state(robot, x))
     return np.array([legs[k, leg.active] for k, leg in enumerate(robot.legs)])
 
 
@@ -76,10 +82,7 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
     Jinv : ndarray of shape (n_a, nv)
         ``J_p^-1`` at ``x``.
     """
-    x = _vector(robot, "x", x)
-    xd = np.zeros(robot.nv) if xd is None else _vector(robot, "xd", xd)
-    xdd = np.zeros(robot.nv) if xdd is None else _vector(robot, "xdd", xdd)
-    legs, jinv = _detail(robot, x, xd, xdd)
+    legs, jinv = _detail(robot, *_state(robot, x, xd, xdd))
     a = np.array([leg.active for leg in robot.legs])
     k = np.arange(len(robot.legs))
     return legs[k, a], legs[k, 3 + a], legs[k, 6 + a], jinv
@@ -95,9 +98,7 @@ def platform_inverse_jacobian(robot: ParallelRobot, x: object) -> Array:
     Jinv : ndarray of shape (n_a, nv)
         ``qd_a = Jinv xd``.
     """
-    x = _vector(robot, "x", x)
-    zero = np.zeros(robot.nv)
-    return _detail(robot, x, zero, zero)[1]
+    return _detail(robot, *_state(robot, x))[1]
 
 
 def _retract(robot: ParallelRobot, x: Array, step: Array) -> Array:
@@ -226,9 +227,7 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
     q, qd, qdd : ndarray of shape (n,)
         The spanning tree's state, tree joint order.
     """
-    x = _vector(robot, "x", x)
-    xd = np.zeros(robot.nv) if xd is None else _vector(robot, "xd", xd)
-    xdd = np.zeros(robot.nv) if xdd is None else _vector(robot, "xdd", xdd)
+    x, xd, xdd = _state(robot, x, xd, xdd)
     legs, _ = _detail(robot, x, xd, xdd)
     tree = robot.tree
     q, qd, qdd = np.zeros(tree.nv), np.zeros(tree.nv), np.zeros(tree.nv)

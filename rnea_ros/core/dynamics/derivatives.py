@@ -206,6 +206,24 @@ def _batch_wrenches(model: RobotModel, fext: object | None, samples: int) -> Arr
     return a
 
 
+def _derivative_rows(model: RobotModel, q: object, v: object, a: object, gravity: object | None,
+                     fext: object | None, wrenches: bool) -> tuple[Array, Array, Array]:
+    """The batch kernel on the kernel tree's rows: ``D`` (3, N, nk, nk) -- ``dtau/dq``,
+    ``dtau/dqd``, ``M`` -- and, with ``wrenches``, ``W`` (N, nk, 6) and its three
+    sensitivities ``dW`` (3, N, nk, 6, nk) (placeholders otherwise)."""
+    Q, V, A = _batch_inputs(model, q, v, a)
+    Qk, Vk, Ak = mimic_rows(model, Q, V, A)
+    N, n = Qk.shape
+    f = _batch_wrenches(model, fext, N)
+    D = np.zeros((3, N, n, n))
+    W = np.empty((N, n, 6)) if wrenches else np.zeros((1, n, 6))
+    dW = np.zeros((3, N if wrenches else 1, n, 6, n))
+    if not derivatives_rows(model.kernel_floats, Qk, Vk, Ak, gravity_vector(model, gravity), f,
+                            fext is not None, D[0], D[1], D[2], wrenches, W, dW[0], dW[1], dW[2]):
+        raise_non_finite(model, q=Q, qd=V, qdd=A)
+    return D, W, dW
+
+
 def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *,
                            gravity: object | None = None, fext: object | None = None
                            ) -> tuple[Array, Array, Array]:
@@ -219,17 +237,7 @@ def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *
     dtau_dq, dtau_dqd, M : ndarray of shape (N, nv, nv)
         Per sample.
     """
-    Q, V, A = _batch_inputs(model, q, v, a)
-    Qk, Vk, Ak = mimic_rows(model, Q, V, A)
-    N, n = Qk.shape
-    use_fext = fext is not None
-    f = _batch_wrenches(model, fext, N)
-    out = np.zeros((3, N, n, n))
-    if not derivatives_rows(model.kernel_floats, Qk, Vk, Ak, gravity_vector(model, gravity), f,
-                            use_fext, out[0], out[1], out[2], False, np.zeros((1, n, 6)),
-                            np.zeros((1, n, 6, n)), np.zeros((1, n, 6, n)),
-                            np.zeros((1, n, 6, n))):
-        raise_non_finite(model, q=Q, qd=V, qdd=A)
+    out, _, _ = _derivative_rows(model, q, v, a, gravity, fext, False)
     if model.expanded:
         G = velocity_matrix(model)
         return _fold(G, out[0]), _fold(G, out[1]), _fold(G, out[2])
@@ -251,18 +259,7 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
     dW_dq, dW_dqd, dW_dqdd : ndarray of shape (N, n, 6, n)
         Their sensitivities.
     """
-    Q, V, A = _batch_inputs(model, q, v, a)
-    Qk, Vk, Ak = mimic_rows(model, Q, V, A)
-    N, n = Qk.shape
-    use_fext = fext is not None
-    f = _batch_wrenches(model, fext, N)
-    W = np.empty((N, n, 6))
-    dW = np.zeros((3, N, n, 6, n))
-    scratch = np.zeros((N, n, n))
-    if not derivatives_rows(model.kernel_floats, Qk, Vk, Ak, gravity_vector(model, gravity), f,
-                            use_fext, scratch, scratch.copy(), scratch.copy(), True, W,
-                            dW[0], dW[1], dW[2]):
-        raise_non_finite(model, q=Q, qd=V, qdd=A)
+    _, W, dW = _derivative_rows(model, q, v, a, gravity, fext, True)
     if model.expanded:
         G = velocity_matrix(model)
         return W, dW[0] @ G, dW[1] @ G, dW[2] @ G
