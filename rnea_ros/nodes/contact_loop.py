@@ -71,8 +71,8 @@ def push_direction(model: rc.RobotModel, q: np.ndarray, link: str) -> np.ndarray
 
 def true_torques(model: rc.RobotModel, q: np.ndarray, link: str, force: np.ndarray
                  ) -> np.ndarray:
-    """``J^T F`` (N, nv) of ``force`` (world) held at ``link``'s centre of mass at the
-    poses ``q`` (N, nq)."""
+    """``J^T F`` (N, nv) of ``force`` (world) held at ``link``'s centre of mass (MuJoCo's
+    ``xfrc_applied``) at the poses ``q`` (N, nq)."""
     body = model.body_names.index(link)
     out = np.empty((len(q), model.nv))
     for k, qk in enumerate(q):

@@ -22,6 +22,7 @@ from std_srvs.srv import Trigger
 
 import rnea_ros.core as rc
 from rnea_ros.core.errors import RneaError
+from rnea_ros.nodes.contact_loop import push_direction, true_torques
 from rnea_ros.nodes.controller import ControllerNode
 from rnea_ros.nodes.harness import ClosedLoop, overrides
 
@@ -63,19 +64,6 @@ def push(loop: ClosedLoop, link: str, force: tuple[float, float, float]) -> None
     publisher.publish(msg)
 
 
-def true_torques(model: rc.RobotModel, q: np.ndarray, link: str, force: np.ndarray
-                 ) -> np.ndarray:
-    """``J^T F`` (N, nv) of ``force`` (world) held at ``link``'s centre of mass (MuJoCo's
-    ``xfrc_applied``) at each pose of ``q`` (N, nq)."""
-    body = model.body_names.index(link)
-    out = np.empty((len(q), model.nv))
-    for k, qk in enumerate(q):
-        R, _ = rc.body_poses(model, qk)
-        J = rc.frame_jacobian(model, qk, link, "LOCAL_WORLD_ALIGNED")
-        out[k] = J.T @ np.r_[force, np.cross(R[body] @ model.com[body], force)]
-    return out
-
-
 def rearm_by_parameter(loop: ClosedLoop) -> None:
     """``contact.rearm: true`` clears the latched reaction and is set back to false."""
     node = loop.controller
@@ -84,15 +72,6 @@ def rearm_by_parameter(loop: ClosedLoop) -> None:
     assert result.successful
     assert node.contact.supervisor.latched is None
     assert node.get_parameter("contact.rearm").value is False
-
-
-def direction(model: rc.RobotModel, q: np.ndarray, link: str) -> np.ndarray:
-    """The unit force (world) at the link's centre of mass with the largest moment about
-    its own joint's axis (a push the link's joint feels)."""
-    body = model.body_names.index(link)
-    R, _ = rc.body_poses(model, q)
-    d = np.cross(R[body] @ model.axis[body], R[body] @ model.com[body])
-    return d / np.linalg.norm(d)
 
 
 def test_push_detected_isolated_held_and_rearmed_in_a_namespace() -> None:
@@ -105,7 +84,7 @@ def test_push_detected_isolated_held_and_rearmed_in_a_namespace() -> None:
         assert got["torque"] and got["torque"][-1].name[0] == "joint1"
         n_before = len(loop.probe.recording.commands)
         model = node.controller.model
-        force = 30.0 * direction(model, loop.probe.recording.q[-1], "link4")
+        force = 30.0 * push_direction(model, loop.probe.recording.q[-1], "link4")
         push(loop, "link4", tuple(force))
         assert loop.spin_until(lambda: sim.pushes == 1, 10.0)
         t_push = loop.sim_time  # (lockstep: the push acts from the next step on)
