@@ -10,19 +10,15 @@ refuses ``contact.enable`` naming the reason."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
-from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 import rnea_ros.core as rc
 from rnea_ros.core.errors import RneaError
-from rnea_ros.nodes.contact_loop import push_direction, true_torques
+from rnea_ros.nodes.contact_loop import listen, push_direction, true_torques
 from rnea_ros.nodes.controller import ControllerNode
 from rnea_ros.nodes.harness import ClosedLoop, overrides
 
@@ -38,19 +34,6 @@ CONTROLLER = {"urdf_path": URDF, "watchdog_timeout": 1.0, "contact.enable": True
 GAIN = 50.0  # [1/s] contact.observer_gain (the default)
 SIMULATOR = {"urdf_path": URDF, "engine": "mujoco", "world": "table", "integrator": "rk4",
              "initial_positions": START, "damping": [0.5] * 7}
-
-
-def listen(loop: ClosedLoop) -> dict[str, list]:
-    """Subscribe the controller's contact topics on the probe."""
-    got: dict[str, list] = {"torque": [], "wrench": [], "contact": []}
-    probe = loop.probe
-    probe.create_subscription(JointState, "rnea_controller/external_torque",
-                              got["torque"].append, 100)
-    probe.create_subscription(WrenchStamped, "rnea_controller/external_wrench",
-                              got["wrench"].append, 100)
-    probe.create_subscription(String, "rnea_controller/contact",
-                              lambda m: got["contact"].append(json.loads(m.data)), 10)
-    return got
 
 
 def push(loop: ClosedLoop, link: str, force: tuple[float, float, float]) -> None:
@@ -76,7 +59,7 @@ def rearm_by_parameter(loop: ClosedLoop) -> None:
 
 def test_push_detected_isolated_held_and_rearmed_in_a_namespace() -> None:
     with ClosedLoop(CONTROLLER, SIMULATOR, namespace="left") as loop:
-        got = listen(loop)
+        got = listen(loop.probe)
         node, sim = loop.controller, loop.simulator
         assert node is not None and sim is not None and node.contact is not None
         assert loop.run_for(0.5, wall_timeout=120.0)
@@ -168,7 +151,7 @@ PRESS = [0.0, 0.3, 0.0, -2.0, 0.0, 2.2, 0.8]  # flange 0.1 m below the table's t
 def test_table_contact_detected_and_hold_brakes_the_arm() -> None:
     controller = {**CONTROLLER, "mode": "inverse_dynamics"}
     with ClosedLoop(controller, SIMULATOR) as loop:
-        got = listen(loop)
+        got = listen(loop.probe)
         node = loop.controller
         assert node is not None and node.contact is not None and loop.run_for(0.1)
         ctl = node.controller
