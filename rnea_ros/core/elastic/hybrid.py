@@ -73,6 +73,10 @@ def forward_dynamics_recursive(model: ElasticModel, q: object, theta: object, qd
                                fext: object | None = None) -> tuple[Array, Array]:
     """``(qdd (n,), thetadd (n_e,))`` under motor torques ``tau`` (n,) (Khalil section 6.2).
 
+    Each rigid joint's rotor must ride on the joint's parent link, else
+    :class:`~rnea_ros.core.errors.ModelError` (the gear would couple bodies across a
+    loop): :func:`~rnea_ros.core.elastic.fd.forward_dynamics` takes that robot.
+
     Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``tau``
     ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
     ([rigid robots](core.md#rigid-robots)).
