@@ -100,6 +100,22 @@ def listen(probe: Any) -> dict[str, list[Any]]:
     return got
 
 
+def push(loop: Any, link: str, force: tuple[float, float, float]) -> None:
+    """Publish one wrench ``force`` [N] (world) at ``link``'s centre of mass on the
+    simulator's ``~/apply_wrench`` of a :class:`~rnea_ros.nodes.harness.ClosedLoop`, once
+    the simulator has discovered the publisher."""
+    from geometry_msgs.msg import WrenchStamped
+
+    publisher = loop.probe.create_publisher(WrenchStamped, "rnea_simulator/apply_wrench", 10)
+    sim = loop.simulator
+    assert sim is not None
+    assert loop.spin_until(lambda: sim.wrench_sub.get_publisher_count() >= 1, 10.0)
+    msg = WrenchStamped()
+    msg.header.frame_id = link
+    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = force
+    publisher.publish(msg)
+
+
 def contact_loop(namespace: str = "contact") -> ContactOutcome:
     """The run of the module docstring."""
     from geometry_msgs.msg import WrenchStamped

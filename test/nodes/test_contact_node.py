@@ -13,12 +13,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import WrenchStamped
 from std_srvs.srv import Trigger
 
 import rnea_ros.core as rc
 from rnea_ros.core.errors import RneaError
-from rnea_ros.nodes.contact_loop import listen, push_direction, true_torques
+from rnea_ros.nodes.contact_loop import listen, push, push_direction, true_torques
 from rnea_ros.nodes.controller import ControllerNode
 from rnea_ros.nodes.harness import ClosedLoop, overrides
 
@@ -34,17 +33,6 @@ CONTROLLER = {"urdf_path": URDF, "watchdog_timeout": 1.0, "contact.enable": True
 GAIN = 50.0  # [1/s] contact.observer_gain (the default)
 SIMULATOR = {"urdf_path": URDF, "engine": "mujoco", "world": "table", "integrator": "rk4",
              "initial_positions": START, "damping": [0.5] * 7}
-
-
-def push(loop: ClosedLoop, link: str, force: tuple[float, float, float]) -> None:
-    publisher = loop.probe.create_publisher(WrenchStamped, "rnea_simulator/apply_wrench", 10)
-    sim = loop.simulator
-    assert sim is not None
-    assert loop.spin_until(lambda: sim.wrench_sub.get_publisher_count() >= 1, 10.0)
-    msg = WrenchStamped()
-    msg.header.frame_id = link
-    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = force
-    publisher.publish(msg)
 
 
 def rearm_by_parameter(loop: ClosedLoop) -> None:
