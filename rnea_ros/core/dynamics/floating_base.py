@@ -109,14 +109,8 @@ def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: o
     """Base acceleration and joint torques of a free-floating robot given as a base body
     plus a fixed-base tree (Khalil 2010 §7.2).
 
-    ``tree`` is the robot without its base inertia (its fixed base is the floating
-    base), ``base_inertia`` the base body's; ``base_pose`` (7,) and ``base_twist`` (6,)
-    as in the module docstring; ``q`` (nq,), ``v, a`` (nv,) the joints' positions,
-    velocities and accelerations (any joint types, mimic followers too: the kernel
-    tree). ``fext`` (nbodies, 6) are wrenches ``[force, torque]`` applied to the
-    tree's bodies (body frames), ``base_fext`` (6,) one applied to the base (base
-    frame, at its origin); ``gravity`` (3,) in the world overrides ``tree.gravity``.
-    A model whose root joint is a free-flyer carries its base itself:
+    The tree's joints may be of any type, mimic followers too (the kernel tree). A
+    model whose root joint is a free-flyer carries its base itself:
     :func:`free_floating_dynamics`.
 
     The torques include armature and friction (eq. 100), which do not enter the base

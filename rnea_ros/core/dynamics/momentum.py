@@ -82,9 +82,8 @@ def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pos
                            base_twist: object, q: object, v: object) -> Momentum:
     """Centre of mass, its velocity and the centroidal momentum ``[l; k]`` of a
     free-floating robot given as a base body plus a fixed-base tree (base and tree),
-    world frame; ``base_pose`` (7,) ``[x y z qx qy qz qw]``, ``base_twist`` (6,)
-    ``[v; w]`` local, as :func:`~rnea_ros.core.dynamics.floating_base.free_floating_rnea`.
-    A free-flyer model needs none of this: :func:`momentum`.
+    world frame, as :func:`~rnea_ros.core.dynamics.floating_base.free_floating_rnea`
+    takes it. A free-flyer model needs none of this: :func:`momentum`.
 
     Arguments as in Conventions: ``tree``, ``base_inertia``, ``base_pose``
     ([floating base and tree](core.md#floating-base-and-tree)); ``base_twist``, ``q``, ``v``
