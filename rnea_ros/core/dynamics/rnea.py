@@ -80,12 +80,6 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
          base_motion: BaseMotion | None = None) -> Array:
     """Joint torques ``tau`` (nv,) = ID(q, qd, qdd) with gravity, wrenches, armature, friction.
 
-    ``q`` (nq,), ``qd, qdd`` (nv,); ``gravity`` (3,) overrides ``model.gravity``;
-    ``fext`` (nbodies, 6) are the external wrenches ``[force, torque]`` applied to
-    each body, in its frame;
-    ``base_motion`` is the known motion of a moving base (Khalil 2010 §7.1,
-    :class:`~.moving_base.BaseMotion`; gravity is then given in the world frame).
-
     Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``gravity``, ``fext``,
     ``base_motion`` ([rigid robots](core.md#rigid-robots)).
 
