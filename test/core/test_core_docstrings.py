@@ -7,7 +7,8 @@ argument (``model``, ``q``, ``gravity``...) is named in one sentence of the
 description, ``Arguments as in Conventions: ``model``, ``q`` ([rigid
 robots](core.md#rigid-robots)); ...``, whose links name tables of docs/api/core.md's
 Conventions section that must describe each name taken from them; every other
-parameter has an entry with a type line in the ``Parameters`` section. The main
+parameter has an entry with a type line in the ``Parameters`` section, written in
+one docstring only (a description two functions share is a Conventions row). The main
 entry points carry an ``Examples`` section, run here with doctest from the repository
 root (the examples load ``urdf/arm7.urdf``).
 """
@@ -102,6 +103,18 @@ def test_parameters_and_return_are_documented(name: str) -> None:
     assert names <= wanted, f"{name}: documents parameters it lacks {sorted(names - wanted)}"
     returns = _section(doc, "Returns")
     assert re.search(r"^\S.*\n {4}\S", returns, flags=re.M), f"{name}: no Returns section"
+
+
+def test_no_parameter_is_described_twice() -> None:
+    """A parameter described word for word in two docstrings is a Conventions row
+    (named in the sentence), not a copy: every ``Parameters`` entry is one function's."""
+    seen: dict[str, list[str]] = {}
+    for name in PUBLIC:
+        params = _section(inspect.getdoc(getattr(rc, name)) or "", "Parameters")
+        for entry in re.findall(r"^\w.*\n(?: {4}.*\n?)*", params, flags=re.M):
+            seen.setdefault(" ".join(entry.split()), []).append(name)
+    twice = {entry: names for entry, names in seen.items() if len(names) > 1}
+    assert not twice, twice
 
 
 @pytest.mark.parametrize("name", WITH_EXAMPLES)
