@@ -25,7 +25,6 @@ os.environ.setdefault("ROS_DOMAIN_ID", "58")
 import argparse
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -33,10 +32,9 @@ import numpy as np
 import rclpy
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from rclpy.executors import SingleThreadedExecutor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_startup import NAMESPACE, Robot, Watch, node_command, start, stop
+from bench_startup import NAMESPACE, Robot, Watch, node_command, spinning, start, stop
 
 
 class Commands(Watch):
@@ -119,27 +117,10 @@ def main() -> int:
     args = parser.parse_args()
     rclpy.init()
     watch = Commands()
-    executor = SingleThreadedExecutor()
-    executor.add_node(watch)
-    done = threading.Event()
-
-    def spin() -> None:
-        while not done.is_set():
-            executor.spin_once(timeout_sec=0.05)
-    spinner = threading.Thread(target=spin)
-    spinner.start()
-    try:
-        with tempfile.TemporaryDirectory(prefix="rnea-cold-") as tmp:
-            for name in args.robot:
-                cache = None if args.package_cache else Path(tmp)
-                print(measure(watch, Robot.shipped(name), cache, args.timeout),
-                      flush=True)
-    finally:
-        done.set()
-        spinner.join()
-        executor.shutdown()
-        watch.destroy_node()
-        rclpy.try_shutdown()
+    with spinning(watch, 0.05), tempfile.TemporaryDirectory(prefix="rnea-cold-") as tmp:
+        for name in args.robot:
+            cache = None if args.package_cache else Path(tmp)
+            print(measure(watch, Robot.shipped(name), cache, args.timeout), flush=True)
     return 0
 
 

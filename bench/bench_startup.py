@@ -44,7 +44,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -238,6 +239,31 @@ def table(args: argparse.Namespace, robots: Sequence[Robot], watch: Watch) -> No
                           f"   load {os.getloadavg()[0]:.1f}", flush=True)
 
 
+@contextmanager
+def spinning(node: Node, period: float) -> Iterator[None]:
+    """``node`` spun by a single-threaded executor in a background thread (``spin_once``
+    waits ``period`` [s] at most) while the block runs; then, also when the block raises
+    (a node that never got ready), the spinner stopped, the executor shut down, ``node``
+    destroyed and rclpy shut down."""
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    done = threading.Event()
+
+    def spin() -> None:
+        while not done.is_set():
+            executor.spin_once(timeout_sec=period)
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        yield
+    finally:
+        done.set()
+        spinner.join()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robot", nargs="*", default=None,
@@ -264,23 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         robots.append(Robot.user(args.urdf, args.controller_config, args.simulator_config))
     rclpy.init()
     watch = Watch()
-    executor = SingleThreadedExecutor()
-    executor.add_node(watch)
-    done = threading.Event()
-
-    def spin() -> None:
-        while not done.is_set():
-            executor.spin_once(timeout_sec=0.1)
-    spinner = threading.Thread(target=spin)
-    spinner.start()
-    try:
+    with spinning(watch, 0.1):
         table(args, robots, watch)
-    finally:  # (a node that never got ready raises: the spinner must still stop)
-        done.set()
-        spinner.join()
-        executor.shutdown()
-        watch.destroy_node()
-        rclpy.try_shutdown()
     return 0
 
 

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from plain_raises import PACKAGE, plain_raises
 
 import rnea_ros.core as rc
 from rnea_ros.core import errors
 
-PACKAGE = Path(__file__).resolve().parents[1] / "rnea_ros"
 MOVED = errors.MOVED  # old name -> package module
 PACKAGES = {"rnea_ros.tools.bag.errors", "rnea_ros.identification.errors",
             "rnea_ros.planning.errors", "rnea_ros.parameter_errors"}
@@ -55,16 +55,6 @@ def test_the_old_names_load_no_layer_above_the_core_until_asked() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=PACKAGE.parent, check=False)
     assert result.returncode == 0, result.stderr
-
-
-def plain_raises(path: Path) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-            func = node.exc.func
-            if isinstance(func, ast.Name) and func.id in ("ValueError", "RuntimeError"):
-                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {func.id}")
-    return found
 
 
 def test_planning_identification_and_tools_raise_typed_errors() -> None:

@@ -8,12 +8,12 @@ options."""
 
 from __future__ import annotations
 
-import ast
 from array import array
 from pathlib import Path
 
 import numpy as np
 import pytest
+from plain_raises import PACKAGE, plain_raises
 
 import rnea_ros.core as rc
 from rnea_ros import parameter_errors
@@ -28,8 +28,6 @@ from rnea_ros.core.model.drives import apply_drive_parameters
 from rnea_ros.parameter_errors import ParameterError, ParameterTableError
 from rnea_ros.parameters import parse_spec
 from rnea_ros.samples import load_robot
-
-PACKAGE = Path(__file__).resolve().parents[1] / "rnea_ros"
 
 
 def test_a_parameter_error_is_not_a_model_error() -> None:
@@ -79,16 +77,6 @@ def test_a_status_that_is_no_rejection_is_named_with_the_valid_ones() -> None:
     assert f"intake status {MERGED} is not a rejection; valid: " in text
     assert all(f"'{name} ({code})'" in text for name, code in REJECTIONS.items())
     assert isinstance(error.value, ControlError) and isinstance(error.value, rc.RneaError)
-
-
-def plain_raises(path: Path) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-            func = node.exc.func
-            if isinstance(func, ast.Name) and func.id in ("ValueError", "RuntimeError"):
-                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {func.id}")
-    return found
 
 
 def test_control_simulation_and_the_parameters_raise_typed_errors() -> None:

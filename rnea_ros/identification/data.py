@@ -58,19 +58,11 @@ def read_bag(bag: Path, model: RobotModel, *, states_topic: str = "/joint_states
     """Joint states of ``bag`` (ROS 1 ``.bag``, ROS 2 MCAP or sqlite3) in model order.
 
     The one place that uses the bag reader of ``rnea-bag``
-    (:class:`rnea_ros.tools.bag.reading.BagReader`).
+    (:func:`rnea_ros.tools.bag.reading.read_states`).
     """
-    from rnea_ros.tools.bag.options import Options
-    from rnea_ros.tools.bag.reading import BagReader, Samples
+    from rnea_ros.tools.bag.reading import read_states
 
-    reader = BagReader(Options(bag=Path(bag), out=Path("."), states_topic=states_topic,
-                               time_base=time_base))
-    stats: dict[str, Any] = {}
-    try:
-        batches = list(reader.samples(model, np.arange(model.nv, dtype=np.int64), stats))
-    finally:
-        reader.close()
-    samples = Samples.join(batches) if batches else None
+    samples, stats = read_states(bag, model, states_topic, time_base)
     skipped = {"nan": int(stats.get("skipped_nan", 0)),
                "missing": int(stats.get("skipped_missing", 0))}
     if samples is None:

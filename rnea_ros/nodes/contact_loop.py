@@ -71,8 +71,8 @@ def push_direction(model: rc.RobotModel, q: np.ndarray, link: str) -> np.ndarray
 
 def true_torques(model: rc.RobotModel, q: np.ndarray, link: str, force: np.ndarray
                  ) -> np.ndarray:
-    """``J^T F`` (N, nv) of ``force`` (world) held at ``link``'s centre of mass at the
-    poses ``q`` (N, nq)."""
+    """``J^T F`` (N, nv) of ``force`` (world) held at ``link``'s centre of mass (MuJoCo's
+    ``xfrc_applied``) at the poses ``q`` (N, nq)."""
     body = model.body_names.index(link)
     out = np.empty((len(q), model.nv))
     for k, qk in enumerate(q):
@@ -82,11 +82,43 @@ def true_torques(model: rc.RobotModel, q: np.ndarray, link: str, force: np.ndarr
     return out
 
 
-def contact_loop(namespace: str = "contact") -> ContactOutcome:
-    """The run of the module docstring."""
+def listen(probe: Any) -> dict[str, list[Any]]:
+    """Subscribe ``probe`` (a node) to the controller's contact topics; the lists fill
+    as messages arrive: ``torque`` (JointState, the observer's residual), ``wrench``
+    (WrenchStamped) and ``contact`` (the events, decoded JSON)."""
     from geometry_msgs.msg import WrenchStamped
     from sensor_msgs.msg import JointState
     from std_msgs.msg import String
+
+    got: dict[str, list[Any]] = {"torque": [], "wrench": [], "contact": []}
+    probe.create_subscription(JointState, "rnea_controller/external_torque",
+                              got["torque"].append, 100)
+    probe.create_subscription(WrenchStamped, "rnea_controller/external_wrench",
+                              got["wrench"].append, 100)
+    probe.create_subscription(String, "rnea_controller/contact",
+                              lambda m: got["contact"].append(json.loads(m.data)), 10)
+    return got
+
+
+def push(loop: Any, link: str, force: tuple[float, float, float]) -> None:
+    """Publish one wrench ``force`` [N] (world) at ``link``'s centre of mass on the
+    simulator's ``~/apply_wrench`` of a :class:`~rnea_ros.nodes.harness.ClosedLoop`, once
+    the simulator has discovered the publisher."""
+    from geometry_msgs.msg import WrenchStamped
+
+    publisher = loop.probe.create_publisher(WrenchStamped, "rnea_simulator/apply_wrench", 10)
+    sim = loop.simulator
+    assert sim is not None
+    assert loop.spin_until(lambda: sim.wrench_sub.get_publisher_count() >= 1, 10.0)
+    msg = WrenchStamped()
+    msg.header.frame_id = link
+    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = force
+    publisher.publish(msg)
+
+
+def contact_loop(namespace: str = "contact") -> ContactOutcome:
+    """The run of the module docstring."""
+    from geometry_msgs.msg import WrenchStamped
 
     from rnea_ros.nodes.harness import ClosedLoop
 
@@ -98,13 +130,7 @@ def contact_loop(namespace: str = "contact") -> ContactOutcome:
     with ClosedLoop(controller, simulator, namespace=namespace) as loop:
         node, sim, probe = loop.controller, loop.simulator, loop.probe
         assert node is not None and sim is not None and node.contact is not None
-        got: dict[str, list[Any]] = {"r": [], "wrench": [], "events": []}
-        probe.create_subscription(JointState, "rnea_controller/external_torque",
-                                  got["r"].append, 100)
-        probe.create_subscription(WrenchStamped, "rnea_controller/external_wrench",
-                                  got["wrench"].append, 100)
-        probe.create_subscription(String, "rnea_controller/contact",
-                                  lambda m: got["events"].append(json.loads(m.data)), 10)
+        got = listen(probe)
         publisher = probe.create_publisher(WrenchStamped, "rnea_simulator/apply_wrench", 10)
         with loop.held():
             loop.spin_until(lambda: sim.wrench_sub.get_publisher_count() >= 1, 10.0)
@@ -114,7 +140,7 @@ def contact_loop(namespace: str = "contact") -> ContactOutcome:
         start = loop.send_trajectory_held(model.joint_names, T,
                                           *cosine_motion(np.array(START), AMPLITUDE, OMEGA, T))
         loop.run_for(CALIBRATE, wall_timeout=60 + 20 * CALIBRATE)
-        r = np.array([m.effort for m in got["r"]
+        r = np.array([m.effort for m in got["torque"]
                       if _stamp(m) > start + SETTLE])  # contact-free, the same motion
         thresholds = propose_thresholds(r, MARGIN, floor=FLOOR)
         (result,) = loop.set_controller_parameters({"contact.thresholds": thresholds.tolist()})
@@ -149,7 +175,7 @@ def _outcome(loop, got, model, force, t_push, thresholds, false_contacts,  # typ
     truth = true_torques(model, q[window], LINK, force)
     k = int(np.argmax(np.abs(truth).max(axis=1)))
     at = round(float(t[window[k]]), 6)
-    r = {_stamp(m): np.array(m.effort) for m in got["r"]}.get(at, np.full(model.nv, np.nan))
+    r = {_stamp(m): np.array(m.effort) for m in got["torque"]}.get(at, np.full(model.nv, np.nan))
     wrenches = {_stamp(w): w.wrench.force for w in got["wrench"]}
     f = wrenches.get(at)
     estimate = np.array([f.x, f.y, f.z]) if f is not None else np.full(3, np.nan)

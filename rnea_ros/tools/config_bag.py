@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -82,16 +81,9 @@ def read_recording(bag: Path, model: RobotModel, states_topic: str = "/joint_sta
     """The joint states of ``bag`` in ``model``'s joint order (the bag reader of
     ``rnea-bag``). :class:`BagError` when no state carries every joint of the model (the
     missing joints and the bag's joints named) or when none carries efforts."""
-    from rnea_ros.tools.bag.options import Options
-    from rnea_ros.tools.bag.reading import BagReader, Samples
+    from rnea_ros.tools.bag.reading import read_states
 
-    reader = BagReader(Options(bag=Path(bag), out=Path("."), states_topic=states_topic))
-    stats: dict[str, Any] = {}
-    try:
-        batches = list(reader.samples(model, np.arange(model.nv, dtype=np.int64), stats))
-    finally:
-        reader.close()
-    samples = Samples.join(batches) if batches else None
+    samples, stats = read_states(bag, model, states_topic)
     bag_joints = list(stats.get("bag_joints") or [])
     if samples is None or len(samples) == 0:
         missing = [j for j in model.joint_names if j not in bag_joints]

@@ -1,11 +1,14 @@
 """Every public function of ``rnea_ros.core`` documents its parameters and return
 (NumPy style), and the examples in those docstrings run and print what they show.
 
-A function in ``rnea_ros.core.__all__`` must have a ``Parameters`` section naming
-each of its parameters (those not starting with ``_``) with a type line, and a
-``Returns`` section; a standard argument (``model``, ``q``, ``gravity``...) is named
-in an entry ``model, q : see Conventions`` linking a table of docs/api/core.md's
-Conventions section, which must describe each name it takes from there. The main
+A function in ``rnea_ros.core.__all__`` must document each of its parameters (those
+not starting with ``_``) exactly once, and have a ``Returns`` section. A standard
+argument (``model``, ``q``, ``gravity``...) is named in one sentence of the
+description, ``Arguments as in Conventions: ``model``, ``q`` ([rigid
+robots](core.md#rigid-robots)); ...``, whose links name tables of docs/api/core.md's
+Conventions section that must describe each name taken from them; every other
+parameter has an entry with a type line in the ``Parameters`` section, written in
+one docstring only (a description two functions share is a Conventions row). The main
 entry points carry an ``Examples`` section, run here with doctest from the repository
 root (the examples load ``urdf/arm7.urdf``).
 """
@@ -28,40 +31,51 @@ WITH_EXAMPLES = ["aba", "coriolis_matrix", "frame_jacobian", "gravity_torques", 
                  "mass_matrix", "rnea", "rnea_batch"]
 
 
-def _conventions() -> dict[str, set[str]]:
-    """The API page's Conventions tables: heading anchor -> the argument names listed."""
+def _conventions() -> dict[str, tuple[str, set[str]]]:
+    """The API page's Conventions tables: heading anchor -> (heading, the argument names listed)."""
     page = (ROOT / "docs" / "api" / "core.md").read_text()
     part = page.partition("\n## Conventions\n")[2].split("\n## ", 1)[0]  # '' if absent
     tables = {}
     for heading, body in re.findall(r"^### ([^\n]+)\n(.*?)(?=^### |\Z)", part, flags=re.S | re.M):
-        tables[heading.lower().replace(" ", "-")] = set(re.findall(r"^\| `(\w+)` \|", body,
-                                                                   flags=re.M))
+        names = set(re.findall(r"^\| `(\w+)` \|", body, flags=re.M))
+        tables[heading.lower().replace(" ", "-")] = (heading, names)
     return tables
 
 
 CONVENTIONS = _conventions()
+SENTENCE = re.compile(r"Arguments as in Conventions: (.*?)\.(?:\n\n|\n?\Z)", flags=re.S)
+GROUP = re.compile(r"((?:``\w+``, )*``\w+``) \(\[([^\]]+)\]\(core\.md#([\w-]+)\)\)")
 
 
 def test_the_conventions_tables_describe_the_standard_arguments() -> None:
     assert {"rigid-robots", "batches-of-samples", "closed-loops"} <= set(CONVENTIONS)
-    assert {"model", "q", "qd", "tau", "gravity", "fext"} <= CONVENTIONS["rigid-robots"]
+    assert {"model", "q", "qd", "tau", "gravity", "fext"} <= CONVENTIONS["rigid-robots"][1]
 
 
-def _check_conventions(func: str, names: list[str], text: str) -> None:
-    """An entry ``a, b, c : see Conventions`` whose description ``text`` links the
-    Conventions tables, ``[title](core.md#anchor)`` (one link: every name from it) or
-    ``[title](core.md#anchor) for a, b; [title](core.md#anchor) for c``: each name from
-    exactly one table that lists it."""
-    links = re.findall(r"\]\(core\.md#([\w-]+)\)(?: for ([\w, ]+))?", text)
-    assert links, f"{func}: 'see Conventions' without a link: {text!r}"
-    one = len(links) == 1 and not links[0][1]
-    taken = [(n, links[0][0]) for n in names] if one else \
-        [(n, anchor) for anchor, listed in links for n in listed.split(", ")]
-    assert sorted(n for n, _ in taken) == sorted(names), \
-        f"{func}: {names} vs the links' names in {text!r}"
-    for n, anchor in taken:
+def _conventional(func: str, doc: str) -> list[str]:
+    """The names ``func``'s sentence ``Arguments as in Conventions: ``a``, ``b``
+    ([title](core.md#anchor)); ``c`` ([title](core.md#anchor)).`` takes from the
+    Conventions tables ([] without one), each checked against the table its link
+    names (the link's title is that table's heading)."""
+    found = SENTENCE.findall(doc)
+    assert len(found) <= 1, f"{func}: {len(found)} 'Arguments as in Conventions' sentences"
+    if not found:
+        assert "Conventions" not in doc.replace("[Conventions]", ""), \
+            f"{func}: mentions Conventions without the sentence 'Arguments as in Conventions: ...'"
+        return []
+    text = " ".join(found[0].split())
+    groups = GROUP.findall(text)
+    assert "; ".join(f"{n} ([{t}](core.md#{a}))" for n, t, a in groups) == text, \
+        f"{func}: not '``a``, ``b`` ([title](core.md#anchor)); ...': {text!r}"
+    names = []
+    for listed, title, anchor in groups:
         assert anchor in CONVENTIONS, f"{func}: no Conventions table #{anchor}"
-        assert n in CONVENTIONS[anchor], f"{func}: '{n}' not in Conventions #{anchor}"
+        heading, table = CONVENTIONS[anchor]
+        assert title.lower() == heading.lower(), f"{func}: link '{title}' to table '{heading}'"
+        for n in re.findall(r"``(\w+)``", listed):
+            assert n in table, f"{func}: '{n}' not in Conventions #{anchor}"
+            names.append(n)
+    return names
 
 
 def _section(doc: str, title: str) -> str:
@@ -80,16 +94,27 @@ def test_parameters_and_return_are_documented(name: str) -> None:
     func: Callable[..., object] = getattr(rc, name)
     doc = inspect.getdoc(func) or ""
     params = _section(doc, "Parameters")
-    documented = set(re.findall(r"^(\w+(?:, \w+)*) : \S", params, flags=re.M))
-    names = {n for entry in documented for n in entry.split(", ")}
+    entries = re.findall(r"^(\w+(?:, \w+)*) : \S", params, flags=re.M)
+    listed = [n for entry in entries for n in entry.split(", ")] + _conventional(name, doc)
+    names = set(listed)
+    assert len(listed) == len(names), f"{name}: parameters documented twice in {listed}"
     wanted = {p for p in inspect.signature(func).parameters if not p.startswith("_")}
     assert wanted <= names, f"{name}: undocumented parameters {sorted(wanted - names)}"
     assert names <= wanted, f"{name}: documents parameters it lacks {sorted(names - wanted)}"
-    for entry, text in re.findall(r"^(\w+(?:, \w+)*) : see Conventions\n((?: {4}.*\n?)+)",
-                                  params, flags=re.M):
-        _check_conventions(name, entry.split(", "), " ".join(text.split()))
     returns = _section(doc, "Returns")
     assert re.search(r"^\S.*\n {4}\S", returns, flags=re.M), f"{name}: no Returns section"
+
+
+def test_no_parameter_is_described_twice() -> None:
+    """A parameter described word for word in two docstrings is a Conventions row
+    (named in the sentence), not a copy: every ``Parameters`` entry is one function's."""
+    seen: dict[str, list[str]] = {}
+    for name in PUBLIC:
+        params = _section(inspect.getdoc(getattr(rc, name)) or "", "Parameters")
+        for entry in re.findall(r"^\w.*\n(?: {4}.*\n?)*", params, flags=re.M):
+            seen.setdefault(" ".join(entry.split()), []).append(name)
+    twice = {entry: names for entry, names in seen.items() if len(names) > 1}
+    assert not twice, twice
 
 
 @pytest.mark.parametrize("name", WITH_EXAMPLES)

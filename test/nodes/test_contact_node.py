@@ -10,18 +10,14 @@ refuses ``contact.enable`` naming the reason."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import WrenchStamped
-from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 import rnea_ros.core as rc
 from rnea_ros.core.errors import RneaError
+from rnea_ros.nodes.contact_loop import listen, push, push_direction, true_torques
 from rnea_ros.nodes.controller import ControllerNode
 from rnea_ros.nodes.harness import ClosedLoop, overrides
 
@@ -39,43 +35,6 @@ SIMULATOR = {"urdf_path": URDF, "engine": "mujoco", "world": "table", "integrato
              "initial_positions": START, "damping": [0.5] * 7}
 
 
-def listen(loop: ClosedLoop) -> dict[str, list]:
-    """Subscribe the controller's contact topics on the probe."""
-    got: dict[str, list] = {"torque": [], "wrench": [], "contact": []}
-    probe = loop.probe
-    probe.create_subscription(JointState, "rnea_controller/external_torque",
-                              got["torque"].append, 100)
-    probe.create_subscription(WrenchStamped, "rnea_controller/external_wrench",
-                              got["wrench"].append, 100)
-    probe.create_subscription(String, "rnea_controller/contact",
-                              lambda m: got["contact"].append(json.loads(m.data)), 10)
-    return got
-
-
-def push(loop: ClosedLoop, link: str, force: tuple[float, float, float]) -> None:
-    publisher = loop.probe.create_publisher(WrenchStamped, "rnea_simulator/apply_wrench", 10)
-    sim = loop.simulator
-    assert sim is not None
-    assert loop.spin_until(lambda: sim.wrench_sub.get_publisher_count() >= 1, 10.0)
-    msg = WrenchStamped()
-    msg.header.frame_id = link
-    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = force
-    publisher.publish(msg)
-
-
-def true_torques(model: rc.RobotModel, q: np.ndarray, link: str, force: np.ndarray
-                 ) -> np.ndarray:
-    """``J^T F`` (N, nv) of ``force`` (world) held at ``link``'s centre of mass (MuJoCo's
-    ``xfrc_applied``) at each pose of ``q`` (N, nq)."""
-    body = model.body_names.index(link)
-    out = np.empty((len(q), model.nv))
-    for k, qk in enumerate(q):
-        R, _ = rc.body_poses(model, qk)
-        J = rc.frame_jacobian(model, qk, link, "LOCAL_WORLD_ALIGNED")
-        out[k] = J.T @ np.r_[force, np.cross(R[body] @ model.com[body], force)]
-    return out
-
-
 def rearm_by_parameter(loop: ClosedLoop) -> None:
     """``contact.rearm: true`` clears the latched reaction and is set back to false."""
     node = loop.controller
@@ -86,18 +45,9 @@ def rearm_by_parameter(loop: ClosedLoop) -> None:
     assert node.get_parameter("contact.rearm").value is False
 
 
-def direction(model: rc.RobotModel, q: np.ndarray, link: str) -> np.ndarray:
-    """The unit force (world) at the link's centre of mass with the largest moment about
-    its own joint's axis (a push the link's joint feels)."""
-    body = model.body_names.index(link)
-    R, _ = rc.body_poses(model, q)
-    d = np.cross(R[body] @ model.axis[body], R[body] @ model.com[body])
-    return d / np.linalg.norm(d)
-
-
 def test_push_detected_isolated_held_and_rearmed_in_a_namespace() -> None:
     with ClosedLoop(CONTROLLER, SIMULATOR, namespace="left") as loop:
-        got = listen(loop)
+        got = listen(loop.probe)
         node, sim = loop.controller, loop.simulator
         assert node is not None and sim is not None and node.contact is not None
         assert loop.run_for(0.5, wall_timeout=120.0)
@@ -105,7 +55,7 @@ def test_push_detected_isolated_held_and_rearmed_in_a_namespace() -> None:
         assert got["torque"] and got["torque"][-1].name[0] == "joint1"
         n_before = len(loop.probe.recording.commands)
         model = node.controller.model
-        force = 30.0 * direction(model, loop.probe.recording.q[-1], "link4")
+        force = 30.0 * push_direction(model, loop.probe.recording.q[-1], "link4")
         push(loop, "link4", tuple(force))
         assert loop.spin_until(lambda: sim.pushes == 1, 10.0)
         t_push = loop.sim_time  # (lockstep: the push acts from the next step on)
@@ -189,7 +139,7 @@ PRESS = [0.0, 0.3, 0.0, -2.0, 0.0, 2.2, 0.8]  # flange 0.1 m below the table's t
 def test_table_contact_detected_and_hold_brakes_the_arm() -> None:
     controller = {**CONTROLLER, "mode": "inverse_dynamics"}
     with ClosedLoop(controller, SIMULATOR) as loop:
-        got = listen(loop)
+        got = listen(loop.probe)
         node = loop.controller
         assert node is not None and node.contact is not None and loop.run_for(0.1)
         ctl = node.controller

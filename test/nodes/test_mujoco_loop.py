@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
-from geometry_msgs.msg import WrenchStamped
 
 from rnea_ros.core.errors import ParameterError, RneaError
+from rnea_ros.nodes.contact_loop import push
 from rnea_ros.nodes.harness import ClosedLoop, overrides
 from rnea_ros.nodes.simulator import SIMULATOR_PARAMETERS, SimulatorNode
 from rnea_ros.samples import sample_urdf, share_directory
@@ -30,18 +30,6 @@ DAMPING = yaml.safe_load((share_directory() / "config" / "arm7_simulator.yaml").
 def simulator(**extra):
     return {"urdf_path": URDF, "engine": "mujoco", "world": "table", "integrator": "rk4",
             "initial_positions": START, "damping": DAMPING, **extra}
-
-
-def push(loop: ClosedLoop, link: str, force: tuple[float, float, float]) -> None:
-    """Publish one wrench on the simulator's ``~/apply_wrench`` once it is discovered."""
-    publisher = loop.probe.create_publisher(WrenchStamped, "rnea_simulator/apply_wrench", 10)
-    sim = loop.simulator
-    assert sim is not None
-    assert loop.spin_until(lambda: sim.wrench_sub.get_publisher_count() >= 1, 10.0)
-    msg = WrenchStamped()
-    msg.header.frame_id = link
-    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = force
-    publisher.publish(msg)
 
 
 def speed(loop: ClosedLoop, since: float) -> float:

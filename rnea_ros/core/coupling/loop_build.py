@@ -43,6 +43,8 @@ def build_loops(tree: RobotModel, loops: Sequence[Loop], active: Sequence[str] |
     precision. :class:`LoopError` if a loop does not close at the reference or the
     active joints are not the mechanism's independent coordinates.
 
+    Arguments as in Conventions: ``reference`` ([closed loops](core.md#closed-loops)).
+
     Parameters
     ----------
     tree : RobotModel
@@ -51,9 +53,6 @@ def build_loops(tree: RobotModel, loops: Sequence[Loop], active: Sequence[str] |
         The cut joints closing the tree.
     active : sequence of str or str
         The active joints' names.
-    reference : Mapping or array_like, optional
-        Reference configuration (joint name -> value, or (n,)) [rad, m] (``None``: ``q =
-        0``).
 
     Returns
     -------

@@ -90,16 +90,11 @@ def loop_rnea(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: 
               gravity: object | None = None) -> Array:
     """Active-joint torques ``tau_a`` (N,) = G^T tau_tree (Khalil eq. 55/57).
 
-    ``q`` (n,) closes every loop; ``qd_active``, ``qdd_active`` (N,) are the
-    active joints' velocities and accelerations; the passive ones follow from
-    eq. 4 and its derivative. Gravity, armature and friction of all tree
-    joints included; ``gravity`` (3,) overrides the model's.
+    The passive joints' velocities and accelerations follow from eq. 4 and its
+    derivative. Gravity, armature and friction of all tree joints included.
 
-    Parameters
-    ----------
-    model, q, qd_active, qdd_active, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active,
-        qdd_active; [rigid robots](core.md#rigid-robots) for gravity.
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``, ``qdd_active``
+    ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -135,16 +130,13 @@ def loop_rnea_with_wrenches(model: ClosedLoopModel, q: object, qd_active: object
     redundant (a planar loop closed by a revolute cut) the out-of-plane
     components are those of the minimum-norm multipliers, zero.
 
-    Parameters
-    ----------
-    model, q, qd_active, qdd_active, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active,
-        qdd_active; [rigid robots](core.md#rigid-robots) for gravity.
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``, ``qdd_active``
+    ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
     tau_a : ndarray of shape (N,)
-        Active joint torques [N m, N].
+        :func:`loop_rnea`'s active joint torques [N m, N].
     wrenches : ndarray of shape (B, 6)
         Cut-joint wrenches ``[force; moment]`` [N, N m] in each loop's frame 1.
     """
@@ -180,11 +172,8 @@ def _frame_pose(model: ClosedLoopModel, R: Array, p: Array, l: int, side: int
 def loop_gravity(model: ClosedLoopModel, q: object, *, gravity: object | None = None) -> Array:
     """Active-joint torques (N,) holding the mechanism still at ``q``: ``G^T g_tree(q)``.
 
-    Parameters
-    ----------
-    model, q, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q; [rigid
-        robots](core.md#rigid-robots) for gravity.
+    Arguments as in Conventions: ``model``, ``q`` ([closed loops](core.md#closed-loops));
+    ``gravity`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -198,10 +187,7 @@ def loop_gravity(model: ClosedLoopModel, q: object, *, gravity: object | None = 
 def loop_mass_matrix(model: ClosedLoopModel, q: object) -> Array:
     """``A_c = G^T M G`` (N, N) at a closed ``q`` (eq. 58; armature included).
 
-    Parameters
-    ----------
-    model, q : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
+    Arguments as in Conventions: ``model``, ``q`` ([closed loops](core.md#closed-loops)).
 
     Returns
     -------
@@ -218,11 +204,8 @@ def loop_nonlinear_effects(model: ClosedLoopModel, q: object, qd_active: object,
     """``H_c`` (N,) of eq. 58: ``G^T (M Gdot qd_a + h)``, Coriolis, centrifugal and
     gravity torques in the active joints (friction excluded, as in ``rc.nonlinear_effects``).
 
-    Parameters
-    ----------
-    model, q, qd_active, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active;
-        [rigid robots](core.md#rigid-robots) for gravity.
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``
+    ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -240,13 +223,8 @@ def loop_forward_dynamics(model: ClosedLoopModel, q: object, qd_active: object,
     ``A_c^{-1} (tau_a - H_c - G^T F(qd))``, in one compiled call; the tree's are
     :func:`~rnea_ros.core.coupling.loop_kinematics.loop_accelerations`.
 
-    Parameters
-    ----------
-    model, q, qd_active, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model, q, qd_active;
-        [rigid robots](core.md#rigid-robots) for gravity.
-    tau_active : array_like of shape (N,)
-        Active joint torques [N m, N].
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``, ``tau_active``
+    ([closed loops](core.md#closed-loops)); ``gravity`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -276,34 +254,33 @@ def _batch(model: ClosedLoopModel, x: object, name: str, width: int, samples: in
     return a
 
 
+def _batch_inputs(model: ClosedLoopModel, q: object, qd_active: object, rates: object,
+                  name: str, gravity: object | None) -> tuple[Array, Array, Array, Array]:
+    """The batch kernels' checked inputs: ``Q`` (S, n), ``QD`` and ``rates`` (S, N) --
+    ``rates`` named ``name`` in errors -- and the gravity (3,) [m/s^2] they use."""
+    Q = _batch(model, q, "q", model.n, None)
+    QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
+    X = _batch(model, rates, name, model.n_active, Q.shape[0])
+    g = model.kernel_arrays[3] if gravity is None else gravity_vector(model.tree, gravity)
+    return Q, QD, X, g
+
+
 def loop_rnea_batch(model: ClosedLoopModel, q: object, qd_active: object, qdd_active: object,
                     *, gravity: object | None = None) -> Array:
     """:func:`loop_rnea` over S samples: ``q`` (S, n), ``qd_active``, ``qdd_active``
     (S, N) -> ``tau_a`` (S, N), in one compiled loop.
 
-    Parameters
-    ----------
-    model, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [rigid
-        robots](core.md#rigid-robots) for gravity.
-    q : array_like of shape (S, n)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (S, N)
-        Active joint velocities [rad/s, m/s].
-    qdd_active : array_like of shape (S, N)
-        Active joint accelerations [rad/s^2, m/s^2].
+    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``q``,
+    ``qd_active``, ``qdd_active`` ([closed-loop batches](core.md#closed-loop-batches)); ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
     tau_a : ndarray of shape (S, N)
         Active joint torques per sample.
     """
-    Q = _batch(model, q, "q", model.n, None)
-    QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
-    QDD = _batch(model, qdd_active, "qdd_active", model.n_active, Q.shape[0])
-    fp, lp, perm, g = model.kernel_arrays
-    if gravity is not None:
-        g = gravity_vector(model.tree, gravity)
+    Q, QD, QDD, g = _batch_inputs(model, q, qd_active, qdd_active, "qdd_active", gravity)
+    fp, lp, perm, _ = model.kernel_arrays
     tau = np.empty_like(QD)
     k, code = kd.loop_rnea_rows(fp, lp, perm, model.passive_blocks, Q, QD, QDD, g,
                                 CLOSURE_TOLERANCE, tau)
@@ -320,29 +297,17 @@ def loop_forward_dynamics_batch(model: ClosedLoopModel, q: object, qd_active: ob
                                 _single: bool = False) -> Array:
     """:func:`loop_forward_dynamics` over S samples -> ``qdd_a`` (S, N), in one compiled loop.
 
-    Parameters
-    ----------
-    model, gravity : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [rigid
-        robots](core.md#rigid-robots) for gravity.
-    q : array_like of shape (S, n)
-        Tree joint positions [rad, m] closing every loop (:func:`solve_loops`).
-    qd_active : array_like of shape (S, N)
-        Active joint velocities [rad/s, m/s].
-    tau_active : array_like of shape (S, N)
-        Active joint torques [N m, N].
+    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``q``,
+    ``qd_active``, ``tau_active`` ([closed-loop batches](core.md#closed-loop-batches)); ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
     qdd_a : ndarray of shape (S, N)
         Active accelerations per sample.
     """
-    Q = _batch(model, q, "q", model.n, None)
-    QD = _batch(model, qd_active, "qd_active", model.n_active, Q.shape[0])
-    TAU = _batch(model, tau_active, "tau_active", model.n_active, Q.shape[0])
-    fp, lp, perm, g = model.kernel_arrays
-    if gravity is not None:
-        g = gravity_vector(model.tree, gravity)
+    Q, QD, TAU, g = _batch_inputs(model, q, qd_active, tau_active, "tau_active", gravity)
+    fp, lp, perm, _ = model.kernel_arrays
     out = np.empty_like(TAU)
     k, code = kd.forward_dynamics_rows(fp, lp, perm, Q, QD, TAU, g, CLOSURE_TOLERANCE, out)
     if k >= 0:

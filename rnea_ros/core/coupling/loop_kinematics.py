@@ -174,11 +174,11 @@ def solve_loops(model: ClosedLoopModel, q_active: object, guess: object | None =
     :class:`~rnea_ros.core.errors.LoopBudgetError` (a :class:`LoopClosureError`).
     Default: unbounded.
 
+    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``guess``,
+    ``tol``, ``max_iter``, ``budget`` ([loop solver options](core.md#loop-solver-options)).
+
     Parameters
     ----------
-    model, guess, tol, max_iter, budget : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [loop
-        solver options](core.md#loop-solver-options) for guess, tol, max_iter, budget.
     q_active : array_like of shape (N,)
         Active joint positions [rad, m].
     seconds : float, optional
@@ -229,11 +229,11 @@ def solve_loops_batch(model: ClosedLoopModel, q_active: object, guess: object | 
     sample warm-started from the previous one (a trajectory stays in one assembly mode);
     ``budget``: :func:`solve_loops`'s, per sample.
 
+    Arguments as in Conventions: ``model`` ([closed loops](core.md#closed-loops)); ``guess``,
+    ``tol``, ``max_iter``, ``budget`` ([loop solver options](core.md#loop-solver-options)).
+
     Parameters
     ----------
-    model, guess, tol, max_iter, budget : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops) for model; [loop
-        solver options](core.md#loop-solver-options) for guess, tol, max_iter, budget.
     q_active : array_like of shape (N, N_a)
         Active joint positions [rad, m].
 
@@ -264,12 +264,7 @@ def loop_residual(model: ClosedLoopModel, q: object) -> Array:
     ``sin(angle) * axis`` of frame 2 relative to frame 1 (revolute: the two
     components of ``z1``'s misalignment in frame 2) [rad to first order].
 
-    Parameters
-    ----------
-    model : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] (need not close the loops).
+    Arguments as in Conventions: ``model``, ``q`` ([closed loops](core.md#closed-loops)).
 
     Returns
     -------
@@ -332,12 +327,7 @@ def loop_constraint_jacobian(model: ClosedLoopModel, q: object) -> Array:
     Does not require ``q`` to be closed (it is the Jacobian of
     :func:`loop_residual` there, to first order).
 
-    Parameters
-    ----------
-    model : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
-    q : array_like of shape (n,)
-        Tree joint positions [rad, m] (need not close the loops).
+    Arguments as in Conventions: ``model``, ``q`` ([closed loops](core.md#closed-loops)).
 
     Returns
     -------
@@ -354,10 +344,7 @@ def loop_jacobian(model: ClosedLoopModel, q: object) -> Array:
     """``G = dq_tr/dq_a = dqd_tr/dqd_a`` (n, N) at a closed ``q`` (eq. 56):
     identity rows for the active joints, ``-K_p^+ K_a`` for the passive ones.
 
-    Parameters
-    ----------
-    model, q : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
+    Arguments as in Conventions: ``model``, ``q`` ([closed loops](core.md#closed-loops)).
 
     Returns
     -------
@@ -370,10 +357,8 @@ def loop_jacobian(model: ClosedLoopModel, q: object) -> Array:
 def loop_velocities(model: ClosedLoopModel, q: object, qd_active: object) -> Array:
     """Tree velocities ``qd = G qd_a`` (n,) at a closed ``q`` (eq. 4).
 
-    Parameters
-    ----------
-    model, q, qd_active : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``
+    ([closed loops](core.md#closed-loops)).
 
     Returns
     -------
@@ -388,10 +373,8 @@ def loop_accelerations(model: ClosedLoopModel, q: object, qd_active: object,
     """Tree accelerations ``qdd = G qdd_a + Gdot qd_a`` (n,) at a closed ``q``
     (the time derivative of eq. 4: ``K qdd + Kdot qd = 0``).
 
-    Parameters
-    ----------
-    model, q, qd_active, qdd_active : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``, ``qdd_active``
+    ([closed loops](core.md#closed-loops)).
 
     Returns
     -------
@@ -404,10 +387,8 @@ def loop_accelerations(model: ClosedLoopModel, q: object, qd_active: object,
 def loop_bias_acceleration(model: ClosedLoopModel, q: object, qd_active: object) -> Array:
     """``Gdot qd_a`` (n,): the tree accelerations at ``qdd_a = 0`` (velocity product terms).
 
-    Parameters
-    ----------
-    model, q, qd_active : see Conventions
-        The API page's Conventions: [closed loops](core.md#closed-loops).
+    Arguments as in Conventions: ``model``, ``q``, ``qd_active``
+    ([closed loops](core.md#closed-loops)).
 
     Returns
     -------

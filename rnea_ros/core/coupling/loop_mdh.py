@@ -53,6 +53,10 @@ def from_mdh_loops(links: Sequence[MDHLink], *, loops: int, active: Sequence[str
     """:class:`ClosedLoopModel` from Khalil's table: ``n`` tree rows, then ``loops`` (B)
     cut-joint rows ``k`` and B closing-frame rows ``k + B`` (see the module docstring).
 
+    Arguments as in Conventions: ``name``, ``base`` ([loading models](core.md#loading-models));
+    ``gravity``, ``inertia_check`` ([rigid robots](core.md#rigid-robots)); ``reference``
+    ([closed loops](core.md#closed-loops)).
+
     Parameters
     ----------
     links : sequence of MDHLink
@@ -61,12 +65,6 @@ def from_mdh_loops(links: Sequence[MDHLink], *, loops: int, active: Sequence[str
         Number of loops B.
     active : sequence of str or int
         The active (actuated) joints, by name or row index.
-    name, base, gravity, inertia_check : see Conventions
-        The API page's Conventions: [loading models](core.md#loading-models) for name,
-        base; [rigid robots](core.md#rigid-robots) for gravity, inertia_check.
-    reference : Mapping or array_like, optional
-        Reference configuration (joint name -> value, or (n,)) [rad, m] (``None``: ``q =
-        0``).
 
     Returns
     -------

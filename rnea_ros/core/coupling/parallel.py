@@ -147,16 +147,9 @@ def platform_inverse_dynamics(robot: ParallelRobot, x: object, xd: object, xdd: 
     prismatic, N m for revolute joints). Raises :class:`ParallelRobotError`
     naming the leg if the pose is out of reach (or beyond a joint limit).
 
-    Parameters
-    ----------
-    robot, x, gravity : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot, x;
-        [rigid robots](core.md#rigid-robots) for gravity.
-    xd : array_like of shape (nv,)
-        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
-        3).
-    xdd : array_like of shape (nv,)
-        Platform acceleration, laid out as ``xd`` [m/s^2, rad/s^2].
+    Arguments as in Conventions: ``robot``, ``x``, ``xd``, ``xdd``
+    ([parallel robots](core.md#parallel-robots)); ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -186,14 +179,9 @@ def platform_inverse_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
     """:func:`platform_inverse_dynamics` over N samples: ``(N, nx), (N, nv), (N, nv)``
     give ``tau`` (N, n_a).
 
-    Parameters
-    ----------
-    robot, gravity, x, xd : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot;
-        [rigid robots](core.md#rigid-robots) for gravity; [parallel
-        batches](core.md#parallel-batches) for x, xd.
-    xdd : array_like of shape (N, nv)
-        Platform acceleration, laid out as ``xd`` [m/s^2, rad/s^2].
+    Arguments as in Conventions: ``robot`` ([parallel robots](core.md#parallel-robots)); ``x``,
+    ``xd``, ``xdd`` ([parallel batches](core.md#parallel-batches)); ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -216,16 +204,9 @@ def platform_forward_dynamics(robot: ParallelRobot, x: object, xd: object, tau: 
     """Platform acceleration ``xdd`` (nv,) under the active forces ``tau`` (n_a,) at pose
     ``x`` and twist ``xd``: ``tau = A_x(x) xdd + h(x, xd)`` solved for ``xdd``.
 
-    Parameters
-    ----------
-    robot, x, gravity : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot, x;
-        [rigid robots](core.md#rigid-robots) for gravity.
-    xd : array_like of shape (nv,)
-        Platform twist ``[v; w]`` [m/s, rad/s] (nv = 6), or its velocity ``v`` [m/s] (nv =
-        3).
-    tau : array_like of shape (n_a,)
-        Active joint forces [N, N m].
+    Arguments as in Conventions: ``robot``, ``x``, ``xd``, ``tau``
+    ([parallel robots](core.md#parallel-robots)); ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -242,14 +223,9 @@ def platform_forward_dynamics_batch(robot: ParallelRobot, x: object, xd: object,
                                     *, gravity: object | None = None) -> Array:
     """:func:`platform_forward_dynamics` over N samples: ``xdd`` (N, nv).
 
-    Parameters
-    ----------
-    robot, gravity, x, xd : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots) for robot;
-        [rigid robots](core.md#rigid-robots) for gravity; [parallel
-        batches](core.md#parallel-batches) for x, xd.
-    tau : array_like of shape (N, n_a)
-        Active joint forces [N, N m].
+    Arguments as in Conventions: ``robot`` ([parallel robots](core.md#parallel-robots)); ``x``,
+    ``xd``, ``tau`` ([parallel batches](core.md#parallel-batches)); ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------

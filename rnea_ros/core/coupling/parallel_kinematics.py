@@ -39,24 +39,27 @@ def _detail(robot: ParallelRobot, x: Array, xd: Array, xdd: Array) -> tuple[Arra
     return legs, jinv[:, :robot.nv]
 
 
+def _state(robot: ParallelRobot, x: object, xd: object | None = None,
+           xdd: object | None = None) -> tuple[Array, Array, Array]:
+    """The checked platform state ``x`` (nx,), ``xd``, ``xdd`` (nv,) (``None``: zero)."""
+    zero = np.zeros(robot.nv)
+    return (_vector(robot, "x", x), zero if xd is None else _vector(robot, "xd", xd),
+            zero if xdd is None else _vector(robot, "xdd", xdd))
+
+
 def platform_inverse_geometry(robot: ParallelRobot, x: object) -> Array:
     """Active joint values ``q_a`` (n_a,) placing the platform at ``x`` (the legs'
     closed-form inverse geometric models; :class:`ParallelRobotError` naming the
     leg if out of reach).
 
-    Parameters
-    ----------
-    robot, x : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
+    Arguments as in Conventions: ``robot``, ``x`` ([parallel robots](core.md#parallel-robots)).
 
     Returns
     -------
     q_a : ndarray of shape (n_a,)
         Active joint values [rad, m].
     """
-    x = _vector(robot, "x", x)
-    zero = np.zeros(robot.nv)
-    legs, _ = _detail(robot, x, zero, zero)
+    legs, _ = _detail(robot, *_state(robot, x))
     return np.array([legs[k, leg.active] for k, leg in enumerate(robot.legs)])
 
 
@@ -69,14 +72,8 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
     ``(d/dt J_p^-1) xd`` of ``qdd_a = J_p^-1 xdd + (d/dt J_p^-1) xd``.
     :class:`ParallelRobotError` naming the leg if ``x`` is out of reach.
 
-    Parameters
-    ----------
-    robot, x : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
-    xd : array_like of shape (nv,), optional
-        Platform twist (``None``: zero).
-    xdd : array_like of shape (nv,), optional
-        Platform acceleration (``None``: zero).
+    Arguments as in Conventions: ``robot``, ``x``, ``xd``, ``xdd``
+    ([parallel robots](core.md#parallel-robots)).
 
     Returns
     -------
@@ -85,10 +82,7 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
     Jinv : ndarray of shape (n_a, nv)
         ``J_p^-1`` at ``x``.
     """
-    x = _vector(robot, "x", x)
-    xd = np.zeros(robot.nv) if xd is None else _vector(robot, "xd", xd)
-    xdd = np.zeros(robot.nv) if xdd is None else _vector(robot, "xdd", xdd)
-    legs, jinv = _detail(robot, x, xd, xdd)
+    legs, jinv = _detail(robot, *_state(robot, x, xd, xdd))
     a = np.array([leg.active for leg in robot.legs])
     k = np.arange(len(robot.legs))
     return legs[k, a], legs[k, 3 + a], legs[k, 6 + a], jinv
@@ -97,19 +91,14 @@ def platform_active_motion(robot: ParallelRobot, x: object, xd: object | None = 
 def platform_inverse_jacobian(robot: ParallelRobot, x: object) -> Array:
     """``J_p^-1`` (n_a, nv) at pose ``x``: ``qd_a = J_p^-1 xd`` (eq. 60, 62).
 
-    Parameters
-    ----------
-    robot, x : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
+    Arguments as in Conventions: ``robot``, ``x`` ([parallel robots](core.md#parallel-robots)).
 
     Returns
     -------
     Jinv : ndarray of shape (n_a, nv)
         ``qd_a = Jinv xd``.
     """
-    x = _vector(robot, "x", x)
-    zero = np.zeros(robot.nv)
-    return _detail(robot, x, zero, zero)[1]
+    return _detail(robot, *_state(robot, x))[1]
 
 
 def _retract(robot: ParallelRobot, x: Array, step: Array) -> Array:
@@ -134,10 +123,10 @@ def platform_forward_geometry(robot: ParallelRobot, q_active: object, x0: object
     on the inverse geometric model, ``x <- x + J_p (q_a - IGM(x))``, from ``x0``
     (default ``robot.zero_pose``). Converges to the assembly mode nearest ``x0``.
 
+    Arguments as in Conventions: ``robot`` ([parallel robots](core.md#parallel-robots)).
+
     Parameters
     ----------
-    robot : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
     q_active : array_like of shape (n_a,)
         Active joint values [rad, m].
     x0 : array_like of shape (nx,), optional
@@ -230,23 +219,15 @@ def platform_tree_state(robot: ParallelRobot, x: object, xd: object | None = Non
     for :func:`~rnea_ros.core.dynamics.rnea.rnea` on ``robot.tree`` or a
     closed-loop formulation.
 
-    Parameters
-    ----------
-    robot, x : see Conventions
-        The API page's Conventions: [parallel robots](core.md#parallel-robots).
-    xd : array_like of shape (nv,), optional
-        Platform twist (``None``: zero).
-    xdd : array_like of shape (nv,), optional
-        Platform acceleration (``None``: zero).
+    Arguments as in Conventions: ``robot``, ``x``, ``xd``, ``xdd``
+    ([parallel robots](core.md#parallel-robots)).
 
     Returns
     -------
     q, qd, qdd : ndarray of shape (n,)
         The spanning tree's state, tree joint order.
     """
-    x = _vector(robot, "x", x)
-    xd = np.zeros(robot.nv) if xd is None else _vector(robot, "xd", xd)
-    xdd = np.zeros(robot.nv) if xdd is None else _vector(robot, "xdd", xdd)
+    x, xd, xdd = _state(robot, x, xd, xdd)
     legs, _ = _detail(robot, x, xd, xdd)
     tree = robot.tree
     q, qd, qdd = np.zeros(tree.nv), np.zeros(tree.nv), np.zeros(tree.nv)

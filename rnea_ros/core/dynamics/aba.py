@@ -65,10 +65,8 @@ def aba(model: RobotModel, q: object, qd: object, tau: object, *,
     """Joint accelerations ``qdd`` (nv,) under torques ``tau`` (nv,), recursively in O(n)
     (through the mass matrix for a model with mimic joints); ``q`` (nq,).
 
-    Parameters
-    ----------
-    model, q, qd, tau, gravity, fext : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``tau``, ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -80,7 +78,7 @@ def aba(model: RobotModel, q: object, qd: object, tau: object, *,
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> q, qd = np.full(model.nq, 0.3), np.full(model.nv, 0.1)
     >>> tau = rc.rnea(model, q, qd, np.ones(model.nv))
     >>> bool(np.allclose(rc.aba(model, q, qd, tau), 1.0))
     True
@@ -126,16 +124,13 @@ def aba_batch(model: RobotModel, q: object, qd: object, tau: object, *,
               gravity: object | None = None) -> Array:
     """:func:`aba` over N samples: ``q`` (N, nq), ``qd, tau`` (N, nv) give ``qdd`` (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q, qd, tau : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd, tau.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd``, ``tau`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
     qdd : ndarray of shape (N, nv)
-        Joint accelerations, a row per sample.
+        Joint accelerations [rad/s^2, m/s^2], a row per sample.
     """
     Q = joint_batch(model, q, "q")
     QD = joint_batch(model, qd, "qd", Q.shape[0])

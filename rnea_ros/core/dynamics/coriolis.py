@@ -109,10 +109,7 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     """``C(q, qd)`` (nv, nv) such that ``C qd + g = h`` and ``dM/dt - 2C`` is skew;
     ``q`` (nq,), ``qd`` (nv,).
 
-    Parameters
-    ----------
-    model, q, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -124,7 +121,7 @@ def coriolis_matrix(model: RobotModel, q: object, qd: object) -> Array:
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
+    >>> q, qd = np.full(model.nq, 0.3), np.linspace(-1.0, 1.0, model.nv)
     >>> C = rc.coriolis_matrix(model, q, qd)
     >>> h = rc.nonlinear_effects(model, q, qd)
     >>> bool(np.allclose(C @ qd + rc.gravity_torques(model, q), h))
@@ -194,10 +191,10 @@ def coriolis_product(model: RobotModel, q: object, qd: object, x: object) -> Arr
     """``C(q, qd) x`` (nv,), the Christoffel-consistent ``C`` of :func:`coriolis_matrix`,
     in O(n) without forming it; ``C(q, qd) qd`` is the velocity part of RNEA.
 
+    Arguments as in Conventions: ``model``, ``q``, ``qd`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     x : array_like of shape (nv,)
         The vector multiplied by ``C(q, qd)`` [rad/s, m/s].
 

@@ -41,10 +41,7 @@ _crba_fast = FastCall(crba_call)
 def mass_matrix(model: RobotModel, q: object) -> Array:
     """Joint-space inertia matrix ``M(q)`` (nv, nv), armature included; ``q`` (nq,).
 
-    Parameters
-    ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -56,8 +53,7 @@ def mass_matrix(model: RobotModel, q: object) -> Array:
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
-    >>> M = rc.mass_matrix(model, q)
+    >>> M = rc.mass_matrix(model, np.full(model.nq, 0.3))
     >>> M.shape == (model.nv, model.nv), bool(np.allclose(M, M.T))
     (True, True)
     """
@@ -74,11 +70,8 @@ def mass_matrix(model: RobotModel, q: object) -> Array:
 def mass_matrix_batch(model: RobotModel, q: object) -> Array:
     """:func:`mass_matrix` over N samples: ``q`` (N, nq) gives (N, nv, nv).
 
-    Parameters
-    ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model; [batches of
-        samples](core.md#batches-of-samples) for q.
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)); ``q``
+    ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

@@ -99,10 +99,8 @@ def rnea_derivatives(model: RobotModel, q: object, v: object, a: object, *,
     ``gravity`` (3,) overrides ``model.gravity``; ``fext`` (n, 6) ``[force, torque]``
     applied to each body in its frame. The three arrays are views of one (3, n, n) block.
 
-    Parameters
-    ----------
-    model, q, v, a, gravity, fext : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``v``, ``a``, ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -135,10 +133,8 @@ def joint_wrench_derivatives(model: RobotModel, q: object, v: object, a: object,
     joints, ``W`` has a row per body (followers included): (nbodies, 6), and
     ``dW/dx`` (nbodies, 6, n).
 
-    Parameters
-    ----------
-    model, q, v, a, gravity, fext : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``v``, ``a``, ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -210,38 +206,38 @@ def _batch_wrenches(model: RobotModel, fext: object | None, samples: int) -> Arr
     return a
 
 
+def _derivative_rows(model: RobotModel, q: object, v: object, a: object, gravity: object | None,
+                     fext: object | None, wrenches: bool) -> tuple[Array, Array, Array]:
+    """The batch kernel on the kernel tree's rows: ``D`` (3, N, nk, nk) -- ``dtau/dq``,
+    ``dtau/dqd``, ``M`` -- and, with ``wrenches``, ``W`` (N, nk, 6) and its three
+    sensitivities ``dW`` (3, N, nk, 6, nk) (placeholders otherwise)."""
+    Q, V, A = _batch_inputs(model, q, v, a)
+    Qk, Vk, Ak = mimic_rows(model, Q, V, A)
+    N, n = Qk.shape
+    f = _batch_wrenches(model, fext, N)
+    D = np.zeros((3, N, n, n))
+    W = np.empty((N, n, 6)) if wrenches else np.zeros((1, n, 6))
+    dW = np.zeros((3, N if wrenches else 1, n, 6, n))
+    if not derivatives_rows(model.kernel_floats, Qk, Vk, Ak, gravity_vector(model, gravity), f,
+                            fext is not None, D[0], D[1], D[2], wrenches, W, dW[0], dW[1], dW[2]):
+        raise_non_finite(model, q=Q, qd=V, qdd=A)
+    return D, W, dW
+
+
 def rnea_derivatives_batch(model: RobotModel, q: object, v: object, a: object, *,
                            gravity: object | None = None, fext: object | None = None
                            ) -> tuple[Array, Array, Array]:
     """:func:`rnea_derivatives` over N samples: (N, n) inputs give three (N, n, n).
 
-    ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
-
-    Parameters
-    ----------
-    model, gravity, q, v, a : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, v, a.
-    fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
-        External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
-        or one set per sample.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``v``, ``a``, ``fext`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
     dtau_dq, dtau_dqd, M : ndarray of shape (N, nv, nv)
         Per sample.
     """
-    Q, V, A = _batch_inputs(model, q, v, a)
-    Qk, Vk, Ak = mimic_rows(model, Q, V, A)
-    N, n = Qk.shape
-    use_fext = fext is not None
-    f = _batch_wrenches(model, fext, N)
-    out = np.zeros((3, N, n, n))
-    if not derivatives_rows(model.kernel_floats, Qk, Vk, Ak, gravity_vector(model, gravity), f,
-                            use_fext, out[0], out[1], out[2], False, np.zeros((1, n, 6)),
-                            np.zeros((1, n, 6, n)), np.zeros((1, n, 6, n)),
-                            np.zeros((1, n, 6, n))):
-        raise_non_finite(model, q=Q, qd=V, qdd=A)
+    out, _, _ = _derivative_rows(model, q, v, a, gravity, fext, False)
     if model.expanded:
         G = velocity_matrix(model)
         return _fold(G, out[0]), _fold(G, out[1]), _fold(G, out[2])
@@ -253,16 +249,8 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
                                    ) -> tuple[Array, Array, Array, Array]:
     """:func:`joint_wrench_derivatives` over N samples: ``W`` (N, n, 6), three (N, n, 6, n).
 
-    ``fext`` is (n, 6), the same for every sample, or (N, n, 6), one per sample.
-
-    Parameters
-    ----------
-    model, gravity, q, v, a : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, v, a.
-    fext : array_like of shape (nbodies, 6) or (N, nbodies, 6), optional
-        External body-frame wrenches ``[force; torque]`` [N, N m], the same for every sample
-        or one set per sample.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``v``, ``a``, ``fext`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
@@ -271,18 +259,7 @@ def joint_wrench_derivatives_batch(model: RobotModel, q: object, v: object, a: o
     dW_dq, dW_dqd, dW_dqdd : ndarray of shape (N, n, 6, n)
         Their sensitivities.
     """
-    Q, V, A = _batch_inputs(model, q, v, a)
-    Qk, Vk, Ak = mimic_rows(model, Q, V, A)
-    N, n = Qk.shape
-    use_fext = fext is not None
-    f = _batch_wrenches(model, fext, N)
-    W = np.empty((N, n, 6))
-    dW = np.zeros((3, N, n, 6, n))
-    scratch = np.zeros((N, n, n))
-    if not derivatives_rows(model.kernel_floats, Qk, Vk, Ak, gravity_vector(model, gravity), f,
-                            use_fext, scratch, scratch.copy(), scratch.copy(), True, W,
-                            dW[0], dW[1], dW[2]):
-        raise_non_finite(model, q=Q, qd=V, qdd=A)
+    _, W, dW = _derivative_rows(model, q, v, a, gravity, fext, True)
     if model.expanded:
         G = velocity_matrix(model)
         return W, dW[0] @ G, dW[1] @ G, dW[2] @ G
@@ -301,12 +278,8 @@ def rnea_time_derivative_sensitivities(model: RobotModel, q: object, v: object, 
     docstring for the identities used; ``d tau_dot/d qddd`` is ``M`` (with
     armature). The four matrices are views of one (4, n, n) block.
 
-    Parameters
-    ----------
-    model, q, v, a, gravity, fext, fext_dot : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
-    j : array_like of shape (nv,)
-        Joint jerks ``qddd`` [rad/s^3, m/s^3].
+    Arguments as in Conventions: ``model``, ``q``, ``v``, ``a``, ``j``, ``gravity``, ``fext``,
+    ``fext_dot`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -343,13 +316,8 @@ def rnea_time_derivative_sensitivities_batch(model: RobotModel, q: object, v: ob
     """:func:`rnea_time_derivative_sensitivities` over N samples: (N, n) inputs give
     ``tau_dot`` (N, n) and four (N, n, n).
 
-    Parameters
-    ----------
-    model, gravity, q, v, a : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, v, a.
-    j : array_like of shape (N, nv)
-        Joint jerks ``qddd`` [rad/s^3, m/s^3].
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``v``, ``a``, ``j`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

@@ -109,33 +109,20 @@ def free_floating_rnea(tree: RobotModel, base_inertia: BodyInertia, base_pose: o
     """Base acceleration and joint torques of a free-floating robot given as a base body
     plus a fixed-base tree (Khalil 2010 §7.2).
 
-    ``tree`` is the robot without its base inertia (its fixed base is the floating
-    base), ``base_inertia`` the base body's; ``base_pose`` (7,) and ``base_twist`` (6,)
-    as in the module docstring; ``q`` (nq,), ``v, a`` (nv,) the joints' positions,
-    velocities and accelerations (any joint types, mimic followers too: the kernel
-    tree). ``fext`` (nbodies, 6) are wrenches ``[force, torque]`` applied to the
-    tree's bodies (body frames), ``base_fext`` (6,) one applied to the base (base
-    frame, at its origin); ``gravity`` (3,) in the world overrides ``tree.gravity``.
-    A model whose root joint is a free-flyer carries its base itself:
+    The tree's joints may be of any type, mimic followers too (the kernel tree). A
+    model whose root joint is a free-flyer carries its base itself:
     :func:`free_floating_dynamics`.
 
     The torques include armature and friction (eq. 100), which do not enter the base
     acceleration. Raises :class:`StateError` for bad input and :class:`ModelError`
     when the whole robot's inertia is singular (e.g. no mass).
 
+    Arguments as in Conventions: ``tree``, ``base_inertia``, ``base_pose``, ``base_fext``
+    ([floating base and tree](core.md#floating-base-and-tree)); ``base_twist``, ``q``, ``v``, ``a``,
+    ``fext`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    tree : RobotModel
-        The fixed-base tree without the base body's inertia (its fixed base is the floating
-        base).
-    base_inertia : BodyInertia
-        The floating base body's inertia, in its frame.
-    base_pose : array_like of shape (7,)
-        Base pose in the world ``[x y z qx qy qz qw]`` [m].
-    base_twist, q, v, a, fext : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
-    base_fext : array_like of shape (6,), optional
-        Wrench ``[force; torque]`` [N, N m] on the base, base frame at its origin.
     gravity : array_like of shape (3,), optional
         Gravity [m/s^2] in the world, overriding ``tree.gravity``.
 
@@ -193,10 +180,11 @@ def free_floating_dynamics(model: RobotModel, q: object, v: object, qdd_joints: 
     no drive on the base); :class:`StateError` for bad input (a quaternion off the
     unit sphere names its joint).
 
+    Arguments as in Conventions: ``model``, ``fext``, ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, fext, gravity : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     q : array_like of shape (nq,)
         Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
         the joints.
@@ -238,10 +226,10 @@ def free_floating_dynamics_batch(model: RobotModel, q: object, v: object, qdd_jo
 
     Errors as :func:`free_floating_dynamics`'s, for the first sample that fails.
 
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, gravity : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     q : array_like of shape (N, nq)
         Whole configuration: ``q[:7] = [x y z qx qy qz qw]`` the base in the world [m], then
         the joints.

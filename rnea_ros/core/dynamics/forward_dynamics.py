@@ -26,15 +26,14 @@ def forward_dynamics(model: RobotModel, q: object, qd: object, tau: object, *,
                      gravity: object | None = None, fext: object | None = None) -> Array:
     """Joint accelerations ``qdd`` (nv,) from ``M(q) qdd = tau - rnea(q, qd, 0)``.
 
-    Parameters
-    ----------
-    model, q, qd, tau, gravity, fext : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``tau``, ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
     qdd : ndarray of shape (nv,)
-        Joint accelerations [rad/s^2, m/s^2].
+        Joint accelerations [rad/s^2, m/s^2]: :func:`~rnea_ros.core.dynamics.aba.aba`'s,
+        through ``M``.
     """
     tau = joint_vector(model, tau, "tau")
     bias = rnea(model, q, qd, np.zeros(model.nv), gravity=gravity, fext=fext)
@@ -48,16 +47,13 @@ def forward_dynamics_batch(model: RobotModel, q: object, qd: object, tau: object
     """:func:`forward_dynamics` over N samples: ``q`` (N, nq), ``qd, tau`` (N, nv) give
     (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q, qd, tau : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd, tau.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd``, ``tau`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
     qdd : ndarray of shape (N, nv)
-        Joint accelerations, a row per sample.
+        Joint accelerations [rad/s^2, m/s^2], a row per sample (one batched solve).
     """
     Q = joint_batch(model, q, "q")
     TAU = joint_batch(model, tau, "tau", Q.shape[0])

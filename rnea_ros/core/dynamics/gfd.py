@@ -88,10 +88,8 @@ def rnea_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, 
                          fext_dot: object | None = None) -> tuple[Array, Array]:
     """``(tau, tau_dot)`` (n,) from positions to jerks; ``fext``/``fext_dot`` (n, 6).
 
-    Parameters
-    ----------
-    model, q, qd, qdd, qddd, gravity, fext, fext_dot : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``qddd``, ``gravity``, ``fext``,
+    ``fext_dot`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -116,12 +114,11 @@ def rnea_second_time_derivative(model: RobotModel, q: object, qd: object, qdd: o
                                 fext_ddot: object | None = None) -> tuple[Array, Array, Array]:
     """``(tau, tau_dot, tau_ddot)`` (n,) from positions to snaps (4th derivatives).
 
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``qddd``, ``qdddd``,
+    ``gravity``, ``fext``, ``fext_dot`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q, qd, qdd, qddd, gravity, fext, fext_dot : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
-    qdddd : array_like of shape (nv,)
-        Joint snaps (4th derivatives) [rad/s^4, m/s^4].
     fext_ddot : array_like of shape (nbodies, 6), optional
         Second time derivatives of ``fext`` [N/s^2, N m/s^2] (``None``: zero).
 
@@ -159,11 +156,8 @@ def rnea_time_derivative_batch(model: RobotModel, q: object, qd: object, qdd: ob
                                *, gravity: object | None = None) -> tuple[Array, Array]:
     """:func:`rnea_time_derivative` over N samples: (N, n) inputs give two (N, n) arrays.
 
-    Parameters
-    ----------
-    model, gravity, q, qd, qdd, qddd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd, qdd, qddd.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd``, ``qdd``, ``qddd`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
@@ -188,13 +182,8 @@ def rnea_second_time_derivative_batch(model: RobotModel, q: object, qd: object, 
                                       gravity: object | None = None) -> tuple[Array, Array, Array]:
     """:func:`rnea_second_time_derivative` over N samples: (N, n) inputs give three (N, n).
 
-    Parameters
-    ----------
-    model, gravity, q, qd, qdd, qddd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd, qdd, qddd.
-    qdddd : array_like of shape (N, nv)
-        Joint snaps (4th derivatives) [rad/s^4, m/s^4].
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd``, ``qdd``, ``qddd``, ``qdddd`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

@@ -69,10 +69,10 @@ def frame_motion(model: RobotModel, q: Array, qd: Array, frame: Frame | str,
     chain from the root (Featherstone 2008 §2.11: classical accelerations),
     numpy, about 10 us a body.
 
+    Arguments as in Conventions: ``model``, ``q``, ``qd`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     frame : Frame or str
         Link name or ``model.link_frame(name)``.
     qdd : array_like of shape (nv,), optional

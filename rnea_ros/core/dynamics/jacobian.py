@@ -47,10 +47,10 @@ def frame_jacobian(model: RobotModel, q: object, frame: str,
     ``reference`` ("LOCAL", "WORLD" or "LOCAL_WORLD_ALIGNED", Pinocchio's default
     ``LOCAL``); see the module docstring.
 
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     frame : str
         Link name (merged links too).
     reference : {'LOCAL', 'WORLD', 'LOCAL_WORLD_ALIGNED'}, default 'LOCAL'
@@ -67,8 +67,7 @@ def frame_jacobian(model: RobotModel, q: object, frame: str,
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
-    >>> J = rc.frame_jacobian(model, q, "link7", reference="WORLD")
+    >>> J = rc.frame_jacobian(model, np.full(model.nq, 0.3), "link7", reference="WORLD")
     >>> J.shape
     (6, 7)
     """

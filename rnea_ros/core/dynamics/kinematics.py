@@ -31,10 +31,7 @@ def body_poses(model: RobotModel, q: object) -> tuple[Array, Array]:
     """Rotations (nbodies, 3, 3) and origins (nbodies, 3) of the body frames in the
     base frame.
 
-    Parameters
-    ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -74,10 +71,8 @@ def body_velocities(model: RobotModel, q: object, qd: object, *,
     at rest). Khalil 2010 eq. 13: ``w_i = R^T w_p + S_i qd_i`` (revolute),
     ``v_i = R^T (v_p + w_p x p) (+ S_i qd_i`` prismatic).
 
-    Parameters
-    ----------
-    model, q, qd, base_twist : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``base_twist``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -115,10 +110,10 @@ def body_velocities(model: RobotModel, q: object, qd: object, *,
 def link_pose(model: RobotModel, q: object, link: str) -> tuple[Array, Array]:
     """Rotation (3, 3) and origin (3,) of link ``link`` (merged links too) in the base frame.
 
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     link : str
         Link name (merged links too).
 
@@ -140,10 +135,7 @@ def link_pose(model: RobotModel, q: object, link: str) -> tuple[Array, Array]:
 def kinetic_energy(model: RobotModel, q: object, qd: object) -> float:
     """``T = 1/2 qd^T M(q) qd`` [J].
 
-    Parameters
-    ----------
-    model, q, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -157,10 +149,8 @@ def kinetic_energy(model: RobotModel, q: object, qd: object) -> float:
 def potential_energy(model: RobotModel, q: object, *, gravity: object | None = None) -> float:
     """``V = -sum_i m_i g . c_i`` [J], zero with every COM at the base origin.
 
-    Parameters
-    ----------
-    model, q, gravity : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------

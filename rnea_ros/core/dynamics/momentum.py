@@ -82,23 +82,12 @@ def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pos
                            base_twist: object, q: object, v: object) -> Momentum:
     """Centre of mass, its velocity and the centroidal momentum ``[l; k]`` of a
     free-floating robot given as a base body plus a fixed-base tree (base and tree),
-    world frame; ``base_pose`` (7,) ``[x y z qx qy qz qw]``, ``base_twist`` (6,)
-    ``[v; w]`` local, as :func:`~rnea_ros.core.dynamics.floating_base.free_floating_rnea`.
-    A free-flyer model needs none of this: :func:`momentum`.
+    world frame, as :func:`~rnea_ros.core.dynamics.floating_base.free_floating_rnea`
+    takes it. A free-flyer model needs none of this: :func:`momentum`.
 
-    Parameters
-    ----------
-    tree : RobotModel
-        The fixed-base tree without the base body's inertia (its fixed base is the floating
-        base).
-    base_inertia : BodyInertia
-        The floating base body's inertia, in its frame.
-    base_pose : array_like of shape (7,)
-        Base pose in the world ``[x y z qx qy qz qw]`` [m].
-    base_twist, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
-    v : array_like of shape (nv,)
-        Joint velocities [rad/s, m/s].
+    Arguments as in Conventions: ``tree``, ``base_inertia``, ``base_pose``
+    ([floating base and tree](core.md#floating-base-and-tree)); ``base_twist``, ``q``, ``v``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -120,10 +109,10 @@ def free_floating_momentum(tree: RobotModel, base_inertia: BodyInertia, base_pos
 def momentum(model: RobotModel, q: object, qd: object | None = None) -> Momentum:
     """:class:`Momentum` of ``model`` at ``q`` (and ``qd``; ``None``: at rest).
 
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     qd : array_like of shape (nv,), optional
         Joint velocities [rad/s, m/s] (``None``: at rest).
 
@@ -142,10 +131,7 @@ def center_of_mass(model: RobotModel, q: object) -> Array:
     """Centre of mass (3,) [m] of the moving bodies, base frame (the world for a
     free-flyer root) (``pin.centerOfMass``).
 
-    Parameters
-    ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -158,10 +144,7 @@ def center_of_mass(model: RobotModel, q: object) -> Array:
 def center_of_mass_velocity(model: RobotModel, q: object, qd: object) -> Array:
     """Velocity (3,) [m/s] of the centre of mass, base frame (Pinocchio's ``data.vcom[0]``).
 
-    Parameters
-    ----------
-    model, q, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -175,10 +158,7 @@ def centroidal_momentum(model: RobotModel, q: object, qd: object) -> Array:
     """Centroidal momentum ``[l; k]`` (6,): linear momentum [kg m/s] and angular momentum
     about the centre of mass [kg m^2/s], base-frame axes (``pin.computeCentroidalMomentum``).
 
-    Parameters
-    ----------
-    model, q, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------

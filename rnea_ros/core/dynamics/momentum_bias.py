@@ -103,10 +103,8 @@ def momentum_and_bias(model: RobotModel, q: object, qd: object, *,
     """``(p, beta)``: ``p = M(q) qd`` (nv,) (armature included) and
     ``beta = g(q) - C(q, qd)^T qd`` (nv,), eq. (1) and (4) of the module docstring.
 
-    Parameters
-    ----------
-    model, q, qd, gravity : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -133,10 +131,8 @@ def momentum_bias(model: RobotModel, q: object, qd: object, *,
     """``beta = g(q) - C(q, qd)^T qd`` (nv,) with ``C`` Christoffel-consistent
     (``dM/dt = C + C^T``), in O(n): eq. (4) of the module docstring.
 
-    Parameters
-    ----------
-    model, q, qd, gravity : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``gravity``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -151,11 +147,8 @@ def momentum_and_bias_batch(model: RobotModel, q: object, qd: object, *,
     """:func:`momentum_and_bias` over N samples in one compiled call: ``q`` (N, nq),
     ``qd`` (N, nv) give ``(P, B)``, each (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

@@ -58,13 +58,8 @@ def parameter_count(model: RobotModel, drives: bool = True) -> int:
 def parameter_names(model: RobotModel, drives: bool = True) -> list[str]:
     """Column names, e.g. ``'m@link1'``, ``'Ixy@link1'``, ``'Fv@joint1'``.
 
-    Parameters
-    ----------
-    model : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
-    drives : bool, default True
-        Include the drive parameters (``Ia``, ``Fv``, ``Fs``), as
-        :func:`joint_torque_regressor`.
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)); ``drives``
+    ([regressors](core.md#regressors)).
 
     Returns
     -------
@@ -81,13 +76,8 @@ def parameter_names(model: RobotModel, drives: bool = True) -> list[str]:
 def parameter_vector(model: RobotModel, drives: bool = True) -> Array:
     """The model's ``pi`` (p,) in the regressor's column order (inertia about the body origin).
 
-    Parameters
-    ----------
-    model : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
-    drives : bool, default True
-        Include the drive parameters (``Ia``, ``Fv``, ``Fs``), as
-        :func:`joint_torque_regressor`.
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)); ``drives``
+    ([regressors](core.md#regressors)).
 
     Returns
     -------
@@ -114,13 +104,8 @@ def joint_torque_regressor(model: RobotModel, q: object, qd: object, qdd: object
     ``drives=False`` gives the 10 n inertial columns only, Pinocchio's
     ``computeJointTorqueRegressor`` (columns in our body order).
 
-    Parameters
-    ----------
-    model, q, qd, qdd, gravity : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
-    drives : bool, default True
-        Include the 3 drive columns per joint (armature ``Ia``, viscous ``Fv``, Coulomb
-        ``Fs``): 13 n columns; ``False``: the 10 n inertial ones.
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``gravity``
+    ([rigid robots](core.md#rigid-robots)); ``drives`` ([regressors](core.md#regressors)).
 
     Returns
     -------
@@ -146,14 +131,12 @@ def joint_torque_regressor_batch(model: RobotModel, q: object, qd: object, qdd: 
 
     ``out`` (N, n, p), C-contiguous float64, is filled instead of a new array.
 
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd``, ``qdd`` ([batches of samples](core.md#batches-of-samples)); ``drives``
+    ([regressors](core.md#regressors)).
+
     Parameters
     ----------
-    model, gravity, q, qd, qdd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd, qdd.
-    drives : bool, default True
-        Include the 3 drive columns per joint (armature ``Ia``, viscous ``Fv``, Coulomb
-        ``Fs``): 13 n columns; ``False``: the 10 n inertial ones.
     out : ndarray of shape (N, n, p), optional
         C-contiguous float64 array filled instead of a new one.
 

@@ -80,16 +80,8 @@ def rnea(model: RobotModel, q: object, qd: object, qdd: object, *,
          base_motion: BaseMotion | None = None) -> Array:
     """Joint torques ``tau`` (nv,) = ID(q, qd, qdd) with gravity, wrenches, armature, friction.
 
-    ``q`` (nq,), ``qd, qdd`` (nv,); ``gravity`` (3,) overrides ``model.gravity``;
-    ``fext`` (nbodies, 6) are the external wrenches ``[force, torque]`` applied to
-    each body, in its frame;
-    ``base_motion`` is the known motion of a moving base (Khalil 2010 §7.1,
-    :class:`~.moving_base.BaseMotion`; gravity is then given in the world frame).
-
-    Parameters
-    ----------
-    model, q, qd, qdd, gravity, fext, base_motion : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``gravity``, ``fext``,
+    ``base_motion`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -160,15 +152,13 @@ def rnea_with_wrenches(model: RobotModel, q: object, qd: object, qdd: object, *,
     reaction ``F_p, tau_p`` (eq. 2.1-2.2). Its projection on the joint axis is
     the actuated part, the rest is carried by the joint's structure.
 
-    Parameters
-    ----------
-    model, q, qd, qdd, gravity, fext, base_motion : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``qdd``, ``gravity``, ``fext``,
+    ``base_motion`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
     tau : ndarray of shape (nv,)
-        Joint torques [N m, N].
+        :func:`rnea`'s joint torques [N m, N].
     joint_wrenches : ndarray of shape (nbodies, 6)
         ``[force; moment]`` [N, N m] from each body's parent, body frame at its origin.
     """
@@ -196,10 +186,8 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
     moving base*: ``rnea(q, 0, 0)`` started from the base's motion (Khalil 2010
     §7.1), which adds the base's acceleration and rotation to gravity.
 
-    Parameters
-    ----------
-    model, q, gravity, base_motion : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``gravity``, ``base_motion``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -211,8 +199,8 @@ def gravity_torques(model: RobotModel, q: object, *, gravity: object | None = No
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
-    >>> bool(np.allclose(rc.gravity_torques(model, q), rc.rnea(model, q, 0 * qd, 0 * qd)))
+    >>> q, zero = np.full(model.nq, 0.3), np.zeros(model.nv)
+    >>> bool(np.allclose(rc.gravity_torques(model, q), rc.rnea(model, q, zero, zero)))
     True
     """
     g = model.gravity if gravity is None else gravity_vector(model, gravity)
@@ -259,10 +247,8 @@ def nonlinear_effects(model: RobotModel, q: object, qd: object, *,
     """``h(q, qd) = C(q, qd) qd + g(q)`` (nv,): rigid-body bias torques, no friction
     (on a moving base: also the base's motion, as :func:`rnea` with ``qdd = 0``).
 
-    Parameters
-    ----------
-    model, q, qd, gravity, base_motion : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``q``, ``qd``, ``gravity``, ``base_motion``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -286,10 +272,7 @@ def friction_torques(model: RobotModel, qd: object) -> Array:
     """Joint friction ``Fs clip(qd / b, -1, 1) + Fv qd`` (nv,) (Khalil eq. 31, ``b`` =
     ``model.coulomb_band``; ``b = 0``: ``Fs sign(qd)``), as the kernels compute it.
 
-    Parameters
-    ----------
-    model, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model``, ``qd`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -305,11 +288,8 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
                gravity: object | None = None) -> Array:
     """:func:`rnea` over N samples: ``q`` (N, nq), ``qd, qdd`` (N, nv) give ``tau`` (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q, qd, qdd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd, qdd.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd``, ``qdd`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
@@ -321,10 +301,9 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
     >>> import numpy as np
     >>> import rnea_ros.core as rc
     >>> model = rc.load_urdf("urdf/arm7.urdf")
-    >>> q = np.full(model.nq, 0.3); qd = np.full(model.nv, 0.1)
-    >>> Q = np.tile(q, (5, 1)); V = np.tile(qd, (5, 1))
+    >>> Q = np.full((5, model.nq), 0.3); V = np.full((5, model.nv), 0.1)
     >>> tau = rc.rnea_batch(model, Q, V, np.zeros_like(V))
-    >>> tau.shape, bool(np.allclose(tau[2], rc.rnea(model, q, qd, 0 * qd)))
+    >>> tau.shape, bool(np.allclose(tau[2], rc.rnea(model, Q[2], V[2], np.zeros(model.nv))))
     ((5, 7), True)
     """
     Q = joint_batch(model, q, "q")
@@ -342,11 +321,8 @@ def rnea_batch(model: RobotModel, q: object, qd: object, qdd: object, *,
 def gravity_batch(model: RobotModel, q: object, *, gravity: object | None = None) -> Array:
     """:func:`gravity_torques` over N samples: ``q`` (N, nq) gives (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------
@@ -366,11 +342,8 @@ def nonlinear_effects_batch(model: RobotModel, q: object, qd: object, *,
                             gravity: object | None = None) -> Array:
     """:func:`nonlinear_effects` over N samples: ``q`` (N, nq), ``qd`` (N, nv) give (N, nv).
 
-    Parameters
-    ----------
-    model, gravity, q, qd : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots) for model, gravity;
-        [batches of samples](core.md#batches-of-samples) for q, qd.
+    Arguments as in Conventions: ``model``, ``gravity`` ([rigid robots](core.md#rigid-robots));
+    ``q``, ``qd`` ([batches of samples](core.md#batches-of-samples)).
 
     Returns
     -------

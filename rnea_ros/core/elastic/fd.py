@@ -29,8 +29,8 @@ from numpy.typing import NDArray
 
 from rnea_ros.core.elastic._fd_jit import assemble
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.elastic.rnea import check_finite, motor_vector
-from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector
+from rnea_ros.core.elastic.rnea import check_finite, elastic_vectors
+from rnea_ros.core.inputs import body_wrenches, gravity_vector
 
 Array = NDArray[np.float64]
 
@@ -46,11 +46,9 @@ def dynamics(model: ElasticModel, q: object, theta: object, qd: object, thetad: 
              gravity: object | None = None, fext: object | None = None) -> Dynamics:
     """``A(q)`` and ``zeta(q, qd, theta, thetad)`` of eq. 31 by n + n_e + 1 Algorithm-1 calls.
 
-    Parameters
-    ----------
-    model, q, theta, qd, thetad, gravity, fext : see Conventions
-        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
-        qd, thetad; [rigid robots](core.md#rigid-robots) for gravity, fext.
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``
+    ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -58,9 +56,7 @@ def dynamics(model: ElasticModel, q: object, theta: object, qd: object, thetad: 
         ``A(q)`` and ``zeta(q, qd, theta, thetad)`` of hua-2024 eq. 31.
     """
     links = model.links
-    args = {"q": joint_vector(links, q, "q"), "qd": joint_vector(links, qd, "qd"),
-            "theta": motor_vector(model, theta, "theta"),
-            "thetad": motor_vector(model, thetad, "thetad")}
+    args = elastic_vectors(model, q=q, qd=qd, theta=theta, thetad=thetad)
     size = model.n + model.n_elastic
     A, zeta = np.empty((size, size)), np.empty(size)
     use_fext = fext is not None
@@ -86,14 +82,9 @@ def forward_dynamics(model: ElasticModel, q: object, theta: object, qd: object,
                      fext: object | None = None) -> tuple[Array, Array]:
     """``(qdd (n,), thetadd (n_e,))`` under motor torques ``tau`` (n,), Algorithm 2 (eq. 36).
 
-    ``tau[i]``: the joint torque of a rigid joint, the motor torque (link side,
-    eq. 29) of an elastic one.
-
-    Parameters
-    ----------
-    model, q, theta, qd, thetad, tau, gravity, fext : see Conventions
-        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
-        qd, thetad, tau; [rigid robots](core.md#rigid-robots) for gravity, fext.
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``tau``
+    ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -102,11 +93,8 @@ def forward_dynamics(model: ElasticModel, q: object, theta: object, qd: object,
     thetadd : ndarray of shape (n_e,)
         Motor accelerations, link side.
     """
-    tau = joint_vector(model.links, tau, "tau")
-    q = joint_vector(model.links, q, "q")
-    qd = joint_vector(model.links, qd, "qd")
-    theta = motor_vector(model, theta, "theta")
-    thetad = motor_vector(model, thetad, "thetad")
+    tau, q, qd, theta, thetad = elastic_vectors(model, tau=tau, q=q, qd=qd, theta=theta,
+                                                thetad=thetad).values()
     A, zeta = dynamics(model, q, theta, qd, thetad, gravity=gravity, fext=fext)
     xdd = np.linalg.solve(A, applied_forces(model, q, theta, qd, thetad, tau) - zeta)
     return np.asarray(xdd[:model.n], dtype=np.float64), np.asarray(xdd[model.n:], dtype=np.float64)

@@ -37,9 +37,9 @@ from numpy.typing import NDArray
 
 from rnea_ros.core.elastic._hybrid_jit import hybrid_pass
 from rnea_ros.core.elastic.model import ElasticModel
-from rnea_ros.core.elastic.rnea import check_finite, motor_vector
+from rnea_ros.core.elastic.rnea import check_finite, elastic_vectors
 from rnea_ros.core.errors import ModelError
-from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector
+from rnea_ros.core.inputs import body_wrenches, gravity_vector
 
 Array = NDArray[np.float64]
 
@@ -73,28 +73,23 @@ def forward_dynamics_recursive(model: ElasticModel, q: object, theta: object, qd
                                fext: object | None = None) -> tuple[Array, Array]:
     """``(qdd (n,), thetadd (n_e,))`` under motor torques ``tau`` (n,) (Khalil section 6.2).
 
-    ``tau[i]`` is joint ``i``'s motor torque: the joint torque of a rigid joint,
-    the motor torque (link side, hua-2024 eq. 29) of an elastic one.
+    Each rigid joint's rotor must ride on the joint's parent link, else
+    :class:`~rnea_ros.core.errors.ModelError` (the gear would couple bodies across a
+    loop): :func:`~rnea_ros.core.elastic.fd.forward_dynamics` takes that robot.
 
-    Parameters
-    ----------
-    model, q, theta, qd, thetad, tau, gravity, fext : see Conventions
-        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
-        qd, thetad, tau; [rigid robots](core.md#rigid-robots) for gravity, fext.
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``tau``
+    ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
-    qdd : ndarray of shape (n,)
-        Joint accelerations [rad/s^2, m/s^2].
-    thetadd : ndarray of shape (n_e,)
-        Motor accelerations, link side.
+    qdd, thetadd : ndarray of shape (n,), (n_e,)
+        Joint and motor (link side) accelerations [rad/s^2, m/s^2], those of
+        :func:`~rnea_ros.core.elastic.fd.forward_dynamics` in O(n).
     """
     check_recursive(model)
     links = model.links
-    args = {"q": joint_vector(links, q, "q"), "qd": joint_vector(links, qd, "qd"),
-            "tau": joint_vector(links, tau, "tau"),
-            "theta": motor_vector(model, theta, "theta"),
-            "thetad": motor_vector(model, thetad, "thetad")}
+    args = elastic_vectors(model, q=q, qd=qd, tau=tau, theta=theta, thetad=thetad)
     e = model.elastic_joints
     tau_in = args["tau"].copy()
     tau_m = tau_in[e].copy()
@@ -119,11 +114,12 @@ def elastic_inverse_dynamics(model: ElasticModel, q: object, theta: object, qd: 
     ``qdd`` (n,): the entries of the elastic joints are ignored (they are
     outputs); ``thetadd`` (n_e,) the motor accelerations.
 
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``thetadd``
+    ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q, theta, qd, thetad, thetadd, gravity, fext : see Conventions
-        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
-        qd, thetad, thetadd; [rigid robots](core.md#rigid-robots) for gravity, fext.
     qdd : array_like of shape (n,)
         Joint accelerations [rad/s^2, m/s^2]; the elastic joints' entries are ignored
         (outputs).
@@ -134,11 +130,8 @@ def elastic_inverse_dynamics(model: ElasticModel, q: object, theta: object, qd: 
         The elastic joints' accelerations and every motor torque [N m, N].
     """
     links = model.links
-    args = {"q": joint_vector(links, q, "q"), "qd": joint_vector(links, qd, "qd"),
-            "qdd": joint_vector(links, qdd, "qdd"),
-            "theta": motor_vector(model, theta, "theta"),
-            "thetad": motor_vector(model, thetad, "thetad"),
-            "thetadd": motor_vector(model, thetadd, "thetadd")}
+    args = elastic_vectors(model, q=q, qd=qd, qdd=qdd, theta=theta, thetad=thetad,
+                           thetadd=thetadd)
     known_q = (~model.elastic).astype(np.float64)
     qdd_out = args["qdd"].copy()
     qdd_out[model.elastic_joints] = 0.0

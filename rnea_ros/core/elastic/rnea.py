@@ -71,6 +71,14 @@ def motor_vector(model: ElasticModel, x: object, name: str) -> Array:
     return a
 
 
+def elastic_vectors(model: ElasticModel, **arrays: object) -> dict[str, Array]:
+    """Each argument checked, in the order given: a name starting with ``theta`` as a
+    motor vector (n_e,), any other as a link vector (n,) -- :class:`StateError` naming
+    the first of the wrong shape."""
+    return {name: motor_vector(model, x, name) if name.startswith("theta")
+            else joint_vector(model.links, x, name) for name, x in arrays.items()}
+
+
 def check_finite(model: ElasticModel, **inputs: Array) -> None:
     """Raise :class:`StateError` naming the first non-finite link or motor coordinate."""
     for name, a in inputs.items():
@@ -88,13 +96,12 @@ def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thet
 
     ``wrenches=True`` also returns the joint wrenches (else an empty (0, 6) array).
 
+    Arguments as in Conventions: ``model``, ``q``, ``theta``, ``qd``, ``thetad``, ``qdd``,
+    ``thetadd`` ([elastic robots](core.md#elastic-robots)); ``gravity``, ``fext``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q, theta, qd, thetad, thetadd, gravity, fext : see Conventions
-        The API page's Conventions: [elastic robots](core.md#elastic-robots) for model, q, theta,
-        qd, thetad, thetadd; [rigid robots](core.md#rigid-robots) for gravity, fext.
-    qdd : array_like of shape (n,)
-        Joint accelerations [rad/s^2, m/s^2].
     wrenches : bool, default False
         Also return the joint wrenches (else an empty (0, 6) array).
 
@@ -130,4 +137,4 @@ def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thet
     return ElasticTorques(tau, tau_link, out)
 
 
-__all__ = ["ElasticTorques", "check_finite", "elastic_rnea", "motor_vector"]
+__all__ = ["ElasticTorques", "check_finite", "elastic_rnea", "elastic_vectors", "motor_vector"]

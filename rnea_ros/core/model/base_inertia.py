@@ -61,12 +61,12 @@ def urdf_base_inertia(source: str | Path, *, inertia_check: str = "strict") -> B
     in the root link's frame: the free-floating base that :func:`~rnea_ros.core.load_urdf`
     drops into the fixed base (``source``: a file path or the XML text).
 
+    Arguments as in Conventions: ``inertia_check`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
     source : str or Path
         A URDF file path or its XML text.
-    inertia_check : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
 
     Returns
     -------

@@ -248,10 +248,7 @@ def _vector(x: object, size: int, what: str, model: RobotModel) -> Array:
 def neutral(model: RobotModel) -> Array:
     """The neutral configuration (nq,) of ``model`` (Pinocchio's ``pin.neutral``).
 
-    Parameters
-    ----------
-    model : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)).
 
     Returns
     -------
@@ -268,10 +265,10 @@ def neutral(model: RobotModel) -> Array:
 def integrate(model: RobotModel, q: object, v: object) -> Array:
     """``q ⊕ v`` (nq,): every joint moved by its block of ``v`` (nv,) (``pin.integrate``).
 
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     v : array_like of shape (nv,)
         Tangent displacement [rad, m], a block per joint.
 
@@ -296,10 +293,10 @@ def difference(model: RobotModel, q0: object, q1: object) -> Array:
     ``q1`` (``pin.difference``; a continuous joint's angle difference is not wrapped,
     unlike Pinocchio's ``(cos, sin)`` pair).
 
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     q0 : array_like of shape (nq,)
         Start configuration.
     q1 : array_like of shape (nq,)
@@ -327,10 +324,10 @@ def random_configuration(model: RobotModel, rng: np.random.Generator | int | Non
 
     ``rng`` is a NumPy generator or a seed (``None``: fresh entropy).
 
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     rng : numpy.random.Generator or int, optional
         Generator or seed (``None``: fresh entropy).
     translation_box : float, default 1.0
@@ -357,10 +354,10 @@ def check_configuration(model: RobotModel, q: object, tol: float = 1e-6) -> Arra
     spherical) and planar ``(cos, sin)`` pair has norm 1 within ``tol``, naming
     the joint. Nothing is normalised.
 
+    Arguments as in Conventions: ``model``, ``q`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model, q : see Conventions
-        The API page's Conventions: [rigid robots](core.md#rigid-robots).
     tol : float, default 1e-6
         Tolerance on the norm of each quaternion and ``(cos, sin)`` pair.
 

@@ -48,13 +48,17 @@ def from_dh(links: Sequence[DHLink], *, name: str = "dh_robot", base: str = "bas
             ) -> RobotModel:
     """Serial-chain model from a standard DH table (rows from the base outwards).
 
+    :class:`~rnea_ros.core.errors.DHError` naming the row for an empty table, a joint
+    neither revolute nor prismatic or a non-finite ``theta, d, a, alpha``; a link's
+    inertia is checked as ``inertia_check`` says.
+
+    Arguments as in Conventions: ``name``, ``base`` ([loading models](core.md#loading-models));
+    ``gravity``, ``inertia_check`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
     links : sequence of DHLink
         Standard DH rows from the base outwards.
-    name, base, gravity, inertia_check : see Conventions
-        The API page's Conventions: [loading models](core.md#loading-models) for name,
-        base; [rigid robots](core.md#rigid-robots) for gravity, inertia_check.
 
     Returns
     -------

@@ -65,10 +65,10 @@ def apply_drive_parameters(model: RobotModel, drives: str | Path | Mapping[str, 
                            ) -> RobotModel:
     """A copy of ``model`` with the side-file parameters applied (validated).
 
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model : RobotModel
-        The robot (left unchanged).
     drives : str, Path or Mapping
         Drive side file (path or loaded mapping, :func:`load_drive_file`).
 

@@ -64,13 +64,18 @@ def from_mdh(links: Sequence[MDHLink], *, name: str = "mdh_robot", base: str = "
              ) -> RobotModel:
     """Tree model from a modified-DH table (rows ``j = 1..n``, antecedents first).
 
+    :class:`~rnea_ros.core.errors.DHError` naming the row for an empty table, a
+    ``sigma`` or ``joint_type`` out of range, an antecedent not before the row or a
+    non-finite ``gamma, b, alpha, d, theta, r``; a link's inertia is checked as
+    ``inertia_check`` says.
+
+    Arguments as in Conventions: ``name``, ``base`` ([loading models](core.md#loading-models));
+    ``gravity``, ``inertia_check`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
     links : sequence of MDHLink
         Modified-DH rows ``j = 1..n``, antecedents first.
-    name, base, gravity, inertia_check : see Conventions
-        The API page's Conventions: [loading models](core.md#loading-models) for name,
-        base; [rigid robots](core.md#rigid-robots) for gravity, inertia_check.
 
     Returns
     -------

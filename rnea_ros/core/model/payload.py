@@ -34,10 +34,10 @@ class Payload:
 def with_payload(model: RobotModel, payload: Payload) -> RobotModel:
     """A copy of ``model`` carrying ``payload`` (validated: known link, physical inertia).
 
+    Arguments as in Conventions: ``model`` ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
-    model : RobotModel
-        The robot (left unchanged).
     payload : Payload
         The payload (link, mass, centre of mass, inertia).
 

@@ -55,6 +55,10 @@ def load_urdf(
     ``floating`` joint from it) is then a :class:`URDFError`. ``mimic=False``
     keeps ``<mimic>`` joints as independent joints.
 
+    Arguments as in Conventions: ``gravity``, ``root_joint``, ``mimic``
+    ([loading models](core.md#loading-models)); ``inertia_check``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
     source : str or Path
@@ -62,9 +66,6 @@ def load_urdf(
     drives : str, Path or Mapping, optional
         Drive side file (path or loaded mapping): per-joint armature, gear ratio, friction
         (:func:`load_drive_file`).
-    gravity, root_joint, mimic, inertia_check : see Conventions
-        The API page's Conventions: [loading models](core.md#loading-models) for gravity,
-        root_joint, mimic; [rigid robots](core.md#rigid-robots) for inertia_check.
 
     Returns
     -------
@@ -198,15 +199,16 @@ def parse_urdf(text: str, *, origin: str = "robot_description",
     """Model from URDF XML text; ``origin`` names the source in error messages
     (``root_joint``, ``mimic``: see :func:`load_urdf`).
 
+    Arguments as in Conventions: ``gravity``, ``root_joint``, ``mimic``
+    ([loading models](core.md#loading-models)); ``inertia_check``
+    ([rigid robots](core.md#rigid-robots)).
+
     Parameters
     ----------
     text : str
         URDF XML text.
     origin : str, default 'robot_description'
         Names the source in error messages.
-    gravity, root_joint, mimic, inertia_check : see Conventions
-        The API page's Conventions: [loading models](core.md#loading-models) for gravity,
-        root_joint, mimic; [rigid robots](core.md#rigid-robots) for inertia_check.
 
     Returns
     -------

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -87,6 +88,22 @@ class Joints(Protocol):
     @property
     def mimic_joints(self) -> Mapping[str, MimicJoint]: ...
     def joint_index(self, name: str) -> int: ...
+
+
+def read_states(bag: Path, model: RobotModel, states_topic: str = "/joint_states",
+                time_base: str = "header") -> tuple[Samples | None, dict[str, Any]]:
+    """Every valid joint state of ``bag`` on ``states_topic``, in ``model``'s joint order
+    and joined (``None``: none), and the reader's statistics (``bag_joints``,
+    ``skipped_nan``, ``skipped_missing``, ...): ``rnea-bag``'s reader for the other
+    tools (``rnea-config --bag``, ``rnea-identify``)."""
+    reader = BagReader(Options(bag=Path(bag), out=Path("."), states_topic=states_topic,
+                               time_base=time_base))
+    stats: dict[str, Any] = {}
+    try:
+        batches = list(reader.samples(model, np.arange(model.nv, dtype=np.int64), stats))
+    finally:
+        reader.close()
+    return (Samples.join(batches) if batches else None), stats
 
 
 class BagReader:

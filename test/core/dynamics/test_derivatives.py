@@ -14,11 +14,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 import pytest
+from dynamics_cases import Case
 from oracle import PinOracle, pinocchio_rnea_derivatives, random_states, relative_error
 
 from rnea_ros.core.dynamics.derivatives import (
@@ -41,16 +41,6 @@ TOL = 1e-9
 FD_TOL = 1e-6
 
 pytestmark = pytest.mark.filterwarnings("ignore::rnea_ros.core.errors.InertiaWarning")
-
-
-@dataclass
-class Case:
-    name: str
-    model: RobotModel
-    oracle: PinOracle
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
 
 
 @pytest.fixture(scope="module", params=ROBOTS)
