@@ -100,4 +100,24 @@ def test_a_warm_up_that_cannot_load_its_robot_does_not_raise(tmp_path: Path) -> 
     assert warm_up(str(missing)) is None  # best effort: the tasks report the bad URDF
     broken = tmp_path / "broken.urdf"
     broken.write_text("<robot name='x'><link name='a'/>")
-    WarmWorker(str(broken)).setup(worker=None)  # logged, not raised
+    try:
+        WarmWorker(str(broken)).setup(worker=None)  # logged, not raised
+        assert gc.get_freeze_count() > 0  # the heap frozen all the same
+    finally:
+        gc.unfreeze()  # this test process is no worker
+
+
+def test_a_heap_frozen_by_its_process_stays_frozen() -> None:
+    from rnea_ros.tools.fleet.engines import frozen_heap
+
+    assert gc.get_freeze_count() == 0
+    with frozen_heap():
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0  # put back
+    gc.freeze()  # the process's own policy
+    try:
+        with frozen_heap():
+            pass
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
