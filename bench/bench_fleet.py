@@ -36,6 +36,12 @@ from pathlib import Path
 # already imported (a `dask worker` does not).
 
 
+# The bench's own processes import the package this one does: without it, ``python -c``
+# puts the working directory first on sys.path, so a run from one checkout with
+# PYTHONPATH at another timed the local pool of the first and Dask of the second.
+SAFE = {**os.environ, "PYTHONSAFEPATH": "1"}
+
+
 def fleet(root: Path, bags: int, seconds: float) -> Path:
     from rnea_ros.samples import load_robot, sample_urdf
     from rnea_ros.tools.synthetic_bag import write_bag
@@ -74,7 +80,7 @@ def task_rss(bag: Path) -> float:
         f"r = run(Job('r', {str(bag)!r}, str(sample_urdf('arm7')), 'k'))\n"
         "assert r['status'] == 'ok', r['message']\n"
         "print(r['rows'][0]['samples'], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=SAFE,
                          check=True).stdout.split()
     return int(out[1]) / 1024
 
@@ -126,7 +132,7 @@ def timed_apart(argv: list[str]) -> tuple[float, float]:
     this one), and the CPU [s] of that process and its workers."""
     before = children_cpu()
     code = "import sys; from rnea_ros.tools.fleet.cli import main; sys.exit(main(sys.argv[1:]))"
-    subprocess.run([sys.executable, "-c", code, *argv, "--quiet"], check=True,
+    subprocess.run([sys.executable, "-c", code, *argv, "--quiet"], check=True, env=SAFE,
                    stdout=subprocess.DEVNULL)
     out = Path(argv[argv.index("--out") + 1])
     engine = json.loads((out / "summary.json").read_text())["engine_seconds"]
@@ -165,7 +171,7 @@ def worker_cpu(root: Path, count: int = 11) -> tuple[float, float]:
     bags = sorted(str(b) for b in root.glob("r*/bag*"))[:count]
     code = "import sys; exec(sys.argv.pop(1))"
     out = subprocess.run([sys.executable, "-c", code, WORKER_CPU, str(sample_urdf("arm7")),
-                          *bags], capture_output=True, text=True, check=True).stdout
+                          *bags], capture_output=True, text=True, check=True, env=SAFE).stdout
     one, many = json.loads(out.strip().splitlines()[-1])
     per_bag = (many - one) / (len(bags) - 1)
     return one - per_bag, per_bag

@@ -67,8 +67,8 @@ def typestore() -> Any:
     registers its schemas into it). rosbags decodes with it only what a bag carries no
     definition of (a rosbag2 sqlite3 file before Iron); a whole distribution's store
     (``Stores.ROS2_KILTED``, 163 types, its module importing those of seven earlier
-    distributions) cost each fresh process 0.07-0.09 s of CPU in
-    its first bag (docs/performance.md)."""
+    distributions) cost each fresh process 0.07-0.09 s of CPU in its first bag
+    (docs/performance.md)."""
     from rosbags.typesys import Stores, get_typestore
 
     store = get_typestore(Stores.EMPTY)
