@@ -13,7 +13,9 @@
 
     python bench/bench_fleet.py --bags 20 --seconds 10 --states 100000 1000000 --repeat 3
 
-The machine is shared: CPU time is printed beside wall time where it matters.
+The machine is shared: CPU time is printed beside wall time where it matters, and a
+local pool worker's fixed and per-bag CPU (:func:`worker_cpu`), which bound the 2-worker
+speed-up whatever the load: ``(F + B b) / (F + B b / 2)`` for ``B`` bags.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ from pathlib import Path
 # The package is imported inside the functions, not here: a LocalCluster's spawned
 # workers re-import this module, and a fresh worker must not start with the analysis
 # already imported (a `dask worker` does not).
+
+
+# The bench's own processes import the package this one does: without it, ``python -c``
+# puts the working directory first on sys.path, so a run from one checkout with
+# PYTHONPATH at another timed the local pool of the first and Dask of the second.
+SAFE = {**os.environ, "PYTHONSAFEPATH": "1"}
 
 
 def fleet(root: Path, bags: int, seconds: float) -> Path:
@@ -72,7 +80,7 @@ def task_rss(bag: Path) -> float:
         f"r = run(Job('r', {str(bag)!r}, str(sample_urdf('arm7')), 'k'))\n"
         "assert r['status'] == 'ok', r['message']\n"
         "print(r['rows'][0]['samples'], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=SAFE,
                          check=True).stdout.split()
     return int(out[1]) / 1024
 
@@ -124,11 +132,49 @@ def timed_apart(argv: list[str]) -> tuple[float, float]:
     this one), and the CPU [s] of that process and its workers."""
     before = children_cpu()
     code = "import sys; from rnea_ros.tools.fleet.cli import main; sys.exit(main(sys.argv[1:]))"
-    subprocess.run([sys.executable, "-c", code, *argv, "--quiet"], check=True,
+    subprocess.run([sys.executable, "-c", code, *argv, "--quiet"], check=True, env=SAFE,
                    stdout=subprocess.DEVNULL)
     out = Path(argv[argv.index("--out") + 1])
     engine = json.loads((out / "summary.json").read_text())["engine_seconds"]
     return engine, children_cpu() - before
+
+
+WORKER_CPU = """
+import json, resource, sys
+from rnea_ros.tools.fleet.cli import main  # what rnea-fleet's parent imports
+from rnea_ros.tools.fleet.engines import run_local
+from rnea_ros.tools.fleet.task import Job
+
+def children():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+urdf, bags = sys.argv[1], sys.argv[2:]
+cpu = []
+for n in (1, len(bags)):
+    before = children()
+    assert all(r["status"] == "ok" for r in run_local(
+        [Job("r", b, urdf, str(k)) for k, b in enumerate(bags[:n])], workers=1))
+    cpu.append(children() - before)
+print(json.dumps(cpu))
+"""
+
+
+def worker_cpu(root: Path, count: int = 11) -> tuple[float, float]:
+    """CPU [s] of a local pool worker (forked, as rnea-fleet's) on 1 and on ``count`` of
+    the fleet's bags: per bag ``b = (C_count - C_1) / (count - 1)``, and the fixed cost of
+    a worker ``C_1 - b`` (its fork, the first bag's imports, numba's typing registries,
+    the kernels' loading, its exit). Run in a fresh single-threaded process (the pool
+    forks); CPU, so what other jobs on the machine change little."""
+    from rnea_ros.samples import sample_urdf
+
+    bags = sorted(str(b) for b in root.glob("r*/bag*"))[:count]
+    code = "import sys; exec(sys.argv.pop(1))"
+    out = subprocess.run([sys.executable, "-c", code, WORKER_CPU, str(sample_urdf("arm7")),
+                          *bags], capture_output=True, text=True, check=True, env=SAFE).stdout
+    one, many = json.loads(out.strip().splitlines()[-1])
+    per_bag = (many - one) / (len(bags) - 1)
+    return one - per_bag, per_bag
 
 
 def local_round(root: Path, manifest: Path, k: int) -> dict[str, float]:
@@ -178,7 +224,9 @@ def main_bench() -> int:
         rounds: list[dict[str, float]] = []
         cpu0 = time.process_time()
         for k in range(a.repeat):  # each round's runs close in time (a shared machine)
-            t = {"load": os.getloadavg()[0], **local_round(root, manifest, k),
+            fixed, per_bag = worker_cpu(root / "fleet")
+            t = {"load": os.getloadavg()[0], "worker_fixed_cpu": fixed,
+                 "bag_cpu": per_bag, **local_round(root, manifest, k),
                  **dask_round(root, manifest, k)}
             rounds.append(t)
             t["same_rows"] = float(same_rows(root / f"w2-{k}" / "bags.parquet",
@@ -195,6 +243,8 @@ def main_bench() -> int:
                   f"LocalCluster up {t['cluster_up']:.2f} s, Dask first run "
                   f"{t['dask_first']:.2f} s, warm {t['dask_warm']:.2f} s; same rows in "
                   f"bags.parquet: {bool(t['same_rows'])}")
+            print(f"  a pool worker's CPU: fixed {t['worker_fixed_cpu']:.3f} s, per bag "
+                  f"{t['bag_cpu']:.3f} s")
             print(f"  speed-up {t['speedup']:.2f}x, first {t['first']:.2f}x, warm "
                   f"{t['warm']:.2f}x, first with the cluster's start-up {t['with_up']:.2f}x")
         print(f"parent CPU over the rounds {time.process_time() - cpu0:.2f} s")
@@ -203,6 +253,12 @@ def main_bench() -> int:
               "the cluster's start-up is not in the Dask runs):")
         for name in TARGETS:
             print("  " + verdict(name, median[name]))
+        fixed = statistics.median(r["worker_fixed_cpu"] for r in rounds)
+        per_bag = statistics.median(r["bag_cpu"] for r in rounds)
+        half = a.bags / 2
+        print(f"  a pool worker's fixed CPU {fixed:.3f} s (target <= 0.2), {per_bag:.3f} s "
+              f"per bag: 2 workers on 2 idle cores at most "
+              f"{(fixed + a.bags * per_bag) / (fixed + half * per_bag):.2f}x one worker")
         print(f"  (Dask with its LocalCluster's start-up: "
               f"{statistics.median(r['with_up'] for r in rounds):.2f}x)")
         cached, _ = timed(["analyse", str(manifest), "--out", str(root / "w2-0"),

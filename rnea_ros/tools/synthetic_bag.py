@@ -63,8 +63,10 @@ def write_bag(path: Path, model: RobotModel, *, duration: float = 5.0, rate: flo
     """
     from rosbags.typesys import Stores, get_typestore
 
+    from rnea_ros.tools.bag.sources import typestore
+
     ros1 = storage == "ros1"
-    ts = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_KILTED)
+    ts = get_typestore(Stores.ROS1_NOETIC) if ros1 else typestore()  # ROS 2's, the types used
     JointState = ts.types["sensor_msgs/msg/JointState"]
     Header = ts.types["std_msgs/msg/Header"]
     Time = ts.types["builtin_interfaces/msg/Time"]
@@ -171,9 +173,10 @@ def write_recording(path: Path, names: Sequence[str],
     rosbag2 (MCAP) directory ``path`` (e.g. a closed loop run in-process,
     ``rnea_ros.nodes.identification_loop``)."""
     from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_typestore
 
-    ts = get_typestore(Stores.ROS2_KILTED)
+    from rnea_ros.tools.bag.sources import typestore
+
+    ts = typestore()
     JS, Header, Time = (ts.types[k] for k in ("sensor_msgs/msg/JointState",
                                               "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
     Multi = ts.types["std_msgs/msg/Float64MultiArray"]

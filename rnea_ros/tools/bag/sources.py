@@ -15,6 +15,7 @@ short, and says how much it read (:attr:`McapStreamSource.recovered`).
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 from collections.abc import Iterator, Sequence
@@ -33,10 +34,46 @@ class Topic:
     encoding: str  # "cdr" (ROS 2) or "ros1"
 
 
-def _typestore() -> Any:
+RULE = "=" * 80 + "\nMSG: "  # between the types of a concatenated definition
+# The message types rnea-bag deserialises, as a bag carries their definitions
+# (``Typestore.generate_msgdef``; the same in every ROS 2 distribution): the joint
+# states, the commands and ``/robot_description``.
+MESSAGES = {
+    "sensor_msgs/msg/JointState": (
+        "std_msgs/Header header\nstring[] name\nfloat64[] position\nfloat64[] velocity\n"
+        f"float64[] effort\n{RULE}std_msgs/Header\nbuiltin_interfaces/Time stamp\n"
+        f"string frame_id\n{RULE}builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n"),
+    "std_msgs/msg/Float64MultiArray": (
+        f"std_msgs/MultiArrayLayout layout\nfloat64[] data\n{RULE}std_msgs/MultiArrayLayout\n"
+        f"std_msgs/MultiArrayDimension[] dim\nuint32 data_offset\n{RULE}"
+        "std_msgs/MultiArrayDimension\nstring label\nuint32 size\nuint32 stride\n"),
+    "std_msgs/msg/String": "string data\n",
+}
+
+
+@functools.cache
+def _message_types() -> dict[str, Any]:
+    """The field definitions of :data:`MESSAGES` and the types they use (parsed once)."""
+    from rosbags.typesys import get_types_from_msg
+
+    types: dict[str, Any] = {}
+    for name, text in MESSAGES.items():
+        types.update(get_types_from_msg(text, name))
+    return types
+
+
+def typestore() -> Any:
+    """A type store of :data:`MESSAGES` (a new one each call: a truncated MCAP's source
+    registers its schemas into it). rosbags decodes with it only what a bag carries no
+    definition of (a rosbag2 sqlite3 file before Iron); a whole distribution's store
+    (``Stores.ROS2_KILTED``, 163 types, its module importing those of seven earlier
+    distributions) cost each fresh process 0.07-0.09 s of CPU in its first bag
+    (docs/performance.md)."""
     from rosbags.typesys import Stores, get_typestore
 
-    return get_typestore(Stores.ROS2_KILTED)
+    store = get_typestore(Stores.EMPTY)
+    store.register(_message_types())
+    return store
 
 
 class RosbagsSource:
@@ -47,7 +84,7 @@ class RosbagsSource:
     def __init__(self, path: Path) -> None:
         from rosbags.highlevel import AnyReader
 
-        self.reader = AnyReader([path], default_typestore=_typestore())
+        self.reader = AnyReader([path], default_typestore=typestore())
         self.reader.open()
         encoding = "cdr" if self.reader.is2 else "ros1"
         self.topics = {c.topic: Topic(c.topic, c.msgtype, encoding)
@@ -170,7 +207,7 @@ class McapStreamSource:
 
     def __init__(self, files: list[Path]) -> None:
         self.files = files
-        self.typestore = _typestore()
+        self.typestore = typestore()
         self.topics: dict[str, Topic] = {}
         self.counts: dict[str, int] = {}
         notes = []

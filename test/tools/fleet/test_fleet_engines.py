@@ -1,8 +1,13 @@
 """rnea-fleet's engines: Dask workers warmed before their first task, as the forked
-local pool inherits the analysis; a progress ETA the engine's start-up does not inflate."""
+local pool inherits the analysis, and both with the imported heap frozen out of the
+cyclic garbage collector's walks; a progress ETA the engine's start-up does not
+inflate."""
 
 from __future__ import annotations
 
+import gc
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,9 +20,10 @@ from rnea_ros.tools.fleet.warm import WarmWorker, warm_up
 
 
 def _loaded() -> dict[str, int]:
-    """On a worker: whether the analysis is imported, and how many compiled
-    specialisations the bag analysis's batch kernels hold."""
-    loaded = {"task": int("rnea_ros.tools.fleet.task" in sys.modules)}
+    """On a worker: whether the analysis is imported, how many compiled specialisations
+    the bag analysis's batch kernels hold, and how many objects are frozen."""
+    loaded = {"task": int("rnea_ros.tools.fleet.task" in sys.modules),
+              "frozen": gc.get_freeze_count()}
     module = sys.modules.get("rnea_ros.core.dynamics._rnea_jit")
     for name in ("rnea_rows", "gravity_rows"):
         loaded[name] = len(getattr(module, name).overloads) if module else 0
@@ -31,12 +37,43 @@ def test_dask_workers_load_the_analysis_and_its_kernels_before_a_task() -> None:
             distributed.Client(cluster) as client:
         cold = client.run(_loaded)
         assert all(v["rnea_rows"] == 0 for v in cold.values())  # spawned: nothing yet
+        assert all(v["frozen"] == 0 for v in cold.values())
         client.register_plugin(WarmWorker(str(sample_urdf("arm7"))))
         warm = client.run(_loaded)
         assert len(warm) == 2
         for worker, loaded in warm.items():
             assert loaded["task"] == 1, worker
             assert loaded["rnea_rows"] >= 1 and loaded["gravity_rows"] >= 1, (worker, loaded)
+            # the imported package and numba's registries: out of the full collections
+            assert loaded["frozen"] > 50_000, (worker, loaded)
+
+
+POOL = """
+import gc, json, sys
+from rnea_ros.tools.fleet import engines
+from rnea_ros.tools.fleet.task import Job
+
+def frozen(job):  # a pool task: what its forked worker inherited frozen
+    return {"robot": job.robot, "frozen": gc.get_freeze_count()}
+
+engines.run_one = frozen
+jobs = [Job(f"r{k}", "bag", "robot.urdf", str(k)) for k in range(4)]
+found = [r["frozen"] for r in engines.run_local(jobs, workers=2)]
+print(json.dumps({"workers": found, "parent_after": gc.get_freeze_count(),
+                  "imported": len(sys.modules)}))
+"""
+
+
+def test_local_pool_workers_inherit_the_imported_heap_frozen() -> None:
+    """The pool forks with the parent's objects frozen (each worker's full collections
+    then skip the ~95 000 objects of the imported analysis), and the parent's heap is
+    unfrozen when the pool is done."""
+    out = subprocess.run([sys.executable, "-c", POOL], capture_output=True, text=True,
+                         check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert len(result["workers"]) == 4
+    assert all(count > 50_000 for count in result["workers"]), result
+    assert result["parent_after"] == 0
 
 
 def test_the_eta_counts_from_the_first_finished_bag() -> None:
@@ -63,4 +100,24 @@ def test_a_warm_up_that_cannot_load_its_robot_does_not_raise(tmp_path: Path) -> 
     assert warm_up(str(missing)) is None  # best effort: the tasks report the bad URDF
     broken = tmp_path / "broken.urdf"
     broken.write_text("<robot name='x'><link name='a'/>")
-    WarmWorker(str(broken)).setup(worker=None)  # logged, not raised
+    try:
+        WarmWorker(str(broken)).setup(worker=None)  # logged, not raised
+        assert gc.get_freeze_count() > 0  # the heap frozen all the same
+    finally:
+        gc.unfreeze()  # this test process is no worker
+
+
+def test_a_heap_frozen_by_its_process_stays_frozen() -> None:
+    from rnea_ros.tools.fleet.engines import frozen_heap
+
+    assert gc.get_freeze_count() == 0
+    with frozen_heap():
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0  # put back
+    gc.freeze()  # the process's own policy
+    try:
+        with frozen_heap():
+            pass
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
