@@ -29,19 +29,36 @@ by the bounded clock's, so a ``/clock`` jumping forward is none either. With ``d
 the advance of the newest stamp and ``dr`` the reference's advance since the
 previous advancing message, a deficit
 
-    D <- clip(D + rho * min(dr, T) - ds, 0, 2 * tol)
+    D <- clip(D + rho * min(dr, C) - ds, 0, 2 * tol),   C = min(T, tol / (2 rho))
 
 is kept (a one-sided CUSUM): healthy stamps (``ds ~ dr``) keep it at 0, whatever
-their jitter (a delivery late by ``d`` adds at most ``rho * min(d, T)``, taken back
-by the messages after); stamps advancing at a fraction ``k < rho`` of the clock grow
-it by ``(rho - k)`` per second. A state is rejected (``slow_stamps``) while
-``D > tol``: the watchdog then acts, ``tol / (rho - k) + T + G + P`` after the stream
-turned slow (0.42 s with the defaults for a stream of stamps frozen but for
-microseconds: 0.2 s of stale states accepted, at most 0.2 s behind). A gap in the
-messages counts at most ``T`` (a longer silence is the watchdog's, not the stamps'
-fault); the cap ``2 tol`` bounds the recovery to ``tol / (1 - rho)`` of healthy
-stamps (a stamp jumping ahead clears it at once; a clock reset of the stamps
-re-anchors it and keeps it).
+their jitter; stamps advancing at a fraction ``k < rho`` of the clock grow it by
+``(rho - k)`` per second. A state is rejected (``slow_stamps``) while ``D > tol``: the
+watchdog then acts, ``tol / (rho - k) + T + G + P`` after the stream turned slow
+(0.42 s with the defaults for a stream of stamps frozen but for microseconds: 0.2 s
+of stale states accepted, at most 0.2 s behind), for messages at least every ``C``
+(0.1 s with the defaults). A sparser stream, every ``p > C``, counts ``C`` a message:
+its stamps are slow below ``rho C / p`` of the clock, frozen ones rejected at their
+third message (a silence longer than ``T`` is the watchdog's).
+
+**Late deliveries.** A state stamped when it was sent and delivered late by ``d``
+(either process descheduled: a stall) comes after a gap ``dr ~ d``, its stamp a few
+ms on: it adds ``rho * min(d, C) - ds < tol / 2``, taken back by the messages after it
+(the next state stamped after the stall jumps ahead; a queue drained in order after
+the stall comes in a burst, each ``ds`` on and ``dr ~ 0``). So any delivery schedule
+of a healthy stream with at most two stalled deliveries in a row -- two stalls of any
+length close together, a queue drained in order between them -- stays at or below
+``tol`` and is accepted. The cap ``C`` is what makes that hold for any ``T``: capped at
+``T`` alone (issue 35), a ``watchdog_timeout`` of 0.5 s let one state delivered 0.21 s
+late add ``rho * 0.21 > tol`` and be rejected. Three states in a row each delivered
+after a stall, stamped within ms of each other, cannot be told from a sender whose
+stamps froze while it sends every stall's length, and are rejected. (The controller
+node takes the newest queued state after a stall, :mod:`rnea_ros.nodes.shedding`, so
+a stall of its own never leaves it an in-order backlog.) A gap in the messages counts
+at most ``C`` (a longer silence is the watchdog's, not the stamps' fault); the cap
+``2 tol`` bounds the recovery to ``tol / (1 - rho)`` of healthy stamps (a stamp
+jumping ahead clears it at once; a clock reset of the stamps re-anchors it and keeps
+it).
 ``rho`` = ``stamp_pace.min_ratio``, ``tol`` = ``stamp_pace.tolerance`` (their bounds and
 reasons: the parameter table).
 """
@@ -68,7 +85,8 @@ def watchdog_period(timeout: float, grace: float) -> float:
 class StampPace:
     """Whether joint-state stamps advance at least ``min_ratio`` times as fast as the
     receiver's clock (module docstring). ``min_ratio`` in (0, 1), ``tolerance`` [s]
-    and ``gap`` [s] (the longest gap counted: ``watchdog_timeout``) > 0."""
+    and ``gap`` [s] (``watchdog_timeout``) > 0; the longest gap counted is
+    :attr:`cap` = ``min(gap, tolerance / (2 min_ratio))``."""
 
     def __init__(self, min_ratio: float, tolerance: float, gap: float) -> None:
         self.configure(min_ratio, tolerance, gap)
@@ -86,6 +104,8 @@ class StampPace:
                 f"(0, 1), tolerance {tolerance} ('stamp_pace.tolerance') and gap {gap} "
                 "('watchdog_timeout') > 0 s")
         self.ratio, self.tolerance, self.gap = float(min_ratio), float(tolerance), float(gap)
+        # C: one stalled delivery adds < tol / 2, two in a row stay <= tol (docstring)
+        self.cap = min(self.gap, 0.5 * self.tolerance / self.ratio)
 
     def reset(self, stamp: float, reference: float, bounded: float) -> None:
         """The stream's clock was reset: the state stamped ``stamp`` [s] (on the new
@@ -113,7 +133,7 @@ class StampPace:
         if ds <= 0.0:
             return False
         dr = min(max(min(reference - self.reference, bounded - self.bounded), 0.0),
-                 self.gap)
+                 self.cap)
         self.deficit = min(max(self.deficit + self.ratio * dr - ds, 0.0),
                            2.0 * self.tolerance)
         self.stamp, self.reference, self.bounded = stamp, reference, bounded

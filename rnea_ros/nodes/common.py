@@ -1,10 +1,12 @@
 """Helpers shared by the nodes: parameter declaration from a table
 (:func:`rnea_ros.nodes.parameters.declare`, re-exported), stamps,
 a one-line fatal exit on bad start-up parameters, and the start-up itself: what it
-compiles said in the log, and stopped by SIGINT/SIGTERM at any point."""
+compiles said in the log, stopped by SIGINT/SIGTERM at any point, and every thread's
+stack printed to stderr on SIGUSR1 (a node that hangs can be looked at)."""
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import inspect
 import signal
@@ -325,6 +327,14 @@ def logger_name(name: str, args: list[str] | None) -> str:
     return ".".join([*(part for part in namespace.split("/") if part), node])
 
 
+def dump_stacks_on(signum: int) -> None:
+    """``kill -USR1 <pid>`` (``signum``) prints every thread's Python stack to stderr and
+    the process goes on: a node that does not stop or answer can be looked at where it
+    is (faulthandler writes from its C handler, so a main thread stuck in C code, where
+    no Python handler would run, is shown too). Without it SIGUSR1 ended the process."""
+    faulthandler.register(signum, all_threads=True)
+
+
 def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int:
     """Init rclpy, build the node, freeze the start-up heap out of the garbage
     collector's way, spin; a bad configuration logs one line and returns 1.
@@ -334,7 +344,8 @@ def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int
     at the next of numba's compiler passes (:class:`StartupSignals`: the handler only
     notes the signal) and the process ends like a normal shutdown (0). Once the node
     spins they only set a flag that ends the spin loop between callbacks, so a signal
-    never interrupts a callback half-way (no exception, no partial command).
+    never interrupts a callback half-way (no exception, no partial command). SIGUSR1
+    prints the stacks (:func:`dump_stacks_on`).
     """
     stop = threading.Event()
     signals = StartupSignals()
@@ -347,6 +358,7 @@ def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, on_signal)
+    dump_stacks_on(signal.SIGUSR1)
     try:
         try:
             with compile_report(logger), logged_warnings(logger), signals.watching():
