@@ -26,8 +26,10 @@ states); a robot with mimic joints reaches three more (the expanded tree's
 ``arm7_gripper``. A closed-loop robot's kernels are left to the run's plugin.
 
 Best effort: a failure is logged and the worker starts all the same (the run's plugin
-or its first task loads what is missing). The module imports nothing of the package at
-its top, so that even a broken installation cannot stop the worker. The costs, CPU of a
+or its first task loads what is missing). Dask imports this module as it builds the
+worker, outside its error handling, so the module (and ``rnea_ros.tools.fleet``'s
+``__init__``) imports nothing of the analysis: a broken installation fails in
+:func:`preload`, logged. The costs, CPU of a
 spawned process that imported ``distributed`` first (load ~3.5): the import 0.54-0.56 s,
 ``arm7``'s bag 0.28 s, ``arm7_gripper``'s 0.06 s; the run's plugin afterwards 0.04-0.05 s
 (docs/performance.md).

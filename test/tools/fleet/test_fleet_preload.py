@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import logging
 import math
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -114,3 +115,14 @@ def test_given_to_anything_but_a_worker_it_only_warns(caplog: pytest.LogCaptureF
         dask_setup(object())  # a scheduler or nanny given the module by mistake
     assert "is a worker preload" in caplog.text
     assert gc.get_freeze_count() == frozen  # nothing warmed, nothing frozen
+
+
+def test_importing_the_preload_imports_nothing_of_the_analysis() -> None:
+    """Dask imports the module as it builds the worker, outside any error handling: a
+    broken installation must fail in :func:`dask_setup` (logged), not there."""
+    code = ("import sys, rnea_ros.tools.fleet.preload; "
+            "print(sorted(m for m in sys.modules if m.startswith(('rnea_ros.', 'numba'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["['rnea_ros.tools',", "'rnea_ros.tools.fleet',",
+                           "'rnea_ros.tools.fleet.preload']"]
