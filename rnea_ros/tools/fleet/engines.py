@@ -8,13 +8,15 @@ result as it finishes (any order); the caller stores it at once (crash safety).
   that has imported the analysis, when this process has other threads); each worker
   analyses one bag at a time, a chunk at a time.
 * :func:`run_dask`: ``distributed.Client(address)`` of a running cluster (``dask
-  scheduler`` + ``dask worker tcp://HOST:8786`` on each machine, or any Dask
-  deployment: dask-kubernetes, dask-jobqueue for SLURM/PBS, ...). The workers need
-  this package installed (same version: the results are cached under it). A worker
-  plugin (:class:`~rnea_ros.tools.fleet.warm.WarmWorker`) has each worker import the
-  analysis and load its compiled kernels once, when it joins (the forked local pool
-  inherits the imports; its workers load the kernels in their first bag). Tasks run
-  with the allocator roomy (:mod:`~rnea_ros.tools.fleet.malloc`).
+  scheduler`` + ``dask worker tcp://HOST:8786 --preload rnea_ros.tools.fleet.preload``
+  on each machine, or any Dask deployment: dask-kubernetes, dask-jobqueue for
+  SLURM/PBS, ...). The workers need this package installed (same version: the
+  results are cached under it). The preload (:mod:`~rnea_ros.tools.fleet.preload`)
+  has each worker import the analysis and load its compiled kernels as it starts;
+  a worker plugin (:class:`~rnea_ros.tools.fleet.warm.WarmWorker`) does it for the
+  run's robot when a run starts, at little cost on a preloaded worker (the forked
+  local pool inherits the imports; its workers load the kernels in their first
+  bag). Tasks run with the allocator roomy (:mod:`~rnea_ros.tools.fleet.malloc`).
 """
 
 from __future__ import annotations

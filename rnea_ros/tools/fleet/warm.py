@@ -37,7 +37,8 @@ class WarmWorker(WorkerPlugin):
     on the loaded test machine); the forked local pool inherits the imports from its
     parent, and its workers load the kernels in their first bag.
     Registered under one name and idempotent, so later runs on the same cluster do not
-    repeat it."""
+    repeat it. On a worker started with :mod:`~rnea_ros.tools.fleet.preload` it finds
+    the analysis loaded: 0.04-0.05 s of CPU instead of ~0.8 s."""
 
     name = "rnea-ros-fleet-warm"
     idempotent = True
