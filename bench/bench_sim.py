@@ -25,8 +25,10 @@ os.environ.setdefault("ROS_DOMAIN_ID", "59")
 import argparse
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from typing import IO
 
 import numpy as np
 
@@ -73,9 +75,19 @@ def real_time_factor(robot: str, engine: str, seconds: float) -> float:
     return n * DT / (time.perf_counter() - start)
 
 
-def node_jitter(engine: str, seconds: float) -> tuple[np.ndarray, int]:
+def simulator_parameters(engine: str) -> dict[str, object]:
+    """The simulator node's parameters in :func:`node_jitter`: arm7, gravity off, zero
+    effort held from the start (each within ``rnea_ros/params/simulator.yaml``, which
+    test/test_bench_sim_params.py checks: a refused value stops the node at start-up)."""
+    return {"urdf_path": "package://rnea_ros/urdf/arm7.urdf", "engine": engine,
+            "wait_for_command": False, "gravity": [0.0, 0.0, 0.0],
+            "command_timeout": 10.0,  # the table's safety bound [s]; zero effort either way
+            "initial_positions": ARM7_Q0.tolist()}
+
+
+def node_jitter(engine: str, seconds: float, log: IO[bytes]) -> tuple[np.ndarray, int]:
     """Intervals [s] between the ``joint_states`` of a real-time simulator node received
-    here over ``seconds``, and how many arrived."""
+    here over ``seconds``, and how many arrived; the node's stderr goes to ``log``."""
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
@@ -84,11 +96,11 @@ def node_jitter(engine: str, seconds: float) -> tuple[np.ndarray, int]:
 
     namespace = f"bench_sim_{engine}"
     args = [sys.executable, "-m", "rnea_ros.nodes.simulator", "--ros-args",
-            "-r", f"__ns:=/{namespace}", "-p", "urdf_path:=package://rnea_ros/urdf/arm7.urdf",
-            "-p", f"engine:={engine}", "-p", "wait_for_command:=false",
-            "-p", "gravity:=[0.0, 0.0, 0.0]", "-p", "command_timeout:=1000.0",
-            "-p", f"initial_positions:={ARM7_Q0.tolist()}"]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            "-r", f"__ns:=/{namespace}"]
+    for name, value in simulator_parameters(engine).items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        args += ["-p", f"{name}:={text}"]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log)
     context = Context()
     rclpy.init(context=context)
     arrivals: list[float] = []
@@ -129,17 +141,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("  ".join(line))
     print(f"simulator node, arm7 at 1 kHz real time: intervals between joint_states "
           f"received over {args.node_seconds:g} s:")
+    failed = 0
     for engine in ("pinocchio", "mujoco"):
-        intervals, count = node_jitter(engine, args.node_seconds)
+        with tempfile.TemporaryFile() as log:
+            intervals, count = node_jitter(engine, args.node_seconds, log)
+            log.seek(0)
+            tail = log.read().decode(errors="replace").strip().splitlines()[-3:]
         if intervals.size == 0:
-            print(f"  {engine:9s} no joint_states received")
+            print(f"  {engine:9s} no joint_states received; the node's last stderr lines:",
+                  *tail, sep="\n    ")
+            failed += 1
             continue
         ms = 1e3 * intervals
         print(f"  {engine:9s} {count / args.node_seconds:7.1f} msg/s, interval p50 "
               f"{np.percentile(ms, 50):.3f} ms, p99 {np.percentile(ms, 99):.3f} ms, max "
               f"{ms.max():.2f} ms, |interval - 1 ms| p99 "
               f"{np.percentile(np.abs(ms - 1.0), 99):.3f} ms")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -71,8 +71,12 @@ def run(passes: int, profile: bool
     for k in range(passes + 1):  # pass 0 warms up
         a, b = (Q0, Q1) if k % 2 == 0 else (Q1, Q0)
         for ctl in (scaled, plain):
-            ctl.joint_state(names, sim.q, sim.qd, sim.t, now=sim.t)
+            first = ctl.joint_state(names, sim.q, sim.qd, sim.t, now=sim.t)
+            if ctl is scaled:
+                assert first.command is not None
+                command = first.command
             quintic_legs(ctl, sim.t, a, b)
+        sim.step(command)  # the controllers drop an identical resend of the state just given
         for i in range(STATES):
             q, qd, t = sim.q.copy(), sim.qd.copy(), sim.t
             for ctl in ((plain, scaled) if i % 2 else (scaled, plain)):  # alternate who is first
