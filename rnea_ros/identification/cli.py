@@ -281,7 +281,7 @@ def identify_and_write(a: argparse.Namespace) -> int:
     write_text(a.out / "drives_identified.yaml", drives)
     plots = []
     if not a.no_plots and (~result.fit).any():
-        with atomic_path(a.out / "validation.png") as png:
+        with atomic_path(a.out / "validation.png", keep_suffix=True) as png:
             plot_validation(result, png, a.band)
         plots.append("validation.png")
     made_by = stamp(PROG, a.argv, [a.bag, a.urdf, a.drives])

@@ -109,7 +109,7 @@ def plot_plan(plan: Plan, path: Path, samples: int = 600) -> None:
     axes[2].set_xlabel("t [s]")
     fig.tight_layout()
     try:
-        with atomic_path(path) as temporary:
+        with atomic_path(path, keep_suffix=True) as temporary:
             fig.savefig(temporary, dpi=110)
     finally:
         plt.close(fig)

@@ -81,14 +81,19 @@ def default_mode() -> int:
 
 
 @contextmanager
-def atomic_path(path: Path, option: str = "--out") -> Iterator[Path]:
+def atomic_path(path: Path, option: str = "--out", *,
+                keep_suffix: bool = False) -> Iterator[Path]:
     """A temporary path beside ``path`` to write; renamed to ``path`` when the block ends
-    without an exception, removed otherwise."""
+    without an exception, removed otherwise. It ends in ``.tmp``, so neither a write in
+    progress nor one a killed process left is taken for an output by a glob (``*.json``
+    of the fleet cache, DuckDB's ``*.parquet``); with ``keep_suffix`` in ``.tmp`` plus
+    ``path``'s suffix, for a writer that picks its format by it (matplotlib's
+    ``savefig``)."""
     path = Path(path)
     make_directory(path.parent, option)
+    suffix = ".tmp" + path.suffix if keep_suffix else ".tmp"
     try:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix,
-                                    dir=path.parent)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     except OSError as exc:
         raise OutputError(f"{option}: cannot write in '{path.parent}': "
                           f"{exc.strerror or exc}") from None

@@ -8,12 +8,13 @@ changed, grown or touched bag, a new URDF, drive file or option, or a new releas
 re-analyses it; nothing else does.
 
 Results are JSON files ``DIR/cache/<key>.json``, written to a temporary file in the
-same directory and renamed over the target (atomic on POSIX): a run killed at any
-point leaves whole results or none, so the next run redoes only what is missing,
-and the tables, rebuilt from the cache for the manifest's bags, neither duplicate
-nor lose a row. An entry that cannot be read or lacks a field (a disk error, an
-edit by hand, a tool writing another format) is ignored: the bag is analysed again
-and the entry replaced, with a warning naming the file (:attr:`Cache.warnings`).
+same directory (``.<key>.json.<random>.tmp``: never matched by ``*.json``) and renamed
+over the target (atomic on POSIX): a run killed at any point leaves whole results or
+none, so the next run redoes only what is missing, and the tables, rebuilt from the
+cache for the manifest's bags, neither duplicate nor lose a row. An entry that cannot
+be read or lacks a field (a disk error, an edit by hand, a tool writing another format)
+is ignored: the bag is analysed again and the entry replaced, with a warning naming
+the file (:attr:`Cache.warnings`).
 A cache folder that cannot be written is a :class:`FleetError` before any work.
 """
 

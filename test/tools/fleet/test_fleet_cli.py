@@ -147,6 +147,28 @@ def test_a_run_killed_halfway_resumes_without_redoing_or_duplicating(
     assert table(tmp_path / "bags.parquet") == table(local / "bags.parquet")
 
 
+def test_a_cache_write_in_progress_is_never_taken_for_a_result(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a result is being written, ``cache/*.json`` holds only whole results: the
+    temporary ended in ``.json`` (``.<key>.json.<random>.tmp.json``), so a run killed
+    mid-write left a file the killed-run test above took for a result (make test beside
+    two busy loops)."""
+    from rnea_ros.tools import files
+    from rnea_ros.tools.fleet.cache import Cache
+
+    cache, seen, replace = Cache(tmp_path), [], os.replace
+
+    def recording_replace(source: str, target: str) -> None:
+        seen.append(sorted(p.name for p in cache.folder.glob("*.json")))
+        replace(source, target)
+
+    monkeypatch.setattr(files.os, "replace", recording_replace)
+    cache.put({"key": "k1"})
+    cache.put({"key": "k2"})
+    assert seen == [[], ["k1.json"]]
+    assert sorted(p.name for p in cache.folder.iterdir()) == ["k1.json", "k2.json"]
+
+
 @pytest.mark.parametrize(("manifest", "message"), [
     ("robots: {}", "needs a 'robots:' mapping"),
     ("robots: {r1: {bags: '*.mcap'}}", "robot 'r1': missing key 'urdf'"),
