@@ -26,6 +26,7 @@ import numpy as np
 import rnea_ros.core as rc
 from rnea_ros.control.contact import propose_thresholds
 from rnea_ros.control.trajectory import cosine_motion
+from rnea_ros.nodes.errors import LockstepError
 from rnea_ros.nodes.harness import ARM7_GAINS
 
 URDF = "package://rnea_ros/urdf/arm7.urdf"
@@ -103,13 +104,14 @@ def listen(probe: Any) -> dict[str, list[Any]]:
 def push(loop: Any, link: str, force: tuple[float, float, float]) -> None:
     """Publish one wrench ``force`` [N] (world) at ``link``'s centre of mass on the
     simulator's ``~/apply_wrench`` of a :class:`~rnea_ros.nodes.harness.ClosedLoop`, once
-    the simulator has discovered the publisher."""
+    the simulator has discovered the publisher; :class:`LockstepError` when the loop has
+    no simulator or it does not discover the publisher within 10 s."""
     from geometry_msgs.msg import WrenchStamped
 
     publisher = loop.probe.create_publisher(WrenchStamped, "rnea_simulator/apply_wrench", 10)
-    sim = loop.simulator
-    assert sim is not None
-    assert loop.spin_until(lambda: sim.wrench_sub.get_publisher_count() >= 1, 10.0)
+    sim = loop.simulator_node()
+    if not loop.spin_until(lambda: sim.wrench_sub.get_publisher_count() >= 1, 10.0):
+        raise LockstepError("the simulator did not discover the wrench publisher in 10 s")
     msg = WrenchStamped()
     msg.header.frame_id = link
     msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = force
