@@ -122,7 +122,10 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
     jobs = jobs_of(manifest, out, reports)
     results: dict[str, dict[str, Any]] = {}
     todo = []
+    first: dict[str, Job] = {}
     for job in jobs:
+        first.setdefault(job.key, job)
+    for job in first.values():  # one task per content key (byte-identical copies)
         hit = cache.get(job.key)
         if hit is not None and (hit.get("report") is not None or not reports):
             results[job.key] = hit
@@ -153,7 +156,9 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
               file=sys.stderr)
         return 1
     engine_seconds = time.perf_counter() - engine_began
-    ordered = [results[j.key] for j in jobs]
+    # a result per manifest entry, under the entry's own path: byte-identical copies of a
+    # bag (one key, one task) are two entries, the copy listed as a duplicate
+    ordered = [{**results[j.key], "bag": j.bag} for j in jobs]
     rows = duplicates(bag_rows(ordered))
     if since is not None:
         rows = [r for r in rows if not math.isfinite(r["start"]) or r["start"] >= since]

@@ -78,3 +78,32 @@ def test_a_copy_never_moves_a_trend_and_a_failed_bag_is_no_duplicate() -> None:
     both = {t["metric"]: t for t in drift(duplicates(rows_of(days + copies + failed)))}
     assert both == alone and not both["rms"]["flagged"] and both["rms"]["bags"] == 5
     assert [r["duplicate_of"] for r in duplicates(rows_of(failed))] == ["", ""]
+
+
+def test_byte_identical_copies_are_analysed_once_and_each_listed_under_its_own_path(
+        tmp_path: Path) -> None:
+    """Two bag folders with the same files (``cp -a``: same names, sizes, times) have one
+    content key. Each is a row set of its own under its own path, the copy a duplicate
+    of the original, and the bag is analysed once: the table held the copy's rows twice
+    and the original's not at all, after analysing the same bag twice."""
+    import shutil
+
+    from rnea_ros.samples import sample_urdf
+
+    write_fleet(tmp_path / "fleet", days=2, spacing=1.0, duration=1.0, bad=False)
+    original, copy = tmp_path / "fleet" / "r1" / "day00", tmp_path / "fleet" / "r1" / "dup00"
+    shutil.copytree(original, copy)  # (copy2: the files' times kept)
+    manifest = tmp_path / "fleet" / "copies.yaml"
+    manifest.write_text(f"robots:\n  r1: {{urdf: {sample_urdf('arm7')}, bags: r1/*}}\n")
+    out = tmp_path / "out"
+    assert main(["analyse", str(manifest), "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    per_bag: dict[str, list[dict[str, object]]] = {}
+    for r in pq.read_table(out / "bags.parquet").to_pylist():
+        per_bag.setdefault(str(r["bag"]), []).append(r)
+    assert sorted(per_bag) == sorted(str(tmp_path / "fleet" / "r1" / b)
+                                     for b in ("day00", "day01", "dup00"))
+    assert {len(rows) for rows in per_bag.values()} == {7}  # arm7: a row per joint, once
+    assert all(r["duplicate_of"] == str(original) for r in per_bag[str(copy)])
+    assert all(r["duplicate_of"] == "" for r in per_bag[str(original)])
+    assert (summary["bags"], summary["analysed"]) == (3, 2)
