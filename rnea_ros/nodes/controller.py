@@ -25,8 +25,7 @@ a WARN on ``/diagnostics``, the command is unaffected). Topic names are relative
 ``config/arm7_controller.yaml``. With ``contact.enable``: the contact topics and
 ``~/rearm_contact`` of :mod:`rnea_ros.nodes.contact_ports`. With
 ``robot_description_source: topic`` the model comes from the ``robot_description`` topic
-(:mod:`rnea_ros.nodes.description`): the node waits for it, then configures. The logic
-lives in
+(:mod:`rnea_ros.nodes.description`): the node waits for it, then configures. The logic:
 :class:`rnea_ros.control.controller.TorqueController`.
 """
 
@@ -132,6 +131,7 @@ class ControllerNode(ManagedNode):
         self.status_report = ControllerReport(start.diagnostics_window)
         self.callback_us = self.status_report.callback_us
         self.stale_since = math.nan  # steady time the watchdog fired; nan: not stale
+        self.answered_stamp: Any = None  # header stamp of the state answered last
         self.diagnostics_timer = steady_timer(self, start.diagnostics_period,
                                               self.publish_diagnostics)
         # robot_description_source: topic -- configured with the first description that
@@ -251,7 +251,7 @@ class ControllerNode(ManagedNode):
         if c.last_valid_wall is None:  # no state since activation: nothing was commanded
             return
         command = c._output(c.stale_torque(), _monotonic(), math.nan, self.command_view)
-        self.publish_command(command, self.get_clock().now().to_msg())
+        self.publish_command(command, self.unanswering_stamp())
 
     def cleanup_node(self) -> None:
         """Release the model, the controller and what configure made."""
@@ -292,10 +292,8 @@ class ControllerNode(ManagedNode):
 
     def handle_state(self, msg: JointState) -> None:
         """One joint state: its command, or its rejection logged."""
-        # The 1 kHz path: each Python operation here costs several times its warm-loop
-        # time (cold caches), so the stamp is read once, the message's arrays go to the
-        # controller as they are (array('d')) and the command lands in the serialised
-        # command message (SerializedArray).
+        # The 1 kHz path (cold caches): the stamp read once, the message's arrays passed as
+        # they are (array('d')), the command written into the serialised message.
         received = _monotonic()  # also the controller's steady clock
         header_stamp = msg.header.stamp
         sec, nanosec = header_stamp.sec, header_stamp.nanosec
@@ -317,6 +315,7 @@ class ControllerNode(ManagedNode):
             if contact is not None and contact.supervisor.latched is not None:
                 contact.react(t, result.command)  # a latched reaction replaces the command
             self.publish_command(result.command, header_stamp, received)
+            self.answered_stamp = header_stamp
             if contact is not None:  # the monitor, events, ~/external_torque
                 contact.after(msg.name, msg.effort, t, header_stamp, result.command)
             reference = self.controller.reference
@@ -442,7 +441,13 @@ class ControllerNode(ManagedNode):
                 f"no valid joint state for {self.controller.config.watchdog_timeout:g} s + "
                 f"{self.controller.config.watchdog_grace:g} s grace: "
                 f"stale behaviour '{self.controller.config.stale_behavior}'")
-        self.publish_command(command, self.get_clock().now().to_msg())
+        self.publish_command(command, self.unanswering_stamp())
+
+    def unanswering_stamp(self) -> Any:
+        """``~/efforts`` stamp of a command answering no new state (watchdog, deactivation):
+        the state answered last, so a lockstep simulator on stamped answers
+        (``lockstep_answers``) never steps on it; the clock's time before any answer."""
+        return self.answered_stamp or self.get_clock().now().to_msg()
 
     def publish_command(self, command: np.ndarray, stamp: Any,
                         received: float | None = None) -> None:

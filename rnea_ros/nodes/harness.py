@@ -30,6 +30,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.control.trajectory import cosine_motion
+from rnea_ros.nodes.controller import NODE_NAME as CONTROLLER_NAME
 from rnea_ros.nodes.controller import ControllerNode
 from rnea_ros.nodes.errors import LockstepError
 from rnea_ros.nodes.simulator import RESEND_AFTER, SimulatorNode
@@ -73,7 +74,7 @@ class Probe(Node):
     """Records joint_states, commands and /diagnostics; publishes trajectories and states
     (topic names relative to ``namespace``, like the nodes')."""
 
-    def __init__(self, context: Context, controller_name: str = "rnea_controller",
+    def __init__(self, context: Context, controller_name: str = CONTROLLER_NAME,
                  namespace: str = "") -> None:
         super().__init__("rnea_probe", context=context, namespace=namespace)
         self.recording = Recording()
@@ -130,17 +131,23 @@ class ClosedLoop:
         rclpy.init(context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         # Simulated time: the simulator publishes /clock, the controller follows it.
+        # In lockstep with both nodes the plant steps on the controller's stamped answers
+        # (``lockstep_answers``: a watchdog's command after a stall steps nothing), unless
+        # the caller says otherwise.
+        sim_params = {"lockstep": True, "publish_clock": True, **(simulator or {})}
+        answers = controller is not None and simulator is not None and sim_params["lockstep"]
+        ctl_params = {"use_sim_time": simulator is not None,
+                      **({"publish_effort_state": True} if answers else {}), **(controller or {})}
+        if answers and ctl_params["publish_effort_state"]:
+            sim_params = {"lockstep_answers": f"{CONTROLLER_NAME}/efforts", **sim_params}
         self.simulator = None
         if simulator is not None:
-            sim_params = {"lockstep": True, "publish_clock": True, **simulator}
             self.simulator = SimulatorNode(context=self.context, namespace=namespace,
                                            parameter_overrides=overrides(sim_params))
         self.controller = None
         if controller is not None:
-            self.controller = ControllerNode(
-                context=self.context, namespace=namespace,
-                parameter_overrides=overrides({"use_sim_time": simulator is not None,
-                                               **controller}))
+            self.controller = ControllerNode(context=self.context, namespace=namespace,
+                                             parameter_overrides=overrides(ctl_params))
         self.probe = Probe(self.context, namespace=namespace)
         for node in (self.simulator, self.controller, self.probe):
             if node is not None:

@@ -62,7 +62,9 @@ commands resume); with ``wait_for_command`` the robot stays still, like a robot 
 its brakes on, until the first command arrives.
 ``lockstep: true``: each received command advances the simulation by one step
 and publishes the new state, so a controller that answers every state closes
-the loop at full speed and deterministically; the state is (re)sent when no
+the loop at full speed and deterministically (with ``lockstep_answers`` only the
+answer stamped with the newest state's stamp does: :mod:`rnea_ros.simulation.lockstep`,
+so a watchdog's command steps nothing); the state is (re)sent when no
 command came for 0.5 s of the node's own running (ten firings of a 50 ms timer),
 which also starts the loop.
 
@@ -117,6 +119,7 @@ from rnea_ros.simulation.factory import (
     make_simulator,
     startup_line,
 )
+from rnea_ros.simulation.lockstep import LockstepAnswers
 from rnea_ros.simulation.plant import Plant
 
 NODE_NAME = "rnea_simulator"
@@ -124,6 +127,9 @@ NODE_NAME = "rnea_simulator"
 # without a command (or a state) [s].
 RESEND_PERIOD, RESEND_AFTER = 0.05, 0.5
 VIEWER_PERIOD = 1.0 / 30.0  # MuJoCo's viewer refresh [s]
+# lockstep_answers: the messages kept while this node is held up; the watchdog's commands
+# (one per ~20 ms after its timeout) must not push its state's answer out of the queue.
+ANSWERS_DEPTH = 1000
 
 # rnea_ros/params/simulator.yaml (rnea_ros.parameters): types, defaults, ranges, units.
 SIMULATOR_PARAMETERS: dict[str, ParameterSpec] = load_table("simulator")
@@ -217,8 +223,14 @@ class SimulatorNode(Node):
         self.state_pub = self.create_publisher(JointState, "joint_states", 10)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if config.publish_clock \
             else None
-        self.command_sub = self.create_subscription(
-            Float64MultiArray, "effort_controller/commands", self.on_command, 10)
+        # The subscription whose messages step the plant (lockstep) or drive it.
+        self.answers = self.lockstep_answers(config, names)
+        self.command_sub = (
+            self.create_subscription(JointState, config.lockstep_answers, self.on_answer,
+                                     ANSWERS_DEPTH)
+            if self.answers is not None else
+            self.create_subscription(Float64MultiArray, "effort_controller/commands",
+                                     self.on_command, 10))
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.sim.diagnostics()  # what the diagnostics callback reaches (a loop's closure
         # residual kernel) compiled now, not in its first call: any engine, no class test
@@ -333,14 +345,45 @@ class SimulatorNode(Node):
         self.viewer_restart()
         return SetParametersResult(successful=True)
 
+    def lockstep_answers(self, config: Any, names: list[str]) -> LockstepAnswers | None:
+        """``lockstep_answers`` (:mod:`rnea_ros.simulation.lockstep`): None when empty;
+        :class:`ParameterError` without ``lockstep``."""
+        if not config.lockstep_answers:
+            return None
+        if not config.lockstep:
+            raise ParameterError("parameter 'lockstep_answers': needs 'lockstep: true' (in "
+                                 "real time the plant steps on its own timer)")
+        return LockstepAnswers(names)
+
+    def on_answer(self, msg: JointState) -> None:
+        """``lockstep_answers``: a stamped answer steps the plant when it answers the
+        newest state; other stamps are ignored (counted), bad ones rejected."""
+        answers, stamp = self.answers, msg.header.stamp
+        if answers is None:  # (subscribed only with them)
+            return
+        try:
+            efforts = answers.take(stamp.sec * 1_000_000_000 + stamp.nanosec, msg.name,
+                                        msg.effort)
+        except RneaError as exc:
+            self.reject_command(str(exc))
+            return
+        if efforts is not None:
+            self.apply_command(efforts)
+
     def on_command(self, msg: Float64MultiArray) -> None:
         data = np.asarray(msg.data, dtype=np.float64)
         if data.shape != self.command_index.shape or not np.all(np.isfinite(data)):
-            self.rejected += 1
-            self.get_logger().warning(f"rejected effort command of {data.size} values "
-                                      f"(expected {self.command_index.size} finite)",
-                                      throttle_duration_sec=1.0)
+            self.reject_command(f"effort command of {data.size} values (expected "
+                                f"{self.command_index.size} finite)")
             return
+        self.apply_command(data)
+
+    def reject_command(self, why: str) -> None:
+        self.rejected += 1
+        self.get_logger().warning(f"rejected {why}", throttle_duration_sec=1.0)
+
+    def apply_command(self, data: np.ndarray) -> None:
+        """Finite efforts in command order: clamped, applied (lockstep: one step)."""
         # Like a drive: the effort is clamped to the URDF limits (counted).
         clamped = np.clip(data, -self.effort_limit, self.effort_limit)
         self.clamped += int(np.count_nonzero(clamped != data))
@@ -422,6 +465,8 @@ class SimulatorNode(Node):
         index = self.published if self.loops is not None else None
         msg.name, msg.position, msg.velocity, msg.effort = self.sim.joint_state(
             index, self.publish_followers and self.loops is None)
+        if self.answers is not None:  # (before: its answer may come back at once)
+            self.answers.published(sec * 1_000_000_000 + nanosec)
         self.state_pub.publish(msg)
         self.last_publish_wall = time.monotonic()
         self.silent_firings = 0
@@ -444,6 +489,8 @@ class SimulatorNode(Node):
                   "steps with zero effort (command timeout)": str(timeouts.steps)}
         diverged = self.sim.diverged
         values["engine"] = self.config.engine
+        if self.answers is not None:  # lockstep_answers: what stepped nothing, and why not
+            values["lockstep answers ignored (no waiting state)"] = str(self.answers.ignored)
         values.update(self.sim.diagnostics())
         if self.sim.capabilities.pushes:
             values.update({"pushes": str(self.pushes),

@@ -11,12 +11,15 @@
   our recursive forward dynamics);
 - :mod:`~rnea_ros.simulation.mujoco_backend`: ``MujocoSimulator`` (MuJoCo: soft
   contacts, a world, pushes; imports ``mujoco`` only when used);
-- :mod:`~rnea_ros.simulation.factory`: the simulator node's parameters -> the plant.
+- :mod:`~rnea_ros.simulation.factory`: the simulator node's parameters -> the plant;
+- :mod:`~rnea_ros.simulation.lockstep`: :class:`LockstepAnswers` (which stamped answer
+  steps a lockstep plant).
 
 See docs/simulation.md.
 """
 
 from rnea_ros.simulation.elastic import ElasticSimulator
+from rnea_ros.simulation.lockstep import LockstepAnswers
 from rnea_ros.simulation.plant import Capabilities, Plant
 from rnea_ros.simulation.rigid import (
     INTEGRATORS,
@@ -28,4 +31,4 @@ from rnea_ros.simulation.rigid import (
 from rnea_ros.simulation.rocking_base import ImuSensor, RockingBase
 
 __all__ = ["INTEGRATORS", "PROXIMAL_MU", "Capabilities", "ElasticSimulator", "ImuSensor",
-           "LoopSimulator", "Plant", "RockingBase", "Simulator", "hard_stop"]
+           "LockstepAnswers", "LoopSimulator", "Plant", "RockingBase", "Simulator", "hard_stop"]

@@ -1,0 +1,76 @@
+"""Lockstep by stamped answers: which command steps the simulated plant (issue 35 §11).
+
+In lockstep the simulator node advances one step per command and publishes the new
+state. A plain command (``std_msgs/Float64MultiArray``, ros2_control's convention) says
+nothing of the state it answers, so any command beyond one per state steps the plant
+once more: the controller's watchdog acting after its process stalled longer than its
+timeout (a loaded machine), a command repeated. From then on two states go round the
+loop, each command applied to a state it was not computed for: the demo's elastic arm
+tracked to 1.34e-3 rad instead of 9.38e-7 rad on one run in five beside two busy loops.
+
+With ``lockstep_answers`` the plant steps only on the *answer* to its newest state: a
+``sensor_msgs/JointState`` whose ``header.stamp`` is that state's stamp (the controller's
+``~/efforts``, ``publish_effort_state``). A message stamped otherwise answers no state
+still waiting (a watchdog's hold, stamped with the state it last answered; a second
+answer to a state already stepped) and is ignored, counted. Simulated time then advances
+exactly once per state, on any schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rnea_ros.core.errors import JointNameError, StateError, options
+
+Array = np.ndarray
+
+
+class LockstepAnswers:
+    """The stamp of the newest state waiting for its answer, and the answers' check.
+
+    ``names``: the commanded joints in command order (the simulator's ``joints``);
+    :meth:`take` returns an answer's efforts in that order."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        self.position = {name: k for k, name in enumerate(self.names)}
+        self.waiting: int | None = None  # stamp [ns] of the state published last, unanswered
+        self.ignored = 0  # messages that answered no waiting state
+
+    def published(self, stamp_ns: int) -> None:
+        """A state stamped ``stamp_ns`` [ns] was published (again, on a resend)."""
+        self.waiting = stamp_ns
+
+    def take(self, stamp_ns: int, names: Sequence[str], efforts: Sequence[float]) -> Array | None:
+        """The efforts [N m or N] (command order, (len(names),)) when the message stamped
+        ``stamp_ns`` answers the waiting state, which is then no longer waiting; None
+        (counted in :attr:`ignored`) when it answers none. :class:`JointNameError` when
+        its joints are not the commanded ones, :class:`StateError` when its efforts are
+        not one finite value per joint."""
+        if self.waiting is None or stamp_ns != self.waiting:
+            self.ignored += 1
+            return None
+        values = np.asarray(efforts, dtype=np.float64)
+        if values.shape != (len(names),) or not np.all(np.isfinite(values)):
+            raise StateError(f"answer with {values.size} efforts for {len(names)} joints "
+                             f"(expected {len(self.names)} finite, one per joint)")
+        if tuple(names) != self.names:
+            wrong = [n for n in names if n not in self.position]
+            missing = [n for n in self.names if n not in names]
+            if wrong or missing or len(names) != len(self.names):
+                why = "; ".join(part for part in (
+                    f"unknown {options(wrong)}" if wrong else "",
+                    f"missing {options(missing)}" if missing else "",
+                    "a joint named twice" if not (wrong or missing) else "") if part)
+                raise JointNameError(f"answer for joints {options(list(names))} ({why}): "
+                                     f"not the commanded joints; valid: "
+                                     f"{options(self.names)}")
+            order = np.array([list(names).index(n) for n in self.names])
+            values = values[order]
+        self.waiting = None
+        return values
+
+
+__all__ = ["LockstepAnswers"]
