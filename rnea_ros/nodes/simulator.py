@@ -119,7 +119,7 @@ from rnea_ros.simulation.factory import (
     make_simulator,
     startup_line,
 )
-from rnea_ros.simulation.lockstep import LockstepAnswers
+from rnea_ros.simulation.lockstep import foreign_warning, lockstep_answers
 from rnea_ros.simulation.plant import Plant
 
 NODE_NAME = "rnea_simulator"
@@ -224,7 +224,7 @@ class SimulatorNode(Node):
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if config.publish_clock \
             else None
         # The subscription whose messages step the plant (lockstep) or drive it.
-        self.answers = self.lockstep_answers(config, names)
+        self.answers = lockstep_answers(config.lockstep, config.lockstep_answers, names)
         self.command_sub = (
             self.create_subscription(JointState, config.lockstep_answers, self.on_answer,
                                      ANSWERS_DEPTH)
@@ -345,30 +345,23 @@ class SimulatorNode(Node):
         self.viewer_restart()
         return SetParametersResult(successful=True)
 
-    def lockstep_answers(self, config: Any, names: list[str]) -> LockstepAnswers | None:
-        """``lockstep_answers`` (:mod:`rnea_ros.simulation.lockstep`): None when empty;
-        :class:`ParameterError` without ``lockstep``."""
-        if not config.lockstep_answers:
-            return None
-        if not config.lockstep:
-            raise ParameterError("parameter 'lockstep_answers': needs 'lockstep: true' (in "
-                                 "real time the plant steps on its own timer)")
-        return LockstepAnswers(names)
-
     def on_answer(self, msg: JointState) -> None:
         """``lockstep_answers``: a stamped answer steps the plant when it answers the
         newest state; other stamps are ignored (counted), bad ones rejected."""
-        answers, stamp = self.answers, msg.header.stamp
-        if answers is None:  # (subscribed only with them)
+        answers, stamp = self.answers, msg.header.stamp  # (subscribed only with them)
+        if answers is None:
             return
+        foreign, stamp_ns = answers.foreign, stamp.sec * 1_000_000_000 + stamp.nanosec
         try:
-            efforts = answers.take(stamp.sec * 1_000_000_000 + stamp.nanosec, msg.name,
-                                        msg.effort)
+            efforts = answers.take(stamp_ns, msg.name, msg.effort)
         except RneaError as exc:
             self.reject_command(str(exc))
             return
         if efforts is not None:
             self.apply_command(efforts)
+        elif answers.foreign > foreign:
+            self.get_logger().warning(foreign_warning(stamp_ns, self.sim.t),
+                                      throttle_duration_sec=5.0)
 
     def on_command(self, msg: Float64MultiArray) -> None:
         data = np.asarray(msg.data, dtype=np.float64)
@@ -491,6 +484,7 @@ class SimulatorNode(Node):
         values["engine"] = self.config.engine
         if self.answers is not None:  # lockstep_answers: what stepped nothing, and why not
             values["lockstep answers ignored (no waiting state)"] = str(self.answers.ignored)
+            values["lockstep answers from another clock"] = str(self.answers.foreign)
         values.update(self.sim.diagnostics())
         if self.sim.capabilities.pushes:
             values.update({"pushes": str(self.pushes),

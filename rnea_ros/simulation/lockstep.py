@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rnea_ros.core.errors import JointNameError, StateError, options
+from rnea_ros.parameter_errors import ParameterError
 
 Array = np.ndarray
 
@@ -37,20 +38,26 @@ class LockstepAnswers:
         self.names = tuple(names)
         self.position = {name: k for k, name in enumerate(self.names)}
         self.waiting: int | None = None  # stamp [ns] of the state published last, unanswered
+        self.newest: int | None = None  # stamp [ns] of the state published last
         self.ignored = 0  # messages that answered no waiting state
+        self.foreign = 0  # of them, stamped after the newest state: another clock's time
 
     def published(self, stamp_ns: int) -> None:
         """A state stamped ``stamp_ns`` [ns] was published (again, on a resend)."""
-        self.waiting = stamp_ns
+        self.waiting = self.newest = stamp_ns
 
     def take(self, stamp_ns: int, names: Sequence[str], efforts: Sequence[float]) -> Array | None:
         """The efforts [N m or N] (command order, (len(names),)) when the message stamped
         ``stamp_ns`` answers the waiting state, which is then no longer waiting; None
         (counted in :attr:`ignored`) when it answers none. :class:`JointNameError` when
         its joints are not the commanded ones, :class:`StateError` when its efforts are
-        not one finite value per joint."""
+        not one finite value per joint. An answer stamped after the newest state (counted
+        in :attr:`foreign` too) comes from a node whose clock is not the simulated time
+        (a controller without ``use_sim_time``): nothing it sends can step the plant."""
         if self.waiting is None or stamp_ns != self.waiting:
             self.ignored += 1
+            if self.newest is None or stamp_ns > self.newest:
+                self.foreign += 1
             return None
         values = np.asarray(efforts, dtype=np.float64)
         if values.shape != (len(names),) or not np.all(np.isfinite(values)):
@@ -73,4 +80,24 @@ class LockstepAnswers:
         return values
 
 
-__all__ = ["LockstepAnswers"]
+def lockstep_answers(lockstep: bool, topic: str, names: Sequence[str]
+                     ) -> LockstepAnswers | None:
+    """The simulator node's ``lockstep_answers`` (``topic``) for its commanded joints
+    ``names``: None when empty; :class:`ParameterError` without ``lockstep``."""
+    if not topic:
+        return None
+    if not lockstep:
+        raise ParameterError("parameter 'lockstep_answers': needs 'lockstep: true' (in real "
+                             "time the plant steps on its own timer)")
+    return LockstepAnswers(names)
+
+
+def foreign_warning(stamp_ns: int, t: float) -> str:
+    """What the node logs for an answer stamped ``stamp_ns`` [ns], after the newest
+    state (simulated time ``t`` [s])."""
+    return (f"ignored an answer stamped {stamp_ns * 1e-9:.3f} s, after the newest state "
+            f"({t:.3f} s): the answering node's clock is not the simulated time "
+            "('use_sim_time: true' on it)")
+
+
+__all__ = ["LockstepAnswers", "foreign_warning", "lockstep_answers"]

@@ -50,3 +50,16 @@ def test_the_watchdogs_commands_are_counted_and_step_nothing() -> None:
             kv.key == "lockstep answers ignored (no waiting state)" and int(kv.value) >= 3
             for array in loop.probe.recording.diagnostics for status in array.status
             for kv in status.values), 10.0)
+
+
+def test_answers_on_the_wall_clock_step_nothing_and_say_why() -> None:
+    """A controller left on the wall clock (no ``use_sim_time``) with the simulator on
+    stamped answers: its answers are stamped after every simulated state, the loop stays
+    at its first state, and the simulator counts them as from another clock."""
+    controller = {"urdf_path": URDF, "use_sim_time": False}
+    with ClosedLoop(controller, {"urdf_path": URDF}) as loop:
+        sim = loop.simulator_node()
+        assert sim.answers is not None
+        assert loop.spin_until(lambda: sim.answers is not None and sim.answers.foreign >= 3,
+                               30.0)
+        assert loop.sim_time == 0.0 and sim.answers.ignored == sim.answers.foreign

@@ -53,3 +53,14 @@ def test_a_bad_answer_is_refused_by_name_and_the_state_still_waits(
     assert words in str(raised.value)
     assert "valid" in str(raised.value) or error is StateError
     assert answers.take(7, NAMES, [1.0, 2.0, 3.0]) is not None  # still waiting
+
+
+def test_an_answer_stamped_after_the_newest_state_is_from_another_clock() -> None:
+    """A controller without ``use_sim_time`` stamps its answers on the wall clock: after
+    every simulated state, so nothing it sends can step the plant (counted apart)."""
+    answers = LockstepAnswers(NAMES)
+    assert answers.take(1, NAMES, [1.0, 2.0, 3.0]) is None and answers.foreign == 1
+    answers.published(1_000_000)
+    assert answers.take(1_795_983_226_000_000_000, NAMES, [1.0, 2.0, 3.0]) is None
+    assert answers.take(999_999, NAMES, [1.0, 2.0, 3.0]) is None  # earlier: a watchdog's
+    assert (answers.ignored, answers.foreign) == (3, 2)
