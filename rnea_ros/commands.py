@@ -107,11 +107,13 @@ class StartSignals:
 
     Without them SIGINT ended the import in a ``KeyboardInterrupt`` traceback and SIGTERM
     killed the process silently (exit -15). The first signal raises
-    :class:`StartInterrupted` where the main thread runs Python (inside the import);
-    where the import swallows that exception (a ctypes callback prints "Exception
-    ignored" and goes on, or a library's ``except BaseException``), the noted signal is
-    acted on when the import returns (:meth:`check`). Later signals are only noted: the
-    process is already stopping. :func:`run` turns it into one line and exit 0, like a
+    :class:`StartInterrupted` where the main thread runs Python (inside the import).
+    Where the import converts that exception (numpy's C extension importing
+    ``datetime`` turns it into an ``ImportError``, seen at 30-40 ms after the start) or
+    swallows it (a ctypes callback prints "Exception ignored" and goes on, or a
+    library's ``except BaseException``), the noted signal is acted on when the import
+    fails or returns (:meth:`check`). Later signals are only noted: the process is
+    already stopping. :func:`run` turns it into one line and exit 0, like a
     signal later in the start-up."""
 
     KINDS = (signal.SIGINT, signal.SIGTERM)
@@ -151,8 +153,10 @@ def _start(name: str, argv: list[str] | None, signals: StartSignals | None) -> i
     module_name, function = COMMANDS[name].target.split(":")
     try:
         module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        hint = missing_dependency(name, exc)
+    except Exception as exc:
+        if signals is not None and signals.signum:  # the signal's exception, converted
+            raise StartInterrupted(signals.signum) from None
+        hint = missing_dependency(name, exc) if isinstance(exc, ModuleNotFoundError) else None
         if hint is None:
             raise
         print(hint, file=sys.stderr)

@@ -144,3 +144,29 @@ def test_a_node_command_restores_the_signal_handlers_it_found(monkeypatch) -> No
     monkeypatch.setattr(commands.importlib, "import_module", lambda name: fake)
     assert commands.run("rnea-simulator", ["--ros-args"]) == 3
     assert {s: signal.getsignal(s) for s in saved} == saved
+
+
+def test_a_signal_whose_exception_the_import_converts_still_stops_cleanly(monkeypatch,
+                                                                          capsys) -> None:
+    """numpy's C extension imports ``datetime``; interrupted there, it reports an
+    ``ImportError`` ("PyCapsule_Import could not import module \"datetime\"") and numpy
+    raises its own ImportError from it: seen at 30-40 ms after the start of
+    ``rnea-controller``. The import failed because of the signal: one line, exit 0."""
+
+    def import_converting_a_signal(module_name: str) -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs at one of these bytecodes
+                pass
+        except BaseException as exc:  # what numpy's C extension does
+            raise ImportError('PyCapsule_Import could not import module "datetime"') from exc
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    monkeypatch.setattr(commands.importlib, "import_module", import_converting_a_signal)
+    signal.signal(signal.SIGINT, lambda *args: None)  # (where run installs none)
+    try:
+        assert commands.run("rnea-controller", ["--ros-args"]) == 0
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+    assert capsys.readouterr().err == "rnea-controller: SIGINT while starting: stopped\n"
