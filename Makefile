@@ -50,19 +50,10 @@ test-stress: $(STAMP)
 	echo "two busy loops (pids $$hog1 $$hog2) beside: pytest $(STRESS_TESTS)"; \
 	$(BIN)/python -m pytest $(STRESS_TESTS)
 
+# Every benchmark (bench/run_all.py, its list BENCHES), each to its end whatever the
+# others did, then which passed and which failed; the exit status is 1 if any failed.
 bench: $(STAMP)
-	$(BIN)/python bench/bench_node.py --rounds 15 --duration 4
-	$(BIN)/python bench/bench_core.py
-	$(BIN)/python bench/bench_loops.py
-	$(BIN)/python bench/bench_floating.py
-	$(BIN)/python bench/bench_bag.py
-	$(BIN)/python bench/bench_derivatives.py
-	$(BIN)/python bench/bench_plan.py
-	$(BIN)/python bench/bench_identify.py
-	$(BIN)/python bench/bench_parallel.py
-	$(BIN)/python bench/bench_time_scaling.py --passes 4
-	$(BIN)/python bench/bench_fleet.py
-	$(BIN)/python bench/bench_sim.py
+	$(BIN)/python bench/run_all.py
 
 clean:
 	rm -rf $(VENV) build install log site *.egg-info

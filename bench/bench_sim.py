@@ -85,9 +85,31 @@ def simulator_parameters(engine: str) -> dict[str, object]:
             "initial_positions": ARM7_Q0.tolist()}
 
 
-def node_jitter(engine: str, seconds: float, log: IO[bytes]) -> tuple[np.ndarray, int]:
+class NodeExitedError(RuntimeError):
+    """The simulator node ended before or while it was measured (a refused parameter,
+    a crash): its exit status and the last lines of its stderr."""
+
+
+def check_alive(process: subprocess.Popen[bytes], log: IO[bytes], started: float) -> None:
+    """Raise :class:`NodeExitedError` if ``process`` (started at ``started``, monotonic s,
+    stderr in ``log``) has ended, with its exit status and last stderr lines."""
+    status = process.poll()
+    if status is None:
+        return
+    log.seek(0)  # (the child is gone: its writes no longer share the offset)
+    tail = log.read().decode(errors="replace").strip().splitlines()[-5:]
+    raise NodeExitedError("\n    ".join([
+        f"the simulator node exited with status {status} after "
+        f"{time.monotonic() - started:.1f} s; its last stderr lines:", *tail]))
+
+
+def node_jitter(engine: str, seconds: float, log: IO[bytes],
+                start_timeout: float = 60.0) -> tuple[np.ndarray, int]:
     """Intervals [s] between the ``joint_states`` of a real-time simulator node received
-    here over ``seconds``, and how many arrived; the node's stderr goes to ``log``."""
+    here over ``seconds``, and how many arrived; the node's stderr goes to ``log``. A
+    node that ends raises :class:`NodeExitedError` as soon as it has (polled at every spin
+    of at most 50 ms), not after ``start_timeout`` s of waiting for its first 500
+    states."""
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
@@ -100,6 +122,7 @@ def node_jitter(engine: str, seconds: float, log: IO[bytes]) -> tuple[np.ndarray
     for name, value in simulator_parameters(engine).items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
         args += ["-p", f"{name}:={text}"]
+    started = time.monotonic()
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log)
     context = Context()
     rclpy.init(context=context)
@@ -110,13 +133,15 @@ def node_jitter(engine: str, seconds: float, log: IO[bytes]) -> tuple[np.ndarray
                                  lambda _: arrivals.append(time.perf_counter()), 1000)
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
-        end = time.monotonic() + 60.0
+        end = time.monotonic() + start_timeout
         while len(arrivals) < 500 and time.monotonic() < end:  # started and discovered
             executor.spin_once(timeout_sec=0.05)
+            check_alive(process, log, started)
         arrivals.clear()
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
+            check_alive(process, log, started)
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
@@ -144,7 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = 0
     for engine in ("pinocchio", "mujoco"):
         with tempfile.TemporaryFile() as log:
-            intervals, count = node_jitter(engine, args.node_seconds, log)
+            try:
+                intervals, count = node_jitter(engine, args.node_seconds, log)
+            except NodeExitedError as exc:
+                print(f"  {engine:9s} {exc}")
+                failed += 1
+                continue
             log.seek(0)
             tail = log.read().decode(errors="replace").strip().splitlines()[-3:]
         if intervals.size == 0:

@@ -6,14 +6,20 @@ that installs what it needs.
 console scripts and to write the ``lib/rnea_ros`` wrappers ``ros2`` runs. Each command
 enters through :func:`run`, which imports its module only then: a missing optional
 dependency is one line naming the extra to install, and exit 1, never a traceback.
+A node command handles SIGINT/SIGTERM from its first instruction
+(:class:`StartSignals`): a signal during the heavy imports (numpy, numba, rclpy, the
+package) ends it with one line and exit 0, as it does later in the start-up.
 This module imports nothing beyond the standard library.
 """
 
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
-from typing import NamedTuple
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, NamedTuple
 
 
 class Command(NamedTuple):
@@ -85,26 +91,107 @@ def answered(name: str, args: list[str]) -> str | None:
     return None
 
 
-def run(name: str, argv: list[str] | None = None) -> int:
-    """Run command ``name``: its ``main(argv)``'s exit code, or 1 with one line when an
-    optional dependency is missing. ``--version`` alone (and a node's ``--help``) is
-    answered here, so it works without the command's extra."""
-    text = answered(name, sys.argv[1:] if argv is None else list(argv))
-    if text is not None:
-        print(text)
-        return 0
+class StartInterrupted(BaseException):
+    """SIGINT or SIGTERM while a node command imports its module (a ``BaseException``,
+    like ``KeyboardInterrupt``: no ``except Exception`` on the way catches it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class StartSignals:
+    """SIGINT and SIGTERM while a node command imports numpy, numba, rclpy and the
+    package (one to several seconds), until its ``main`` installs the node's own
+    handlers (``rnea_ros.nodes.common.run``, which take over from these).
+
+    Without them SIGINT ended the import in a ``KeyboardInterrupt`` traceback and SIGTERM
+    killed the process silently (exit -15). The first signal raises
+    :class:`StartInterrupted` where the main thread runs Python (inside the import).
+    Where the import converts that exception (numpy's C extension importing
+    ``datetime`` turns it into an ``ImportError``, seen at 30-40 ms after the start) or
+    swallows it (a ctypes callback prints "Exception ignored" and goes on, or a
+    library's ``except BaseException``), the noted signal is acted on when the import
+    fails or returns (:meth:`check`). Later signals are only noted: the process is
+    already stopping. :func:`run` turns it into one line and exit 0, like a
+    signal later in the start-up."""
+
+    KINDS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.signum = 0  # the first signal received, 0 for none
+        self.previous: dict[int, Any] = {}
+
+    def handler(self, signum: int, frame: FrameType | None) -> None:
+        """The signal handler: the first signal raises :class:`StartInterrupted`."""
+        if not self.signum:
+            self.signum = signum
+            raise StartInterrupted(signum)
+
+    def check(self) -> None:
+        """Raise :class:`StartInterrupted` if a signal came (its raise swallowed)."""
+        if self.signum:
+            raise StartInterrupted(self.signum)
+
+    def install(self) -> None:
+        """Handle SIGINT and SIGTERM (the previous handlers kept for :meth:`restore`)."""
+        for signum in self.KINDS:
+            self.previous[signum] = signal.signal(signum, self.handler)
+
+    def restore(self) -> None:
+        """The previous handlers back where ours is still installed (a node's ``main``
+        installs its own, which stay)."""
+        for signum, previous in self.previous.items():
+            if signal.getsignal(signum) == self.handler:
+                signal.signal(signum, previous)
+
+
+def _start(name: str, argv: list[str] | None, signals: StartSignals | None) -> int:
+    """Import command ``name``'s module and run its ``main``: its exit code, or 1 with
+    one line when an optional dependency is missing. ``signals`` (a node's) is checked
+    between the two."""
     module_name, function = COMMANDS[name].target.split(":")
     try:
         module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        hint = missing_dependency(name, exc)
+    except Exception as exc:
+        if signals is not None and signals.signum:  # the signal's exception, converted
+            raise StartInterrupted(signals.signum) from None
+        hint = missing_dependency(name, exc) if isinstance(exc, ModuleNotFoundError) else None
         if hint is None:
             raise
         print(hint, file=sys.stderr)
         return 1
-    main = getattr(module, function)
+    main: Callable[..., Any] = getattr(module, function)
+    if signals is not None:
+        signals.check()
     code = main() if argv is None else main(argv)
     return int(code or 0)
+
+
+def run(name: str, argv: list[str] | None = None) -> int:
+    """Run command ``name``: its ``main(argv)``'s exit code, or 1 with one line when an
+    optional dependency is missing. ``--version`` alone (and a node's ``--help``) is
+    answered here, so it works without the command's extra. A node command handles
+    SIGINT/SIGTERM from here on (:class:`StartSignals`): stopped while it imports, it
+    prints one line and returns 0."""
+    signals = StartSignals() if COMMANDS[name].node else None
+    if signals is not None:
+        signals.install()
+    stopping = False
+    try:
+        text = answered(name, sys.argv[1:] if argv is None else list(argv))
+        if text is not None:
+            print(text)
+            return 0
+        return _start(name, argv, signals)
+    except StartInterrupted as exc:
+        stopping = True  # (the handlers stay: a second Ctrl-C changes nothing)
+        print(f"{name}: {signal.Signals(exc.signum).name} while starting: stopped",
+              file=sys.stderr)
+        return 0
+    finally:
+        if signals is not None and not stopping:
+            signals.restore()
 
 
 def controller() -> int:

@@ -349,17 +349,22 @@ def run(name: str, make_node: Callable[[], Node], args: list[str] | None) -> int
     """
     stop = threading.Event()
     signals = StartupSignals()
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    logger = rclpy.logging.get_logger(logger_name(name, sys.argv if args is None else args))
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
         signals.handler(signum, frame)
 
+    # First (before rclpy.init): the entry point's import-time handlers
+    # (rnea_ros.commands.StartSignals) raise; these only note the signal.
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, on_signal)
     dump_stacks_on(signal.SIGUSR1)
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    logger = rclpy.logging.get_logger(logger_name(name, sys.argv if args is None else args))
     try:
+        if signals.signum:  # during rclpy.init: no compiler pass to notice it
+            logger.info(f"{signal.Signals(signals.signum).name} while starting: stopped")
+            return 0
         try:
             with compile_report(logger), logged_warnings(logger), signals.watching():
                 node = make_node()
