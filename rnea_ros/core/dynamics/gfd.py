@@ -48,7 +48,8 @@ the same); wrenches are then one per body, followers included (nbodies, 6).
 
 Kernels: :mod:`~rnea_ros.core.dynamics._gfd_jit` (``gfd_pass`` over the work array
 ``GW_*`` of :mod:`rnea_ros.core._layout`; entries ``gfd_call``, ``gfd_general_call``,
-``gfd_batch``).
+``gfd_batch``) and, for the 1 kHz path, ``gfd_lean`` of
+:mod:`~rnea_ros.core.dynamics._lean_jit` (``gfd_call`` on borrowed arrays).
 """
 
 from __future__ import annotations
