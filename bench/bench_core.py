@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import pinocchio as pin
-from timing import best_pair, best_time  # the script's directory is on sys.path
+from timing import best_pair, best_time, best_times  # the script's directory is on sys.path
 
 from rnea_ros.core.dynamics.gfd import rnea_time_derivative
 from rnea_ros.core.dynamics.rnea import gravity_torques, rnea, rnea_batch
@@ -91,8 +91,8 @@ def bench_robot(name: str, samples: int) -> list[tuple[str, float, float, float,
     gfd = lambda: rnea_time_derivative(model, q, qd, qdd, qddd)  # noqa: E731
     ours_rnea = lambda: rnea(model, q, qd, qdd)  # noqa: E731
     gfd(), chain_rule()
-    t_gfd, t_rnea = best_time(gfd, 20000), best_time(ours_rnea, 20000)
-    t_chain = best_time(chain_rule, 20000)
+    # interleaved, so that a load drifting during the run weighs on the ratio's both sides
+    t_gfd, t_rnea, t_chain = best_times((gfd, ours_rnea, chain_rule), 20000)
     rows.append(("tau+tau_dot per call vs our rnea", t_gfd, t_rnea, t_gfd / t_rnea,
                  t_gfd / t_rnea <= GFD_OF_RNEA))
     rows.append(("tau_dot vs Pinocchio chain rule", t_gfd, t_chain, t_gfd / t_chain,
@@ -139,7 +139,7 @@ def bench_elastic(model: RobotModel, name: str, q: Any, qd: Any, qdd: Any,
     ours_rnea = lambda: rnea(model, q, qd, qdd)  # noqa: E731
     theirs = lambda: pin.rnea(pm, pd, x, xd, xdd)  # noqa: E731
     ours(), ours_rnea(), theirs()
-    t_el, t_rnea, t_pin = (best_time(f, 20000) for f in (ours, ours_rnea, theirs))
+    t_el, t_rnea, t_pin = best_times((ours, ours_rnea, theirs), 20000)  # interleaved
     tau = ours().tau
     fd_rec = lambda: forward_dynamics_recursive(elastic, q, theta, qd, thetad, tau)  # noqa: E731
     fd_alg2 = lambda: forward_dynamics(elastic, q, theta, qd, thetad, tau)  # noqa: E731

@@ -1,4 +1,5 @@
-"""Lean per-call entries: the 1 kHz entries of RNEA, gravity and ABA on borrowed arrays.
+"""Lean per-call entries: the 1 kHz entries of RNEA, gravity, ABA and ``(tau, tau_dot)``
+on borrowed arrays.
 
 Each takes :mod:`~rnea_ros.core._lean` borrowed arrays (checked and unboxed without a
 reference count), makes them plain arrays (:func:`~rnea_ros.core._lean.plain`, no
@@ -15,6 +16,7 @@ from numpy.typing import NDArray
 from rnea_ros.core._compile import jit_entry
 from rnea_ros.core._lean import plain
 from rnea_ros.core.dynamics._aba_jit import aba_call, aba_tree_call
+from rnea_ros.core.dynamics._gfd_jit import gfd_call
 from rnea_ros.core.dynamics._rnea_expanded_jit import tree_gravity_call, tree_rnea_call
 from rnea_ros.core.dynamics._rnea_jit import gravity_call, rnea_call
 
@@ -65,5 +67,13 @@ def aba_tree_lean(fp: Array, km: Array, body_row: NDArray[np.int64], q: Array, q
                          plain(tau), plain(g), plain(none), none.shape[0] != 0, plain(qdd))
 
 
-__all__ = ["aba_lean", "aba_tree_lean", "gravity_lean", "rnea_lean", "tree_gravity_lean",
-           "tree_rnea_lean"]
+@jit_entry
+def gfd_lean(fp: Array, q: Array, qd: Array, qdd: Array, qddd: Array, g: Array, tau: Array,
+             tau_dot: Array) -> bool:
+    """:func:`~._gfd_jit.gfd_call` on borrowed arrays."""
+    return gfd_call(plain(fp), plain(q), plain(qd), plain(qdd), plain(qddd), plain(g),
+                    plain(tau), plain(tau_dot))
+
+
+__all__ = ["aba_lean", "aba_tree_lean", "gfd_lean", "gravity_lean", "rnea_lean",
+           "tree_gravity_lean", "tree_rnea_lean"]

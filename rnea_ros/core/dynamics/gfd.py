@@ -48,7 +48,8 @@ the same); wrenches are then one per body, followers included (nbodies, 6).
 
 Kernels: :mod:`~rnea_ros.core.dynamics._gfd_jit` (``gfd_pass`` over the work array
 ``GW_*`` of :mod:`rnea_ros.core._layout`; entries ``gfd_call``, ``gfd_general_call``,
-``gfd_batch``).
+``gfd_batch``) and, for the 1 kHz path, ``gfd_lean`` of
+:mod:`~rnea_ros.core.dynamics._lean_jit` (``gfd_call`` on borrowed arrays).
 """
 
 from __future__ import annotations
@@ -57,11 +58,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._compile import FastCall
+from rnea_ros.core._lean import F64_1D, F64_1D_RO, F64_2D_RO, LeanCall
 from rnea_ros.core.dynamics._gfd_jit import (
     gfd_batch,
     gfd_call,
     gfd_general_call,
 )
+from rnea_ros.core.dynamics._lean_jit import gfd_lean
 from rnea_ros.core.expansion import fold_forces, mimic_rows
 from rnea_ros.core.inputs import (
     body_wrenches,
@@ -75,12 +78,17 @@ from rnea_ros.core.model.robot_model import RobotModel
 
 Array = NDArray[np.float64]
 
+
 def _wrench_or_empty(model: RobotModel, x: object | None, name: str) -> Array:
     return body_wrenches(model, x, name) if x is not None else np.zeros((model.nbodies, 6))
 
 
 _gfd_fast_call = FastCall(gfd_call)
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
+# The signature the FastCall entry has (the model's arrays and g read-only), so the lean
+# entry reuses its compiled code (as rnea's, core/_lean.py).
+_V = F64_1D
+_lean_gfd = LeanCall(gfd_lean, (F64_2D_RO, _V, _V, _V, _V, F64_1D_RO, _V, _V))
 
 
 def rnea_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, qddd: object, *,
@@ -96,11 +104,23 @@ def rnea_time_derivative(model: RobotModel, q: object, qd: object, qdd: object, 
     tau, tau_dot : ndarray of shape (nv,)
         Torques [N m] and their time derivative [N m/s].
     """
-    if fext is None and fext_dot is None and not model.expanded:  # lean path, as rnea()'s
+    if fext is None and fext_dot is None and not model.expanded:
+        # The 1 kHz path, as rnea()'s: the lean entry's unboxer accepts C-contiguous
+        # float64 vectors (TypeError otherwise: the checked path below), the kernel
+        # checks the lengths (False: a wrong length or a non-finite result).
+        g = model.gravity if gravity is None else gravity_vector(model, gravity)
+        tau, tau_dot = _empty(model.nv), _empty(model.nv)
+        try:
+            ok = _lean_gfd.call(model.kernel_floats, q, qd, qdd, qddd, g, tau, tau_dot)
+        except TypeError:
+            pass
+        else:
+            if not ok:
+                raise_bad_input(model, q=_asc(q), qd=_asc(qd), qdd=_asc(qdd), qddd=_asc(qddd))
+            return tau, tau_dot
+        # Any other input: made C-contiguous float64 (the entry point needs it).
         q, qd, qdd, qddd = _asc(q, _f64), _asc(qd, _f64), _asc(qdd, _f64), _asc(qddd, _f64)
         if q.ndim == qd.ndim == qdd.ndim == qddd.ndim == 1:
-            tau, tau_dot = _empty(model.nv), _empty(model.nv)
-            g = model.gravity if gravity is None else gravity_vector(model, gravity)
             if _gfd_fast_call.call(model.kernel_floats, q, qd, qdd, qddd, g, tau, tau_dot):
                 return tau, tau_dot
         raise_bad_input(model, q=q, qd=qd, qdd=qdd, qddd=qddd)

@@ -1,6 +1,7 @@
 """Numba kernels of :mod:`rnea_ros.core.elastic.rnea` (the face: hua-2024 Algorithm 1,
-checks and dispatch): :func:`elastic_pass` (RNEA with the rotors' gyroscopic terms) and
-its entry :func:`elastic_call`.
+checks and dispatch): :func:`elastic_pass` (RNEA with the rotors' gyroscopic terms), its
+entry :func:`elastic_call` and that entry's lean form :func:`elastic_lean` (borrowed
+arrays, :mod:`rnea_ros.core._lean`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from numpy.typing import NDArray
 from rnea_ros.core._algebra import add3, cross, dot3, fixed_base, put3, scale3, vec3
 from rnea_ros.core._compile import jit, jit_entry, scratch
 from rnea_ros.core._layout import RW_COLS, RW_DW, RW_F, RW_N, RW_W
+from rnea_ros.core._lean import plain
 from rnea_ros.core.dynamics._rnea_jit import backward_pass, forward_pass
 from rnea_ros.core.elastic.model import (
     E_D,
@@ -78,3 +80,15 @@ def elastic_call(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Ar
             wrenches[i, k] = work[i, RW_F + k]
             wrenches[i, 3 + k] = work[i, RW_N + k]
     return ok
+
+
+@jit_entry
+def elastic_lean(fp: Array, ep: Array, mp: Array, q: Array, theta: Array, qd: Array,
+                 thetad: Array, qdd: Array, thetadd: Array, g: Array, none: Array, tau: Array,
+                 tau_link: Array, wrenches: Array) -> bool:
+    """:func:`elastic_call` on borrowed arrays, no external wrenches (``none`` is an empty
+    (0, 6) array; the flag is computed from it, not a literal, so ``elastic_call`` keeps
+    its one specialisation)."""
+    return elastic_call(plain(fp), plain(ep), plain(mp), plain(q), plain(theta), plain(qd),
+                        plain(thetad), plain(qdd), plain(thetadd), plain(g), plain(none),
+                        none.shape[0] != 0, plain(tau), plain(tau_link), plain(wrenches))

@@ -28,7 +28,8 @@ in the order of :attr:`ElasticModel.elastic_names`; ``fext`` (n, 6) wrenches
 ``[force, torque]`` applied to each body in its frame (hua's ``f_e``, eq. 20, 26).
 
 Kernels: :mod:`~rnea_ros.core.elastic._rnea_jit` (``elastic_pass``; the entry
-``elastic_call`` behind the ``FastCall`` below).
+``elastic_call`` behind the ``FastCall`` below, and its lean form ``elastic_lean``
+behind the ``LeanCall``, as :func:`~rnea_ros.core.dynamics.rnea.rnea`'s).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rnea_ros.core._compile import FastCall
-from rnea_ros.core.elastic._rnea_jit import elastic_call
+from rnea_ros.core._lean import F64_1D, F64_1D_RO, F64_2D, F64_2D_RO, LeanCall
+from rnea_ros.core.elastic._rnea_jit import elastic_call, elastic_lean
 from rnea_ros.core.elastic.model import ElasticModel
 from rnea_ros.core.errors import StateError
 from rnea_ros.core.inputs import body_wrenches, gravity_vector, joint_vector
@@ -60,6 +62,11 @@ class ElasticTorques(NamedTuple):
 _fast = FastCall(elastic_call)
 _NO_WRENCH = np.zeros((0, 6))
 _asc, _f64, _empty = np.ascontiguousarray, np.float64, np.empty
+# The signature the FastCall entry has (the model's arrays and g read-only), so the lean
+# entry reuses its compiled code.
+_V, _M = F64_1D, F64_2D_RO
+_lean = LeanCall(elastic_lean, (_M, _M, _M, _V, _V, _V, _V, _V, _V, F64_1D_RO, F64_2D, _V, _V,
+                                F64_2D))
 
 
 def motor_vector(model: ElasticModel, x: object, name: str) -> Array:
@@ -110,31 +117,50 @@ def elastic_rnea(model: ElasticModel, q: object, theta: object, qd: object, thet
     ElasticTorques
         Motor torques (n,) [N m, N] and, with ``wrenches``, the joint wrenches (nbodies, 6).
     """
-    # The 1 kHz path, kept lean as rnea()'s: the kernel checks the lengths
-    # (plain locals and one chained ndim test: a dict and any() cost ~0.3 us).
-    q, theta, qd = _asc(q, _f64), _asc(theta, _f64), _asc(qd, _f64)
-    thetad, qdd, thetadd = _asc(thetad, _f64), _asc(qdd, _f64), _asc(thetadd, _f64)
     links = model.links
-    if fext is None:
-        f, use_fext = _NO_WRENCH, False
-    else:
-        f, use_fext = body_wrenches(links, fext), True
     g = links.gravity if gravity is None else gravity_vector(links, gravity)
     n = model.n
     tau, tau_link = _empty(n), _empty(n)
     out = _empty((n if wrenches else 0, 6))
+    if fext is None:
+        # The 1 kHz path, as rnea()'s: the lean entry's unboxer accepts C-contiguous
+        # float64 vectors (TypeError otherwise: the checked path below), the kernel
+        # checks the lengths (False: a wrong length or a non-finite result).
+        try:
+            ok = _lean.call(model.unified.kernel_floats, model.joint_floats, model.motor_floats,
+                            q, theta, qd, thetad, qdd, thetadd, g, _NO_WRENCH, tau, tau_link,
+                            out)
+        except TypeError:
+            pass
+        else:
+            if not ok:
+                _raise_bad_input(model, _asc(q), _asc(theta), _asc(qd), _asc(thetad),
+                                 _asc(qdd), _asc(thetadd))
+            return ElasticTorques(tau, tau_link, out)
+    # Any other input: made C-contiguous float64 (the entry point needs it), then the
+    # kernel checks the lengths (plain locals and one chained ndim test: a dict and
+    # any() cost ~0.3 us).
+    q, theta, qd = _asc(q, _f64), _asc(theta, _f64), _asc(qd, _f64)
+    thetad, qdd, thetadd = _asc(thetad, _f64), _asc(qdd, _f64), _asc(thetadd, _f64)
+    f, use_fext = (_NO_WRENCH, False) if fext is None else (body_wrenches(links, fext), True)
     if not (q.ndim == theta.ndim == qd.ndim == thetad.ndim == qdd.ndim == thetadd.ndim == 1
             and _fast.call(model.unified.kernel_floats, model.joint_floats, model.motor_floats,
                            q, theta, qd, thetad, qdd, thetadd, g, f, use_fext, tau, tau_link,
                            out)):
-        args = {"q": q, "theta": theta, "qd": qd, "thetad": thetad, "qdd": qdd,
-                "thetadd": thetadd}
-        for name in ("q", "qd", "qdd"):
-            joint_vector(links, args[name], name)
-        for name in ("theta", "thetad", "thetadd"):
-            motor_vector(model, args[name], name)
-        check_finite(model, **args)
+        _raise_bad_input(model, q, theta, qd, thetad, qdd, thetadd)
     return ElasticTorques(tau, tau_link, out)
+
+
+def _raise_bad_input(model: ElasticModel, q: Array, theta: Array, qd: Array, thetad: Array,
+                     qdd: Array, thetadd: Array) -> None:
+    """The :class:`StateError` explaining why the kernel refused these inputs: the first of
+    the wrong shape, else the first non-finite coordinate."""
+    args = {"q": q, "theta": theta, "qd": qd, "thetad": thetad, "qdd": qdd, "thetadd": thetadd}
+    for name in ("q", "qd", "qdd"):
+        joint_vector(model.links, args[name], name)
+    for name in ("theta", "thetad", "thetadd"):
+        motor_vector(model, args[name], name)
+    check_finite(model, **args)
 
 
 __all__ = ["ElasticTorques", "check_finite", "elastic_rnea", "elastic_vectors", "motor_vector"]

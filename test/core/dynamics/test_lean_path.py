@@ -13,6 +13,7 @@ import numba
 import numpy as np
 import pytest
 from dynamics_cases import free_flyer_case
+from lean_variants import as_lean, refused_variants
 
 import rnea_ros.core as rc
 import rnea_ros.core.dynamics.aba as aba_face
@@ -49,32 +50,16 @@ def state(request: pytest.FixtureRequest) -> tuple[RobotModel, np.ndarray, np.nd
     return case.model, case.q[7], case.v[7], case.a[7]
 
 
-def _variants(x: np.ndarray) -> dict[str, Any]:
-    """``x`` as inputs the unboxer refuses (each must take the checked path)."""
-    swapped = x.astype(x.dtype.newbyteorder(">"))
-    raw = np.zeros(x.size * 8 + 1, np.uint8)
-    unaligned = raw[1:].view(np.float64)
-    unaligned[:] = x
-    wide = np.zeros(2 * x.size)
-    wide[::2] = x
-    return {"list": list(x), "float32": x.astype(np.float32), "strided": wide[::2],
-            "byte-swapped": swapped, "unaligned": unaligned,
-            "longdouble": x.astype(np.longdouble), "tuple": tuple(x)}
-
-
 @pytest.mark.parametrize("face", list(FACES))
 def test_refused_inputs_take_the_checked_path_bit_equal(state: Any, face: str) -> None:
     model, q, v, a = state
     fn = FACES[face]
 
-    def lean(x: Any) -> np.ndarray:  # the same values as a float64 vector: the lean path
-        return np.ascontiguousarray(x, np.float64)
-
-    for kind, x in _variants(q).items():
-        assert np.array_equal(fn(model, x, v, a), fn(model, lean(x), v, a)), kind
-    for kind, x in _variants(v).items():
+    for kind, x in refused_variants(q).items():
+        assert np.array_equal(fn(model, x, v, a), fn(model, as_lean(x), v, a)), kind
+    for kind, x in refused_variants(v).items():
         if face != "gravity":
-            assert np.array_equal(fn(model, q, x, a), fn(model, q, lean(x), a)), kind
+            assert np.array_equal(fn(model, q, x, a), fn(model, q, as_lean(x), a)), kind
 
 
 @pytest.mark.parametrize("face", list(FACES))
