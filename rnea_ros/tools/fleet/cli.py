@@ -24,7 +24,7 @@ from rnea_ros import __version__
 from rnea_ros.core.errors import RneaError
 from rnea_ros.tools.fleet.cache import FORMAT, Cache, result_key, writable, write_atomic
 from rnea_ros.tools.fleet.drift import THRESHOLD, drift
-from rnea_ros.tools.fleet.engines import default_workers, run_dask, run_local
+from rnea_ros.tools.fleet.engines import default_workers, join_pools, run_dask, run_local
 from rnea_ros.tools.fleet.manifest import FleetError, Manifest, load_manifest
 from rnea_ros.tools.fleet.recordings import duplicates
 from rnea_ros.tools.fleet.report import write_report
@@ -115,7 +115,19 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
             progress: bool = True, command: str = PROG) -> int:
     """The whole run: cached results, the rest on the engine, tables, drift, report.
 
-    ``command`` (the command line) and the version stamp the tables and the report."""
+    ``command`` (the command line) and the version stamp the tables and the report. The
+    local pool's workers exit while the tables are written; joined before returning."""
+    try:
+        return _analyse(manifest, out, workers=workers, scheduler=scheduler, since=since,
+                        threshold=threshold, reports=reports, progress=progress,
+                        command=command)
+    finally:
+        join_pools()
+
+
+def _analyse(manifest: Manifest, out: Path, *, workers: int | None, scheduler: str | None,
+             since: float | None, threshold: float, reports: bool, progress: bool,
+             command: str) -> int:
     began = time.perf_counter()
     writable(out)
     cache = Cache(out)
