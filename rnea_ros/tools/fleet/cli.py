@@ -22,7 +22,15 @@ from typing import Any
 
 from rnea_ros import __version__
 from rnea_ros.core.errors import RneaError
-from rnea_ros.tools.fleet.cache import FORMAT, Cache, result_key, writable, write_atomic
+from rnea_ros.tools.fleet.cache import (
+    FORMAT,
+    Cache,
+    bag_bytes,
+    bag_identity,
+    result_key,
+    writable,
+    write_atomic,
+)
 from rnea_ros.tools.fleet.drift import THRESHOLD, drift
 from rnea_ros.tools.fleet.engines import default_workers, join_pools, run_dask, run_local
 from rnea_ros.tools.fleet.manifest import FleetError, Manifest, load_manifest
@@ -94,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def jobs_of(manifest: Manifest, out: Path, reports: bool) -> list[Job]:
-    """One job per bag, keyed by content (see :mod:`~rnea_ros.tools.fleet.cache`)."""
+    """One job per bag, keyed by content (see :mod:`~rnea_ros.tools.fleet.cache`), with
+    its size in bytes."""
     jobs = []
     for robot in manifest.robots:
         loops = robot.options.get("loops")  # absolute: the manifest resolved it
@@ -102,10 +111,12 @@ def jobs_of(manifest: Manifest, out: Path, reports: bool) -> list[Job]:
                      robot.urdf.with_name(f"{robot.urdf.stem}.loops.yaml"))
         files = {"urdf": robot.urdf, "drives": robot.drives, "loops": loop_file}
         for bag in robot.bags:
-            key = result_key(robot.name, bag, files, robot.options)
+            identity = bag_identity(bag)
+            key = result_key(robot.name, bag, files, robot.options, identity)
             jobs.append(Job(robot.name, str(bag), str(robot.urdf), key,
                             str(robot.drives) if robot.drives else None, dict(robot.options),
-                            str(out / "reports" / robot.name / key[:16]) if reports else None))
+                            str(out / "reports" / robot.name / key[:16]) if reports else None,
+                            bag_bytes(identity)))
     return jobs
 
 
@@ -143,6 +154,9 @@ def _analyse(manifest: Manifest, out: Path, *, workers: int | None, scheduler: s
             results[job.key] = hit
         else:
             todo.append(job)
+    # the largest bags first (stable: equal sizes in the manifest's order), so that no
+    # long bag starts last while the other workers run out of work (the LPT rule)
+    todo.sort(key=lambda job: -job.size)
     for warning in cache.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     cached = len(results)

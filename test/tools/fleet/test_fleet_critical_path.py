@@ -1,6 +1,6 @@
-"""rnea-fleet's critical path (issue 40, fifth pass): the local pool's workers exit while
-the client writes its tables, joined before the run returns. Nothing here asserts a
-time."""
+"""rnea-fleet's critical path (issue 40, fifth pass): the largest bags start first, and
+the local pool's workers exit while the client writes its tables, joined before the
+run returns. Nothing here asserts a time."""
 
 from __future__ import annotations
 
@@ -8,6 +8,46 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rnea_ros.samples import load_robot, sample_urdf
+from rnea_ros.tools.fleet import cli
+from rnea_ros.tools.synthetic_bag import write_bag
+
+DURATIONS = {"a_short": 0.3, "b_long": 1.2, "c_middle": 0.6, "d_short": 0.3}  # [s]
+
+
+def test_the_engine_gets_the_largest_bags_first(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bags listed short, long, middle, short (by name) go to the engine long, middle,
+    then the two short ones in the manifest's order; the tables do not depend on it."""
+    arm = load_robot("arm7")
+    for k, (name, seconds) in enumerate(DURATIONS.items()):
+        write_bag(tmp_path / "bags" / name, arm, duration=seconds, seed=k)
+    manifest = tmp_path / "fleet.yaml"
+    manifest.write_text(f"robots:\n  r1: {{urdf: {sample_urdf('arm7')}, bags: bags/*}}\n")
+    given: list[list[Any]] = []
+    run_local = cli.run_local
+
+    def recording(jobs: Any, workers: int | None = None) -> Any:
+        given.append([(Path(j.bag).name, j.size) for j in jobs])
+        return run_local(jobs, workers)
+
+    monkeypatch.setattr(cli, "run_local", recording)
+    out = tmp_path / "out"
+    assert cli.main(["analyse", str(manifest), "--out", str(out), "--workers", "1",
+                     "--quiet"]) == 0
+    names = [name for name, _ in given[0]]
+    assert names == ["b_long", "c_middle", "a_short", "d_short"]
+    sizes = [size for _, size in given[0]]
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] > 0
+    for name, size in given[0]:  # the bag's bytes: its files' sizes
+        assert size == sum(p.stat().st_size for p in (tmp_path / "bags" / name).iterdir())
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["analysed"], summary["failed"]) == (4, 0)
+
 
 EXITS = """
 import json, multiprocessing, os, sys, time
