@@ -154,7 +154,7 @@ def timed_apart(argv: list[str]) -> tuple[float, float, float]:
 WORKER_CPU = """
 import json, resource, sys
 from rnea_ros.tools.fleet.cli import main  # what rnea-fleet's parent imports
-from rnea_ros.tools.fleet.engines import run_local
+from rnea_ros.tools.fleet.engines import join_pools, run_local
 from rnea_ros.tools.fleet.task import Job
 
 def children():
@@ -167,6 +167,7 @@ for n in (1, len(bags)):
     before = children()
     assert all(r["status"] == "ok" for r in run_local(
         [Job("r", b, urdf, str(k)) for k, b in enumerate(bags[:n])], workers=1))
+    join_pools()  # the worker reaped: its CPU is in RUSAGE_CHILDREN
     cpu.append(children() - before)
 print(json.dumps(cpu))
 """
