@@ -134,23 +134,27 @@ def verdict(name: str, value: float) -> str:
             f"{'PASS' if ok else 'FAIL'}")
 
 
-def timed_apart(argv: list[str]) -> tuple[float, float]:
+def timed_apart(argv: list[str]) -> tuple[float, float, float]:
     """The engine phase [s] of ``rnea-fleet argv`` in a fresh process (single-threaded:
     its local pool forks, with its start-up counted, whatever threads Dask left in
-    this one), and the CPU [s] of that process and its workers."""
+    this one), the CPU [s] of that process and its workers, and the whole run's wall
+    time [s] (the interpreter's start, imports, manifest and keys, the engine, the
+    trends, tables and report, the exit: what a user waits for)."""
     before = children_cpu()
     code = "import sys; from rnea_ros.tools.fleet.cli import main; sys.exit(main(sys.argv[1:]))"
+    began = time.perf_counter()
     subprocess.run([sys.executable, "-c", code, *argv, "--quiet"], check=True, env=SAFE,
                    stdout=subprocess.DEVNULL)
+    whole = time.perf_counter() - began
     out = Path(argv[argv.index("--out") + 1])
     engine = json.loads((out / "summary.json").read_text())["engine_seconds"]
-    return engine, children_cpu() - before
+    return engine, children_cpu() - before, whole
 
 
 WORKER_CPU = """
 import json, resource, sys
 from rnea_ros.tools.fleet.cli import main  # what rnea-fleet's parent imports
-from rnea_ros.tools.fleet.engines import run_local
+from rnea_ros.tools.fleet.engines import join_pools, run_local
 from rnea_ros.tools.fleet.task import Job
 
 def children():
@@ -163,6 +167,7 @@ for n in (1, len(bags)):
     before = children()
     assert all(r["status"] == "ok" for r in run_local(
         [Job("r", b, urdf, str(k)) for k, b in enumerate(bags[:n])], workers=1))
+    join_pools()  # the worker reaped: its CPU is in RUSAGE_CHILDREN
     cpu.append(children() - before)
 print(json.dumps(cpu))
 """
@@ -187,10 +192,11 @@ def worker_cpu(root: Path, count: int = 11) -> tuple[float, float]:
 
 def local_round(root: Path, manifest: Path, k: int) -> dict[str, float]:
     """The engine phases [s] of 1 and 2 local workers into fresh directories (no
-    cache), each in its own process (:func:`timed_apart`), with their CPU [s]."""
+    cache), each in its own process (:func:`timed_apart`), with their CPU [s] and the
+    whole runs' wall times [s] (``local{n}_run``)."""
     t: dict[str, float] = {}
     for n in (1, 2):
-        t[f"local{n}"], t[f"local{n}_cpu"] = timed_apart(
+        t[f"local{n}"], t[f"local{n}_cpu"], t[f"local{n}_run"] = timed_apart(
             ["analyse", str(manifest), "--out", str(root / f"w{n}-{k}"), "--workers", str(n)])
     return t
 
@@ -265,6 +271,7 @@ def main_bench() -> int:
             t["same_rows"] = float(same_rows(root / f"w2-{k}" / "bags.parquet",
                                              root / f"dask_first-{k}" / "bags.parquet"))
             t["speedup"] = t["local1"] / t["local2"]
+            t["run_speedup"] = t["local1_run"] / t["local2_run"]
             t["first"] = t["dask_first"] / t["local2"]
             t["warm"] = t["dask_warm"] / t["local2"]
             t["with_up"] = (t["dask_first"] + t["cluster_up"]) / t["local2"]
@@ -276,6 +283,8 @@ def main_bench() -> int:
                   f"{t['local1_cpu']:.2f} s), 2 workers {t['local2']:.2f} s "
                   f"(CPU {t['local2_cpu']:.2f} s); same rows in bags.parquet (pool, Dask "
                   f"first run): {bool(t['same_rows'])}")
+            print(f"  whole runs (process start to exit): 1 worker {t['local1_run']:.2f} s, "
+                  f"2 workers {t['local2_run']:.2f} s: {t['run_speedup']:.2f}x")
             print(f"  Dask, workers preloaded: LocalCluster up {t['cluster_up']:.2f} s "
                   f"(workers' CPU {t['cluster_up_cpu']:.2f} s), first run "
                   f"{t['dask_first']:.2f} s (CPU {t['dask_first_cpu']:.2f} s), warm "
@@ -302,6 +311,8 @@ def main_bench() -> int:
         print(f"  a pool worker's fixed CPU {fixed:.3f} s (target <= 0.2), {per_bag:.3f} s "
               f"per bag: 2 workers on 2 idle cores at most "
               f"{(fixed + a.bags * per_bag) / (fixed + half * per_bag):.2f}x one worker")
+        print(f"  whole runs, 2 workers / 1 worker (no target; the serial client "
+              f"included): {statistics.median(r['run_speedup'] for r in rounds):.2f}x")
         print(f"  (Dask first with the cluster's start-up: "
               f"{statistics.median(r['with_up'] for r in rounds):.2f}x; workers not "
               f"preloaded, no target: first "

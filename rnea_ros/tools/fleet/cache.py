@@ -70,11 +70,18 @@ def bag_identity(path: Path) -> list[Any]:
     return identity
 
 
+def bag_bytes(identity: list[Any]) -> int:
+    """The size [bytes] of a bag from its :func:`bag_identity` (its readable files)."""
+    return sum(entry[1] for entry in identity if isinstance(entry[1], int))
+
+
 def result_key(robot: str, bag: Path, files: dict[str, Path | None],
-               options: dict[str, Any]) -> str:
-    """The cache key of one bag's result (see the module docstring)."""
+               options: dict[str, Any], identity: list[Any] | None = None) -> str:
+    """The cache key of one bag's result (see the module docstring); ``identity``: the
+    bag's :func:`bag_identity` when the caller has it already."""
     parts = {
-        "robot": robot, "bag": bag_identity(bag), "options": options,
+        "robot": robot, "bag": bag_identity(bag) if identity is None else identity,
+        "options": options,
         "files": {k: (file_hash(p) if p is not None and Path(p).is_file() else None)
                   for k, p in sorted(files.items())},
         "version": version(), "format": FORMAT,

@@ -22,9 +22,17 @@ from typing import Any
 
 from rnea_ros import __version__
 from rnea_ros.core.errors import RneaError
-from rnea_ros.tools.fleet.cache import FORMAT, Cache, result_key, writable, write_atomic
+from rnea_ros.tools.fleet.cache import (
+    FORMAT,
+    Cache,
+    bag_bytes,
+    bag_identity,
+    result_key,
+    writable,
+    write_atomic,
+)
 from rnea_ros.tools.fleet.drift import THRESHOLD, drift
-from rnea_ros.tools.fleet.engines import default_workers, run_dask, run_local
+from rnea_ros.tools.fleet.engines import default_workers, join_pools, run_dask, run_local
 from rnea_ros.tools.fleet.manifest import FleetError, Manifest, load_manifest
 from rnea_ros.tools.fleet.recordings import duplicates
 from rnea_ros.tools.fleet.report import write_report
@@ -94,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def jobs_of(manifest: Manifest, out: Path, reports: bool) -> list[Job]:
-    """One job per bag, keyed by content (see :mod:`~rnea_ros.tools.fleet.cache`)."""
+    """One job per bag, keyed by content (see :mod:`~rnea_ros.tools.fleet.cache`), with
+    its size in bytes."""
     jobs = []
     for robot in manifest.robots:
         loops = robot.options.get("loops")  # absolute: the manifest resolved it
@@ -102,10 +111,12 @@ def jobs_of(manifest: Manifest, out: Path, reports: bool) -> list[Job]:
                      robot.urdf.with_name(f"{robot.urdf.stem}.loops.yaml"))
         files = {"urdf": robot.urdf, "drives": robot.drives, "loops": loop_file}
         for bag in robot.bags:
-            key = result_key(robot.name, bag, files, robot.options)
+            identity = bag_identity(bag)
+            key = result_key(robot.name, bag, files, robot.options, identity)
             jobs.append(Job(robot.name, str(bag), str(robot.urdf), key,
                             str(robot.drives) if robot.drives else None, dict(robot.options),
-                            str(out / "reports" / robot.name / key[:16]) if reports else None))
+                            str(out / "reports" / robot.name / key[:16]) if reports else None,
+                            bag_bytes(identity)))
     return jobs
 
 
@@ -115,7 +126,19 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
             progress: bool = True, command: str = PROG) -> int:
     """The whole run: cached results, the rest on the engine, tables, drift, report.
 
-    ``command`` (the command line) and the version stamp the tables and the report."""
+    ``command`` (the command line) and the version stamp the tables and the report. The
+    local pool's workers exit while the tables are written; joined before returning."""
+    try:
+        return _analyse(manifest, out, workers=workers, scheduler=scheduler, since=since,
+                        threshold=threshold, reports=reports, progress=progress,
+                        command=command)
+    finally:
+        join_pools()
+
+
+def _analyse(manifest: Manifest, out: Path, *, workers: int | None, scheduler: str | None,
+             since: float | None, threshold: float, reports: bool, progress: bool,
+             command: str) -> int:
     began = time.perf_counter()
     writable(out)
     cache = Cache(out)
@@ -131,6 +154,9 @@ def analyse(manifest: Manifest, out: Path, *, workers: int | None = None,
             results[job.key] = hit
         else:
             todo.append(job)
+    # the largest bags first (stable: equal sizes in the manifest's order), so that no
+    # long bag starts last while the other workers run out of work (the LPT rule)
+    todo.sort(key=lambda job: -job.size)
     for warning in cache.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     cached = len(results)

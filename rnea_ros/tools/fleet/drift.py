@@ -6,7 +6,8 @@ analysed (``ok`` or ``partial``) with a finite value:
 
 * ``slope_per_day``: the Theil-Sen slope (median of pairwise slopes; robust to a
   few outlying bags) of the metric against the bag's start in days, with its 95 %
-  confidence interval ``low``..``high`` (Sen 1968, as ``scipy.stats.theilslopes``);
+  confidence interval ``low``..``high`` (Sen 1968, :func:`theil_sen`: what
+  ``scipy.stats.theilslopes`` returns, to the bit, without importing ``scipy.stats``);
 * ``relative_per_day``: that slope as torque, over the joint's ``reference``: the
   median residual RMS of the robot-joint over its bags [N m or N]. A viscous slope
   becomes torque times the median velocity RMS; RMS and Coulomb slopes are torques.
@@ -30,9 +31,11 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 THRESHOLD = 0.01  # relative rise per day
 MIN_BAGS = 3
@@ -107,15 +110,49 @@ def _trend(robot: str, joint: str, metric: str, bags: list[dict[str, Any]],
     }
     if len(x) < MIN_BAGS or len(np.unique(np.round(x))) < 2:
         return row
-    from scipy.stats import theilslopes
-
-    fit = theilslopes(y, x, alpha=0.95)
-    slope, low, high = float(fit[0]), float(fit[2]), float(fit[3])
+    slope, low, high = theil_sen(y, x, 0.95)
     relative = slope * torque_per_unit / reference if reference > 0 else math.nan
     row.update(slope_per_day=slope, low=low, high=high, relative_per_day=relative,
                flagged=bool(relative > threshold and low > 0
                             and slope * row["days"] > SIGMAS * math.sqrt(2.0) * noise))
     return row
+
+
+def theil_sen(y: NDArray[np.float64], x: NDArray[np.float64], confidence: float = 0.95
+              ) -> tuple[float, float, float]:
+    """Theil-Sen slope of ``y`` (N,) against ``x`` (N,), N >= 2, and its ``confidence``
+    interval ``(slope, low, high)``: the median of the slopes of all pairs with distinct
+    ``x``, and the interval of Sen (1968), eq. 2.6 (the ranks of the sorted slopes
+    ``(n_s -/+ z sigma) / 2`` around the median, ``sigma^2`` Kendall's variance with its
+    tie corrections for repeated ``x`` and ``y``, ``z`` the normal quantile); NaN ends
+    when the ranks fall outside the slopes.
+
+    The same arithmetic as ``scipy.stats.theilslopes(y, x, alpha=confidence)`` (scipy
+    1.17, ``method='separate'``; test_fleet_drift_theilsen.py checks the bits): the
+    report's only use of ``scipy.stats``, whose import cost a run 0.26 s of serial CPU
+    after the last bag (docs/performance.md, issue 40, fifth pass)."""
+    dx = x[:, np.newaxis] - x
+    dy = y[:, np.newaxis] - y
+    pairs = dx > 0
+    slopes = np.sort(dy[pairs] / dx[pairs])
+    if not slopes.size:
+        return math.nan, math.nan, math.nan
+    z = NormalDist().inv_cdf(min(confidence, 1.0 - confidence) / 2.0)
+    n = len(y)
+    ties = sum(k * (k - 1) * (2 * k + 5) for k in (*_repeats(x), *_repeats(y)))
+    variance = (1 / 18.0) * (n * (n - 1) * (2 * n + 5) - ties)
+    if not variance >= 0:  # ties in both x and y beyond Kendall's formula: no interval
+        return float(np.median(slopes)), math.nan, math.nan
+    sigma = math.sqrt(variance)
+    upper = min(int(np.round((slopes.size - z * sigma) / 2.0)), slopes.size - 1)
+    lower = max(int(np.round((slopes.size + z * sigma) / 2.0)) - 1, 0)
+    return float(np.median(slopes)), float(slopes[lower]), float(slopes[upper])
+
+
+def _repeats(values: NDArray[np.float64]) -> list[int]:
+    """How often each value that occurs more than once occurs."""
+    _, counts = np.unique(values, return_counts=True)
+    return [int(c) for c in counts if c > 1]
 
 
 def _standard_error(bag: dict[str, Any], metric: str) -> float:

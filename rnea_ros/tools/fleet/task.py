@@ -43,6 +43,7 @@ class Job:
     drives: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     report_dir: str | None = None  # write rnea-bag's report.md + plots there
+    size: int = 0  # the bag's bytes: the engines start the largest first
 
 
 class SummaryAnalysis(Analysis):
