@@ -1,12 +1,16 @@
 """Inputs the lean path's unboxer refuses (core/_lean.py): each must take a face's checked
 path and give the same bits as the same values passed as a C-contiguous float64 vector.
-Shared by test/core/dynamics/test_lean_path*.py and test/core/elastic/test_lean_path_elastic.py."""
+Shared by test/core/dynamics/test_lean_path*.py and test/core/elastic/test_lean_path_elastic.py,
+with the helpers that count a face's conversions."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from types import ModuleType
 from typing import Any
 
 import numpy as np
+import pytest
 
 
 def refused_variants(x: np.ndarray) -> dict[str, Any]:
@@ -25,3 +29,33 @@ def refused_variants(x: np.ndarray) -> dict[str, Any]:
 def as_lean(x: Any) -> np.ndarray:
     """The same values as a C-contiguous float64 vector: what the lean path accepts."""
     return np.ascontiguousarray(x, np.float64)
+
+
+def replaced_at(state: Sequence[np.ndarray], k: int) -> Iterator[tuple[str, list[Any], list[Any]]]:
+    """For each refused variant of input ``k`` of ``state``: its kind, the arguments with
+    it, and the arguments with the same values as a lean vector."""
+    for kind, x in refused_variants(state[k]).items():
+        yield (kind, [*state[:k], x, *state[k + 1:]],
+               [*state[:k], as_lean(x), *state[k + 1:]])
+
+
+def count_conversions(monkeypatch: pytest.MonkeyPatch, *faces: ModuleType) -> list[int]:
+    """Each face module's ``_asc`` (``np.ascontiguousarray``) counted: the returned list
+    grows by one per conversion (main's faces converted every input on every call)."""
+    calls: list[int] = []
+
+    def counting(x: Any, dtype: Any = None) -> Any:
+        calls.append(1)
+        return np.ascontiguousarray(x, dtype)
+
+    for face in faces:
+        monkeypatch.setattr(face, "_asc", counting)
+    return calls
+
+
+def read_only(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Read-only copies of ``arrays`` (the lean path accepts them too)."""
+    copies = [x.copy() for x in arrays]
+    for x in copies:
+        x.flags.writeable = False
+    return copies

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 import pytest
 from dynamics_cases import free_flyer_case
-from lean_variants import as_lean, refused_variants
+from lean_variants import as_lean, count_conversions, read_only, refused_variants
 
 import rnea_ros.core as rc
 import rnea_ros.core.dynamics.aba as aba_face
@@ -68,18 +68,8 @@ def test_lean_path_does_not_convert_its_inputs(state: Any, face: str,
     """On C-contiguous float64 vectors the face converts nothing (main made each input
     C-contiguous with ``np.ascontiguousarray`` on every call: ~0.07 us each)."""
     model, q, v, a = state
-    calls = []
-
-    def counting(x: Any, dtype: Any = None) -> Any:
-        calls.append(1)
-        return np.ascontiguousarray(x, dtype)
-
-    monkeypatch.setattr(rnea_face, "_asc", counting)
-    monkeypatch.setattr(aba_face, "_asc", counting)
-    ro = [x.copy() for x in (q, v, a)]
-    for x in ro:
-        x.flags.writeable = False  # read-only inputs are accepted too
-    for args in ((q, v, a), ro):
+    calls = count_conversions(monkeypatch, rnea_face, aba_face)
+    for args in ((q, v, a), read_only((q, v, a))):
         out = FACES[face](model, *args)
         assert np.all(np.isfinite(out))
     assert calls == []

@@ -12,7 +12,7 @@ from typing import Any
 import numba
 import numpy as np
 import pytest
-from lean_variants import as_lean, refused_variants
+from lean_variants import count_conversions, read_only, replaced_at
 from trees import random_tree
 
 import rnea_ros.core.dynamics.gfd as gfd_face
@@ -85,9 +85,7 @@ def test_lean_path_is_bit_equal_to_the_old_path(model: RobotModel) -> None:
 def test_refused_inputs_take_the_checked_path_bit_equal(model: RobotModel) -> None:
     state = _states(model, 1, seed=8)[0]
     for k in range(4):
-        for kind, x in refused_variants(state[k]).items():
-            args = [*state[:k], x, *state[k + 1:]]
-            lean = [*state[:k], as_lean(x), *state[k + 1:]]
+        for kind, args, lean in replaced_at(state, k):
             assert _same(rnea_time_derivative(model, *args),
                          rnea_time_derivative(model, *lean)), (ORDERS[k], kind)
 
@@ -96,18 +94,9 @@ def test_lean_path_does_not_convert_its_inputs(model: RobotModel,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """On C-contiguous float64 vectors (read-only too) the face converts nothing: main made
     each of the four inputs C-contiguous with ``np.ascontiguousarray`` on every call."""
-    calls = []
-
-    def counting(x: Any, dtype: Any = None) -> Any:
-        calls.append(1)
-        return np.ascontiguousarray(x, dtype)
-
-    monkeypatch.setattr(gfd_face, "_asc", counting)
+    calls = count_conversions(monkeypatch, gfd_face)
     state = _states(model, 1)[0]
-    ro = [x.copy() for x in state]
-    for x in ro:
-        x.flags.writeable = False
-    for args in (state, ro):
+    for args in (state, read_only(state)):
         tau, tau_dot = rnea_time_derivative(model, *args)
         assert np.all(np.isfinite(tau)) and np.all(np.isfinite(tau_dot))
     assert calls == []

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from elastic_cases import paper_model, random_state
 from elastic_oracle import random_drives
-from lean_variants import as_lean, refused_variants
+from lean_variants import count_conversions, read_only, replaced_at
 from trees import random_tree
 
 import rnea_ros.core.elastic.rnea as elastic_face
@@ -106,9 +106,7 @@ def test_refused_inputs_take_the_checked_path_bit_equal(model: ElasticModel) -> 
     for k, name in enumerate(INPUTS):
         if state[k].size == 0:
             continue
-        for kind, x in refused_variants(state[k]).items():
-            args = [*state[:k], x, *state[k + 1:]]
-            lean = [*state[:k], as_lean(x), *state[k + 1:]]
+        for kind, args, lean in replaced_at(state, k):
             assert _same(elastic_rnea(model, *args), elastic_rnea(model, *lean)), (name, kind)
 
 
@@ -116,18 +114,9 @@ def test_lean_path_does_not_convert_its_inputs(model: ElasticModel,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """On C-contiguous float64 vectors (read-only too) the face converts nothing: main made
     each of the six inputs C-contiguous with ``np.ascontiguousarray`` on every call."""
-    calls = []
-
-    def counting(x: Any, dtype: Any = None) -> Any:
-        calls.append(1)
-        return np.ascontiguousarray(x, dtype)
-
-    monkeypatch.setattr(elastic_face, "_asc", counting)
+    calls = count_conversions(monkeypatch, elastic_face)
     state = _states(model, 1)[0]
-    ro = [x.copy() for x in state]
-    for x in ro:
-        x.flags.writeable = False
-    for args in (state, ro):
+    for args in (state, read_only(state)):
         assert np.all(np.isfinite(elastic_rnea(model, *args).tau))
     assert calls == []
 
