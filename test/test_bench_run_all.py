@@ -4,23 +4,16 @@ at the first failing script and the rest never ran."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from bench_scripts import BENCH, load_bench
 
 
 def _run_all() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_run_all_under_test",
-                                                  BENCH / "run_all.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("run_all.py")
 
 
 def scripts(folder: Path) -> tuple[Path, Path, Path]:

@@ -4,23 +4,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_scripts import load_bench
 
 from rnea_ros.parameters import check, load_table
 
-BENCH_SIM = Path(__file__).resolve().parents[1] / "bench" / "bench_sim.py"
-
 
 def _bench_sim() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_sim_under_test", BENCH_SIM)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_sim.py")
 
 
 @pytest.mark.parametrize("engine", ["pinocchio", "mujoco"])

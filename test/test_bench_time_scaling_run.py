@@ -4,25 +4,13 @@ leg's start twice (it stopped on ``assert result.command is not None``)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from bench_scripts import load_bench
 
 
 def _bench() -> ModuleType:
-    sys.path.insert(0, str(BENCH))  # the script imports its directory's modules
-    try:
-        spec = importlib.util.spec_from_file_location("bench_time_scaling_under_test",
-                                                      BENCH / "bench_time_scaling.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCH))
+    return load_bench("bench_time_scaling.py", with_its_folder=True)  # imports neighbours
 
 
 def test_one_timed_pass_gives_a_time_per_state() -> None:

@@ -19,12 +19,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 import types
 from pathlib import Path
 
 import pytest
-from test_startup import read_until, wait_for_exit
+from test_startup import read_until, signal_and_wait
 
 from rnea_ros import commands
 
@@ -78,9 +77,7 @@ def stop_while_importing(command: list[str], hooks: Path, signum: signal.Signals
     try:
         held = read_until(process, "holding the import of rclpy", 120.0)
         assert "numpy imported: True" in held[-1], held
-        sent = time.monotonic()
-        process.send_signal(signum)
-        rc, elapsed, rest = wait_for_exit(process, sent, STOP_WITHIN)
+        rc, elapsed, rest = signal_and_wait(process, signum, STOP_WITHIN)
     finally:
         process.kill()
         process.wait()

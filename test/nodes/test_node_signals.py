@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_startup import read_until, wait_for_exit
+from test_startup import read_until, signal_and_wait
 
 from rnea_ros.samples import robot_files
 
@@ -56,9 +56,7 @@ def test_a_stepping_simulator_dumps_its_stacks_on_sigusr1_and_stops_on_a_signal(
         assert process.poll() is None, "SIGUSR1 ended the process"
         assert any("most recent call first" in line for line in lines), lines
         time.sleep(0.3)
-        sent = time.monotonic()
-        process.send_signal(signum)
-        rc, elapsed, rest = wait_for_exit(process, sent, STOP_WITHIN)
+        rc, elapsed, rest = signal_and_wait(process, signum, STOP_WITHIN)
     finally:
         process.kill()
         process.wait()

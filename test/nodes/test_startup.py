@@ -77,6 +77,14 @@ def wait_for_exit(process: subprocess.Popen[str], since: float, timeout: float =
     return rc, elapsed, process.stdout.read()
 
 
+def signal_and_wait(process: subprocess.Popen[str], signum: int, timeout: float = 30.0
+                    ) -> tuple[int | None, float, str]:
+    """Send ``signum`` to ``process``, then :func:`wait_for_exit` from that moment."""
+    sent = time.monotonic()
+    process.send_signal(signum)
+    return wait_for_exit(process, sent, timeout)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_during_the_cold_warm_up_stops_the_node_at_once(
         signum: signal.Signals, tmp_path: Path) -> None:
@@ -88,15 +96,7 @@ def test_a_signal_during_the_cold_warm_up_stops_the_node_at_once(
     assert "compiling kernels for five_bar, first start only" in lines[-1]
     assert f"numba caches them in {tmp_path} (NUMBA_CACHE_DIR)" in lines[-1]
     time.sleep(0.3)  # well inside the compilation (seconds)
-    sent = time.monotonic()
-    process.send_signal(signum)
-    try:
-        rc = process.wait(timeout=10.0)
-    finally:
-        process.kill()
-    elapsed = time.monotonic() - sent
-    assert process.stdout is not None
-    rest = process.stdout.read()
+    rc, elapsed, rest = signal_and_wait(process, signum, 10.0)
     assert rc == 0, rest
     assert elapsed < 10.0
     assert "Traceback" not in rest
@@ -207,9 +207,7 @@ def test_ctrl_c_stops_precompile_promptly(tmp_path: Path) -> None:
                                stderr=subprocess.STDOUT, text=True, bufsize=1)
     read_until(process, "compiling the nodes' kernels", 60.0)
     time.sleep(3.0)  # compiling (a minute on a cold cache)
-    sent = time.monotonic()
-    process.send_signal(signal.SIGINT)
-    rc, elapsed, rest = wait_for_exit(process, sent)
+    rc, elapsed, rest = signal_and_wait(process, signal.SIGINT)
     assert "Traceback" not in rest and "ctypes" not in rest, rest
     assert rc == 128 + signal.SIGINT, rest
     assert "SIGINT: stopped after" in rest and "done in" not in rest, rest
