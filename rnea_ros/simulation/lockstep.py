@@ -50,34 +50,46 @@ class LockstepAnswers:
         """The efforts [N m or N] (command order, (len(names),)) when the message stamped
         ``stamp_ns`` answers the waiting state, which is then no longer waiting; None
         (counted in :attr:`ignored`) when it answers none. :class:`JointNameError` when
-        its joints are not the commanded ones, :class:`StateError` when its efforts are
-        not one finite value per joint. An answer stamped after the newest state (counted
-        in :attr:`foreign` too) comes from a node whose clock is not the simulated time
-        (a controller without ``use_sim_time``): nothing it sends can step the plant."""
+        its joints are not the commanded ones (checked first), :class:`StateError` when
+        its efforts are not one finite value per joint (naming the joints). An answer
+        stamped after the newest state (counted in :attr:`foreign` too) comes from a node
+        whose clock is not the simulated time (a controller without ``use_sim_time``):
+        nothing it sends can step the plant."""
         if self.waiting is None or stamp_ns != self.waiting:
             self.ignored += 1
             if self.newest is None or stamp_ns > self.newest:
                 self.foreign += 1
             return None
+        order = self._order(names)
         values = np.asarray(efforts, dtype=np.float64)
-        if values.shape != (len(names),) or not np.all(np.isfinite(values)):
+        if values.shape != (len(names),):
             raise StateError(f"answer with {values.size} efforts for {len(names)} joints "
-                             f"(expected {len(self.names)} finite, one per joint)")
-        if tuple(names) != self.names:
-            wrong = [n for n in names if n not in self.position]
-            missing = [n for n in self.names if n not in names]
-            if wrong or missing or len(names) != len(self.names):
-                why = "; ".join(part for part in (
-                    f"unknown {options(wrong)}" if wrong else "",
-                    f"missing {options(missing)}" if missing else "",
-                    "a joint named twice" if not (wrong or missing) else "") if part)
-                raise JointNameError(f"answer for joints {options(list(names))} ({why}): "
-                                     f"not the commanded joints; valid: "
-                                     f"{options(self.names)}")
-            order = np.array([list(names).index(n) for n in self.names])
+                             "(one per joint)")
+        bad = [name for name, x in zip(names, values, strict=True) if not np.isfinite(x)]
+        if bad:
+            raise StateError(f"answer with a non-finite effort for joints {options(bad)}")
+        if order is not None:
             values = values[order]
         self.waiting = None
         return values
+
+    def _order(self, names: Sequence[str]) -> Array | None:
+        """Indices putting an answer for ``names`` in command order (None: it is in
+        command order); :class:`JointNameError` unless ``names`` are the commanded
+        joints, each once."""
+        if tuple(names) == self.names:
+            return None
+        index = {name: k for k, name in enumerate(names)}
+        wrong = [n for n in names if n not in self.position]
+        missing = [n for n in self.names if n not in index]
+        if wrong or missing or len(names) != len(self.names):
+            why = "; ".join(part for part in (
+                f"unknown {options(wrong)}" if wrong else "",
+                f"missing {options(missing)}" if missing else "",
+                "a joint named twice" if not (wrong or missing) else "") if part)
+            raise JointNameError(f"answer for joints {options(list(names))} ({why}): not the "
+                                 f"commanded joints; valid: {options(self.names)}")
+        return np.array([index[n] for n in self.names])
 
 
 def lockstep_answers(lockstep: bool, topic: str, names: Sequence[str]

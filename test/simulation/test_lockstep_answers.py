@@ -40,7 +40,8 @@ def test_an_answer_in_another_joint_order_is_put_in_command_order() -> None:
     (("a", "b"), [1.0, 2.0], JointNameError, "missing 'c'"),
     (("a", "a", "b"), [1.0, 2.0, 3.0], JointNameError, "missing 'c'"),
     (("a", "b", "c", "a"), [1.0, 2.0, 3.0, 4.0], JointNameError, "named twice"),
-    (NAMES, [1.0, np.nan, 3.0], StateError, "expected 3 finite"),
+    (NAMES, [1.0, np.nan, 3.0], StateError, "non-finite effort for joints 'b'"),
+    (("x",), [np.nan], JointNameError, "unknown 'x'; missing 'a', 'b', 'c'"),
     (NAMES, [1.0, 2.0], StateError, "2 efforts for 3 joints"),
 ])
 def test_a_bad_answer_is_refused_by_name_and_the_state_still_waits(
