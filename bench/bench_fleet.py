@@ -130,7 +130,7 @@ def verdict(name: str, value: float) -> str:
     """``value`` against the target of ``name`` (:data:`TARGETS`): PASS or FAIL."""
     what, target, at_most = TARGETS[name]
     ok = value <= target if at_most else value >= target
-    return (f"{what}: {value:.2f}x (target {'<=' if at_most else '>='} {target:g}): "
+    return (f"{what}: {value:.3f}x (target {'<=' if at_most else '>='} {target:g}): "
             f"{'PASS' if ok else 'FAIL'}")
 
 

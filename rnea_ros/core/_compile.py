@@ -60,6 +60,59 @@ _CACHE = _cache_available()
 _OPTIONS: dict[str, Any] = {"cache": _CACHE, "error_model": "numpy", "no_cfunc_wrapper": True}
 
 
+def _load_without_refresh(cache_class: type) -> type | None:
+    """A subclass of numba's ``FunctionCache`` whose loads skip the typing and target
+    contexts' ``refresh()``; ``None`` when this numba lacks the internals it builds on
+    (then the kernels load as numba loads them).
+
+    numba's ``Cache.load_overload`` refreshes both contexts before it rebuilds a cached
+    kernel: the first load in a process imports ~75 of numba's implementation modules
+    and installs their typing and lowering registries, ~0.1 s of CPU (0.16 s in a fresh
+    process of the test machine), which a rnea-fleet pool worker, a Dask worker, a node
+    and every CLI pay once. A cached kernel needs none of it: rebuilding links its
+    machine code (``CompileResult._rebuild``: the codegen, the environments, the
+    ``reload_init`` hooks) and only the runtime (NRT) that its code calls must be up,
+    which this load initialises. A compilation still refreshes both contexts first
+    (numba's ``CompilerBase``), so a kernel compiled later in the process (a cache miss,
+    a caller of a loaded kernel) types and lowers as before. Objmode code would need
+    the refreshed contexts (numba PR 9806): none of this package's kernels uses it, and
+    only they get this loader (:func:`_lean_loads`)."""
+    from numba.core.runtime import nrt
+
+    needed = ("_guard_against_spurious_io_errors", "_load_overload", "load_overload")
+    if not all(hasattr(cache_class, name) for name in needed) or not hasattr(nrt, "rtsys"):
+        return None
+
+    class LeanLoadCache(cache_class):  # type: ignore[misc]
+        def load_overload(self, sig: Any, target_context: Any) -> Any:
+            nrt.rtsys.initialize(target_context)  # idempotent: the runtime the code calls
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+            return None  # an I/O error the guard swallowed: numba compiles instead
+
+    LeanLoadCache.__name__ = LeanLoadCache.__qualname__ = "LeanLoadCache"
+    return LeanLoadCache
+
+
+def _lean_cache_class() -> type | None:
+    from numba.core.caching import FunctionCache
+
+    return _load_without_refresh(FunctionCache)
+
+
+_LEAN_CACHE = _lean_cache_class() if _CACHE else None
+
+
+def _lean_loads(dispatcher: Any) -> Any:
+    """``dispatcher`` with its on-disk cache loading through :data:`_LEAN_CACHE`
+    (:func:`_load_without_refresh`); unchanged when the cache is off or numba's
+    internals differ."""
+    cache = getattr(dispatcher, "_cache", None)
+    if _LEAN_CACHE is not None and type(cache) is _LEAN_CACHE.__base__:
+        cache.__class__ = _LEAN_CACHE
+    return dispatcher
+
+
 def _plain_int(t: Any) -> Any:
     """An integer literal type as its plain integer type; any other type as it is."""
     if isinstance(t, types.IntegerLiteral):
@@ -93,7 +146,7 @@ def _by_type(dispatcher: Any) -> Any:
             return typed(args, kws)
 
     dispatcher.get_call_template = get_call_template
-    return dispatcher
+    return _lean_loads(dispatcher)
 
 
 def jit(fn: Fn) -> Fn:
