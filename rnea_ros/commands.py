@@ -146,10 +146,18 @@ class StartSignals:
                 signal.signal(signum, previous)
 
 
+def _jit_disabled_error() -> type[BaseException] | tuple[()]:
+    """``rnea_ros.core.errors.JitDisabledError`` when that module was loaded (a failed
+    import of the core raised it), else no class: importing it here would import the
+    core (numba), which this module leaves to the commands."""
+    errors = sys.modules.get("rnea_ros.core.errors")
+    return getattr(errors, "JitDisabledError", ()) if errors is not None else ()
+
+
 def _start(name: str, argv: list[str] | None, signals: StartSignals | None) -> int:
     """Import command ``name``'s module and run its ``main``: its exit code, or 1 with
-    one line when an optional dependency is missing. ``signals`` (a node's) is checked
-    between the two."""
+    one line when an optional dependency is missing or numba's JIT is switched off.
+    ``signals`` (a node's) is checked between the two."""
     module_name, function = COMMANDS[name].target.split(":")
     try:
         module = importlib.import_module(module_name)
@@ -157,6 +165,8 @@ def _start(name: str, argv: list[str] | None, signals: StartSignals | None) -> i
         if signals is not None and signals.signum:  # the signal's exception, converted
             raise StartInterrupted(signals.signum) from None
         hint = missing_dependency(name, exc) if isinstance(exc, ModuleNotFoundError) else None
+        if isinstance(exc, _jit_disabled_error()):  # the environment, not a bug: one line
+            hint = f"{name}: error: {exc}"
         if hint is None:
             raise
         print(hint, file=sys.stderr)

@@ -73,3 +73,32 @@ def test_a_missing_module_of_the_package_itself_still_raises(monkeypatch) -> Non
 def test_run_passes_argv_and_the_exit_code(capsys) -> None:
     assert commands.run("rnea-config", ["--urdf", "/nope.urdf", "--out", "/tmp/x.yaml"]) == 1
     assert "rnea-config: error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["rnea-bag", "a.bag", "--urdf", "a.urdf"],
+                                  ["rnea-fleet", "analyse", "m.yaml", "--out", "o"],
+                                  ["rnea-controller"]])
+def test_numba_jit_switched_off_is_one_line_naming_the_variable(argv, tmp_path) -> None:
+    """NUMBA_DISABLE_JIT=1 (a debugging habit) would hand the kernels back as plain
+    functions, which cannot build their work arrays: every command stops at once with
+    one line naming the variable, exit 1, a node before it starts a ROS context."""
+    code = ("import sys; from rnea_ros.commands import run; "
+            f"sys.exit(run({argv[0]!r}, {argv[1:]!r}))")
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=120)
+    assert out.returncode == 1
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert out.stderr.startswith(f"{argv[0]}: error: NUMBA_DISABLE_JIT is set")
+    assert "unset NUMBA_DISABLE_JIT" in out.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_the_core_refuses_to_import_without_the_jit() -> None:
+    code = "import rnea_ros.core"
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines()[-1].startswith(
+        "rnea_ros.core.errors.JitDisabledError: NUMBA_DISABLE_JIT is set")

@@ -26,7 +26,12 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 from numpy.typing import NDArray
 
+from rnea_ros.core.errors import JitDisabledError
+
 Fn = TypeVar("Fn", bound=Callable[..., Any])
+
+if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]  # decorators: plain functions
+    raise JitDisabledError("NUMBA_DISABLE_JIT")
 
 
 def _cache_available() -> bool:

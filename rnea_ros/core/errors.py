@@ -26,6 +26,18 @@ class RneaError(Exception):
     """Base class of all errors raised by :mod:`rnea_ros`."""
 
 
+class JitDisabledError(RneaError, ImportError):
+    """numba's JIT is switched off (``NUMBA_DISABLE_JIT``): the kernels build their work
+    arrays with numba intrinsics, which exist only compiled, so the core cannot run.
+    ``variable`` is the environment variable to unset."""
+
+    def __init__(self, variable: str = "NUMBA_DISABLE_JIT") -> None:
+        self.variable = variable
+        super().__init__(
+            f"{variable} is set: rnea_ros's kernels run only compiled (they build their "
+            f"work arrays with numba intrinsics); unset {variable} to use the package")
+
+
 class ModelError(RneaError, ValueError):
     """A robot model, or the description it was built from, is invalid."""
 
