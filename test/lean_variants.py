@@ -5,12 +5,14 @@ with the helpers that count a face's conversions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+
+from rnea_ros.core.errors import StateError
 
 
 def refused_variants(x: np.ndarray) -> dict[str, Any]:
@@ -59,3 +61,25 @@ def read_only(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
     for x in copies:
         x.flags.writeable = False
     return copies
+
+
+def bad_values(x: np.ndarray) -> list[np.ndarray]:
+    """Float64 vectors a face must refuse in place of ``x``: one longer, and (``x`` not
+    empty) one shorter and ``x`` with its last entry NaN."""
+    bads = [np.zeros(x.size + 1)]
+    if x.size:
+        nan = x.copy()
+        nan[-1] = np.nan
+        bads += [np.zeros(x.size - 1), nan]
+    return bads
+
+
+def same_refusal(face: Callable[..., Any], model: Any, args: Sequence[Any]) -> str:
+    """The :class:`StateError` message of ``face(model, *args)`` (float64 vectors: the lean
+    path), checked equal to that of the same values as lists (the checked path)."""
+    with pytest.raises(StateError) as lean_err:
+        face(model, *args)
+    with pytest.raises(StateError) as checked_err:
+        face(model, *(list(x) for x in args))
+    assert str(lean_err.value) == str(checked_err.value)
+    return str(lean_err.value)
