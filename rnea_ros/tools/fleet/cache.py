@@ -75,13 +75,12 @@ def bag_bytes(identity: list[Any]) -> int:
     return sum(entry[1] for entry in identity if isinstance(entry[1], int))
 
 
-def result_key(robot: str, bag: Path, files: dict[str, Path | None],
-               options: dict[str, Any], identity: list[Any] | None = None) -> str:
-    """The cache key of one bag's result (see the module docstring); ``identity``: the
-    bag's :func:`bag_identity` when the caller has it already."""
+def result_key(robot: str, identity: list[Any], files: dict[str, Path | None],
+               options: dict[str, Any]) -> str:
+    """The cache key of one bag's result (see the module docstring), from the bag's
+    :func:`bag_identity`."""
     parts = {
-        "robot": robot, "bag": bag_identity(bag) if identity is None else identity,
-        "options": options,
+        "robot": robot, "bag": identity, "options": options,
         "files": {k: (file_hash(p) if p is not None and Path(p).is_file() else None)
                   for k, p in sorted(files.items())},
         "version": version(), "format": FORMAT,

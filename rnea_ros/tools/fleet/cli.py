@@ -112,7 +112,7 @@ def jobs_of(manifest: Manifest, out: Path, reports: bool) -> list[Job]:
         files = {"urdf": robot.urdf, "drives": robot.drives, "loops": loop_file}
         for bag in robot.bags:
             identity = bag_identity(bag)
-            key = result_key(robot.name, bag, files, robot.options, identity)
+            key = result_key(robot.name, identity, files, robot.options)
             jobs.append(Job(robot.name, str(bag), str(robot.urdf), key,
                             str(robot.drives) if robot.drives else None, dict(robot.options),
                             str(out / "reports" / robot.name / key[:16]) if reports else None,
