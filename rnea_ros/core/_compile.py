@@ -22,6 +22,7 @@ import numba
 import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 from numba.core import cgutils, errors, types
+from numba.core.caching import FunctionCache
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 from numpy.typing import NDArray
@@ -41,7 +42,6 @@ def _cache_available() -> bool:
     refuse to import the package; it compiles at every start instead, with a warning."""
     if os.environ.get("RNEA_ROS_NO_JIT_CACHE", "") == "1":
         return False
-    from numba.core.caching import FunctionCache
     try:
         FunctionCache(_cache_available)  # type: ignore[no-untyped-call]  # numba picks, as @jit
     except RuntimeError:
@@ -99,13 +99,7 @@ def _load_without_refresh(cache_class: type) -> type | None:
     return LeanLoadCache
 
 
-def _lean_cache_class() -> type | None:
-    from numba.core.caching import FunctionCache
-
-    return _load_without_refresh(FunctionCache)
-
-
-_LEAN_CACHE = _lean_cache_class() if _CACHE else None
+_LEAN_CACHE = _load_without_refresh(FunctionCache) if _CACHE else None
 
 
 def _lean_loads(dispatcher: Any) -> Any:
