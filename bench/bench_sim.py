@@ -96,11 +96,16 @@ def check_alive(process: subprocess.Popen[bytes], log: IO[bytes], started: float
     status = process.poll()
     if status is None:
         return
-    log.seek(0)  # (the child is gone: its writes no longer share the offset)
-    tail = log.read().decode(errors="replace").strip().splitlines()[-5:]
     raise NodeExitedError("\n    ".join([
         f"the simulator node exited with status {status} after "
-        f"{time.monotonic() - started:.1f} s; its last stderr lines:", *tail]))
+        f"{time.monotonic() - started:.1f} s; its last stderr lines:", *stderr_tail(log, 5)]))
+
+
+def stderr_tail(log: IO[bytes], lines: int) -> list[str]:
+    """The last ``lines`` lines of a node's stderr ``log`` (read from its start: the node
+    is gone, its writes no longer share the offset)."""
+    log.seek(0)
+    return log.read().decode(errors="replace").strip().splitlines()[-lines:]
 
 
 def node_jitter(engine: str, seconds: float, log: IO[bytes],
@@ -175,8 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {engine:9s} {exc}")
                 failed += 1
                 continue
-            log.seek(0)
-            tail = log.read().decode(errors="replace").strip().splitlines()[-3:]
+            tail = stderr_tail(log, 3)
         if intervals.size == 0:
             print(f"  {engine:9s} no joint_states received; the node's last stderr lines:",
                   *tail, sep="\n    ")
