@@ -21,9 +21,12 @@ result as it finishes (any order); the caller stores it at once (crash safety).
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -67,7 +70,10 @@ def run_local(jobs: Sequence[Job], workers: int | None = None) -> Iterator[dict[
     workers = max(1, min(workers or default_workers(), len(jobs)))
     context = _context()
     with frozen_heap():
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        forked = context.get_start_method() == "fork"
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                   initializer=end_with_parent,
+                                   initargs=(os.getpid() if forked else None,))
         finished = False
         try:
             yield from _results(pool, jobs, workers)
@@ -141,6 +147,25 @@ def _context() -> Any:
         context.set_forkserver_preload(["rnea_ros.tools.fleet.task"])
         return context
     return multiprocessing.get_context("spawn")
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def end_with_parent(parent: int | None) -> None:
+    """A pool worker's initializer: on Linux the worker gets SIGTERM when the process that
+    started it ends (``prctl(PR_SET_PDEATHSIG)``), and ends at once if ``parent`` (the
+    client's pid, for a forked worker) has already gone.
+
+    A worker waits for its next task on a pipe whose write end it inherited, so a client
+    killed with SIGKILL (an OOM kill, ``kill -9``, a CI timeout) left its idle workers
+    blocked for good, each holding the analysis' memory. Forked by the fork server, the
+    worker's parent is that server, which ends when the client does."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if parent is not None and os.getppid() != parent:  # gone before the prctl
+        os._exit(1)
 
 
 def run_one(job: Job) -> dict[str, Any]:

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -121,3 +124,47 @@ def test_a_heap_frozen_by_its_process_stays_frozen() -> None:
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+ORPHANS = """
+import multiprocessing, sys, time
+from rnea_ros.tools.fleet.engines import run_local
+from rnea_ros.tools.fleet.task import Job
+
+jobs = [Job("r", f"/nonexistent/bag{k}", sys.argv[1], str(k)) for k in range(2)]
+results = run_local(jobs, workers=2)
+next(results)  # the pool is up, its workers idle once the second job is done
+time.sleep(0.5)
+print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+time.sleep(600)  # killed here
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_client_leaves_no_pool_worker_behind() -> None:
+    """SIGKILL to the client (an OOM kill, a CI timeout): its idle pool workers end too,
+    instead of waiting for a task on their inherited pipe for good."""
+    client = subprocess.Popen([sys.executable, "-c", ORPHANS, str(sample_urdf("arm7"))],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        line = client.stdout.readline() if client.stdout else ""
+        workers = [int(p) for p in line.split()]
+        assert len(workers) == 2 and all(_alive(p) for p in workers)
+    finally:
+        client.kill()
+        client.wait(timeout=30)
+    deadline = time.monotonic() + 20.0
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [p for p in workers if _alive(p)]
+    for pid in left:  # (the old behaviour: clean up, then fail)
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
